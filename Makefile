@@ -1,0 +1,54 @@
+# Everything a fresh machine needs: `make demo` and `make test`.
+SHELL := /bin/bash
+BUILD ?= build
+PY := .venv/bin/python
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: setup build test test-cpp test-python demo tsan fuzz bench docs clean
+
+setup:
+	@scripts/setup.sh
+
+$(BUILD)/build.ninja:
+	@scripts/setup.sh
+	cmake -S . -B $(BUILD) -G Ninja -DPython_EXECUTABLE=/usr/bin/python3 $(CMAKE_FLAGS)
+
+build: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	@$(MAKE) --no-print-directory test-cpp test-python
+
+test-cpp:
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-python:
+	$(PY) -m pytest -q tests/python
+
+demo: build
+	$(PY) examples/context_tour.py
+
+# Concurrency tests under ThreadSanitizer (clang).
+tsan: setup
+	cmake -S . -B build-tsan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+	  -DMSRT_SANITIZE=thread -DMSRT_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMSRT_CUDA=OFF
+	cmake --build build-tsan -j $(JOBS) --target msrt_tests
+	TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/cpp/msrt_tests --gtest_filter='*Concurren*:*Thread*'
+
+# libFuzzer over the context value parsers; FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+bench: build
+	@scripts/setup.sh --bench
+	cmake --build $(BUILD) --target context_bench
+	$(BUILD)/benchmarks/context_bench
+	$(PY) benchmarks/context_bench.py
+
+docs: build
+	$(PY) tools/gen_context_docs.py > docs/context.md
+
+clean:
+	rm -rf $(BUILD) build-tsan build-fuzz

@@ -1,0 +1,22 @@
+# Compiler flags, sanitizers and the optional backends.
+add_library(msrt_flags INTERFACE)
+target_compile_options(msrt_flags INTERFACE -Wall -Wextra -Wno-unused-parameter)
+if(MSRT_WERROR)
+  target_compile_options(msrt_flags INTERFACE -Werror)
+endif()
+if(MSRT_SANITIZE)
+  add_compile_options(-fsanitize=${MSRT_SANITIZE} -fno-omit-frame-pointer -g)
+  add_link_options(-fsanitize=${MSRT_SANITIZE})
+endif()
+
+# CUDA: only CMake decides; code never tests a macro outside src/kernels.
+set(MSRT_HAVE_CUDA OFF)
+if(NOT MSRT_CUDA STREQUAL "OFF")
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND)
+    set(MSRT_HAVE_CUDA ON)
+  elseif(MSRT_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "MSRT_CUDA=ON but the CUDA toolkit was not found")
+  endif()
+endif()
+message(STATUS "msrt: CUDA backend ${MSRT_HAVE_CUDA}")

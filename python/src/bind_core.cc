@@ -1,0 +1,147 @@
+// Values, errors and warnings across the Python boundary.
+#include <array>
+
+#include "bindings.h"
+#include "msrt/core/device.h"
+#include "msrt/core/errors.h"
+#include "msrt/core/logging.h"
+
+namespace msrt::python {
+namespace {
+
+std::string TypeName(py::handle object) {
+  py::handle type = reinterpret_cast<PyObject*>(Py_TYPE(object.ptr()));
+  std::string name = py::str(type.attr("__qualname__"));
+  std::string module = py::str(type.attr("__module__"));
+  return module == "builtins" ? name : module + "." + name;
+}
+
+// Python warning classes for each WarningKind, set by msrt/_warnings.py.
+std::array<PyObject*, 3> g_warning_classes{};
+
+void PythonWarningSink(WarningKind kind, const std::string& message) {
+  PyObject* category = g_warning_classes[static_cast<int>(kind)];
+  if (category == nullptr || !PyGILState_Check()) {
+    // Not on a Python thread holding the GIL: log instead of waiting for it.
+    LogMessage(LogLevel::kWarning, nullptr, 0, message);
+    return;
+  }
+  if (PyErr_WarnEx(category, message.c_str(), 1) < 0) throw py::error_already_set();
+}
+
+}  // namespace
+
+Value ToValue(py::handle object) {
+  PyObject* o = object.ptr();
+  if (o == Py_None) return Value();
+  if (PyBool_Check(o)) return Value(o == Py_True);
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return Value::Object("int", py::repr(object));
+    }
+    return Value(static_cast<int64_t>(v));
+  }
+  if (PyFloat_Check(o)) return Value(PyFloat_AS_DOUBLE(o));
+  if (PyUnicode_Check(o)) {
+    Py_ssize_t size = 0;
+    const char* data = PyUnicode_AsUTF8AndSize(o, &size);
+    if (data == nullptr) {
+      PyErr_Clear();
+      return Value::Object("str", py::repr(object));
+    }
+    return Value(std::string(data, static_cast<size_t>(size)));
+  }
+  if (PyList_Check(o) || PyTuple_Check(o)) {
+    List items;
+    for (py::handle item : object) items.push_back(ToValue(item));
+    return PyTuple_Check(o) ? Value::Tuple(std::move(items)) : Value(std::move(items));
+  }
+  if (PyDict_Check(o)) return Value(ToDict(object));
+  return Value::Object(TypeName(object), py::repr(object));
+}
+
+Dict ToDict(py::handle mapping) {
+  Dict out;
+  for (auto [key, value] : py::reinterpret_borrow<py::dict>(mapping)) {
+    std::string name = PyUnicode_Check(key.ptr()) ? key.cast<std::string>() : std::string(py::repr(key));
+    out.Set(std::move(name), ToValue(value));
+  }
+  return out;
+}
+
+py::object FromValue(const Value& value) {
+  switch (value.kind()) {
+    case ValueKind::kNone: return py::none();
+    case ValueKind::kBool: return py::bool_(value.as_bool());
+    case ValueKind::kInt: return py::int_(value.as_int());
+    case ValueKind::kFloat: return py::float_(value.as_float());
+    case ValueKind::kString: return py::str(value.as_string());
+    case ValueKind::kList: {
+      py::list out;
+      for (const Value& item : value.as_list()) out.append(FromValue(item));
+      return out;
+    }
+    case ValueKind::kTuple: {
+      const List& items = value.as_list();
+      py::tuple out(items.size());
+      for (size_t i = 0; i < items.size(); ++i) out[i] = FromValue(items[i]);
+      return out;
+    }
+    case ValueKind::kDict: {
+      py::dict out;
+      for (const auto& [key, item] : value.as_dict()) out[py::str(key)] = FromValue(item);
+      return out;
+    }
+    case ValueKind::kObject: return py::str(value.repr());
+  }
+  return py::none();
+}
+
+void BindCore(py::module_& m) {
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyObject* type = PyExc_RuntimeError;
+      switch (e.kind()) {
+        case ErrorKind::kType: type = PyExc_TypeError; break;
+        case ErrorKind::kValue: type = PyExc_ValueError; break;
+        case ErrorKind::kKey: type = PyExc_KeyError; break;
+        case ErrorKind::kMemory: type = PyExc_MemoryError; break;
+        case ErrorKind::kOS: type = PyExc_OSError; break;
+        case ErrorKind::kIndex: type = PyExc_IndexError; break;
+        case ErrorKind::kNotImplemented: type = PyExc_NotImplementedError; break;
+        case ErrorKind::kRuntime:
+        case ErrorKind::kInternal: type = PyExc_RuntimeError; break;
+      }
+      PyErr_SetString(type, e.what());
+    }
+  });
+
+  m.def(
+      "_set_warning_classes",
+      [](py::object general, py::object deprecated, py::object not_applicable) {
+        for (PyObject* old : g_warning_classes) Py_XDECREF(old);
+        g_warning_classes = {general.release().ptr(), deprecated.release().ptr(), not_applicable.release().ptr()};
+        SetWarningSink(&PythonWarningSink);
+      },
+      "Routes msrt warnings to these Python warning classes.");
+
+  m.def("build_info", [] {
+    std::string why_not;
+    int devices = VisibleCudaDevices(&why_not);
+    py::dict info;
+    info["cuda"] = BuiltWithCuda();
+    info["cuda_devices"] = devices;
+    info["cuda_unavailable_reason"] = why_not;
+    info["best_device"] = std::string(DeviceTargetName(BestAvailableDevice()));
+    info["hardware_concurrency"] = HardwareConcurrency();
+    return info;
+  });
+  m.def("log_level", [] { return static_cast<int>(CurrentLogLevel()); });
+}
+
+}  // namespace msrt::python

@@ -1,0 +1,7 @@
+#include "bindings.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "msrt native core";
+  msrt::python::BindCore(m);
+  msrt::python::BindContext(m);
+}

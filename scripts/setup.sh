@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything msrt needs from Debian packages (skipping what is
+# present) and makes the .venv from Debian's Python.
+#   scripts/setup.sh            packages to build and test
+#   scripts/setup.sh --bench    also the peers benchmarks compare against
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake ninja-build g++ clang libclang-rt-14-dev
+  libgtest-dev libbenchmark-dev nlohmann-json3-dev
+  python3-dev python3-venv python3-numpy python3-pytest pybind11-dev
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(python3-torch)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [[ ! -x .venv/bin/python ]]; then
+  echo "setup: creating .venv from /usr/bin/python3"
+  /usr/bin/python3 -m venv --system-site-packages .venv
+fi
+# The package is used in place: a .pth file puts python/ on the path.
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$PWD/python" > "$site/msrt.pth"

@@ -1,0 +1,235 @@
+// The parser library tables build their records from.
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+
+#include "context/option_spec.h"
+
+namespace msrt::context {
+
+DeviceTarget View::device() const {
+  Value v = Get(Family::kRuntime, "device_target");
+  auto target = v.is_string() ? ParseDeviceTarget(v.as_string()) : std::nullopt;
+  return target.value_or(DeviceTarget::kCPU);
+}
+
+void KeyEnv::Warn(WarningKind kind, std::string message) const {
+  if (warnings_ != nullptr) {
+    warnings_->emplace_back(kind, std::move(message));
+  } else {
+    ::msrt::Warn(kind, message);
+  }
+}
+
+void KeyEnv::FailType(std::string_view expected, const Value& got) const {
+  throw TypeError(StrCat("For '", function, "', the parameter '", key, "' must be ", expected,
+                         ", but got ", got.type_name(), " (", got.repr(), ")."));
+}
+
+void KeyEnv::FailValue(std::string_view expectation, const Value& got) const {
+  throw ValueError(StrCat("For '", function, "', the argument '", key, "' ", expectation,
+                          ", but got ", got.repr(), "."));
+}
+
+void KeyEnv::Fail(ErrorKind kind, std::string_view message) const {
+  ThrowError(kind, StrCat("For '", function, "', ", message));
+}
+
+namespace {
+
+std::string JoinQuoted(const std::vector<std::string_view>& names) {
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += (i ? ", '" : "'");
+    out += names[i];
+    out += "'";
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+Parser ParseBool() {
+  return [](const Value& in, const KeyEnv& env) -> Value {
+    if (!in.is_bool()) env.FailType("bool", in);
+    return in;
+  };
+}
+
+Parser ParseInt() {
+  return [](const Value& in, const KeyEnv& env) -> Value {
+    if (!in.is_int_like()) env.FailType("int", in);
+    return Value(in.as_int());
+  };
+}
+
+Parser ParseStrictInt() {
+  return [](const Value& in, const KeyEnv& env) -> Value {
+    if (!in.is_int()) env.FailType("int", in);
+    return in;
+  };
+}
+
+Parser ParseString() {
+  return [](const Value& in, const KeyEnv& env) -> Value {
+    if (!in.is_string()) env.FailType("str", in);
+    return in;
+  };
+}
+
+Parser ParseOptionalString() {
+  return [](const Value& in, const KeyEnv& env) -> Value {
+    if (in.is_none()) return Value("");
+    if (!in.is_string()) env.FailType("str or None", in);
+    return in;
+  };
+}
+
+Parser ParseStringChoice(std::vector<std::string_view> choices) {
+  return [choices = std::move(choices)](const Value& in, const KeyEnv& env) -> Value {
+    if (!in.is_string()) env.FailType("str", in);
+    if (std::find(choices.begin(), choices.end(), in.as_string()) == choices.end()) {
+      env.FailValue(StrCat("must be one of ", JoinQuoted(choices)), in);
+    }
+    return in;
+  };
+}
+
+Parser ParseStringMap(std::vector<std::pair<std::string_view, Value>> mapping) {
+  return [mapping = std::move(mapping)](const Value& in, const KeyEnv& env) -> Value {
+    std::vector<std::string_view> names;
+    for (const auto& [name, stored] : mapping) {
+      if (env.loading ? in == stored : (in.is_string() && in.as_string() == name)) return stored;
+      names.push_back(name);
+    }
+    if (!env.loading && !in.is_string()) env.FailType("str", in);
+    env.FailValue(StrCat("must be one of ", JoinQuoted(names)), in);
+  };
+}
+
+Parser ParseIntChoice(std::vector<int64_t> choices, std::string expectation) {
+  return [choices = std::move(choices), expectation = std::move(expectation)](
+             const Value& in, const KeyEnv& env) -> Value {
+    if (!in.is_int_like()) env.FailType("int", in);
+    if (std::find(choices.begin(), choices.end(), in.as_int()) == choices.end()) {
+      env.FailValue(expectation, in);
+    }
+    return Value(in.as_int());
+  };
+}
+
+Parser ParseIntRange(int64_t lo, int64_t hi, bool allow_bool) {
+  return [=](const Value& in, const KeyEnv& env) -> Value {
+    if (!(allow_bool ? in.is_int_like() : in.is_int())) env.FailType("int", in);
+    int64_t v = in.as_int();
+    if (v < lo || v > hi) {
+      if (hi == INT64_MAX) {
+        env.FailValue(StrCat("must be greater than or equal to ", lo), in);
+      }
+      env.FailValue(StrCat("must be in [", lo, ", ", hi, "]"), in);
+    }
+    return Value(v);
+  };
+}
+
+// Note [GB strings]
+// MindSpore checks size strings with re.match (anchored at the start only)
+// against [1-9][0-9]*(\.)?[0-9]*GB|0\.[0-9]*GB, then converts value[:-2]
+// with float() (or int()). Because only the last two characters are cut,
+// trailing text after a matching prefix makes the conversion fail, so the
+// accepted set is exactly: the whole string matches the pattern, and for
+// int() the number has no '.'. We match that directly rather than with a
+// regex engine, which keeps the parser linear on hostile input.
+double ParseGbText(std::string_view text, bool integer, const KeyEnv& env) {
+  static constexpr std::string_view kPattern = R"([1-9][0-9]*(\.)?[0-9]*GB|0\.[0-9]*GB)";
+  auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0;
+  bool ok = false;
+  if (!text.empty() && text[0] >= '1' && text[0] <= '9') {
+    i = 1;
+    while (i < text.size() && is_digit(text[i])) ++i;
+    if (i < text.size() && text[i] == '.') ++i;
+    while (i < text.size() && is_digit(text[i])) ++i;
+    ok = text.substr(i) == "GB";
+  } else if (text.size() >= 2 && text[0] == '0' && text[1] == '.') {
+    i = 2;
+    while (i < text.size() && is_digit(text[i])) ++i;
+    ok = text.substr(i) == "GB";
+  }
+  Value given{std::string(text)};
+  if (!ok) {
+    env.FailValue(StrCat("should be a size in GB like \"3.5GB\" (matching the regular expression '",
+                         kPattern, "')"),
+                  given);
+  }
+  std::string number(text.substr(0, text.size() - 2));
+  if (integer && number.find('.') != std::string::npos) {
+    env.FailValue("should be a whole number of GB like \"6GB\"", given);
+  }
+  errno = 0;
+  char* end = nullptr;
+  double value = std::strtod(number.c_str(), &end);
+  if (errno == ERANGE || end != number.c_str() + number.size()) {
+    env.FailValue("should be a finite size in GB", given);
+  }
+  return value;
+}
+
+Parser ParseGb(GbRule rule) {
+  return [rule](const Value& in, const KeyEnv& env) -> Value {
+    double gb = 0;
+    if (env.loading && (in.is_float() || in.is_int())) {
+      gb = in.as_float();
+    } else {
+      if (!in.is_string()) env.FailType("str", in);
+      gb = ParseGbText(in.as_string(), rule.integer, env);
+    }
+    bool too_small = rule.min_exclusive ? !(gb > rule.min) : !(gb >= rule.min);
+    if (too_small) env.FailValue(rule.min_message, in);
+    if (rule.max >= 0 && gb > rule.max) env.FailValue(rule.max_message, in);
+    return Value(gb);
+  };
+}
+
+Value SubDictDefault(const std::vector<SubKey>& sub_keys) {
+  Dict out;
+  for (const SubKey& sub : sub_keys) out.Set(std::string(sub.name), sub.default_value);
+  return Value(std::move(out));
+}
+
+Parser ParseSubDict(std::vector<SubKey> sub_keys) {
+  return [sub_keys = std::move(sub_keys)](const Value& in, const KeyEnv& env) -> Value {
+    if (!in.is_dict()) env.FailType("dict", in);
+    std::vector<std::string_view> names;
+    for (const SubKey& sub : sub_keys) names.push_back(sub.name);
+    // Start from the current value (or the defaults when loading a snapshot).
+    Value base = env.loading ? SubDictDefault(sub_keys) : env.view.Get(env.family, env.key);
+    Dict merged = base.is_dict() ? base.as_dict() : SubDictDefault(sub_keys).as_dict();
+    for (const auto& [name, value] : in.as_dict()) {
+      auto it = std::find_if(sub_keys.begin(), sub_keys.end(),
+                             [&](const SubKey& s) { return s.name == name; });
+      if (it == sub_keys.end()) {
+        env.Fail(ErrorKind::kValue,
+                 StrCat("the key '", name, "' of the argument '", env.key,
+                        "' is not recognized; the keys it takes are ", JoinQuoted(names), "."));
+      }
+      std::string sub_name = StrCat(env.key, "['", name, "']");
+      KeyEnv sub_env = env;
+      sub_env.key = sub_name;
+      merged.Set(name, it->parse(value, sub_env));
+    }
+    return Value(std::move(merged));
+  };
+}
+
+std::string RealPath(std::string_view path) {
+  if (path.empty()) return "";
+  std::error_code ec;
+  auto abs = std::filesystem::weakly_canonical(std::filesystem::absolute(std::string(path)), ec);
+  if (ec) return std::filesystem::absolute(std::string(path)).lexically_normal().string();
+  return abs.string();
+}
+
+}  // namespace msrt::context

@@ -1,0 +1,1002 @@
+// The runtime context: one record per set_context / get_context key.
+//
+// Keys are the union of MindSpore r0.5, r1.0, r1.6 and r2.3; a profile only
+// changes defaults and deprecations. Key-specific parsers live in the
+// anonymous namespace below, grouped like the table.
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "context/env_config.h"
+#include "context/graph_kernel_flags.h"
+#include "context/option_spec.h"
+
+namespace msrt::context {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+constexpr DeviceMask kGpuAscend = kGPUOnly | kAscendOnly;
+
+// Text quoted in a message: bytes outside printable ASCII are escaped so the
+// message stays valid UTF-8 for Python.
+std::string Printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    }
+  }
+  return out;
+}
+
+/// A str argument naming a path; a NUL byte is refused (as Python's os.path
+/// functions do) because the file system would silently cut the name there.
+const std::string& PathText(const Value& in, const KeyEnv& env) {
+  if (!in.is_string()) env.FailType("str", in);
+  if (in.as_string().find('\0') != std::string::npos) {
+    env.FailValue("should be a path without NUL bytes", in);
+  }
+  return in.as_string();
+}
+
+/// Accepts the "unset" stored form ("") when loading a snapshot, for keys
+/// whose default is unset but which users may only set to listed values.
+Parser OrUnsetWhenLoading(Parser parse) {
+  return [parse = std::move(parse)](const Value& in, const KeyEnv& env) -> Value {
+    if (env.loading && in.is_string() && in.as_string().empty()) return in;
+    return parse(in, env);
+  };
+}
+
+/// A non-negative count held by an unsigned 32-bit field (a bool counts as
+/// 0/1, as Python's isinstance(True, int) does).
+Parser ParseCount(int64_t min, std::string_view below_min) {
+  return [min, below_min](const Value& in, const KeyEnv& env) -> Value {
+    if (!in.is_int_like()) env.FailType("int", in);
+    int64_t value = in.as_int();
+    if (value < min) env.FailValue(below_min, in);
+    if (value > int64_t{UINT32_MAX}) env.FailValue("must be at most 4294967295", in);
+    return Value(value);
+  };
+}
+
+// --- Execution ---------------------------------------------------------------
+
+Value ParseMode(const Value& in, const KeyEnv& env) {
+  if (!in.is_int_like()) env.FailType("int", in);
+  int64_t mode = in.as_int();
+  if (mode != kGraphMode && mode != kPynativeMode) {
+    env.FailValue("should be context.GRAPH_MODE (0) or context.PYNATIVE_MODE (1)", in);
+  }
+  if (mode == kPynativeMode && !env.loading) {
+    Value parallel_mode = env.view.Get(Family::kAutoParallel, "parallel_mode");
+    if (parallel_mode.is_string() && (parallel_mode.as_string() == "semi_auto_parallel" ||
+                                      parallel_mode.as_string() == "hybrid_parallel")) {
+      env.Fail(ErrorKind::kValue,
+               StrCat("the argument 'mode' cannot be context.PYNATIVE_MODE (1) while the "
+                      "auto-parallel context's parallel_mode is '",
+                      parallel_mode.as_string(),
+                      "': PYNATIVE_MODE runs only 'stand_alone', 'data_parallel' and "
+                      "'auto_parallel'. Call reset_auto_parallel_context() or set another "
+                      "parallel_mode first."));
+    }
+  }
+  return Value(mode);
+}
+
+Value ParseDeviceTargetKey(const Value& in, const KeyEnv& env) {
+  if (!in.is_string()) env.FailType("str", in);
+  std::string target = in.as_string();
+  if (target == "Davinci" && !env.loading) {
+    env.Warn(WarningKind::kDeprecated,
+             StrCat("For '", env.function,
+                    "', the device target 'Davinci' is deprecated; it is stored as 'Ascend'. "
+                    "Use 'Ascend' instead."));
+    target = "Ascend";
+  } else if (!ParseDeviceTarget(target).has_value()) {
+    env.FailValue("must be one of ['CPU', 'GPU', 'Ascend', 'Davinci']", in);
+  }
+  // Parameter servers and schedulers never run device work (spec §5.9).
+  if (target == "Ascend" && !env.loading) {
+    Value role = env.view.Get(Family::kParameterServer, "_role");
+    if (role.is_string() && (role.as_string() == "MS_PSERVER" || role.as_string() == "MS_SERVER" ||
+                             role.as_string() == "MS_SCHED")) {
+      MSRT_LOG(Info) << "device_target 'Ascend' becomes 'CPU' in parameter-server role "
+                     << role.as_string();
+      target = "CPU";
+    }
+  }
+  return Value(target);
+}
+
+Value DeviceIdFromEnv(const std::string& text, const KeyEnv& env) {
+  int64_t id = 0;
+  bool ok = !text.empty() && text.size() <= 4;
+  for (char c : text) {
+    if (c < '0' || c > '9') ok = false;
+    if (ok) id = id * 10 + (c - '0');
+  }
+  if (!ok || id > 4095) {
+    env.Warn(WarningKind::kGeneral,
+             StrCat("The environment variable DEVICE_ID is '", Printable(text),
+                    "', which is not a device id; device 0 is used. Please set DEVICE_ID to "
+                    "0-4095."));
+    return Value(int64_t{0});
+  }
+  return Value(id);
+}
+
+// --- Memory ------------------------------------------------------------------
+
+constexpr std::string_view kGbFactor = " * 1024 * 1024 * 1024";
+constexpr std::string_view kGraphMemoryKey = "_graph_memory_max_size";
+
+/// N of a stored "N * 1024 * 1024 * 1024" with N in [lo, 31]; -1 otherwise.
+int64_t GbOfStored(std::string_view stored, int64_t lo) {
+  if (stored.size() <= kGbFactor.size() || !stored.ends_with(kGbFactor)) return -1;
+  std::string_view digits = stored.substr(0, stored.size() - kGbFactor.size());
+  if (digits.size() > 2) return -1;
+  int64_t n = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    n = n * 10 + (c - '0');
+  }
+  return (n >= lo && n <= 31) ? n : -1;
+}
+
+Value ParseVariableMemory(const Value& in, const KeyEnv& env) {
+  if (env.loading) {
+    if (in.is_string() && (in.as_string() == "0" || GbOfStored(in.as_string(), 1) > 0)) return in;
+    env.FailValue("should be \"0\" or \"N * 1024 * 1024 * 1024\" with N in [1, 31]", in);
+  }
+  if (!in.is_string()) env.FailType("str", in);
+  const std::string& text = in.as_string();
+  // MindSpore compares float(N) with 31 first, then converts N with int().
+  double gb = ParseGbText(text, /*integer=*/false, env);
+  if (gb > 31) env.FailValue("should not be greater than \"31GB\"", in);
+  if (text.find('.') != std::string::npos) {
+    env.FailValue("should be a whole number of GB like \"6GB\"", in);
+  }
+  return Value(StrCat(text.substr(0, text.size() - 2), kGbFactor));
+}
+
+/// Also writes the graph-memory share MindSpore derives from it: 31 - N GB.
+void ApplyVariableMemory(const Value& stored, Transaction& tx, const KeyEnv& env) {
+  tx.Write(env.family, env.key, stored);
+  int64_t n = stored.is_string() ? GbOfStored(stored.as_string(), 1) : -1;
+  tx.Write(env.family, kGraphMemoryKey, Value(n > 0 ? StrCat(31 - n, kGbFactor) : "0"));
+}
+
+Value ParseGraphMemory(const Value& in, const KeyEnv& env) {
+  if (in.is_string() && (in.as_string() == "0" || GbOfStored(in.as_string(), 0) >= 0)) return in;
+  env.FailValue("should be \"0\" or \"N * 1024 * 1024 * 1024\" with N in [0, 30]", in);
+}
+
+// --- Debugging and dumps -----------------------------------------------------
+
+Value ParseSaveGraphs(const Value& in, const KeyEnv& env) {
+  if (!in.is_int_like()) env.FailType("bool or int", in);
+  int64_t level = in.is_bool() ? (in.as_bool() ? 2 : 0) : in.as_int();
+  if (level < 0 || level > 3) env.FailValue("should be 0-3 (False means 0, True means 2)", in);
+  return Value(level);
+}
+
+Value SaveGraphsFromEnv(const std::string& text, const KeyEnv&) {
+  if (text.size() != 1 || text[0] < '0' || text[0] > '3') {
+    throw ValueError(StrCat("The environment variable MS_DEV_SAVE_GRAPHS should be one digit "
+                            "from 0 to 3, but got '",
+                            Printable(text), "'."));
+  }
+  return Value(int64_t{text[0] - '0'});
+}
+
+/// Creates `path` (and its parents) for a directory-valued key.
+void MakeDirectory(const std::string& path, const KeyEnv& env) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  bool is_dir = fs::is_directory(path);
+  if (ec && !is_dir) {
+    if (ec == std::errc::permission_denied || ec == std::errc::read_only_file_system) {
+      env.Fail(ErrorKind::kValue, StrCat("the argument '", env.key,
+                                         "': No write permission on the directory '",
+                                         Printable(path), "'."));
+    }
+    if (ec == std::errc::file_exists || ec == std::errc::not_a_directory) {
+      env.Fail(ErrorKind::kValue, StrCat("the argument '", env.key, "' should be a directory, but '",
+                                         Printable(path), "' (or a parent) is a file."));
+    }
+    env.Fail(ErrorKind::kOS, StrCat("the directory '", Printable(path), "' given as '", env.key,
+                                    "' cannot be created: ", ec.message(), "."));
+  }
+  if (!is_dir) {
+    env.Fail(ErrorKind::kValue, StrCat("the argument '", env.key, "' should be a directory, but '",
+                                       Printable(path), "' is not one."));
+  }
+  if (::access(path.c_str(), W_OK) != 0) {
+    env.Fail(ErrorKind::kValue, StrCat("the argument '", env.key,
+                                       "': No write permission on the directory '",
+                                       Printable(path), "'."));
+  }
+}
+
+Value ParseSaveGraphsPath(const Value& in, const KeyEnv& env) {
+  if (env.loading) return ParseString()(in, env);
+  if (in.is_none()) env.FailValue("should be a directory path", in);
+  const std::string& text = PathText(in, env);
+  if (text.find_first_not_of(" \t\n\r\f\v") == std::string::npos) {
+    env.FailValue("should be a non-blank directory path", in);
+  }
+  std::string path = RealPath(text);
+  MakeDirectory(path, env);
+  return Value(path);
+}
+
+Value ParsePrintFilePath(const Value& in, const KeyEnv& env) {
+  if (in.is_none()) return Value("");
+  if (env.loading) return ParseString()(in, env);
+  const std::string& text = PathText(in, env);
+  if (text.empty()) return Value("");
+  std::string path = RealPath(text);
+  std::error_code ec;
+  fs::file_status status = fs::status(path, ec);
+  if (fs::is_directory(status)) {
+    env.Fail(ErrorKind::kOS, StrCat("the argument 'print_file_path' should be a file path, but '",
+                                    Printable(path), "' is a directory."));
+  }
+  if (!fs::exists(status)) return Value(path);
+  // An existing file is kept: the output goes to a time-stamped sibling.
+  std::string stamped = StrCat(path, ".", static_cast<int64_t>(std::time(nullptr)));
+  if (fs::exists(stamped, ec)) {
+    env.Fail(ErrorKind::kValue,
+             StrCat("the argument 'print_file_path': '", Printable(path), "' exists and so does '",
+                    Printable(stamped), "', the time-stamped name used instead; choose another "
+                    "path."));
+  }
+  return Value(stamped);
+}
+
+Value ParseEnvConfigPath(const Value& in, const KeyEnv& env) {
+  if (in.is_none()) return Value("");
+  if (env.loading) return ParseString()(in, env);
+  const std::string& text = PathText(in, env);
+  if (text.empty()) return Value("");
+  std::string path = RealPath(text);
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    env.FailValue(StrCat("should be the path of an existing JSON file ('", Printable(path),
+                         "' is not a file)"),
+                  in);
+  }
+  try {
+    LoadEnvConfigFile(path);
+  } catch (const ValueError& e) {
+    env.Fail(ErrorKind::kValue, StrCat("the argument 'env_config_path' names an invalid file. ",
+                                       e.message()));
+  }
+  return Value(path);
+}
+
+// profiling_options: a legacy trace name (r0.5) or a JSON object (r1.0+).
+constexpr std::string_view kProfilingSwitchKeys[] = {
+    "training_trace", "task_trace", "aicpu", "aicpu_trace", "op_trace", "profile_memory",
+    "l2_cache"};
+constexpr std::string_view kProfilingTextKeys[] = {
+    "output", "result_path", "fp_point", "bp_point", "aic_metrics", "aicore_metrics",
+    "ai_core_metrics"};
+
+Value ParseProfilingOptions(const Value& in, const KeyEnv& env) {
+  if (!in.is_string()) env.FailType("str", in);
+  const std::string& text = in.as_string();
+  for (std::string_view legacy : {"training_trace", "task_trace", "task_trace:training_trace",
+                                  "training_trace:task_trace", "op_trace"}) {
+    if (text == legacy) return in;
+  }
+  auto fail = [&](std::string_view why) {
+    env.FailValue(StrCat("should be 'training_trace', 'task_trace', 'task_trace:training_trace', "
+                         "'training_trace:task_trace', 'op_trace' or a JSON object of options (",
+                         why, ")"),
+                  in);
+  };
+  size_t first = text.find_first_not_of(" \t\n\r");
+  if (first == std::string::npos || text[first] != '{') fail("it is neither");
+  Json options;
+  try {
+    options = Json::parse(text);
+  } catch (const Json::exception& e) {
+    fail(StrCat("the JSON is invalid: ", Printable(e.what())));
+  }
+  if (!options.is_object()) fail("the JSON is not an object");
+  for (const auto& [key, value] : options.get_ref<const Json::object_t&>()) {
+    bool is_switch = std::find(std::begin(kProfilingSwitchKeys), std::end(kProfilingSwitchKeys),
+                               key) != std::end(kProfilingSwitchKeys);
+    bool is_text = std::find(std::begin(kProfilingTextKeys), std::end(kProfilingTextKeys), key) !=
+                   std::end(kProfilingTextKeys);
+    if (!is_switch && !is_text) {
+      fail(StrCat("unknown option '", Printable(key),
+                  "'; the options are output, result_path, training_trace, task_trace, aicpu, "
+                  "aicpu_trace, fp_point, bp_point, aic_metrics, aicore_metrics, "
+                  "ai_core_metrics, op_trace, profile_memory and l2_cache"));
+    }
+    bool ok = is_text ? value.is_string()
+                      : (value.is_boolean() ||
+                         (value.is_string() && (value.get_ref<const std::string&>() == "on" ||
+                                                value.get_ref<const std::string&>() == "off")));
+    if (!ok) {
+      fail(StrCat("option '", key, "' should be ", is_text ? "a string" : "\"on\" or \"off\""));
+    }
+  }
+  return in;
+}
+
+// --- Graph kernel fusion -----------------------------------------------------
+
+Value ParseGraphKernelFlagsKey(const Value& in, const KeyEnv& env) {
+  if (!in.is_string()) env.FailType("str", in);
+  if (env.loading) return in;
+  Value enable = env.view.Get(Family::kRuntime, "enable_graph_kernel");
+  Value mode = env.view.Get(Family::kRuntime, "mode");
+  std::vector<std::string> warnings;
+  ParseGraphKernelFlags(in.as_string(), enable.is_bool() && enable.as_bool(),
+                        mode.is_int() && mode.as_int() == kGraphMode, &warnings);
+  for (std::string& warning : warnings) env.Warn(WarningKind::kGeneral, std::move(warning));
+  return in;
+}
+
+// --- Compile cache -----------------------------------------------------------
+
+Value ParseEnableCompileCache(const Value& in, const KeyEnv& env) {
+  if (in.is_none()) return Value(false);
+  if (!in.is_bool()) env.FailType("bool", in);
+  return in;
+}
+
+Value CompileCacheEnableFromEnv(const std::string& text, const KeyEnv&) {
+  if (text == "1") return Value(true);
+  if (text == "0") return Value(false);
+  throw ValueError(StrCat("The environment variable MS_COMPILER_CACHE_ENABLE should be '0' or '1', "
+                          "but got '",
+                          Printable(text), "'."));
+}
+
+Value ParseSupportBinary(const Value& in, const KeyEnv& env) {
+  if (!in.is_bool()) {
+    env.Fail(ErrorKind::kType, StrCat("the argument 'support_binary' should be a bool, but got ",
+                                      in.type_name(), " (", in.repr(), ")."));
+  }
+  return in;
+}
+
+// --- ascend_config -----------------------------------------------------------
+
+/// An existing regular file named by a sub-key; stored as an absolute path.
+std::string ExistingFile(const Value& in, const KeyEnv& env) {
+  std::string path = RealPath(PathText(in, env));
+  std::error_code ec;
+  if (in.as_string().empty() || !fs::is_regular_file(path, ec)) {
+    env.FailValue("should be the path of an existing file", in);
+  }
+  return path;
+}
+
+Value ParseOpPrecisionMode(const Value& in, const KeyEnv& env) {
+  if (env.loading) return ParseString()(in, env);
+  return Value(ExistingFile(in, env));
+}
+
+constexpr std::string_view kSpeedUpBoolKeys[] = {
+    "recompute_comm_overlap",     "matmul_grad_comm_overlap",   "enable_task_opt",
+    "enable_grad_comm_opt",       "interleaved_matmul_comm",    "interleaved_layernorm_comm",
+    "enable_opt_shard_comm_opt",  "enable_concat_eliminate_opt", "enable_begin_end_inline_opt"};
+constexpr std::string_view kSpeedUpLevelKey = "compute_communicate_fusion_level";
+
+Value ParseSpeedUpJsonPath(const Value& in, const KeyEnv& env) {
+  if (in.is_none()) return Value("");
+  if (!in.is_string()) env.FailType("str or None", in);
+  if (env.loading || in.as_string().empty()) return in;
+  std::string path = ExistingFile(in, env);
+  auto fail = [&](std::string_view why) {
+    env.Fail(ErrorKind::kValue, StrCat("the speed-up config file '", Printable(path),
+                                       "' given as '", env.key, "' is invalid: ", why, "."));
+  };
+  std::ifstream file(path, std::ios::binary);
+  if (!file) fail("it cannot be opened");
+  // Bounded: a path may name a huge "regular" file such as /proc/kcore.
+  constexpr size_t kMaxBytes = size_t{16} << 20;
+  std::string text;
+  char buffer[1 << 16];
+  while (file.read(buffer, sizeof buffer) || file.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(file.gcount()));
+    if (text.size() > kMaxBytes) fail("it is larger than 16 MiB");
+  }
+  if (file.bad()) fail("it cannot be read");
+  Json config;
+  try {
+    config = Json::parse(text);
+  } catch (const Json::exception& e) {
+    fail(StrCat("it is not valid JSON (", Printable(e.what()), ")"));
+  }
+  if (!config.is_object()) fail("the top level should be a JSON object");
+  for (const auto& [key, value] : config.get_ref<const Json::object_t&>()) {
+    if (key == kSpeedUpLevelKey) {
+      if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > 3) {
+        fail(StrCat("'", key, "' should be an integer in [0, 3]"));
+      }
+    } else if (std::find(std::begin(kSpeedUpBoolKeys), std::end(kSpeedUpBoolKeys), key) !=
+               std::end(kSpeedUpBoolKeys)) {
+      if (!value.is_boolean()) fail(StrCat("'", key, "' should be true or false"));
+    } else {
+      fail(StrCat("unknown key '", Printable(key), "'; the keys it takes are ",
+                  "recompute_comm_overlap, matmul_grad_comm_overlap, enable_task_opt, "
+                  "enable_grad_comm_opt, interleaved_matmul_comm, interleaved_layernorm_comm, "
+                  "enable_opt_shard_comm_opt, enable_concat_eliminate_opt, "
+                  "enable_begin_end_inline_opt and compute_communicate_fusion_level"));
+    }
+  }
+  return Value(path);
+}
+
+/// {"global": {str: str}, "session": {str: str}}: options handed to CANN.
+Value ParseGeOptions(const Value& in, const KeyEnv& env) {
+  if (!in.is_dict()) env.FailType("dict", in);
+  for (const auto& [section, options] : in.as_dict()) {
+    if (section != "global" && section != "session") {
+      env.Fail(ErrorKind::kValue, StrCat("the key '", Printable(section), "' of the argument '",
+                                         env.key, "' is not recognized; the keys it takes are "
+                                         "['global', 'session']."));
+    }
+    if (!options.is_dict()) {
+      env.Fail(ErrorKind::kType, StrCat("the parameter '", env.key, "['", section,
+                                        "']' must be dict, but got ", options.type_name(), " (",
+                                        options.repr(), ")."));
+    }
+    for (const auto& [name, value] : options.as_dict()) {
+      if (!value.is_string()) {
+        env.Fail(ErrorKind::kType,
+                 StrCat("the option '", Printable(name), "' in '", env.key, "['", section,
+                        "']' must be str, but got ", value.type_name(), " (", value.repr(), ")."));
+      }
+    }
+  }
+  return in;
+}
+
+std::vector<SubKey> AscendConfigKeys() {
+  return {
+      {.name = "precision_mode",
+       .default_value = Value(""),
+       .parse = OrUnsetWhenLoading(ParseStringChoice(
+           {"force_fp16", "allow_fp32_to_fp16", "allow_mix_precision", "must_keep_origin_dtype",
+            "force_fp32", "force_lowerprecision", "allow_fp32_to_bf16",
+            "allow_fp32_to_lowprecision", "allow_mix_precision_fp16",
+            "allow_mix_precision_bf16"})),
+       .doc = "how CANN may lower float precision; unset lets CANN choose"},
+      {.name = "jit_compile",
+       .default_value = Value(false),
+       .parse = ParseBool(),
+       .doc = "compile operators online (True) or prefer prebuilt binaries (False)"},
+      {.name = "atomic_clean_policy",
+       .default_value = Value(int64_t{1}),
+       .parse = ParseIntChoice({0, 1}, "should be 0 or 1"),
+       .doc = "0 clears atomic operators' memory all at once, 1 per operator"},
+      {.name = "matmul_allow_hf32",
+       .default_value = Value(false),
+       .parse = ParseBool(),
+       .doc = "let MatMul operators compute float32 in HF32"},
+      {.name = "conv_allow_hf32",
+       .default_value = Value(true),
+       .parse = ParseBool(),
+       .doc = "let convolution operators compute float32 in HF32"},
+      {.name = "op_precision_mode",
+       .default_value = Value(""),
+       .parse = ParseOpPrecisionMode,
+       .doc = "path of an operator precision-mode file (must exist)"},
+      {.name = "parallel_speed_up_json_path",
+       .default_value = Value(""),
+       .parse = ParseSpeedUpJsonPath,
+       .doc = "path of a JSON file of communication/computation overlap switches, or None"},
+      {.name = "exception_dump",
+       .default_value = Value("2"),
+       .parse = ParseStringChoice({"0", "1", "2"}),
+       .doc = "\"0\" off, \"1\" dump inputs and outputs of failing operators, \"2\" inputs only"},
+      {.name = "ge_options",
+       .default_value = Value(Dict{}),
+       .parse = ParseGeOptions,
+       .doc = "raw CANN options: {'global': {...}, 'session': {...}}, str to str"},
+      {.name = "host_scheduling_max_threshold",
+       .default_value = Value(int64_t{0}),
+       .parse = ParseIntRange(0, INT64_MAX, /*allow_bool=*/false),
+       .doc = "static root graphs with fewer nodes are scheduled as dynamic-shape graphs"},
+  };
+}
+
+// --- gpu_config --------------------------------------------------------------
+
+std::vector<SubKey> GpuConfigKeys() {
+  // The r2.3 page documents "implicit_precomp_gemm"; MindSpore's code takes
+  // "precomp_gemm". Both are accepted and stored as the latter.
+  std::vector<std::pair<std::string_view, Value>> fprop;
+  for (std::string_view algo : {"normal", "performance", "implicit_gemm", "precomp_gemm", "gemm",
+                                "direct", "fft", "fft_tiling", "winograd", "winograd_nonfused"}) {
+    fprop.emplace_back(algo, Value(algo));
+  }
+  fprop.emplace_back("implicit_precomp_gemm", Value("precomp_gemm"));
+  return {
+      {.name = "conv_fprop_algo",
+       .default_value = Value("normal"),
+       .parse = ParseStringMap(std::move(fprop)),
+       .doc = "cuDNN forward convolution algorithm; normal = heuristic, performance = fastest"},
+      {.name = "conv_dgrad_algo",
+       .default_value = Value("normal"),
+       .parse = ParseStringChoice({"normal", "performance", "algo_0", "algo_1", "fft",
+                                   "fft_tiling", "winograd", "winograd_nonfused"}),
+       .doc = "cuDNN convolution input-gradient algorithm"},
+      {.name = "conv_wgrad_algo",
+       .default_value = Value("normal"),
+       .parse = ParseStringChoice({"normal", "performance", "algo_0", "algo_1", "fft", "algo_3",
+                                   "fft_tiling", "winograd_nonfused"}),
+       .doc = "cuDNN convolution weight-gradient algorithm"},
+      {.name = "conv_allow_tf32",
+       .default_value = Value(true),
+       .parse = ParseBool(),
+       .doc = "let cuDNN convolutions use TF32 tensor cores"},
+      {.name = "matmul_allow_tf32",
+       .default_value = Value(false),
+       .parse = ParseBool(),
+       .doc = "let cuBLAS matrix products use TF32 tensor cores"},
+  };
+}
+
+std::vector<SubKey> AoeConfigKeys() {
+  return {{.name = "job_type",
+           .default_value = Value("2"),
+           .parse = ParseStringChoice({"1", "2"}),
+           .doc = "\"1\" tunes subgraphs, \"2\" tunes operators"}};
+}
+
+std::string UnknownKeyMessage(Profile profile, bool is_set, std::string_view key) {
+  if (profile == Profile::kR2_3) {
+    return is_set ? StrCat("For 'context.set_context', the keyword argument ", key,
+                           " is not recognized!")
+                  : StrCat("For 'context.get_context', the argument ", key, " is not recognized!");
+  }
+  return StrCat(is_set ? "Set" : "Get", " context keyword ", key, " is not recognized!");
+}
+
+FamilyTable MakeRuntimeTable() {
+  const Deprecation kIgnoredSinceR1_0 = {.since = Profile::kR1_0,
+                                         .action = DeprecationAction::kWarnAndIgnore,
+                                         .advice = "It only configured MindSpore Lite export in "
+                                                   "r0.x and has no effect."};
+  return FamilyTable{
+      .family = Family::kRuntime,
+      .set_function = "context.set_context",
+      .get_function = "context.get_context",
+      .options = {
+          // --- Execution -------------------------------------------------------
+          {.name = "mode",
+           .type = "int",
+           .default_value = Value(kPynativeMode),
+           .profile_defaults = {{Profile::kR1_6, Value(kGraphMode)}},
+           .parse = ParseMode,
+           .affects_compile = true,
+           .in_summary = true,
+           .doc = "GRAPH_MODE (0) compiles networks into optimised graphs; PYNATIVE_MODE (1) "
+                  "runs operators one by one. Default PYNATIVE_MODE (GRAPH_MODE in r1.6)."},
+          {.name = "device_target",
+           .type = "str",
+           .default_value = Value("CPU"),
+           .default_fn = [] { return Value(std::string(DeviceTargetName(BestAvailableDevice()))); },
+           .parse = ParseDeviceTargetKey,
+           .freeze = Freeze::kOnceInEffect,
+           .affects_compile = true,
+           .in_summary = true,
+           .order = 0,
+           .doc = "Device that runs the work: 'CPU', 'GPU' or 'Ascend' ('Davinci' is an old "
+                  "name of 'Ascend'). Default: the best device present. Applied before the "
+                  "other keys of the same call."},
+          {.name = "device_id",
+           .type = "int",
+           .default_value = Value(int64_t{0}),
+           .parse = ParseIntRange(0, 4095),
+           .freeze = Freeze::kOnceInEffect,
+           .env = {.var = "DEVICE_ID", .role = EnvRole::kDefault, .parse = DeviceIdFromEnv},
+           .in_summary = true,
+           .doc = "Index of the physical device this process uses, in [0, 4095]; default from "
+                  "DEVICE_ID, else 0."},
+
+          // --- Memory ----------------------------------------------------------
+          {.name = "max_device_memory",
+           .type = "str (\"xxGB\")",
+           .default_value = Value(1024.0),
+           .parse = ParseGb({.min = 0.0,
+                             .min_exclusive = true,
+                             .min_message = "should be greater than \"0GB\"",
+                             .max_message = {}}),
+           .mindspore_devices = kGpuAscend,
+           .device_note = "msrt caps the memory pool of every device, CPU included.",
+           .freeze = Freeze::kOnceInEffect,
+           .doc = "Most device memory the framework may take, as \"xxGB\"; read back as a float "
+                  "number of GB. Default \"1024GB\" (in practice: what is available)."},
+          {.name = "mempool_block_size",
+           .type = "str (\"xxGB\")",
+           .default_value = Value(1.0),
+           .parse = ParseGb({.min = 1.0,
+                             .min_exclusive = false,
+                             .min_message = "should be greater than or equal to \"1GB\"",
+                             .max_message = {}}),
+           .mindspore_devices = kGpuAscend,
+           .device_note = "msrt's memory pools grow by this block size on every device.",
+           .freeze = Freeze::kOnceInEffect,
+           .doc = "Unit by which the device memory pool grows, as \"xxGB\" (at least \"1GB\"); "
+                  "read back as a float number of GB."},
+          {.name = "variable_memory_max_size",
+           .type = "str (\"xxGB\")",
+           .default_value = Value("0"),
+           .parse = ParseVariableMemory,
+           .mindspore_devices = kAscendOnly,
+           .device_note = "msrt reads it as a memory-pool cap on every device.",
+           .freeze = Freeze::kOnceInEffect,
+           .deprecation = {.since = Profile::kR1_6,
+                           .action = DeprecationAction::kWarnAndApply,
+                           .advice = "Use 'max_device_memory' instead."},
+           .apply = ApplyVariableMemory,
+           .doc = "Old cap on variable memory, whole GB up to \"31GB\"; read back as "
+                  "\"N * 1024 * 1024 * 1024\" (\"0\" when unset)."},
+          {.name = kGraphMemoryKey,
+           .type = "str",
+           .default_value = Value("0"),
+           .parse = ParseGraphMemory,
+           .visibility = Visibility::kHidden,
+           .doc = "Graph memory left by variable_memory_max_size: (31 - N) GB."},
+          {.name = "memory_optimize_level",
+           .type = "str",
+           .default_value = Value(int64_t{0}),
+           .parse = ParseStringMap({{"O0", Value(int64_t{0})}, {"O1", Value(int64_t{1})}}),
+           .affects_compile = true,
+           .doc = "\"O0\" favours speed; \"O1\" plans memory reuse statically (SOMAS) to save "
+                  "memory. Read back as 0 or 1."},
+          {.name = "memory_offload",
+           .type = "str",
+           .default_value = Value(false),
+           .parse = ParseStringMap({{"ON", Value(true)}, {"OFF", Value(false)}}),
+           .devices = kGpuAscend,
+           .mindspore_devices = kGpuAscend,
+           .doc = "\"ON\" moves idle device data to host memory when device memory runs short; "
+                  "read back as a bool. Default \"OFF\"."},
+
+          // --- Threads and timeouts --------------------------------------------
+          {.name = "runtime_num_threads",
+           .type = "int",
+           .default_value = Value(int64_t{30}),
+           .parse = ParseCount(0, "must be greater than or equal to 0"),
+           .doc = "Threads of the runtime pool (executors and CPU kernels), capped by the "
+                  "hardware threads. Default 30."},
+          {.name = "inter_op_parallel_num",
+           .type = "int",
+           .default_value = Value(int64_t{0}),
+           .parse = ParseCount(0, "must be greater than or equal to 0"),
+           .doc = "Operators run concurrently; 0 lets the runtime decide."},
+          {.name = "op_timeout",
+           .type = "int",
+           .default_value = Value(int64_t{900}),
+           .parse = ParseCount(0, "must be greater than or equal to 0"),
+           .mindspore_devices = kGpuAscend,
+           .device_note = "msrt enforces the per-operator time limit on every device.",
+           .doc = "Seconds one operator may run before it is stopped; 0 means the device's own "
+                  "limit. Default 900."},
+
+          // --- Compilation -----------------------------------------------------
+          {.name = "jit_syntax_level",
+           .type = "int",
+           .default_value = Value(int64_t{2}),
+           .parse = ParseIntChoice(
+               {0, 1, 2},
+               "should be context.STRICT (0), context.COMPATIBLE (1) or context.LAX (2)"),
+           .affects_compile = true,
+           .doc = "Python syntax graph compilation accepts: STRICT (0) basic syntax only, "
+                  "COMPATIBLE (1), LAX (2, default) as much Python as possible."},
+          {.name = "debug_level",
+           .type = "int",
+           .default_value = Value(int64_t{0}),
+           .parse = ParseIntChoice({0, 1}, "should be context.RELEASE (0) or context.DEBUG (1)"),
+           .affects_compile = true,
+           .doc = "RELEASE (0, default) drops some debug information to compile faster; DEBUG "
+                  "(1) keeps it for error reports."},
+          {.name = "max_call_depth",
+           .type = "int",
+           .default_value = Value(int64_t{1000}),
+           .parse = ParseCount(1, "must be greater than 0"),
+           .affects_compile = true,
+           .doc = "Deepest chain of function calls graph compilation follows. Default 1000."},
+          {.name = "precompile_only",
+           .type = "bool",
+           .default_value = Value(false),
+           .parse = ParseBool(),
+           .doc = "Compile networks without running them; calls return None."},
+          {.name = "check_bprop",
+           .type = "bool",
+           .default_value = Value(false),
+           .parse = ParseBool(),
+           .affects_compile = true,
+           .doc = "Check that custom backward functions return gradients matching the forward "
+                  "inputs in number, shape and dtype."},
+          {.name = "grad_for_scalar",
+           .type = "bool",
+           .default_value = Value(false),
+           .parse = ParseBool(),
+           .affects_compile = true,
+           .doc = "Treat Python int/float network inputs as differentiable graph inputs."},
+          {.name = "enable_reduce_precision",
+           .type = "bool",
+           .default_value = Value(true),
+           .parse = ParseBool(),
+           .mindspore_devices = kAscendOnly,
+           .device_note = "msrt's kernel selection honours it on every device.",
+           .affects_compile = true,
+           .doc = "When no kernel supports the exact dtype, allow one of lower precision "
+                  "(e.g. float16 for float32). Default True."},
+          {.name = "deterministic",
+           .type = "str",
+           .default_value = Value("OFF"),
+           .parse = ParseStringChoice({"ON", "OFF"}),
+           .mindspore_devices = kAscendOnly,
+           .device_note = "msrt selects deterministic kernels on every device.",
+           .affects_compile = true,
+           .doc = "\"ON\" makes repeated runs with the same inputs give bit-identical results; "
+                  "default \"OFF\"."},
+          {.name = "reserve_class_name_in_scope",
+           .type = "bool",
+           .default_value = Value(true),
+           .parse = ParseBool(),
+           .affects_compile = true,
+           .scope = Scope::kThread,
+           .doc = "Add each cell's class name to its scope name (net-Net1 rather than net). "
+                  "Per thread; default True."},
+          {.name = "support_binary",
+           .type = "bool",
+           .default_value = Value(false),
+           .parse = ParseSupportBinary,
+           .doc = "Allow GRAPH_MODE for code shipped as .pyc/.so, by saving the source of "
+                  "compiled functions on a first run from .py."},
+          {.name = "enable_sparse",
+           .type = "bool",
+           .default_value = Value(false),
+           .parse = ParseBool(),
+           .affects_compile = true,
+           .deprecation = {.since = Profile::kR2_3,
+                           .action = DeprecationAction::kWarnAndIgnore,
+                           .advice = "Sparse tensors no longer need a switch."},
+           .doc = "Turn on sparse-tensor code paths in graph mode."},
+          {.name = "enable_auto_mixed_precision",
+           .type = "bool",
+           .default_value = Value(false),
+           .profile_defaults = {{Profile::kR0_5, Value(true)}},
+           .parse = ParseBool(),
+           .mindspore_devices = kAscendOnly,
+           .device_note = "msrt stores it on every device.",
+           .affects_compile = true,
+           .deprecation = {.since = Profile::kR1_6,
+                           .action = DeprecationAction::kWarnAndIgnore,
+                           .advice = "Use the amp_level of the training model instead."},
+           .doc = "Automatic mixed precision for the whole network (r0.5/r1.0)."},
+
+          // --- Graph kernel fusion ---------------------------------------------
+          {.name = "enable_graph_kernel",
+           .type = "bool",
+           .default_value = Value(false),
+           .parse = ParseBool(),
+           .mindspore_devices = kGpuAscend,
+           .device_note = "msrt's graph-kernel fusion runs on every device.",
+           .affects_compile = true,
+           .doc = "Fuse operators into larger kernels in GRAPH_MODE (opt_level 2 unless "
+                  "graph_kernel_flags says otherwise)."},
+          {.name = "graph_kernel_flags",
+           .type = "str",
+           .default_value = Value(""),
+           .parse = ParseGraphKernelFlagsKey,
+           .mindspore_devices = kGpuAscend,
+           .device_note = "msrt's graph-kernel fusion runs on every device.",
+           .affects_compile = true,
+           .env = {.var = "MS_DEV_GRAPH_KERNEL_FLAGS",
+                   .role = EnvRole::kOverride,
+                   .parse = [](const std::string& text, const KeyEnv&) { return Value(text); }},
+           .doc = "Fusion options such as \"--opt_level=2 --dump_as_text\"; they win over "
+                  "enable_graph_kernel. Bad flags warn and are ignored."},
+
+          // --- Compile cache ---------------------------------------------------
+          {.name = "enable_compile_cache",
+           .type = "bool",
+           .default_value = Value(false),
+           .parse = ParseEnableCompileCache,
+           .env = {.var = "MS_COMPILER_CACHE_ENABLE",
+                   .role = EnvRole::kDefault,
+                   .parse = CompileCacheEnableFromEnv},
+           .doc = "Save compiled graphs and reuse them in later runs while the network's "
+                  "source files are unchanged."},
+          {.name = "compile_cache_path",
+           .type = "str",
+           .default_value = Value(""),
+           .parse = ParseString(),
+           .env = {.var = "MS_COMPILER_CACHE_PATH",
+                   .role = EnvRole::kDefault,
+                   .parse = [](const std::string& text, const KeyEnv&) { return Value(text); }},
+           .doc = "Directory of the compile cache (files go to <path>/rank_<id>/); \"\" means "
+                  "the current directory."},
+
+          // --- Debugging and dumps ---------------------------------------------
+          {.name = "save_graphs",
+           .type = "bool or int",
+           .default_value = Value(int64_t{0}),
+           .parse = ParseSaveGraphs,
+           .env = {.var = "MS_DEV_SAVE_GRAPHS",
+                   .role = EnvRole::kOverride,
+                   .parse = SaveGraphsFromEnv},
+           .doc = "IR files written during compilation: 0 none, 1 one per stage, 2 also backend "
+                  "graphs, 3 also graphviz and detailed front-end graphs. True means 2."},
+          {.name = "save_graphs_path",
+           .type = "str",
+           .default_value = Value("."),
+           .parse = ParseSaveGraphsPath,
+           .env = {.var = "MS_DEV_SAVE_GRAPHS_PATH",
+                   .role = EnvRole::kOverride,
+                   .parse = [](const std::string& text,
+                               const KeyEnv&) { return Value(RealPath(text)); }},
+           .doc = "Directory for the IR files (created if missing; read back as an absolute "
+                  "path); distributed runs add rank_<id>/."},
+          {.name = "print_file_path",
+           .type = "str",
+           .default_value = Value(""),
+           .parse = ParsePrintFilePath,
+           .mindspore_devices = kAscendOnly,
+           .device_note = "msrt implements the Print file sink on every device.",
+           .doc = "File that receives the Print operator's output instead of the screen; an "
+                  "existing file is kept and a time-stamped name used instead."},
+          {.name = "env_config_path",
+           .type = "str",
+           .default_value = Value(""),
+           .parse = ParseEnvConfigPath,
+           .doc = "JSON file configuring the running-data recorder (rdr.enable, rdr.mode, "
+                  "rdr.path) and memory reuse (sys.mem_Reuse); checked when set."},
+          {.name = "pynative_synchronize",
+           .type = "bool",
+           .default_value = Value(false),
+           .parse = ParseBool(),
+           .doc = "In PYNATIVE_MODE wait for each operator to finish, so errors point at the "
+                  "line that caused them."},
+          {.name = "enable_dump",
+           .type = "bool",
+           .default_value = Value(false),
+           .parse = ParseBool(),
+           .mindspore_devices = kAscendOnly,
+           .device_note = "msrt's kernel data dump works on every device.",
+           .doc = "Dump kernels' input and output data during execution."},
+          {.name = "save_dump_path",
+           .type = "str",
+           .default_value = Value("."),
+           .parse = ParseString(),
+           .mindspore_devices = kAscendOnly,
+           .device_note = "msrt's kernel data dump works on every device.",
+           .doc = "Directory for the data written by enable_dump."},
+          {.name = "enable_profiling",
+           .type = "bool",
+           .default_value = Value(false),
+           .parse = ParseBool(),
+           .mindspore_devices = kAscendOnly,
+           .device_note = "msrt's profiler honours it on every device.",
+           .doc = "Collect profiling data as described by profiling_options."},
+          {.name = "profiling_options",
+           .type = "str",
+           .default_value = Value("training_trace"),
+           .parse = ParseProfilingOptions,
+           .mindspore_devices = kAscendOnly,
+           .device_note = "msrt's profiler honours it on every device.",
+           .doc = "What the profiler collects: a trace name such as \"training_trace\" or a "
+                  "JSON object like '{\"output\": \"/dir\", \"training_trace\": \"on\"}'."},
+
+          // --- Device-specific -------------------------------------------------
+          {.name = "ascend_config",
+           .type = "dict",
+           .default_value = SubDictDefault(AscendConfigKeys()),
+           .parse = ParseSubDict(AscendConfigKeys()),
+           .devices = kAscendOnly,
+           .mindspore_devices = kAscendOnly,
+           .affects_compile = true,
+           .doc = "Ascend (CANN) options: precision_mode, jit_compile, atomic_clean_policy, "
+                  "matmul/conv_allow_hf32, op_precision_mode, parallel_speed_up_json_path, "
+                  "exception_dump, ge_options, host_scheduling_max_threshold."},
+          {.name = "gpu_config",
+           .type = "dict",
+           .default_value = SubDictDefault(GpuConfigKeys()),
+           .parse = ParseSubDict(GpuConfigKeys()),
+           .devices = kGPUOnly,
+           .mindspore_devices = kGPUOnly,
+           .affects_compile = true,
+           .doc = "GPU options: cuDNN convolution algorithms (conv_fprop/dgrad/wgrad_algo) and "
+                  "TF32 switches (conv_allow_tf32, matmul_allow_tf32)."},
+          {.name = "disable_format_transform",
+           .type = "bool",
+           .default_value = Value(false),
+           .parse = ParseBool(),
+           .devices = kGPUOnly,
+           .mindspore_devices = kGPUOnly,
+           .affects_compile = true,
+           .doc = "Skip the automatic NCHW to NHWC layout change (try it when float16 runs "
+                  "slower than float32)."},
+          {.name = "auto_tune_mode",
+           .type = "str",
+           .default_value = Value("NO_TUNE"),
+           .parse = ParseStringChoice({"NO_TUNE", "RL", "GA", "RL,GA", "GA,RL"}),
+           .devices = kAscendOnly,
+           .mindspore_devices = kAscendOnly,
+           .deprecation = {.since = Profile::kR2_3,
+                           .action = DeprecationAction::kWarnAndIgnore,
+                           .advice = "Use 'aoe_tune_mode' instead."},
+           .doc = "Operator tiling search while compiling: reinforcement learning (RL), "
+                  "genetic algorithm (GA) or both."},
+          {.name = "aoe_tune_mode",
+           .type = "str",
+           .default_value = Value(""),
+           .parse = OrUnsetWhenLoading(ParseStringChoice({"online", "offline"})),
+           .devices = kAscendOnly,
+           .mindspore_devices = kAscendOnly,
+           .doc = "AOE tuning: \"online\" tunes while compiling, \"offline\" saves graphs for "
+                  "later tuning. Unset by default."},
+          {.name = "aoe_config",
+           .type = "dict",
+           .default_value = SubDictDefault(AoeConfigKeys()),
+           .parse = ParseSubDict(AoeConfigKeys()),
+           .devices = kAscendOnly,
+           .mindspore_devices = kAscendOnly,
+           .doc = "AOE options: job_type \"1\" (subgraph tuning) or \"2\" (operator tuning, "
+                  "default)."},
+
+          // --- r0.x MindSpore Lite export --------------------------------------
+          {.name = "save_ms_model",
+           .type = "bool",
+           .default_value = Value(false),
+           .parse = ParseBool(),
+           .deprecation = kIgnoredSinceR1_0,
+           .doc = "Export a MindSpore Lite model after compiling (r0.5 only)."},
+          {.name = "save_ms_model_path",
+           .type = "str",
+           .default_value = Value("./model.ms"),
+           .parse = ParseString(),
+           .deprecation = kIgnoredSinceR1_0,
+           .doc = "Where save_ms_model writes the model (r0.5 only)."},
+      },
+      .moved = {{"precision_mode", "ascend_config"},
+                {"jit_compile", "ascend_config"},
+                {"atomic_clean_policy", "ascend_config"},
+                {"matmul_allow_hf32", "ascend_config"},
+                {"conv_allow_hf32", "ascend_config"},
+                {"op_precision_mode", "ascend_config"},
+                {"host_scheduling_max_threshold", "ascend_config"},
+                {"ge_options", "ascend_config"},
+                {"op_debug_option", "ascend_config"}},
+      .unknown_key = UnknownKeyMessage,
+  };
+}
+
+}  // namespace
+
+const FamilyTable& RuntimeTable() {
+  static const FamilyTable table = MakeRuntimeTable();
+  return table;
+}
+
+}  // namespace msrt::context

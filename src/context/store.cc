@@ -1,0 +1,876 @@
+// The context store: one generic path for every key of every family.
+//
+// Note [Context transactions]
+// A call (set, override, reset, load, profile switch) runs under the store's
+// write mutex and goes through three phases:
+//   1. validate: each key is resolved (aliases, moved keys, unknown keys),
+//      checked for deprecation and device applicability, parsed by its record
+//      and applied into a pending Transaction. Records may read other keys
+//      through the transaction (pending values first), which is how
+//      `device_target` applied first decides applicability of the others.
+//      Freeze rules are checked on the pending writes.
+//   2. warn: queued warnings are issued. A host may turn a warning into an
+//      exception (Python's "error" filter); nothing has been stored yet.
+//   3. commit: all pending writes are stored at once under the state lock,
+//      then subscribers hear about the keys whose value changed.
+// Any exception before phase 3 leaves the store exactly as it was. Readers
+// take the state lock only briefly and never call out while holding it, so a
+// warning sink or a subscriber may read the context freely.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "context/store_impl.h"
+
+namespace msrt::context {
+
+std::string_view FamilyName(Family family) {
+  switch (family) {
+    case Family::kRuntime: return "context";
+    case Family::kAutoParallel: return "auto_parallel_context";
+    case Family::kParameterServer: return "ps_context";
+  }
+  return "context";
+}
+
+std::string_view ProfileName(Profile profile) {
+  switch (profile) {
+    case Profile::kR0_5: return "r0.5";
+    case Profile::kR1_0: return "r1.0";
+    case Profile::kR1_6: return "r1.6";
+    case Profile::kR2_3: return "r2.3";
+  }
+  return "r2.3";
+}
+
+Profile ParseProfile(std::string_view name) {
+  for (int i = 0; i < kProfileCount; ++i) {
+    auto p = static_cast<Profile>(i);
+    if (ProfileName(p) == name) return p;
+  }
+  throw ValueError(StrCat("The context profile must be one of ['r0.5', 'r1.0', 'r1.6', 'r2.3'], but got '",
+                          name, "'."));
+}
+
+std::string_view SourceName(Source source) {
+  switch (source) {
+    case Source::kDefault: return "default";
+    case Source::kEnvironment: return "environment";
+    case Source::kApi: return "api";
+    case Source::kOverride: return "override";
+    case Source::kLoad: return "load";
+    case Source::kDerived: return "derived";
+  }
+  return "default";
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Per-thread state: scoped overrides and per-thread keys, for every store.
+
+struct OverrideFrame {
+  uint64_t store_id;
+  std::map<SlotId, Value> values;
+};
+struct ThreadValue {
+  Value value;
+  Source source;
+};
+struct ThreadValues {
+  uint64_t store_id;
+  std::map<SlotId, ThreadValue> values;
+};
+
+thread_local std::vector<OverrideFrame> t_frames;
+thread_local std::vector<ThreadValues> t_thread_values;
+thread_local bool t_notifying = false;
+
+std::atomic<uint64_t> g_next_store_id{1};
+
+ThreadValues* ThreadValuesFor(uint64_t store_id, bool create) {
+  for (ThreadValues& tv : t_thread_values) {
+    if (tv.store_id == store_id) return &tv;
+  }
+  if (!create) return nullptr;
+  t_thread_values.push_back(ThreadValues{store_id, {}});
+  return &t_thread_values.back();
+}
+
+bool ThreadHasState() { return !t_frames.empty() || !t_thread_values.empty(); }
+
+const Value* FindOverride(uint64_t store_id, SlotId id) {
+  for (auto it = t_frames.rbegin(); it != t_frames.rend(); ++it) {
+    if (it->store_id != store_id) continue;
+    auto found = it->values.find(id);
+    if (found != it->values.end()) return &found->second;
+  }
+  return nullptr;
+}
+
+uint64_t ScalarBits(const Value& v) {
+  if (v.is_float()) {
+    double d = v.as_float();
+    uint64_t bits;
+    std::memcpy(&bits, &d, sizeof(bits));
+    return bits;
+  }
+  return static_cast<uint64_t>(v.as_int());
+}
+
+bool KindMatchesForLoad(const Value& given, const Value& default_value) {
+  if (default_value.is_none()) return true;
+  if (given.kind() == default_value.kind()) return true;
+  if (default_value.is_float() && given.is_int()) return true;
+  if (default_value.is_sequence() && given.is_sequence()) return true;
+  return false;
+}
+
+std::string DeviceNotApplicableMessage(const FamilyTable& table, std::string_view key,
+                                       const OptionSpec& spec, DeviceTarget device) {
+  return StrCat("For '", table.set_function, "', when set the argument '", key,
+                "', the argument 'device_target' only supports devices in ", DeviceMaskRepr(spec.devices),
+                ", but got '", DeviceTargetName(device), "', ignore it.");
+}
+
+// ---------------------------------------------------------------------------
+// The transaction a call validates into.
+
+class PendingTransaction final : public Transaction {
+ public:
+  PendingTransaction(const Store::Impl& impl, Profile profile, bool with_thread, Warnings* warnings)
+      : impl_(impl), profile_(profile), with_thread_(with_thread), warnings_(warnings) {}
+
+  Value Get(Family family, std::string_view key) const override {
+    int slot = impl_.FindSlot(family, key);
+    MSRT_INTERNAL_ASSERT(slot >= 0, "no context key '", key, "' in ", FamilyName(family));
+    auto it = writes_.find({static_cast<int>(family), slot});
+    if (it != writes_.end()) return it->second;
+    return impl_.Read(family, slot, with_thread_, warnings_).value;
+  }
+  Profile profile() const override { return profile_; }
+  void Write(Family family, std::string_view key, Value stored) override {
+    int slot = impl_.FindSlot(family, key);
+    MSRT_INTERNAL_ASSERT(slot >= 0, "no context key '", key, "' in ", FamilyName(family));
+    writes_[{static_cast<int>(family), slot}] = std::move(stored);
+  }
+  const std::map<SlotId, Value>& writes() const { return writes_; }
+
+ private:
+  const Store::Impl& impl_;
+  Profile profile_;
+  bool with_thread_;
+  Warnings* warnings_;
+  std::map<SlotId, Value> writes_;
+};
+
+/// Reads for get: stored values with this thread's overrides.
+class ReadView final : public View {
+ public:
+  ReadView(const Store::Impl& impl, Warnings* warnings) : impl_(impl), warnings_(warnings) {}
+  Value Get(Family family, std::string_view key) const override {
+    int slot = impl_.FindSlot(family, key);
+    MSRT_INTERNAL_ASSERT(slot >= 0, "no context key '", key, "' in ", FamilyName(family));
+    return impl_.Read(family, slot, /*with_thread=*/true, warnings_).value;
+  }
+  Profile profile() const override { return impl_.profile.load(); }
+
+ private:
+  const Store::Impl& impl_;
+  Warnings* warnings_;
+};
+
+void IssueWarnings(const Warnings& warnings) {
+  for (const auto& [kind, message] : warnings) Warn(kind, message);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Impl: lookups and reads.
+
+int Store::Impl::FindSlot(Family f, std::string_view name) const {
+  const FamilyState& state = family(f);
+  auto it = state.index.find(name);
+  return it == state.index.end() ? -1 : it->second;
+}
+
+std::vector<std::string> ClosestNames(std::string_view key, const std::vector<std::string_view>& names) {
+  auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    return row[b.size()];
+  };
+  std::vector<std::pair<size_t, std::string_view>> scored;
+  size_t limit = std::max<size_t>(2, key.size() / 3);
+  for (std::string_view name : names) {
+    size_t d = distance(key.substr(0, 200), name);
+    bool contains = key.size() >= 4 && name.find(key) != std::string_view::npos;
+    if (d <= limit || contains) scored.emplace_back(contains ? std::min(d, limit) : d, name);
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && i < 3; ++i) out.emplace_back(scored[i].second);
+  return out;
+}
+
+int Store::Impl::ResolvePublic(Family f, std::string_view key, bool is_set, Warnings* warnings) const {
+  const FamilyState& state = family(f);
+  auto it = state.index.find(key);
+  if (it != state.index.end() && state.specs[it->second]->visibility == Visibility::kPublic) {
+    return it->second;
+  }
+  auto alias = state.aliases.find(key);
+  if (alias != state.aliases.end()) {
+    const auto& [slot, info] = alias->second;
+    if (profile.load() >= info->deprecated_since && warnings != nullptr) {
+      warnings->emplace_back(WarningKind::kDeprecated,
+                             StrCat("For '", is_set ? state.table->set_function : state.table->get_function,
+                                    "', the argument '", key, "' is deprecated since ",
+                                    ProfileName(info->deprecated_since), "; use '",
+                                    state.specs[slot]->name, "' instead."));
+    }
+    return slot;
+  }
+  if (is_set) {
+    for (const MovedKey& moved : state.table->moved) {
+      if (moved.name == key) {
+        throw ValueError(StrCat("For '", state.table->set_function, "', the argument '", key,
+                                "' can no longer be set directly. Please set '", key, "' through parameter ",
+                                moved.moved_to, ", e.g. ", moved.moved_to, "={'", key, "': ...}."));
+      }
+    }
+  }
+  std::vector<std::string_view> names;
+  for (const OptionSpec* spec : state.specs) {
+    if (spec->visibility == Visibility::kPublic) names.push_back(spec->name);
+  }
+  std::string message = state.table->unknown_key(profile.load(), is_set, key);
+  auto closest = ClosestNames(key, names);
+  if (!closest.empty()) {
+    message += closest.size() == 1 ? " Did you mean '" : " Did you mean one of '";
+    for (size_t i = 0; i < closest.size(); ++i) message += (i ? "', '" : "") + closest[i];
+    message += "'?";
+  }
+  throw ValueError(message);
+}
+
+Value Store::Impl::DefaultFor(const OptionSpec& spec, Profile p) const {
+  for (const auto& [profile_id, value] : spec.profile_defaults) {
+    if (profile_id == p) return value;
+  }
+  if (spec.default_fn) return spec.default_fn();
+  return spec.default_value;
+}
+
+SlotRead Store::Impl::Read(Family f, int slot, bool with_thread, Warnings* warnings) const {
+  const FamilyState& state = family(f);
+  const OptionSpec& spec = *state.specs[slot];
+  SlotId id{static_cast<int>(f), slot};
+  SlotRead out;
+  if (with_thread && ThreadHasState()) {
+    if (const Value* v = FindOverride(this->id, id)) {
+      out.value = *v;
+      out.source = Source::kOverride;
+      out.detail = "this thread's context.override";
+      return out;
+    }
+    if (spec.scope == Scope::kThread) {
+      if (ThreadValues* tv = ThreadValuesFor(this->id, false)) {
+        auto it = tv->values.find(id);
+        if (it != tv->values.end()) {
+          out.value = it->second.value;
+          out.source = it->second.source;
+          out.detail = "set on this thread";
+          return out;
+        }
+      }
+    }
+  }
+  {
+    std::shared_lock lock(state_mutex);
+    const Slot& s = state.slots[slot];
+    out.value = s.value;
+    out.source = s.source;
+  }
+  if (spec.scope == Scope::kThread) {
+    // Each thread starts from the default; its own values live in ThreadValues.
+    out.value = DefaultFor(spec, profile.load());
+    out.source = Source::kDefault;
+  }
+  if (out.source == Source::kDefault && spec.env.role == EnvRole::kDefault) {
+    const char* text = std::getenv(std::string(spec.env.var).c_str());
+    if (text != nullptr && text[0] != '\0') {
+      ReadView view(*this, warnings);
+      KeyEnv env(f, spec.name, state.table->get_function, view, warnings);
+      out.value = spec.env.parse(text, env);
+      out.source = Source::kEnvironment;
+      out.detail = StrCat("env ", spec.env.var, "=", text);
+      return out;
+    }
+  }
+  if (out.source == Source::kDefault && !spec.profile_defaults.empty()) {
+    for (const auto& [p, v] : spec.profile_defaults) {
+      if (p == profile.load()) out.detail = StrCat("profile ", ProfileName(p));
+    }
+  }
+  return out;
+}
+
+Value Store::Impl::ReadPublic(Family f, int slot, Warnings* warnings) const {
+  const FamilyState& state = family(f);
+  const OptionSpec& spec = *state.specs[slot];
+  if (spec.read) {
+    ReadView view(*this, warnings);
+    KeyEnv env(f, spec.name, state.table->get_function, view, warnings);
+    return spec.read(view, env);
+  }
+  return Read(f, slot, /*with_thread=*/true, warnings).value;
+}
+
+SlotRead Store::Impl::ReadEffective(Family f, int slot, Warnings* warnings) const {
+  const FamilyState& state = family(f);
+  const OptionSpec& spec = *state.specs[slot];
+  SlotRead out = Read(f, slot, /*with_thread=*/true, warnings);
+  if (spec.read) out.value = ReadPublic(f, slot, warnings);
+  if (spec.env.role == EnvRole::kOverride) {
+    const char* text = std::getenv(std::string(spec.env.var).c_str());
+    if (text != nullptr && text[0] != '\0') {
+      ReadView view(*this, warnings);
+      KeyEnv env(f, spec.name, state.table->get_function, view, warnings);
+      out.value = spec.env.parse(text, env);
+      out.source = Source::kEnvironment;
+      out.detail = StrCat("env ", spec.env.var, "=", text, " overrides the context value");
+    }
+  }
+  return out;
+}
+
+DeviceTarget Store::Impl::CurrentDevice() const { return ReadView(*this, nullptr).device(); }
+
+std::vector<std::string> Store::Impl::ConsumersOf(Family f, std::string_view key) {
+  std::lock_guard lock(subscribers_mutex);
+  std::vector<std::string> out;
+  for (const auto& entry : subscribers) {
+    if (!entry->active || entry->family != f) continue;
+    if (std::find(entry->keys.begin(), entry->keys.end(), key) != entry->keys.end() &&
+        std::find(out.begin(), out.end(), entry->consumer) == out.end()) {
+      out.push_back(entry->consumer);
+    }
+  }
+  return out;
+}
+
+uint64_t Store::Impl::ComputeCompileHash(bool with_thread) const {
+  uint64_t h = 1469598103934665603ull;
+  for (int fi = 0; fi < kFamilyCount; ++fi) {
+    const FamilyState& state = families[fi];
+    for (size_t slot = 0; slot < state.specs.size(); ++slot) {
+      const OptionSpec& spec = *state.specs[slot];
+      if (!spec.affects_compile) continue;
+      Value v = Read(static_cast<Family>(fi), static_cast<int>(slot), with_thread, nullptr).value;
+      uint64_t parts[2] = {Value(spec.name).StableHash(), v.StableHash()};
+      for (uint64_t part : parts) {
+        h ^= part;
+        h *= 1099511628211ull;
+      }
+    }
+  }
+  return h;
+}
+
+// ---------------------------------------------------------------------------
+// Store: construction.
+
+Store::Store(std::optional<Profile> profile) : impl_(std::make_unique<Impl>()) {
+  impl_->id = g_next_store_id.fetch_add(1);
+  if (!profile) {
+    const char* text = std::getenv("MSRT_CONTEXT_PROFILE");
+    profile = (text != nullptr && text[0] != '\0') ? ParseProfile(text) : kDefaultProfile;
+  }
+  impl_->profile = *profile;
+  const FamilyTable* tables[kFamilyCount] = {&RuntimeTable(), &AutoParallelTable(), &ParameterServerTable()};
+  for (int fi = 0; fi < kFamilyCount; ++fi) {
+    FamilyState& state = impl_->families[fi];
+    state.table = tables[fi];
+    MSRT_INTERNAL_ASSERT(static_cast<int>(state.table->family) == fi, "table order");
+    for (const OptionSpec& spec : state.table->options) {
+      int slot = static_cast<int>(state.specs.size());
+      MSRT_INTERNAL_ASSERT(state.index.emplace(spec.name, slot).second, "duplicate key ", spec.name);
+      state.specs.push_back(&spec);
+      for (const Alias& alias : spec.aliases) state.aliases.emplace(alias.name, std::make_pair(slot, &alias));
+      Slot s;
+      s.value = impl_->DefaultFor(spec, *profile);
+      state.slots.push_back(std::move(s));
+      const Value& v = state.slots.back().value;
+      bool scalar = v.is_bool() || v.is_int() || v.is_float();
+      state.fast.push_back(scalar && spec.scope == Scope::kProcess && spec.env.role == EnvRole::kNone &&
+                           !spec.read);
+    }
+    state.fast_bits = std::make_unique<std::atomic<uint64_t>[]>(state.specs.size());
+    for (size_t slot = 0; slot < state.specs.size(); ++slot) {
+      if (state.fast[slot]) state.fast_bits[slot].store(ScalarBits(state.slots[slot].value));
+    }
+  }
+  impl_->compile_hash = impl_->ComputeCompileHash(false);
+}
+
+Store::~Store() = default;
+
+Profile Store::profile() const { return impl_->profile.load(); }
+
+// ---------------------------------------------------------------------------
+// Store: the write path.
+
+namespace {
+
+struct Validated {
+  std::map<SlotId, Value> writes;
+  Warnings warnings;
+};
+
+void CheckFrozen(const Store::Impl& impl, const std::map<SlotId, Value>& writes, std::string_view function) {
+  std::shared_lock lock(impl.state_mutex);
+  for (const auto& [id, value] : writes) {
+    const FamilyState& state = impl.families[id.first];
+    const OptionSpec& spec = *state.specs[id.second];
+    const Slot& slot = state.slots[id.second];
+    if (spec.freeze == Freeze::kOnceInEffect && slot.in_effect && value != slot.value) {
+      throw RuntimeError(StrCat("For '", function, "', '", spec.name, "' can not be changed to ", value.repr(),
+                                ": its value ", slot.value.repr(), " has been in effect since ",
+                                slot.in_effect_reason,
+                                ". Set it before that happens (e.g. at the top of the script), "
+                                "or start a new process."));
+    }
+  }
+}
+
+}  // namespace
+
+static Validated ValidateCall(const Store::Impl& impl, Family family, const Dict& kwargs, bool for_override) {
+  const FamilyState& state = impl.family(family);
+  Validated out;
+  PendingTransaction tx(impl, impl.profile.load(), for_override, &out.warnings);
+  // Resolve every key first: an unknown key fails the call before any work.
+  struct Item {
+    int slot;
+    const Value* value;
+  };
+  std::vector<Item> items;
+  for (const auto& [key, value] : kwargs) {
+    items.push_back({impl.ResolvePublic(family, key, /*is_set=*/true, &out.warnings), &value});
+  }
+  std::stable_sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+    return state.specs[a.slot]->order < state.specs[b.slot]->order;
+  });
+  Profile profile = impl.profile.load();
+  for (const Item& item : items) {
+    const OptionSpec& spec = *state.specs[item.slot];
+    KeyEnv env(family, spec.name, state.table->set_function, tx, &out.warnings);
+    const Deprecation& dep = spec.deprecation;
+    if (dep.action != DeprecationAction::kNone && profile >= dep.since) {
+      bool ignore = dep.action == DeprecationAction::kWarnAndIgnore;
+      env.Warn(WarningKind::kDeprecated,
+               StrCat("For '", state.table->set_function, "', the argument '", spec.name, "' is deprecated since ",
+                      ProfileName(dep.since), ignore ? " and is ignored." : ".",
+                      dep.advice.empty() ? "" : " ", dep.advice));
+      if (ignore) continue;
+    }
+    DeviceTarget device = tx.device();
+    if (!(spec.devices & MaskOf(device))) {
+      env.Warn(WarningKind::kNotApplicable, DeviceNotApplicableMessage(*state.table, spec.name, spec, device));
+      continue;
+    }
+    MSRT_INTERNAL_ASSERT(spec.parse != nullptr, "context key '", spec.name, "' has no parser");
+    Value stored = spec.parse(*item.value, env);
+    if (spec.apply) {
+      spec.apply(stored, tx, env);
+    } else {
+      tx.Write(family, spec.name, std::move(stored));
+    }
+  }
+  out.writes = tx.writes();
+  CheckFrozen(impl, out.writes, state.table->set_function);
+  return out;
+}
+
+namespace {
+
+struct CommitResult {
+  std::array<std::vector<std::string>, kFamilyCount> changed;
+};
+
+CommitResult Commit(Store::Impl& impl, const std::map<SlotId, Value>& writes, Source source) {
+  CommitResult result;
+  ThreadValues* thread_values = nullptr;
+  {
+    std::unique_lock lock(impl.state_mutex);
+    for (const auto& [id, value] : writes) {
+      FamilyState& state = impl.families[id.first];
+      const OptionSpec& spec = *state.specs[id.second];
+      Slot& slot = state.slots[id.second];
+      if (spec.scope == Scope::kThread) {
+        if (thread_values == nullptr) thread_values = ThreadValuesFor(impl.id, true);
+        thread_values->values[id] = ThreadValue{value, source};
+        result.changed[id.first].emplace_back(spec.name);
+        continue;
+      }
+      bool changed = !(slot.value == value);
+      slot.value = value;
+      slot.source = source;
+      if (state.fast[id.second]) state.fast_bits[id.second].store(ScalarBits(value), std::memory_order_release);
+      if (changed) result.changed[id.first].emplace_back(spec.name);
+    }
+  }
+  impl.compile_hash.store(impl.ComputeCompileHash(false));
+  return result;
+}
+
+void Notify(Store::Impl& impl, const CommitResult& result) {
+  std::vector<std::shared_ptr<Subscription::Entry>> entries;
+  {
+    std::lock_guard lock(impl.subscribers_mutex);
+    std::erase_if(impl.subscribers, [](const auto& e) { return !e->active; });
+    entries = impl.subscribers;
+  }
+  t_notifying = true;
+  for (const auto& entry : entries) {
+    const auto& changed = result.changed[static_cast<int>(entry->family)];
+    Change change{entry->family, {}};
+    for (const std::string& key : changed) {
+      if (std::find(entry->keys.begin(), entry->keys.end(), key) != entry->keys.end()) change.keys.push_back(key);
+    }
+    if (change.keys.empty() || !entry->active) continue;
+    try {
+      entry->callback(change);
+    } catch (const std::exception& e) {
+      MSRT_LOG(Error) << "context subscriber '" << entry->consumer << "' failed: " << e.what();
+    }
+  }
+  t_notifying = false;
+}
+
+void RefuseFromSubscriber() {
+  if (t_notifying) {
+    throw RuntimeError("The context can not be changed from inside a context subscriber callback.");
+  }
+}
+
+}  // namespace
+
+void Store::Set(Family family, const Dict& kwargs) {
+  RefuseFromSubscriber();
+  std::lock_guard write_lock(impl_->write_mutex);
+  Validated v = ValidateCall(*impl_, family, kwargs, /*for_override=*/false);
+  IssueWarnings(v.warnings);
+  Notify(*impl_, Commit(*impl_, v.writes, Source::kApi));
+}
+
+void Store::Reset(Family family) {
+  RefuseFromSubscriber();
+  std::lock_guard write_lock(impl_->write_mutex);
+  const FamilyState& state = impl_->family(family);
+  std::map<SlotId, Value> writes;
+  for (size_t slot = 0; slot < state.specs.size(); ++slot) {
+    const OptionSpec& spec = *state.specs[slot];
+    if (spec.kept_on_reset) continue;
+    writes[{static_cast<int>(family), static_cast<int>(slot)}] = impl_->DefaultFor(spec, impl_->profile.load());
+  }
+  CheckFrozen(*impl_, writes, state.table->set_function);
+  Notify(*impl_, Commit(*impl_, writes, Source::kDefault));
+}
+
+void Store::SetProfile(Profile profile) {
+  RefuseFromSubscriber();
+  std::lock_guard write_lock(impl_->write_mutex);
+  std::map<SlotId, Value> writes;
+  {
+    std::shared_lock lock(impl_->state_mutex);
+    for (int fi = 0; fi < kFamilyCount; ++fi) {
+      const FamilyState& state = impl_->families[fi];
+      for (size_t slot = 0; slot < state.specs.size(); ++slot) {
+        if (state.slots[slot].source != Source::kDefault) continue;
+        writes[{fi, static_cast<int>(slot)}] = impl_->DefaultFor(*state.specs[slot], profile);
+      }
+    }
+  }
+  CheckFrozen(*impl_, writes, "context.set_profile");
+  impl_->profile = profile;
+  // Per-thread keys follow their (new) default on every thread.
+  std::erase_if(writes, [&](const auto& w) {
+    return impl_->families[w.first.first].specs[w.first.second]->scope == Scope::kThread;
+  });
+  Notify(*impl_, Commit(*impl_, writes, Source::kDefault));
+}
+
+void Store::PushOverride(Family family, const Dict& kwargs) {
+  RefuseFromSubscriber();
+  std::lock_guard write_lock(impl_->write_mutex);
+  Validated v = ValidateCall(*impl_, family, kwargs, /*for_override=*/true);
+  IssueWarnings(v.warnings);
+  t_frames.push_back(OverrideFrame{impl_->id, std::move(v.writes)});
+}
+
+void Store::PopOverride() {
+  for (auto it = t_frames.rbegin(); it != t_frames.rend(); ++it) {
+    if (it->store_id == impl_->id) {
+      t_frames.erase(std::next(it).base());
+      return;
+    }
+  }
+  throw RuntimeError("context.override: there is no active override on this thread to end.");
+}
+
+// ---------------------------------------------------------------------------
+// Store: the read path.
+
+Value Store::Get(Family family, std::string_view key) const {
+  Warnings warnings;
+  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, &warnings);
+  const FamilyState& state = impl_->family(family);
+  const OptionSpec& spec = *state.specs[slot];
+  if (spec.devices != kAllDevices) {
+    DeviceTarget device = impl_->CurrentDevice();
+    if (!(spec.devices & MaskOf(device))) {
+      warnings.emplace_back(WarningKind::kNotApplicable,
+                            StrCat("For '", state.table->get_function, "', the argument '", spec.name,
+                                   "' only applies on devices in ", DeviceMaskRepr(spec.devices),
+                                   ", but the device target is '", DeviceTargetName(device), "'."));
+    }
+  }
+  Value value = impl_->ReadPublic(family, slot, &warnings);
+  IssueWarnings(warnings);
+  return value;
+}
+
+Value Store::Effective(Family family, std::string_view key) const {
+  Warnings warnings;
+  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, &warnings);
+  Value value = impl_->ReadEffective(family, slot, &warnings).value;
+  IssueWarnings(warnings);
+  return value;
+}
+
+int Store::ResolveSlot(Family family, std::string_view key, ValueKind expected) const {
+  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
+  const FamilyState& state = impl_->family(family);
+  ValueKind kind = state.slots[slot].value.kind();
+  if (expected != ValueKind::kObject && kind != expected) {
+    throw ValueError(StrCat("OptionRef: the context key '", key, "' holds ", KindName(kind), " values, not ",
+                            KindName(expected), "."));
+  }
+  return slot;
+}
+
+Value Store::GetSlot(Family family, int slot) const {
+  const FamilyState& state = impl_->family(family);
+  if (state.fast[slot] && !ThreadHasState()) {
+    uint64_t bits = state.fast_bits[slot].load(std::memory_order_acquire);
+    switch (state.slots[slot].value.kind()) {  // the kind of a fast slot never changes
+      case ValueKind::kBool: return Value(bits != 0);
+      case ValueKind::kInt: return Value(static_cast<int64_t>(bits));
+      default: {
+        double d;
+        std::memcpy(&d, &bits, sizeof(d));
+        return Value(d);
+      }
+    }
+  }
+  Warnings warnings;
+  Value v = impl_->ReadPublic(family, slot, &warnings);
+  IssueWarnings(warnings);
+  return v;
+}
+
+uint64_t Store::CompileKeyHash() const {
+  if (!ThreadHasState()) return impl_->compile_hash.load();
+  return impl_->ComputeCompileHash(true);
+}
+
+// ---------------------------------------------------------------------------
+// Freezing and subscriptions.
+
+void Store::MarkInEffect(Family family, std::string_view key, std::string reason) {
+  int slot = impl_->FindSlot(family, key);
+  MSRT_INTERNAL_ASSERT(slot >= 0, "no context key '", key, "'");
+  std::unique_lock lock(impl_->state_mutex);
+  Slot& s = impl_->family(family).slots[slot];
+  if (!s.in_effect) {
+    s.in_effect = true;
+    s.in_effect_reason = std::move(reason);
+  }
+}
+
+bool Store::IsInEffect(Family family, std::string_view key) const {
+  int slot = impl_->FindSlot(family, key);
+  MSRT_INTERNAL_ASSERT(slot >= 0, "no context key '", key, "'");
+  std::shared_lock lock(impl_->state_mutex);
+  return impl_->family(family).slots[slot].in_effect;
+}
+
+Subscription Store::Subscribe(Family family, const std::vector<std::string>& keys, std::string consumer,
+                              std::function<void(const Change&)> callback) {
+  for (const std::string& key : keys) {
+    int slot = impl_->FindSlot(family, key);
+    if (slot < 0 || impl_->family(family).specs[slot]->visibility != Visibility::kPublic) {
+      throw ValueError(StrCat("Store::Subscribe: '", key, "' is not a key of ", FamilyName(family), "."));
+    }
+  }
+  auto entry = std::make_shared<Subscription::Entry>();
+  entry->family = family;
+  entry->keys = keys;
+  entry->consumer = std::move(consumer);
+  entry->callback = std::move(callback);
+  {
+    std::lock_guard lock(impl_->subscribers_mutex);
+    std::erase_if(impl_->subscribers, [](const auto& e) { return !e->active; });
+    impl_->subscribers.push_back(entry);
+  }
+  Subscription sub;
+  sub.entry_ = std::move(entry);
+  return sub;
+}
+
+Subscription& Subscription::operator=(Subscription&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    entry_ = std::move(other.entry_);
+  }
+  return *this;
+}
+
+Subscription::~Subscription() { Reset(); }
+
+void Subscription::Reset() {
+  if (entry_) entry_->active = false;
+  entry_.reset();
+}
+
+// ---------------------------------------------------------------------------
+// Snapshots.
+
+Value Store::Snapshot() const {
+  Dict out;
+  out.Set("profile", Value(ProfileName(impl_->profile.load())));
+  for (int fi = 0; fi < kFamilyCount; ++fi) {
+    const FamilyState& state = impl_->families[fi];
+    Dict values;
+    for (size_t slot = 0; slot < state.specs.size(); ++slot) {
+      SlotRead r = impl_->Read(static_cast<Family>(fi), static_cast<int>(slot), /*with_thread=*/true, nullptr);
+      values.Set(std::string(state.specs[slot]->name), r.value);
+    }
+    out.Set(std::string(FamilyName(static_cast<Family>(fi))), Value(std::move(values)));
+  }
+  return Value(std::move(out));
+}
+
+void Store::Load(const Value& snapshot) {
+  RefuseFromSubscriber();
+  std::lock_guard write_lock(impl_->write_mutex);
+  constexpr std::string_view kFunction = "context.load";
+  if (!snapshot.is_dict()) {
+    throw TypeError(StrCat("For '", kFunction, "', the snapshot must be a dict, but got ", snapshot.type_name(), "."));
+  }
+  Profile profile = impl_->profile.load();
+  for (const auto& [name, value] : snapshot.as_dict()) {
+    if (name == "profile") {
+      if (!value.is_string()) {
+        throw TypeError(StrCat("For '", kFunction, "', 'profile' must be str, but got ", value.type_name(), "."));
+      }
+      profile = ParseProfile(value.as_string());
+      continue;
+    }
+    bool known = false;
+    for (int fi = 0; fi < kFamilyCount; ++fi) known |= FamilyName(static_cast<Family>(fi)) == name;
+    if (!known) {
+      throw ValueError(StrCat("For '", kFunction, "', the snapshot holds an unknown section '", name,
+                              "'; expected 'profile', 'context', 'auto_parallel_context' and 'ps_context'."));
+    }
+    if (!value.is_dict()) {
+      throw TypeError(StrCat("For '", kFunction, "', the section '", name, "' must be a dict, but got ",
+                             value.type_name(), "."));
+    }
+  }
+  Warnings warnings;
+  PendingTransaction tx(*impl_, profile, /*with_thread=*/false, &warnings);
+  std::map<SlotId, Value> writes;
+  for (int fi = 0; fi < kFamilyCount; ++fi) {
+    auto family = static_cast<Family>(fi);
+    const FamilyState& state = impl_->families[fi];
+    // Keys the snapshot leaves out return to their defaults.
+    for (size_t slot = 0; slot < state.specs.size(); ++slot) {
+      writes[{fi, static_cast<int>(slot)}] = impl_->DefaultFor(*state.specs[slot], profile);
+    }
+    const Value* section = snapshot.as_dict().Find(FamilyName(family));
+    if (section == nullptr) continue;
+    for (const auto& [key, value] : section->as_dict()) {
+      int slot = impl_->FindSlot(family, key);
+      if (slot < 0) {
+        throw ValueError(StrCat("For '", kFunction, "', the snapshot section '", FamilyName(family),
+                                "' holds an unknown key '", key, "'."));
+      }
+      const OptionSpec& spec = *state.specs[slot];
+      Value stored = value;
+      if (spec.parse && !spec.apply && spec.visibility == Visibility::kPublic) {
+        KeyEnv env(family, spec.name, kFunction, tx, &warnings);
+        env.loading = true;
+        stored = spec.parse(value, env);
+      } else if (!KindMatchesForLoad(value, writes[{fi, slot}])) {
+        throw TypeError(StrCat("For '", kFunction, "', the snapshot value of '", key, "' must be ",
+                               KindName(writes[{fi, slot}].kind()), ", but got ", value.type_name(), "."));
+      }
+      if (writes[{fi, slot}].is_float() && stored.is_int()) stored = Value(stored.as_float());
+      writes[{fi, slot}] = std::move(stored);
+      tx.Write(family, key, writes[{fi, slot}]);
+    }
+  }
+  CheckFrozen(*impl_, writes, kFunction);
+  IssueWarnings(warnings);
+  impl_->profile = profile;
+  Notify(*impl_, Commit(*impl_, writes, Source::kLoad));
+}
+
+// ---------------------------------------------------------------------------
+
+Store& Global() {
+  static Store* store = new Store();  // never destroyed: threads may read at exit
+  return *store;
+}
+
+ScopedOverride::ScopedOverride(Family family, const Dict& kwargs, Store& store) : store_(&store) {
+  store.PushOverride(family, kwargs);
+}
+
+ScopedOverride::~ScopedOverride() {
+  try {
+    store_->PopOverride();
+  } catch (const std::exception& e) {
+    MSRT_LOG(Error) << e.what();
+  }
+}
+
+}  // namespace msrt::context
+
+namespace msrt {
+
+using context::Family;
+void SetContext(const Dict& kwargs) { context::Global().Set(Family::kRuntime, kwargs); }
+Value GetContext(std::string_view key) { return context::Global().Get(Family::kRuntime, key); }
+void SetAutoParallelContext(const Dict& kwargs) { context::Global().Set(Family::kAutoParallel, kwargs); }
+Value GetAutoParallelContext(std::string_view key) { return context::Global().Get(Family::kAutoParallel, key); }
+void ResetAutoParallelContext() { context::Global().Reset(Family::kAutoParallel); }
+void SetPsContext(const Dict& kwargs) { context::Global().Set(Family::kParameterServer, kwargs); }
+Value GetPsContext(std::string_view key) { return context::Global().Get(Family::kParameterServer, key); }
+void ResetPsContext() { context::Global().Reset(Family::kParameterServer); }
+
+}  // namespace msrt

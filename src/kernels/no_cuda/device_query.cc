@@ -1,0 +1,13 @@
+// Linked when the build has no CUDA backend.
+#include "msrt/core/device.h"
+
+namespace msrt {
+
+bool BuiltWithCuda() { return false; }
+
+int VisibleCudaDevices(std::string* why_not) {
+  if (why_not != nullptr) *why_not = "msrt was built without CUDA (the CUDA toolkit was not found or MSRT_CUDA=OFF)";
+  return 0;
+}
+
+}  // namespace msrt
