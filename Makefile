@@ -43,12 +43,13 @@ fuzz: setup
 
 bench: build
 	@scripts/setup.sh --bench
-	cmake --build $(BUILD) --target context_bench
-	$(BUILD)/benchmarks/context_bench
+	cmake -S . -B build-bench -G Ninja -DMSRT_BUILD_BENCHMARKS=ON -DMSRT_BUILD_PYTHON=OFF -DMSRT_BUILD_TESTS=OFF > /dev/null
+	cmake --build build-bench --target context_bench
+	build-bench/benchmarks/context_bench
 	$(PY) benchmarks/context_bench.py
 
 docs: build
 	$(PY) tools/gen_context_docs.py > docs/context.md
 
 clean:
-	rm -rf $(BUILD) build-tsan build-fuzz
+	rm -rf $(BUILD) build-tsan build-fuzz build-bench

@@ -12,7 +12,7 @@ packages=(
   python3-dev python3-venv python3-numpy python3-pytest pybind11-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-torch)
+  packages+=(python3-torch libtorch-dev)
 fi
 
 missing=()

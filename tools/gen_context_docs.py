@@ -34,10 +34,19 @@ def render():
         "to the best device present (GPU when msrt is built with CUDA and a device is",
         "visible, else CPU).",
         "",
+        "*Used by* names the subsystems of this build that act on a key (they",
+        "subscribe to it). A key with none is validated, stored and reported by",
+        "`get_*`, `explain` and `snapshot`, but nothing acts on it yet.",
+        "",
     ]
     for family, title in TITLES.items():
         opts = ms.context.options(family)
-        out += [f"## {title}", "", "| key | type | default | notes | description |", "|---|---|---|---|---|"]
+        out += [
+            f"## {title}",
+            "",
+            "| key | type | default | notes | used by | description |",
+            "|---|---|---|---|---|---|",
+        ]
         for o in opts:
             notes = []
             if o["freezes"]:
@@ -54,9 +63,10 @@ def render():
             if o["deprecated_since"]:
                 notes.append(f"deprecated since {o['deprecated_since']} ({o['deprecation_action']})")
             default = "computed" if o["name"] == "device_target" else repr(o["default"])
+            used_by = ", ".join(ms.context.explain(o["name"])["consumers"])
             out.append(
                 f"| `{o['name']}` | {cell(o['type'])} | `{cell(default)}` | {cell('; '.join(notes))} "
-                f"| {cell(o['doc'])} |"
+                f"| {cell(used_by)} | {cell(o['doc'])} |"
             )
         out.append("")
 
@@ -65,7 +75,8 @@ def render():
         "",
         "A key that does not apply on the current device target warns",
         "(`msrt.DeviceNotApplicableWarning`) and is not stored. msrt applies some keys",
-        "on more devices than MindSpore does; the last column says why.",
+        "on more devices than MindSpore does; the last column says what msrt does",
+        "there (see *used by* for what acts on the key in this build).",
         "",
         "| key | msrt | MindSpore | note |",
         "|---|---|---|---|",

@@ -379,7 +379,9 @@ uint64_t Store::Impl::ComputeCompileHash(bool with_thread) const {
       const OptionSpec& spec = *state.specs[slot];
       if (!spec.affects_compile) continue;
       Value v = Read(static_cast<Family>(fi), static_cast<int>(slot), with_thread, nullptr).value;
-      uint64_t parts[2] = {Value(spec.name).StableHash(), v.StableHash()};
+      uint64_t name_hash = 1469598103934665603ull;
+      for (char c : spec.name) name_hash = (name_hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+      uint64_t parts[2] = {name_hash, v.StableHash()};
       for (uint64_t part : parts) {
         h ^= part;
         h *= 1099511628211ull;
@@ -422,7 +424,6 @@ Store::Store(std::optional<Profile> profile) : impl_(std::make_unique<Impl>()) {
       if (state.fast[slot]) state.fast_bits[slot].store(ScalarBits(state.slots[slot].value));
     }
   }
-  impl_->compile_hash = impl_->ComputeCompileHash(false);
 }
 
 Store::~Store() = default;
@@ -532,7 +533,13 @@ CommitResult Commit(Store::Impl& impl, const std::map<SlotId, Value>& writes, So
       if (changed) result.changed[id.first].emplace_back(spec.name);
     }
   }
-  impl.compile_hash.store(impl.ComputeCompileHash(false));
+  for (const auto& [id, value] : writes) {
+    if (impl.families[id.first].specs[id.second]->affects_compile) {
+      std::lock_guard hash_lock(impl.hash_mutex);
+      impl.compile_hash_valid = false;
+      break;
+    }
+  }
   return result;
 }
 
@@ -693,7 +700,14 @@ Value Store::GetSlot(Family family, int slot) const {
 }
 
 uint64_t Store::CompileKeyHash() const {
-  if (!ThreadHasState()) return impl_->compile_hash.load();
+  if (!ThreadHasState()) {
+    std::lock_guard hash_lock(impl_->hash_mutex);
+    if (!impl_->compile_hash_valid) {
+      impl_->compile_hash = impl_->ComputeCompileHash(false);
+      impl_->compile_hash_valid = true;
+    }
+    return impl_->compile_hash;
+  }
   return impl_->ComputeCompileHash(true);
 }
 

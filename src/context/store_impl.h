@@ -60,7 +60,11 @@ struct Store::Impl {
   std::array<FamilyState, kFamilyCount> families;
   mutable std::shared_mutex state_mutex;  // guards slots
   std::mutex write_mutex;                 // serialises every change
-  std::atomic<uint64_t> compile_hash{0};
+  // Hash of the compile-affecting keys, recomputed lazily after they change.
+  // Lock order: hash_mutex, then state_mutex.
+  mutable std::mutex hash_mutex;
+  mutable uint64_t compile_hash = 0;
+  mutable bool compile_hash_valid = false;
 
   std::mutex subscribers_mutex;
   std::vector<std::shared_ptr<Subscription::Entry>> subscribers;
