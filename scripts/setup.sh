@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 packages=(
   cmake ninja-build g++ clang libclang-rt-14-dev
-  libgtest-dev libbenchmark-dev nlohmann-json3-dev
+  libgtest-dev libbenchmark-dev nlohmann-json3-dev libdnnl-dev
+  dataset-fashion-mnist
   python3-dev python3-venv python3-numpy python3-pytest pybind11-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then

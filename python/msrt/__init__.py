@@ -3,7 +3,14 @@
     import msrt as ms
     ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
 """
-from . import _C
+import os as _os
+
+# The native module lives in the build tree: <repo>/build by default, or the
+# build directory named by MSRT_BUILD_DIR.
+_build = _os.environ.get("MSRT_BUILD_DIR") or _os.path.join(_os.path.dirname(__file__), "..", "..", "build")
+__path__.append(_os.path.join(_os.path.abspath(_build), "python", "msrt"))
+
+from . import _C  # noqa: E402
 from ._warnings import ContextDeprecationWarning, DeviceNotApplicableWarning, MsrtWarning
 
 _C._set_warning_classes(MsrtWarning, ContextDeprecationWarning, DeviceNotApplicableWarning)

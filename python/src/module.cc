@@ -4,4 +4,5 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "msrt native core";
   msrt::python::BindCore(m);
   msrt::python::BindContext(m);
+  msrt::python::BindTensor(m);
 }

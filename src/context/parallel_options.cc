@@ -298,7 +298,7 @@ FusionState RunCommFusion(const Dict& config, const View& view, const KeyEnv& en
   FusionState state = LoadFusionState(view);
   for (const auto& [name, value] : config) {
     auto it = std::find_if(kCollectives.begin(), kCollectives.end(),
-                           [&](const Collective& c) { return c.name == name; });
+                           [&name = name](const Collective& c) { return c.name == name; });
     if (it != kCollectives.end()) {
       size_t index = static_cast<size_t>(it - kCollectives.begin());
       if (state.enabled[index]) ApplyCollectiveEntry(index, value, view, env, state);

@@ -209,7 +209,7 @@ Parser ParseSubDict(std::vector<SubKey> sub_keys) {
     Dict merged = base.is_dict() ? base.as_dict() : SubDictDefault(sub_keys).as_dict();
     for (const auto& [name, value] : in.as_dict()) {
       auto it = std::find_if(sub_keys.begin(), sub_keys.end(),
-                             [&](const SubKey& s) { return s.name == name; });
+                             [&name = name](const SubKey& s) { return s.name == name; });
       if (it == sub_keys.end()) {
         env.Fail(ErrorKind::kValue,
                  StrCat("the key '", name, "' of the argument '", env.key,

@@ -1,0 +1,148 @@
+// Tensors: typed, shaped, contiguous device buffers shared by reference.
+//
+// A tensor's contents may still be in flight: eager ops run on a dispatcher
+// thread, so a tensor records the completion of the last op that writes it.
+// Reading data (`data()`) waits for it and re-raises the op's error with the
+// op name, shapes and where it was launched (see Note [Async errors] in
+// src/runtime/dispatcher.cc).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "msrt/core/device.h"
+#include "msrt/core/dtype.h"
+
+namespace msrt {
+
+using Shape = std::vector<int64_t>;
+
+/// Number of elements of a shape (1 for a scalar).
+int64_t NumElements(const Shape& shape);
+/// "(2, 3)" — Python tuple style.
+std::string ShapeRepr(const Shape& shape);
+
+/// Signals that a queued op has finished, successfully or not.
+class Completion {
+ public:
+  /// Marks success and wakes waiters.
+  void Finish();
+  /// Marks failure; `error` is re-raised to every reader.
+  void Fail(std::exception_ptr error);
+  /// Blocks until finished; rethrows the op's error.
+  void Wait() const;
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  std::exception_ptr error() const;
+
+ private:
+  std::atomic<bool> done_{false};
+  mutable std::mutex mutex_;
+  mutable std::condition_variable cv_;
+  std::exception_ptr error_;
+};
+
+/// A block of device memory, returned to its allocator when released.
+class Storage {
+ public:
+  Storage(void* data, size_t nbytes, DeviceTarget device, void (*release)(void*, size_t))
+      : data_(data), nbytes_(nbytes), device_(device), release_(release) {}
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  DeviceTarget device() const { return device_; }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  DeviceTarget device_;
+  void (*release_)(void*, size_t);
+};
+
+namespace autodiff {
+struct Node;
+}
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  size_t offset = 0;  // bytes
+  Shape shape;
+  DType dtype = DType::kFloat32;
+  // The last write still running (null when the contents are ready).
+  std::shared_ptr<Completion> pending;
+  std::mutex pending_mutex;
+  // Autodiff: whether gradients flow to this tensor, and the node that
+  // produced it while a gradient was being recorded.
+  bool requires_grad = false;
+  std::shared_ptr<autodiff::Node> grad_node;
+  int grad_output_index = 0;
+  std::string name;  // parameters carry their name
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  /// Uninitialised contents.
+  static Tensor Empty(const Shape& shape, DType dtype, DeviceTarget device = DeviceTarget::kCPU);
+  static Tensor Zeros(const Shape& shape, DType dtype, DeviceTarget device = DeviceTarget::kCPU);
+  /// Copies `nbytes` from host memory; `nbytes` must match shape and dtype.
+  static Tensor FromHost(const void* data, size_t nbytes, const Shape& shape, DType dtype);
+  /// A 0-d tensor holding `value` converted to `dtype`.
+  static Tensor Scalar(double value, DType dtype);
+
+  bool defined() const { return impl_ != nullptr; }
+  const Shape& shape() const { return impl_->shape; }
+  DType dtype() const { return impl_->dtype; }
+  int ndim() const { return static_cast<int>(impl_->shape.size()); }
+  int64_t numel() const { return NumElements(impl_->shape); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * ItemSize(impl_->dtype); }
+  DeviceTarget device() const { return impl_->storage->device(); }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  bool same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  /// Waits for pending writes (re-raising their error), then the data.
+  const void* data() const;
+  void* mutable_data();
+  template <typename T>
+  const T* data() const {
+    return static_cast<const T*>(data());
+  }
+  template <typename T>
+  T* mutable_data() {
+    return static_cast<T*>(mutable_data());
+  }
+  /// The data without waiting: for kernels, which the dispatcher runs only
+  /// after their inputs are written.
+  void* raw() const { return static_cast<char*>(impl_->storage->data()) + impl_->offset; }
+  template <typename T>
+  T* raw() const {
+    return static_cast<T*>(raw());
+  }
+
+  /// Waits for pending writes to finish; rethrows their error.
+  void Sync() const;
+  /// The completion a reader must wait for (null when ready).
+  std::shared_ptr<Completion> pending() const;
+  void set_pending(std::shared_ptr<Completion> completion) const;
+
+  /// A tensor of another shape (same number of elements) sharing storage.
+  Tensor Reshaped(const Shape& shape) const;
+
+  /// "Tensor(shape=(2, 3), dtype=Float32)" — no data, no waiting.
+  std::string Describe() const;
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+}  // namespace msrt

@@ -1,0 +1,194 @@
+// Tensors, op calls and gradient tapes. Ops are called by name through one
+// generic function: the binding knows no op.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <frameobject.h>
+
+#include "autodiff/autodiff.h"
+#include "bindings.h"
+#include "kernels/kernel.h"
+#include "msrt/core/errors.h"
+#include "ops/call.h"
+#include "runtime/eager.h"
+
+namespace msrt::python {
+namespace {
+
+std::optional<DType> FromNumpy(const py::dtype& dt) {
+  char kind = dt.kind();
+  auto size = dt.itemsize();
+  if (kind == 'b') return DType::kBool;
+  if (kind == 'u' && size == 1) return DType::kUInt8;
+  if (kind == 'i') {
+    switch (size) {
+      case 1: return DType::kInt8;
+      case 2: return DType::kInt16;
+      case 4: return DType::kInt32;
+      case 8: return DType::kInt64;
+    }
+  }
+  if (kind == 'f') {
+    switch (size) {
+      case 2: return DType::kFloat16;
+      case 4: return DType::kFloat32;
+      case 8: return DType::kFloat64;
+    }
+  }
+  return std::nullopt;
+}
+
+py::dtype ToNumpy(DType dtype) {
+  switch (dtype) {
+    case DType::kBool: return py::dtype("bool");
+    case DType::kUInt8: return py::dtype("uint8");
+    case DType::kInt8: return py::dtype("int8");
+    case DType::kInt16: return py::dtype("int16");
+    case DType::kInt32: return py::dtype("int32");
+    case DType::kInt64: return py::dtype("int64");
+    case DType::kFloat16: return py::dtype("float16");
+    case DType::kBFloat16: return py::dtype("float32");  // NumPy has no bfloat16
+    case DType::kFloat32: return py::dtype("float32");
+    case DType::kFloat64: return py::dtype("float64");
+  }
+  return py::dtype("float32");
+}
+
+Tensor FromArray(const py::array& input, std::optional<std::string> dtype_name) {
+  py::array array = py::array::ensure(input, py::array::c_style);
+  if (!array) throw py::error_already_set();
+  auto dtype = FromNumpy(array.dtype());
+  if (!dtype) {
+    throw TypeError(StrCat("Tensor: NumPy dtype '", std::string(py::str(array.dtype())),
+                           "' is not supported; expected bool, uint8, int8, int16, int32, int64, float16, "
+                           "float32 or float64."));
+  }
+  Shape shape(array.shape(), array.shape() + array.ndim());
+  Tensor t = Tensor::FromHost(array.data(), static_cast<size_t>(array.nbytes()), shape, *dtype);
+  if (dtype_name && *dtype_name != DTypeAttrName(*dtype)) {
+    auto target = ParseDType(*dtype_name);
+    if (!target) throw TypeError(StrCat("Tensor: unknown dtype '", *dtype_name, "'."));
+    t = ops::Call1("cast", {t}, Dict{{"dtype", Value(std::string(DTypeAttrName(*target)))}});
+  }
+  return t;
+}
+
+py::array ToArray(const Tensor& t) {
+  {
+    py::gil_scoped_release release;
+    t.Sync();
+  }
+  Tensor source = t;
+  if (t.dtype() == DType::kBFloat16) source = ops::Call1("cast", {t}, Dict{{"dtype", Value("float32")}});
+  source.Sync();
+  std::vector<py::ssize_t> shape(source.shape().begin(), source.shape().end());
+  // The array shares the tensor's memory; the capsule keeps the tensor alive.
+  auto* keep = new Tensor(source);
+  py::capsule owner(keep, [](void* p) { delete static_cast<Tensor*>(p); });
+  return py::array(ToNumpy(source.dtype()), shape, {}, source.raw(), owner);
+}
+
+// "file.py:42" for the innermost Python frame outside the msrt package.
+std::string PythonOrigin() {
+  PyFrameObject* frame = PyEval_GetFrame();
+  int depth = 0;
+  while (frame != nullptr && depth < 32) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    const char* file = PyUnicode_AsUTF8(code->co_filename);
+    bool internal = file != nullptr && std::strstr(file, "/msrt/") != nullptr && std::strstr(file, "/tests/") == nullptr;
+    if (!internal) {
+      std::string out = StrCat(file ? file : "?", ":", PyFrame_GetLineNumber(frame));
+      Py_DECREF(code);
+      return out;
+    }
+    Py_DECREF(code);
+    frame = PyFrame_GetBack(frame);  // new reference in 3.11
+    if (frame != nullptr) Py_DECREF(frame);  // the frame stays alive on the stack
+    ++depth;
+  }
+  return "";
+}
+
+}  // namespace
+
+void BindTensor(py::module_& m) {
+  runtime::SetOriginHook(&PythonOrigin);
+
+  py::class_<Tensor>(m, "TensorBase")
+      .def(py::init([](const py::array& array, std::optional<std::string> dtype) { return FromArray(array, dtype); }),
+           py::arg("array"), py::arg("dtype") = py::none())
+      .def_property_readonly("shape",
+                             [](const Tensor& t) {
+                               py::tuple out(t.ndim());
+                               for (int i = 0; i < t.ndim(); ++i) out[i] = t.shape()[i];
+                               return out;
+                             })
+      .def_property_readonly("dtype_name", [](const Tensor& t) { return std::string(DTypeAttrName(t.dtype())); })
+      .def_property_readonly("ndim", &Tensor::ndim)
+      .def_property_readonly("size", &Tensor::numel)
+      .def_property_readonly("nbytes", &Tensor::nbytes)
+      .def_property("requires_grad", [](const Tensor& t) { return t.impl()->requires_grad; },
+                    [](const Tensor& t, bool v) { t.impl()->requires_grad = v; })
+      .def_property("param_name", [](const Tensor& t) { return t.impl()->name; },
+                    [](const Tensor& t, const std::string& v) { t.impl()->name = v; })
+      .def("asnumpy", &ToArray, "The data as a NumPy array sharing memory (waits for pending ops).")
+      .def("_sync",
+           [](const Tensor& t) {
+             py::gil_scoped_release release;
+             t.Sync();
+           })
+      .def("_same", &Tensor::same)
+      .def("_reshaped", &Tensor::Reshaped)
+      .def("_describe", &Tensor::Describe);
+
+  m.def(
+      "call",
+      [](const std::string& op, const std::vector<Tensor>& inputs, const py::dict& attrs) {
+        return ops::Call(op, inputs, ToDict(attrs));
+      },
+      py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict(), "Calls an op by name; returns its outputs.");
+  m.def(
+      "scalar", [](double value, const std::string& dtype) {
+        auto d = ParseDType(dtype);
+        if (!d) throw TypeError(StrCat("unknown dtype '", dtype, "'"));
+        return Tensor::Scalar(value, *d);
+      });
+  m.def("synchronize", [] {
+    py::gil_scoped_release release;
+    runtime::Synchronize();
+  });
+  m.def("op_names", [] {
+    std::vector<std::string> out;
+    for (const ops::OpDef* op : ops::AllOps()) out.emplace_back(op->name);
+    return out;
+  });
+  m.def("op_info", [](const std::string& name) {
+    const ops::OpDef& op = ops::GetOp(name);
+    py::dict d;
+    d["name"] = std::string(op.name);
+    std::vector<std::string> inputs(op.inputs.begin(), op.inputs.end());
+    d["inputs"] = inputs;
+    py::dict attrs;
+    for (const auto& a : op.attrs) attrs[py::str(std::string(a.name))] = FromValue(a.default_value);
+    d["attrs"] = attrs;
+    d["differentiable"] = static_cast<bool>(op.grad);
+    d["composite"] = static_cast<bool>(op.composite);
+    d["elementwise"] = op.props.elementwise;
+    d["inplace"] = op.props.inplace;
+    std::vector<std::string> kernels;
+    for (const auto* k : kernels::KernelsOf(name)) {
+      kernels.push_back(StrCat(DeviceTargetName(k->device), ":", k->impl));
+    }
+    d["kernels"] = kernels;
+    d["doc"] = std::string(op.doc);
+    return d;
+  });
+
+  py::class_<autodiff::GradTape>(m, "GradTape")
+      .def(py::init<>())
+      .def("gradient", &autodiff::GradTape::Gradient, py::arg("outputs"), py::arg("sens"), py::arg("wrt"))
+      .def("end", &autodiff::GradTape::End);
+}
+
+}  // namespace msrt::python

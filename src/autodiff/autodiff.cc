@@ -1,0 +1,172 @@
+#include "autodiff/autodiff.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <unordered_map>
+
+#include "ops/call.h"
+
+namespace msrt::autodiff {
+
+namespace {
+
+thread_local GradTape* t_tape = nullptr;
+thread_local bool t_paused = false;
+std::atomic<uint64_t> g_next_tape{1};
+
+bool Active() { return t_tape != nullptr && !t_paused; }
+
+// Gradients flow into (node, output index) or into a leaf tensor.
+using NodeKey = std::pair<const Node*, int>;
+
+Tensor Accumulate(const Tensor& sum, const Tensor& g) {
+  if (!sum.defined()) return g;
+  return ops::Call1("add", {sum, g});
+}
+
+Tensor OnesLike(const Tensor& t) { return ops::Call1("ones_like", {t}); }
+Tensor ZerosLike(const Tensor& t) { return ops::Call1("zeros_like", {t}); }
+
+}  // namespace
+
+void RecordCall(const ops::OpDef& op, const Dict& attrs, const std::vector<Tensor>& inputs,
+                const std::vector<Tensor>& outputs) {
+  GradTape* tape = t_tape;
+  bool tracked = std::any_of(inputs.begin(), inputs.end(), [tape](const Tensor& t) { return tape->Tracks(t); });
+  if (!tracked) return;
+  auto node = std::make_shared<Node>();
+  node->op = &op;
+  node->attrs = attrs;
+  node->inputs = inputs;
+  node->outputs = outputs;
+  node->tape_id = tape->id_;
+  node->sequence = tape->nodes_.size();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    outputs[i].impl()->grad_node = node;
+    outputs[i].impl()->grad_output_index = static_cast<int>(i);
+  }
+  tape->nodes_.push_back(std::move(node));
+}
+
+namespace {
+const bool kRecorderInstalled = (ops::SetRecorder(ops::Recorder{&Active, &RecordCall}), true);
+}  // namespace
+
+bool IsRecording() { return Active(); }
+
+GradTape::GradTape() : id_(g_next_tape.fetch_add(1)), previous_(t_tape) { t_tape = this; }
+
+GradTape::~GradTape() { End(); }
+
+void GradTape::End() {
+  if (ended_) return;
+  ended_ = true;
+  // Break the cycles output -> node -> output and drop saved tensors.
+  for (const auto& node : nodes_) {
+    for (const Tensor& out : node->outputs) {
+      if (out.impl()->grad_node.get() == node.get()) out.impl()->grad_node.reset();
+    }
+    node->inputs.clear();
+    node->outputs.clear();
+  }
+  nodes_.clear();
+  if (t_tape == this) t_tape = previous_;
+}
+
+bool GradTape::Tracks(const Tensor& t) const {
+  const TensorImpl* impl = t.impl();
+  return impl->requires_grad || (impl->grad_node && impl->grad_node->tape_id == id_);
+}
+
+std::vector<Tensor> GradTape::Gradient(const std::vector<Tensor>& outputs, const std::vector<Tensor>& sens,
+                                       const std::vector<Tensor>& wrt) {
+  struct Pause {
+    bool saved = t_paused;
+    Pause() { t_paused = true; }
+    ~Pause() { t_paused = saved; }
+  } pause;
+
+  std::map<NodeKey, Tensor> node_grads;
+  std::unordered_map<const TensorImpl*, Tensor> leaf_grads;
+  std::unordered_map<const TensorImpl*, bool> wanted;
+  for (const Tensor& w : wrt) wanted[w.impl()] = true;
+
+  auto node_of = [this](const Tensor& t) -> const Node* {
+    const auto& n = t.impl()->grad_node;
+    return (n && n->tape_id == id_) ? n.get() : nullptr;
+  };
+  auto deliver = [&](const Tensor& target, const Tensor& g) {
+    if (wanted.count(target.impl())) leaf_grads[target.impl()] = Accumulate(leaf_grads[target.impl()], g);
+    if (const Node* n = node_of(target)) {
+      NodeKey key{n, target.impl()->grad_output_index};
+      node_grads[key] = Accumulate(node_grads[key], g);
+    }
+  };
+
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Tensor seed = (i < sens.size() && sens[i].defined()) ? sens[i] : OnesLike(outputs[i]);
+    deliver(outputs[i], seed);
+  }
+
+  // Nodes reachable from the outputs, latest first (a reverse topological order).
+  std::vector<const Node*> order;
+  {
+    std::vector<const Node*> stack;
+    std::unordered_map<const Node*, bool> seen;
+    for (const Tensor& o : outputs) {
+      if (const Node* n = node_of(o)) stack.push_back(n);
+    }
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      if (seen[n]) continue;
+      seen[n] = true;
+      order.push_back(n);
+      for (const Tensor& in : n->inputs) {
+        if (const Node* p = node_of(in)) stack.push_back(p);
+      }
+    }
+    std::sort(order.begin(), order.end(), [](const Node* a, const Node* b) { return a->sequence > b->sequence; });
+  }
+
+  for (const Node* node : order) {
+    std::vector<Tensor> dys(node->outputs.size());
+    bool any = false;
+    for (size_t k = 0; k < dys.size(); ++k) {
+      auto it = node_grads.find({node, static_cast<int>(k)});
+      if (it != node_grads.end()) {
+        dys[k] = it->second;
+        any = true;
+      }
+    }
+    if (!any) continue;
+    std::vector<bool> needs(node->inputs.size());
+    bool need_any = false;
+    for (size_t i = 0; i < needs.size(); ++i) {
+      needs[i] = Tracks(node->inputs[i]);
+      need_any |= needs[i];
+    }
+    if (!need_any) continue;
+    std::vector<Tensor> grads = node->op->grad(ops::GradArgs{node->inputs, node->outputs, dys, node->attrs, needs});
+    MSRT_INTERNAL_ASSERT(grads.size() == node->inputs.size(), "gradient of ", node->op->name, " returned ",
+                         grads.size(), " tensors for ", node->inputs.size(), " inputs");
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (!needs[i] || !grads[i].defined()) continue;
+      const Tensor& in = node->inputs[i];
+      MSRT_INTERNAL_ASSERT(grads[i].shape() == in.shape(), "gradient of ", node->op->name, " input ", i,
+                           " has shape ", ShapeRepr(grads[i].shape()), ", expected ", ShapeRepr(in.shape()));
+      deliver(in, grads[i]);
+    }
+  }
+
+  std::vector<Tensor> out;
+  out.reserve(wrt.size());
+  for (const Tensor& w : wrt) {
+    auto it = leaf_grads.find(w.impl());
+    out.push_back(it != leaf_grads.end() ? it->second : ZerosLike(w));
+  }
+  return out;
+}
+
+}  // namespace msrt::autodiff

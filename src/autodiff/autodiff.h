@@ -1,0 +1,55 @@
+// Reverse-mode autodiff on a tape of eager op calls.
+//
+// While a GradTape is alive on a thread, every call of an op with a gradient
+// rule whose inputs are tracked (requires_grad, or produced by a recorded
+// call) is recorded. Gradient() walks the recorded calls backwards, applying
+// each op's GradFn (written in ops, so it runs through the same dispatcher).
+// The tape owns what it saved and drops it when it ends.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "ops/op_def.h"
+
+namespace msrt::autodiff {
+
+struct Node {
+  const ops::OpDef* op = nullptr;
+  Dict attrs;
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  uint64_t tape_id = 0;
+  uint64_t sequence = 0;  // recording order
+};
+
+class GradTape {
+ public:
+  GradTape();
+  ~GradTape();
+  GradTape(const GradTape&) = delete;
+  GradTape& operator=(const GradTape&) = delete;
+
+  /// Gradients of sum_i(sens_i * outputs_i) with respect to each of `wrt`
+  /// (zeros where there is no path). An undefined sens means ones.
+  std::vector<Tensor> Gradient(const std::vector<Tensor>& outputs, const std::vector<Tensor>& sens,
+                               const std::vector<Tensor>& wrt);
+
+  /// Whether `t` is tracked by this tape (requires_grad, or recorded output).
+  bool Tracks(const Tensor& t) const;
+
+  /// Stops recording and drops what was saved (the destructor does it too).
+  void End();
+
+ private:
+  bool ended_ = false;
+  uint64_t id_;
+  GradTape* previous_;
+  std::vector<std::shared_ptr<Node>> nodes_;
+  friend void RecordCall(const ops::OpDef&, const Dict&, const std::vector<Tensor>&, const std::vector<Tensor>&);
+};
+
+/// True while a tape records on this thread (and is not computing gradients).
+bool IsRecording();
+
+}  // namespace msrt::autodiff

@@ -1,0 +1,149 @@
+#include "msrt/tensor/tensor.h"
+
+#include <cstring>
+
+#include "memory/allocator.h"
+#include "msrt/core/errors.h"
+
+namespace msrt {
+
+int64_t NumElements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeRepr(const Shape& shape) {
+  std::string out = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) out += ",";
+  return out + ")";
+}
+
+void Completion::Finish() {
+  {
+    std::lock_guard lock(mutex_);
+    done_.store(true, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+void Completion::Fail(std::exception_ptr error) {
+  {
+    std::lock_guard lock(mutex_);
+    error_ = std::move(error);
+    done_.store(true, std::memory_order_release);
+  }
+  cv_.notify_all();
+}
+
+void Completion::Wait() const {
+  if (!done_.load(std::memory_order_acquire)) {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [this] { return done_.load(std::memory_order_acquire); });
+  }
+  if (error_) std::rethrow_exception(error_);
+}
+
+std::exception_ptr Completion::error() const {
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
+Storage::~Storage() {
+  if (release_ != nullptr) release_(data_, nbytes_);
+}
+
+Tensor Tensor::Empty(const Shape& shape, DType dtype, DeviceTarget device) {
+  for (int64_t d : shape) {
+    MSRT_CHECK_VALUE(d >= 0, "A tensor shape can not have negative dimensions, but got ", ShapeRepr(shape), ".");
+  }
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = shape;
+  impl->dtype = dtype;
+  impl->storage = memory::Allocate(static_cast<size_t>(NumElements(shape)) * ItemSize(dtype), device);
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::Zeros(const Shape& shape, DType dtype, DeviceTarget device) {
+  Tensor t = Empty(shape, dtype, device);
+  std::memset(t.raw(), 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::FromHost(const void* data, size_t nbytes, const Shape& shape, DType dtype) {
+  Tensor t = Empty(shape, dtype);
+  MSRT_CHECK_VALUE(nbytes == t.nbytes(), "FromHost: ", nbytes, " bytes do not fill a tensor of shape ",
+                   ShapeRepr(shape), " and dtype ", DTypeName(dtype), " (", t.nbytes(), " bytes).");
+  if (nbytes != 0) std::memcpy(t.raw(), data, nbytes);
+  return t;
+}
+
+Tensor Tensor::Scalar(double value, DType dtype) {
+  Tensor t = Empty({}, dtype);
+  void* p = t.raw();
+  switch (dtype) {
+    case DType::kBool: *static_cast<bool*>(p) = value != 0; break;
+    case DType::kUInt8: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(value); break;
+    case DType::kInt8: *static_cast<int8_t*>(p) = static_cast<int8_t>(value); break;
+    case DType::kInt16: *static_cast<int16_t*>(p) = static_cast<int16_t>(value); break;
+    case DType::kInt32: *static_cast<int32_t*>(p) = static_cast<int32_t>(value); break;
+    case DType::kInt64: *static_cast<int64_t*>(p) = static_cast<int64_t>(value); break;
+    case DType::kFloat16: *static_cast<Half*>(p) = FloatToHalf(static_cast<float>(value)); break;
+    case DType::kBFloat16: *static_cast<BFloat16*>(p) = FloatToBFloat16(static_cast<float>(value)); break;
+    case DType::kFloat32: *static_cast<float*>(p) = static_cast<float>(value); break;
+    case DType::kFloat64: *static_cast<double*>(p) = value; break;
+  }
+  return t;
+}
+
+std::shared_ptr<Completion> Tensor::pending() const {
+  std::lock_guard lock(impl_->pending_mutex);
+  return impl_->pending;
+}
+
+void Tensor::set_pending(std::shared_ptr<Completion> completion) const {
+  std::lock_guard lock(impl_->pending_mutex);
+  impl_->pending = std::move(completion);
+}
+
+void Tensor::Sync() const {
+  std::shared_ptr<Completion> p = pending();
+  if (p) {
+    p->Wait();
+    std::lock_guard lock(impl_->pending_mutex);
+    if (impl_->pending == p) impl_->pending.reset();
+  }
+}
+
+const void* Tensor::data() const {
+  Sync();
+  return raw();
+}
+
+void* Tensor::mutable_data() {
+  Sync();
+  return raw();
+}
+
+Tensor Tensor::Reshaped(const Shape& shape) const {
+  MSRT_CHECK_VALUE(NumElements(shape) == numel(), "Can not reshape a tensor of shape ", ShapeRepr(this->shape()),
+                   " (", numel(), " elements) to ", ShapeRepr(shape), ".");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = impl_->storage;
+  impl->offset = impl_->offset;
+  impl->shape = shape;
+  impl->dtype = impl_->dtype;
+  impl->pending = pending();
+  return Tensor(std::move(impl));
+}
+
+std::string Tensor::Describe() const {
+  if (!defined()) return "Tensor(undefined)";
+  return StrCat("Tensor(shape=", ShapeRepr(shape()), ", dtype=", DTypeName(dtype()), ")");
+}
+
+}  // namespace msrt

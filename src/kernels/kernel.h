@@ -1,0 +1,49 @@
+// Kernels: the per-device code of an op.
+//
+// Several kernels may serve one op on one device; they are tried in order of
+// priority (e.g. oneDNN, then a vectorised loop, then a reference loop) and
+// the first whose `supports` accepts the inputs runs. Dispatch never names
+// an op: it asks SelectKernel.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "ops/op_def.h"
+
+namespace msrt::kernels {
+
+struct KernelArgs {
+  const ops::OpDef& op;
+  const std::vector<Tensor>& inputs;
+  std::vector<Tensor>& outputs;  // allocated from inference (aliases for in-place ops)
+  const Dict& attrs;
+};
+
+using KernelFn = void (*)(KernelArgs& args);
+using SupportsFn = bool (*)(const std::vector<ops::TensorMeta>& inputs, const Dict& attrs);
+
+struct KernelDef {
+  std::string_view op;
+  DeviceTarget device = DeviceTarget::kCPU;
+  std::string_view impl;     // "onednn", "vectorized", "reference", ...
+  int priority = 0;          // higher is tried first
+  SupportsFn supports = nullptr;  // null: supports everything the op accepts
+  KernelFn run = nullptr;
+};
+
+bool RegisterKernel(KernelDef def);
+/// The kernel that runs `op` on `device` for these inputs, or nullptr.
+const KernelDef* SelectKernel(std::string_view op, DeviceTarget device, const std::vector<ops::TensorMeta>& inputs,
+                              const Dict& attrs);
+/// Every kernel registered for `op` (any device), best first.
+std::vector<const KernelDef*> KernelsOf(std::string_view op);
+
+}  // namespace msrt::kernels
+
+#define MSRT_KERNEL_CONCAT_INNER_(a, b) a##b
+#define MSRT_KERNEL_CONCAT_(a, b) MSRT_KERNEL_CONCAT_INNER_(a, b)
+/// MSRT_REGISTER_KERNEL({.op = "relu", .impl = "vectorized", .run = &Relu});
+#define MSRT_REGISTER_KERNEL(...)                                      \
+  static const bool MSRT_KERNEL_CONCAT_(kKernelRegistered_, __COUNTER__) = \
+      ::msrt::kernels::RegisterKernel(::msrt::kernels::KernelDef __VA_ARGS__)

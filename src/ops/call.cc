@@ -1,0 +1,51 @@
+#include "ops/call.h"
+
+namespace msrt::ops {
+namespace {
+
+Executor* g_default_executor = nullptr;
+thread_local Executor* t_executor = nullptr;
+Recorder g_recorder;
+
+}  // namespace
+
+void SetDefaultExecutor(Executor* executor) { g_default_executor = executor; }
+
+ExecutorScope::ExecutorScope(Executor* executor) : previous_(t_executor) { t_executor = executor; }
+ExecutorScope::~ExecutorScope() { t_executor = previous_; }
+
+void SetRecorder(Recorder recorder) { g_recorder = recorder; }
+
+std::vector<Tensor> Call(std::string_view name, const std::vector<Tensor>& inputs, const Dict& attrs) {
+  const OpDef& op = GetOp(name);
+  bool variadic = op.inputs.size() == 1 && op.inputs[0].ends_with("...");
+  if (!variadic && inputs.size() != op.inputs.size()) {
+    OpError(ErrorKind::kType, op.name, StrCat("takes ", op.inputs.size(), " inputs, but got ", inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) OpError(ErrorKind::kValue, op.name, StrCat("input ", i, " is an undefined tensor"));
+  }
+  Dict normalized = NormalizeAttrs(op, attrs);
+  if (op.composite) return op.composite(inputs, normalized);
+
+  std::vector<TensorMeta> metas;
+  metas.reserve(inputs.size());
+  for (const Tensor& t : inputs) metas.push_back(TensorMeta{t.shape(), t.dtype()});
+  std::vector<TensorMeta> out_metas = op.infer(metas, normalized);
+
+  Executor* executor = t_executor != nullptr ? t_executor : g_default_executor;
+  MSRT_INTERNAL_ASSERT(executor != nullptr, "no executor installed");
+  std::vector<Tensor> outputs = executor->Run(op, inputs, normalized, out_metas);
+  if (op.grad && g_recorder.active != nullptr && g_recorder.active()) {
+    g_recorder.record(op, normalized, inputs, outputs);
+  }
+  return outputs;
+}
+
+Tensor Call1(std::string_view op, const std::vector<Tensor>& inputs, const Dict& attrs) {
+  std::vector<Tensor> out = Call(op, inputs, attrs);
+  MSRT_INTERNAL_ASSERT(out.size() == 1, "op ", op, " returned ", out.size(), " outputs to Call1");
+  return out[0];
+}
+
+}  // namespace msrt::ops

@@ -1,0 +1,49 @@
+// Calling an op: the one front door for eager execution, graph capture and
+// autodiff recording.
+//
+// Call() checks inputs and attributes against the OpDef, expands composites,
+// infers output metadata, then hands the call to the thread's Executor (the
+// eager dispatcher unless a graph capture installed its own) and lets the
+// autodiff recorder see it.
+#pragma once
+
+#include <vector>
+
+#include "ops/op_def.h"
+
+namespace msrt::ops {
+
+std::vector<Tensor> Call(std::string_view op, const std::vector<Tensor>& inputs, const Dict& attrs = {});
+/// Call for single-output ops.
+Tensor Call1(std::string_view op, const std::vector<Tensor>& inputs, const Dict& attrs = {});
+
+/// Runs prepared calls. Outputs must be returned with the inferred metadata.
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual std::vector<Tensor> Run(const OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
+                                  const std::vector<TensorMeta>& outputs) = 0;
+};
+
+/// The executor used when a thread installed none (set once by the runtime).
+void SetDefaultExecutor(Executor* executor);
+/// Installs `executor` for this thread until the guard is destroyed.
+class ExecutorScope {
+ public:
+  explicit ExecutorScope(Executor* executor);
+  ~ExecutorScope();
+
+ private:
+  Executor* previous_;
+};
+
+/// Autodiff's view of calls: consulted after each call whose op has a
+/// gradient (set once by the autodiff library).
+struct Recorder {
+  bool (*active)() = nullptr;
+  void (*record)(const OpDef& op, const Dict& attrs, const std::vector<Tensor>& inputs,
+                 const std::vector<Tensor>& outputs) = nullptr;
+};
+void SetRecorder(Recorder recorder);
+
+}  // namespace msrt::ops

@@ -1,0 +1,158 @@
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "ops/op_def.h"
+
+namespace msrt::ops {
+namespace {
+
+// Ops register during static initialisation, from many files; a function
+// local map is constructed before the first of them runs.
+std::map<std::string, OpDef, std::less<>>& Registry() {
+  static auto* registry = new std::map<std::string, OpDef, std::less<>>();
+  return *registry;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+bool RegisterOp(OpDef def) {
+  MSRT_INTERNAL_ASSERT(def.infer || def.composite, "op ", def.name, " needs infer or composite");
+  std::string name(def.name);
+  bool inserted = Registry().emplace(name, std::move(def)).second;
+  MSRT_INTERNAL_ASSERT(inserted, "op ", name, " registered twice");
+  return true;
+}
+
+const OpDef* FindOp(std::string_view name) {
+  auto it = Registry().find(name);
+  return it == Registry().end() ? nullptr : &it->second;
+}
+
+const OpDef& GetOp(std::string_view name) {
+  if (const OpDef* op = FindOp(name)) return *op;
+  std::string message = StrCat("There is no op named '", name, "'.");
+  std::vector<std::pair<size_t, std::string_view>> close;
+  for (const auto& [other, def] : Registry()) {
+    size_t d = EditDistance(name, other);
+    if (d <= std::max<size_t>(2, name.size() / 3)) close.emplace_back(d, other);
+  }
+  std::sort(close.begin(), close.end());
+  if (!close.empty()) message += StrCat(" Did you mean '", close.front().second, "'?");
+  throw ValueError(message);
+}
+
+std::vector<const OpDef*> AllOps() {
+  std::vector<const OpDef*> out;
+  for (const auto& [name, def] : Registry()) out.push_back(&def);
+  return out;
+}
+
+Dict NormalizeAttrs(const OpDef& op, const Dict& given) {
+  Dict out;
+  for (const AttrSpec& spec : op.attrs) {
+    const Value* v = given.Find(spec.name);
+    if (v != nullptr) {
+      out.Set(std::string(spec.name), *v);
+    } else if (spec.default_value.is_none()) {
+      OpError(ErrorKind::kType, op.name, StrCat("missing the required attribute '", spec.name, "'"));
+    } else {
+      out.Set(std::string(spec.name), spec.default_value);
+    }
+  }
+  for (const auto& [name, value] : given) {
+    bool known = std::any_of(op.attrs.begin(), op.attrs.end(), [&n = name](const AttrSpec& s) { return s.name == n; });
+    if (!known) OpError(ErrorKind::kType, op.name, StrCat("got an unknown attribute '", name, "'"));
+  }
+  return out;
+}
+
+const Value& Attr(const Dict& attrs, std::string_view name) {
+  const Value* v = attrs.Find(name);
+  MSRT_INTERNAL_ASSERT(v != nullptr, "attribute ", name, " missing after normalization");
+  return *v;
+}
+
+int64_t AttrInt(const Dict& attrs, std::string_view name) {
+  const Value& v = Attr(attrs, name);
+  MSRT_CHECK_TYPE(v.is_int_like(), "attribute '", name, "' must be int, but got ", v.type_name(), ".");
+  return v.as_int();
+}
+
+double AttrFloat(const Dict& attrs, std::string_view name) {
+  const Value& v = Attr(attrs, name);
+  MSRT_CHECK_TYPE(v.is_float() || v.is_int_like(), "attribute '", name, "' must be float, but got ", v.type_name(),
+                  ".");
+  return v.as_float();
+}
+
+bool AttrBool(const Dict& attrs, std::string_view name) {
+  const Value& v = Attr(attrs, name);
+  MSRT_CHECK_TYPE(v.is_bool(), "attribute '", name, "' must be bool, but got ", v.type_name(), ".");
+  return v.as_bool();
+}
+
+std::string AttrString(const Dict& attrs, std::string_view name) {
+  const Value& v = Attr(attrs, name);
+  MSRT_CHECK_TYPE(v.is_string(), "attribute '", name, "' must be str, but got ", v.type_name(), ".");
+  return v.as_string();
+}
+
+std::vector<int64_t> AttrInts(const Dict& attrs, std::string_view name) {
+  const Value& v = Attr(attrs, name);
+  if (v.is_int_like()) return {v.as_int()};
+  MSRT_CHECK_TYPE(v.is_sequence(), "attribute '", name, "' must be an int or a sequence of ints, but got ",
+                  v.type_name(), ".");
+  std::vector<int64_t> out;
+  for (const Value& item : v.as_list()) {
+    MSRT_CHECK_TYPE(item.is_int_like(), "attribute '", name, "' must hold ints, but got ", item.repr(), ".");
+    out.push_back(item.as_int());
+  }
+  return out;
+}
+
+void OpError(ErrorKind kind, std::string_view op, std::string_view message) {
+  ThrowError(kind, StrCat("[", op, "] ", message, "."));
+}
+
+Shape BroadcastShapes(std::string_view op, const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      OpError(ErrorKind::kValue, op,
+              StrCat("shapes ", ShapeRepr(a), " and ", ShapeRepr(b), " can not be broadcast together"));
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int64_t NormalizeAxis(std::string_view op, int64_t axis, int64_t ndim) {
+  int64_t lo = ndim == 0 ? -1 : -ndim;
+  int64_t hi = ndim == 0 ? 0 : ndim - 1;
+  if (axis < lo || axis > hi) {
+    OpError(ErrorKind::kValue, op, StrCat("axis ", axis, " is out of range for a tensor of rank ", ndim,
+                                          "; expected it in [", lo, ", ", hi, "]"));
+  }
+  return axis < 0 ? axis + std::max<int64_t>(ndim, 1) : axis;
+}
+
+}  // namespace msrt::ops

@@ -1,0 +1,229 @@
+// The eager (PYNATIVE_MODE) executor: runs each op as it is called, on a
+// dispatcher thread, so Python can go on while kernels run.
+//
+// Note [Async errors]
+// An op's outputs are allocated when it is called (shapes come from
+// inference), and carry the op's Completion as their pending write. The
+// dispatcher thread runs queued ops in call order. A failing kernel fails
+// its Completion with the error re-raised in the same Python type, its
+// message extended by the op's name, input shapes and the Python line that
+// launched it; ops that read a failed output fail the same way without
+// running. The error surfaces when Python reads a value (asnumpy, item,
+// printing). With pynative_synchronize=True each op runs on the calling
+// thread and raises at once, at the Python line of the failing op.
+#include "runtime/eager.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "kernels/kernel.h"
+#include "msrt/context/context.h"
+#include "ops/call.h"
+
+namespace msrt::runtime {
+namespace {
+
+using context::Family;
+
+OriginFn g_origin_hook = nullptr;
+
+struct WorkItem {
+  const kernels::KernelDef* kernel;
+  const ops::OpDef* op;
+  std::vector<Tensor> inputs;
+  std::vector<std::shared_ptr<Completion>> input_writes;
+  std::vector<Tensor> outputs;
+  Dict attrs;
+  std::shared_ptr<Completion> completion;
+  std::string origin;
+};
+
+std::string DescribeInputs(const std::vector<Tensor>& inputs) {
+  std::string out;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    out += StrCat(i ? ", " : "", DTypeName(inputs[i].dtype()), ShapeRepr(inputs[i].shape()));
+  }
+  return out;
+}
+
+std::string Where(const std::string& origin) { return origin.empty() ? "" : StrCat(" (launched at ", origin, ")"); }
+
+void RunKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const std::vector<Tensor>& inputs,
+               std::vector<Tensor>& outputs, const Dict& attrs) {
+  kernels::KernelArgs args{op, inputs, outputs, attrs};
+  kernel.run(args);
+}
+
+// Re-raises the current exception as the same Python type with context.
+[[noreturn]] void RethrowWithContext(const ops::OpDef& op, const std::vector<Tensor>& inputs,
+                                     const std::string& origin) {
+  std::string context = StrCat(" [while running '", op.name, "' on inputs ", DescribeInputs(inputs), Where(origin),
+                               "]");
+  try {
+    throw;
+  } catch (const Error& e) {
+    ThrowError(e.kind(), e.message() + context);
+  } catch (const std::bad_alloc&) {
+    throw MemoryError("Out of memory" + context);
+  } catch (const std::exception& e) {
+    throw RuntimeError(e.what() + context);
+  }
+}
+
+class Dispatcher {
+ public:
+  void Enqueue(WorkItem item) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!started_) {
+        worker_ = std::thread([this] { Loop(); });
+        worker_.detach();
+        started_ = true;
+      }
+      queue_.push_back(std::move(item));
+      ++queued_;
+    }
+    wake_.notify_one();
+  }
+
+  void WaitAll() {
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [this] { return finished_ == queued_; });
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      WorkItem item;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [this] { return !queue_.empty(); });
+        item = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      Execute(item);
+      {
+        std::lock_guard lock(mutex_);
+        ++finished_;
+        if (finished_ == queued_) idle_.notify_all();
+      }
+    }
+  }
+
+  static void Execute(WorkItem& item) {
+    try {
+      for (size_t i = 0; i < item.input_writes.size(); ++i) {
+        const auto& write = item.input_writes[i];
+        if (write && write->error()) {
+          try {
+            std::rethrow_exception(write->error());
+          } catch (const Error& e) {
+            ThrowError(e.kind(), StrCat("'", item.op->name, "' was not run: its input ", i,
+                                        " came from an op that failed: ", e.message()));
+          }
+        }
+      }
+      try {
+        RunKernel(*item.kernel, *item.op, item.inputs, item.outputs, item.attrs);
+      } catch (...) {
+        RethrowWithContext(*item.op, item.inputs, item.origin);
+      }
+      item.completion->Finish();
+    } catch (...) {
+      item.completion->Fail(std::current_exception());
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable idle_;
+  std::deque<WorkItem> queue_;
+  std::thread worker_;
+  bool started_ = false;
+  uint64_t queued_ = 0;
+  uint64_t finished_ = 0;
+};
+
+Dispatcher& GlobalDispatcher() {
+  static auto* dispatcher = new Dispatcher();
+  return *dispatcher;
+}
+
+class EagerExecutor final : public ops::Executor {
+ public:
+  std::vector<Tensor> Run(const ops::OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
+                          const std::vector<ops::TensorMeta>& metas) override {
+    static const context::OptionRef<std::string> kDeviceTarget(Family::kRuntime, "device_target");
+    static const context::OptionRef<bool> kSynchronize(Family::kRuntime, "pynative_synchronize");
+    DeviceTarget device = RequireBackend(kDeviceTarget.Get(), op);
+    std::vector<ops::TensorMeta> in_metas;
+    in_metas.reserve(inputs.size());
+    for (const Tensor& t : inputs) {
+      if (t.device() != device) {
+        ops::OpError(ErrorKind::kRuntime, op.name,
+                     StrCat("an input lives on ", DeviceTargetName(t.device()), " but the device target is ",
+                            DeviceTargetName(device)));
+      }
+      in_metas.push_back(ops::TensorMeta{t.shape(), t.dtype()});
+    }
+    const kernels::KernelDef* kernel = kernels::SelectKernel(op.name, device, in_metas, attrs);
+    if (kernel == nullptr) {
+      ops::OpError(ErrorKind::kType, op.name,
+                   StrCat("has no ", DeviceTargetName(device), " kernel for inputs ", DescribeInputs(inputs)));
+    }
+    std::vector<Tensor> outputs;
+    outputs.reserve(metas.size());
+    if (op.props.inplace) {
+      outputs.push_back(inputs.at(0));
+    } else {
+      for (const ops::TensorMeta& m : metas) outputs.push_back(Tensor::Empty(m.shape, m.dtype, device));
+    }
+
+    if (kSynchronize.Get()) {
+      for (const Tensor& t : inputs) t.Sync();
+      try {
+        RunKernel(*kernel, op, inputs, outputs, attrs);
+      } catch (...) {
+        RethrowWithContext(op, inputs, "");
+      }
+      return outputs;
+    }
+    WorkItem item{kernel, &op, inputs, {}, outputs, attrs, std::make_shared<Completion>(),
+                  g_origin_hook ? g_origin_hook() : std::string()};
+    item.input_writes.reserve(inputs.size());
+    for (const Tensor& t : inputs) item.input_writes.push_back(t.pending());
+    for (const Tensor& t : outputs) t.set_pending(item.completion);
+    GlobalDispatcher().Enqueue(std::move(item));
+    return outputs;
+  }
+
+ private:
+  static DeviceTarget RequireBackend(const std::string& target, const ops::OpDef& op) {
+    auto device = ParseDeviceTarget(target).value_or(DeviceTarget::kCPU);
+    if (device == DeviceTarget::kAscend) {
+      throw RuntimeError(StrCat("[", op.name, "] The device target is 'Ascend', but msrt has no Ascend backend. "
+                                "Use set_context(device_target='CPU') or 'GPU' (with a CUDA build and device)."));
+    }
+    if (device == DeviceTarget::kGPU) {
+      std::string why;
+      if (VisibleCudaDevices(&why) == 0) {
+        throw RuntimeError(StrCat("[", op.name, "] The device target is 'GPU', but ", why,
+                                  ". Use set_context(device_target='CPU')."));
+      }
+    }
+    return device;
+  }
+};
+
+EagerExecutor g_eager;
+const bool kInstalled = (ops::SetDefaultExecutor(&g_eager), true);
+
+}  // namespace
+
+void SetOriginHook(OriginFn hook) { g_origin_hook = hook; }
+
+void Synchronize() { GlobalDispatcher().WaitAll(); }
+
+}  // namespace msrt::runtime
