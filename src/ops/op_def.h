@@ -27,7 +27,8 @@ struct TensorMeta {
 
 struct OpProperties {
   bool elementwise = false;  // output[i] depends only on inputs[i] (after broadcasting)
-  bool inplace = false;      // writes its first input and returns it
+  bool inplace = false;      // writes its first input and returns it as output 0
+  std::vector<int> writes_inputs = {};  // other inputs it updates in place (e.g. optimizer state)
   bool random = false;       // draws from the generator (not pure)
   bool reduction = false;
 };

@@ -195,6 +195,7 @@ class EagerExecutor final : public ops::Executor {
     item.input_writes.reserve(inputs.size());
     for (const Tensor& t : inputs) item.input_writes.push_back(t.pending());
     for (const Tensor& t : outputs) t.set_pending(item.completion);
+    for (int i : op.props.writes_inputs) inputs.at(static_cast<size_t>(i)).set_pending(item.completion);
     GlobalDispatcher().Enqueue(std::move(item));
     return outputs;
   }
