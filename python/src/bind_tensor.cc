@@ -118,6 +118,7 @@ void BindTensor(py::module_& m) {
   py::class_<Tensor>(m, "TensorBase")
       .def(py::init([](const py::array& array, std::optional<std::string> dtype) { return FromArray(array, dtype); }),
            py::arg("array"), py::arg("dtype") = py::none())
+      .def(py::init<const Tensor&>(), py::arg("other"), "Another handle on the same tensor (shares data).")
       .def_property_readonly("shape",
                              [](const Tensor& t) {
                                py::tuple out(t.ndim());
