@@ -308,22 +308,29 @@ SlotRead Store::Impl::Read(Family f, int slot, bool with_thread, Warnings* warni
     out.value = DefaultFor(spec, profile.load());
     out.source = Source::kDefault;
   }
-  if (out.source == Source::kDefault && spec.env.role == EnvRole::kDefault) {
-    const char* text = std::getenv(std::string(spec.env.var).c_str());
-    if (text != nullptr && text[0] != '\0') {
-      ReadView view(*this, warnings);
-      KeyEnv env(f, spec.name, state.table->get_function, view, warnings);
-      out.value = spec.env.parse(text, env);
-      out.source = Source::kEnvironment;
-      out.detail = StrCat("env ", spec.env.var, "=", text);
-      return out;
-    }
+  if (out.source == Source::kDefault) {
+    if (std::optional<SlotRead> env = EnvironmentDefault(f, slot, warnings)) return *env;
   }
   if (out.source == Source::kDefault && !spec.profile_defaults.empty()) {
     for (const auto& [p, v] : spec.profile_defaults) {
       if (p == profile.load()) out.detail = StrCat("profile ", ProfileName(p));
     }
   }
+  return out;
+}
+
+std::optional<SlotRead> Store::Impl::EnvironmentDefault(Family f, int slot, Warnings* warnings) const {
+  const FamilyState& state = family(f);
+  const OptionSpec& spec = *state.specs[slot];
+  if (spec.env.role != EnvRole::kDefault) return std::nullopt;
+  const char* text = std::getenv(std::string(spec.env.var).c_str());
+  if (text == nullptr || text[0] == '\0') return std::nullopt;
+  ReadView view(*this, warnings);
+  KeyEnv env(f, spec.name, state.table->get_function, view, warnings);
+  SlotRead out;
+  out.value = spec.env.parse(text, env);
+  out.source = Source::kEnvironment;
+  out.detail = StrCat("env ", spec.env.var, "=", text);
   return out;
 }
 
@@ -440,16 +447,34 @@ struct Validated {
   Warnings warnings;
 };
 
-void CheckFrozen(const Store::Impl& impl, const std::map<SlotId, Value>& writes, std::string_view function) {
-  std::shared_lock lock(impl.state_mutex);
+/// Refuses writes that would change a key the runtime already uses. Values
+/// are compared as read, so a key whose value comes from its environment
+/// default (DEVICE_ID) is compared with that, and a write of the default
+/// (`source` kDefault: reset, profile switch) counts as the environment's
+/// value when the variable supplies one. Runs under the write mutex.
+void CheckFrozen(const Store::Impl& impl, const std::map<SlotId, Value>& writes, std::string_view function,
+                 Source source) {
   for (const auto& [id, value] : writes) {
     const FamilyState& state = impl.families[id.first];
     const OptionSpec& spec = *state.specs[id.second];
-    const Slot& slot = state.slots[id.second];
-    if (spec.freeze == Freeze::kOnceInEffect && slot.in_effect && value != slot.value) {
+    if (spec.freeze != Freeze::kOnceInEffect) continue;
+    std::string reason;
+    {
+      std::shared_lock lock(impl.state_mutex);
+      const Slot& slot = state.slots[id.second];
+      if (!slot.in_effect) continue;
+      reason = slot.in_effect_reason;
+    }
+    auto family = static_cast<Family>(id.first);
+    Warnings ignored;  // about the environment variable itself; reported when it is read
+    Value current = impl.Read(family, id.second, /*with_thread=*/false, &ignored).value;
+    Value next = value;
+    if (source == Source::kDefault) {
+      if (std::optional<SlotRead> env = impl.EnvironmentDefault(family, id.second, &ignored)) next = env->value;
+    }
+    if (next != current) {
       throw RuntimeError(StrCat("For '", function, "', '", spec.name, "' can not be changed to ", value.repr(),
-                                ": its value ", slot.value.repr(), " has been in effect since ",
-                                slot.in_effect_reason,
+                                ": its value ", current.repr(), " has been in effect since ", reason,
                                 ". Set it before that happens (e.g. at the top of the script), "
                                 "or start a new process."));
     }
@@ -501,7 +526,7 @@ static Validated ValidateCall(const Store::Impl& impl, Family family, const Dict
     }
   }
   out.writes = tx.writes();
-  CheckFrozen(impl, out.writes, state.table->set_function);
+  CheckFrozen(impl, out.writes, state.table->set_function, for_override ? Source::kOverride : Source::kApi);
   return out;
 }
 
@@ -593,7 +618,7 @@ void Store::Reset(Family family) {
     if (spec.kept_on_reset) continue;
     writes[{static_cast<int>(family), static_cast<int>(slot)}] = impl_->DefaultFor(spec, impl_->profile.load());
   }
-  CheckFrozen(*impl_, writes, state.table->set_function);
+  CheckFrozen(*impl_, writes, state.table->set_function, Source::kDefault);
   Notify(*impl_, Commit(*impl_, writes, Source::kDefault));
 }
 
@@ -611,7 +636,7 @@ void Store::SetProfile(Profile profile) {
       }
     }
   }
-  CheckFrozen(*impl_, writes, "context.set_profile");
+  CheckFrozen(*impl_, writes, "context.set_profile", Source::kDefault);
   impl_->profile = profile;
   // Per-thread keys follow their (new) default on every thread.
   std::erase_if(writes, [&](const auto& w) {
@@ -848,7 +873,7 @@ void Store::Load(const Value& snapshot) {
       tx.Write(family, key, writes[{fi, slot}]);
     }
   }
-  CheckFrozen(*impl_, writes, kFunction);
+  CheckFrozen(*impl_, writes, kFunction, Source::kLoad);
   IssueWarnings(warnings);
   impl_->profile = profile;
   Notify(*impl_, Commit(*impl_, writes, Source::kLoad));

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -82,6 +83,9 @@ struct Store::Impl {
   /// Stored value, with this thread's overrides and per-thread values when
   /// `with_thread`, and the environment default when the user set nothing.
   SlotRead Read(Family f, int slot, bool with_thread, Warnings* warnings) const;
+  /// The value the key's environment variable supplies while the user set
+  /// none (EnvRole::kDefault), if the variable is set.
+  std::optional<SlotRead> EnvironmentDefault(Family f, int slot, Warnings* warnings) const;
   /// What get returns (read hooks applied), without device warnings.
   Value ReadPublic(Family f, int slot, Warnings* warnings) const;
   /// Read() plus an environment override, if the record has one.
