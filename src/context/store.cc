@@ -575,7 +575,11 @@ void Notify(Store::Impl& impl, const CommitResult& result) {
     std::erase_if(impl.subscribers, [](const auto& e) { return !e->active; });
     entries = impl.subscribers;
   }
-  t_notifying = true;
+  // Cleared however the loop ends, so this thread can set the context again.
+  struct NotifyingScope {
+    NotifyingScope() { t_notifying = true; }
+    ~NotifyingScope() { t_notifying = false; }
+  } notifying;
   for (const auto& entry : entries) {
     const auto& changed = result.changed[static_cast<int>(entry->family)];
     Change change{entry->family, {}};
@@ -587,9 +591,10 @@ void Notify(Store::Impl& impl, const CommitResult& result) {
       entry->callback(change);
     } catch (const std::exception& e) {
       MSRT_LOG(Error) << "context subscriber '" << entry->consumer << "' failed: " << e.what();
+    } catch (...) {
+      MSRT_LOG(Error) << "context subscriber '" << entry->consumer << "' failed with a non-standard exception";
     }
   }
-  t_notifying = false;
 }
 
 void RefuseFromSubscriber() {
