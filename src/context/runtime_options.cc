@@ -111,11 +111,14 @@ Value ParseDeviceTargetKey(const Value& in, const KeyEnv& env) {
   } else if (!ParseDeviceTarget(target).has_value()) {
     env.FailValue("must be one of ['CPU', 'GPU', 'Ascend', 'Davinci']", in);
   }
-  // Parameter servers and schedulers never run device work (spec §5.9).
+  // Parameter servers and schedulers never run device work (spec §5.9). The
+  // role only counts while PS mode is on: ms_role alone does not make one.
   if (target == "Ascend" && !env.loading) {
+    Value enabled = env.view.Get(Family::kParameterServer, "enable_ps");
     Value role = env.view.Get(Family::kParameterServer, "_role");
-    if (role.is_string() && (role.as_string() == "MS_PSERVER" || role.as_string() == "MS_SERVER" ||
-                             role.as_string() == "MS_SCHED")) {
+    if (enabled.is_bool() && enabled.as_bool() && role.is_string() &&
+        (role.as_string() == "MS_PSERVER" || role.as_string() == "MS_SERVER" ||
+         role.as_string() == "MS_SCHED")) {
       MSRT_LOG(Info) << "device_target 'Ascend' becomes 'CPU' in parameter-server role "
                      << role.as_string();
       target = "CPU";

@@ -127,6 +127,18 @@ def test_server_and_scheduler_roles_move_off_ascend(role, monkeypatch):
     assert ms.get_context("device_target") == "GPU"
 
 
+def test_a_role_without_ps_mode_does_not_move_off_ascend():
+    # Regression: ms_role alone (PS off) used to turn an Ascend request into CPU.
+    SET(ms_role="MS_SCHED")
+    ms.set_context(device_target="Ascend")
+    assert ms.get_context("device_target") == "Ascend"
+    SET(enable_ps=True)  # now a scheduler: retargeted at once (spec §5.9)
+    assert ms.get_context("device_target") == "CPU"
+    SET(enable_ps=False)
+    ms.set_context(device_target="Ascend")
+    assert ms.get_context("device_target") == "Ascend"
+
+
 def test_worker_keeps_ascend(monkeypatch):
     monkeypatch.setenv("MS_ROLE", "MS_WORKER")
     ms.set_context(device_target="Ascend")
