@@ -3,8 +3,6 @@ import contextlib
 import os
 import warnings
 
-import pytest
-
 import msrt as ms
 
 FAMILIES = ("context", "auto_parallel_context", "ps_context")
@@ -131,9 +129,3 @@ def device_kwargs(opt):
     if current_device() in opt["devices"]:
         return {}
     return {"device_target": opt["devices"][0]}
-
-
-def skip_unless_cuda():
-    info = ms._C.build_info()
-    if not info["cuda_devices"]:
-        pytest.skip(f"no CUDA device: {info['cuda_unavailable_reason'] or 'not built with CUDA'}")

@@ -28,6 +28,26 @@ def test_device_id_default_comes_from_device_id(python_subprocess):
     assert proc.result == [7, "environment", "env DEVICE_ID=7", 2, "api"]
 
 
+def test_freezing_compares_with_the_environment_default(python_subprocess):
+    proc = python_subprocess(
+        """
+        ms.context._mark_in_effect("device_id", "device 3 was opened")
+        ms.set_context(device_id=3)  # the value in effect: a no-op
+        try:
+            ms.set_context(device_id=0)
+            out = None
+        except RuntimeError as e:
+            out = str(e)
+        print("RESULT=" + json.dumps([out, ms.get_context("device_id")]))
+        """,
+        env={"DEVICE_ID": "3"},
+    )
+    error, value = proc.result
+    assert error is not None
+    assert_tokens(error, ["'device_id'", "device 3 was opened", "3", "0"])
+    assert value == 3
+
+
 @pytest.mark.parametrize("text", ["abc", "-1", "5000", "1.5", " 3"])
 def test_bad_device_id_warns_and_uses_zero(text, python_subprocess):
     proc = python_subprocess(

@@ -19,7 +19,6 @@ from ctxutil import (
     SETTERS,
     Tmp,
     assert_tokens,
-    current_device,
     device_kwargs,
     message,
     of_category,
