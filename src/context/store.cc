@@ -273,7 +273,14 @@ Value Store::Impl::DefaultFor(const OptionSpec& spec, Profile p) const {
   return spec.default_value;
 }
 
-SlotRead Store::Impl::Read(Family f, int slot, bool with_thread, Warnings* warnings) const {
+std::array<std::vector<Slot>, kFamilyCount> Store::Impl::CopySlots() const {
+  std::array<std::vector<Slot>, kFamilyCount> out;
+  std::shared_lock lock(state_mutex);
+  for (int fi = 0; fi < kFamilyCount; ++fi) out[fi] = families[fi].slots;
+  return out;
+}
+
+SlotRead Store::Impl::Read(Family f, int slot, bool with_thread, Warnings* warnings, const Slot* stored) const {
   const FamilyState& state = family(f);
   const OptionSpec& spec = *state.specs[slot];
   SlotId id{static_cast<int>(f), slot};
@@ -297,7 +304,10 @@ SlotRead Store::Impl::Read(Family f, int slot, bool with_thread, Warnings* warni
       }
     }
   }
-  {
+  if (stored != nullptr) {
+    out.value = stored->value;
+    out.source = stored->source;
+  } else {
     std::shared_lock lock(state_mutex);
     const Slot& s = state.slots[slot];
     out.value = s.value;
@@ -380,12 +390,13 @@ std::vector<std::string> Store::Impl::ConsumersOf(Family f, std::string_view key
 
 uint64_t Store::Impl::ComputeCompileHash(bool with_thread) const {
   uint64_t h = 1469598103934665603ull;
+  auto slots = CopySlots();  // one consistent state, not key by key
   for (int fi = 0; fi < kFamilyCount; ++fi) {
     const FamilyState& state = families[fi];
     for (size_t slot = 0; slot < state.specs.size(); ++slot) {
       const OptionSpec& spec = *state.specs[slot];
       if (!spec.affects_compile) continue;
-      Value v = Read(static_cast<Family>(fi), static_cast<int>(slot), with_thread, nullptr).value;
+      Value v = Read(static_cast<Family>(fi), static_cast<int>(slot), with_thread, nullptr, &slots[fi][slot]).value;
       uint64_t name_hash = 1469598103934665603ull;
       for (char c : spec.name) name_hash = (name_hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
       uint64_t parts[2] = {name_hash, v.StableHash()};
@@ -422,6 +433,7 @@ Store::Store(std::optional<Profile> profile) : impl_(std::make_unique<Impl>()) {
       s.value = impl_->DefaultFor(spec, *profile);
       state.slots.push_back(std::move(s));
       const Value& v = state.slots.back().value;
+      state.kinds.push_back(v.kind());
       bool scalar = v.is_bool() || v.is_int() || v.is_float();
       state.fast.push_back(scalar && spec.scope == Scope::kProcess && spec.env.role == EnvRole::kNone &&
                            !spec.read);
@@ -547,8 +559,12 @@ CommitResult Commit(Store::Impl& impl, const std::map<SlotId, Value>& writes, So
       Slot& slot = state.slots[id.second];
       if (spec.scope == Scope::kThread) {
         if (thread_values == nullptr) thread_values = ThreadValuesFor(impl.id, true);
+        auto existing = thread_values->values.find(id);
+        bool changed = existing != thread_values->values.end()
+                           ? !(existing->second.value == value)
+                           : !(impl.DefaultFor(spec, impl.profile.load()) == value);
         thread_values->values[id] = ThreadValue{value, source};
-        result.changed[id.first].emplace_back(spec.name);
+        if (changed) result.changed[id.first].emplace_back(spec.name);
         continue;
       }
       bool changed = !(slot.value == value);
@@ -701,7 +717,11 @@ Value Store::Effective(Family family, std::string_view key) const {
 int Store::ResolveSlot(Family family, std::string_view key, ValueKind expected) const {
   int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
   const FamilyState& state = impl_->family(family);
-  ValueKind kind = state.slots[slot].value.kind();
+  ValueKind kind;
+  {
+    std::shared_lock lock(impl_->state_mutex);
+    kind = state.slots[slot].value.kind();
+  }
   if (expected != ValueKind::kObject && kind != expected) {
     throw ValueError(StrCat("OptionRef: the context key '", key, "' holds ", KindName(kind), " values, not ",
                             KindName(expected), "."));
@@ -713,7 +733,7 @@ Value Store::GetSlot(Family family, int slot) const {
   const FamilyState& state = impl_->family(family);
   if (state.fast[slot] && !ThreadHasState()) {
     uint64_t bits = state.fast_bits[slot].load(std::memory_order_acquire);
-    switch (state.slots[slot].value.kind()) {  // the kind of a fast slot never changes
+    switch (state.kinds[slot]) {  // the kind of a fast slot never changes
       case ValueKind::kBool: return Value(bits != 0);
       case ValueKind::kInt: return Value(static_cast<int64_t>(bits));
       default: {
@@ -806,11 +826,13 @@ void Subscription::Reset() {
 Value Store::Snapshot() const {
   Dict out;
   out.Set("profile", Value(ProfileName(impl_->profile.load())));
+  auto slots = impl_->CopySlots();  // all keys as one call left them, never half of a call
   for (int fi = 0; fi < kFamilyCount; ++fi) {
     const FamilyState& state = impl_->families[fi];
     Dict values;
     for (size_t slot = 0; slot < state.specs.size(); ++slot) {
-      SlotRead r = impl_->Read(static_cast<Family>(fi), static_cast<int>(slot), /*with_thread=*/true, nullptr);
+      SlotRead r = impl_->Read(static_cast<Family>(fi), static_cast<int>(slot), /*with_thread=*/true, nullptr,
+                               &slots[fi][slot]);
       values.Set(std::string(state.specs[slot]->name), r.value);
     }
     out.Set(std::string(FamilyName(static_cast<Family>(fi))), Value(std::move(values)));

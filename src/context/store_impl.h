@@ -38,6 +38,9 @@ struct FamilyState {
   // Scalar slots readable without a lock (see Store::GetSlot).
   std::vector<uint8_t> fast;
   std::unique_ptr<std::atomic<uint64_t>[]> fast_bits;
+  // The kind of each slot's default, fixed at construction: a fast slot
+  // always holds this kind, and reading it needs no lock.
+  std::vector<ValueKind> kinds;
 };
 
 /// A value as read, with where it came from.
@@ -82,7 +85,12 @@ struct Store::Impl {
   Value DefaultFor(const OptionSpec& spec, Profile p) const;
   /// Stored value, with this thread's overrides and per-thread values when
   /// `with_thread`, and the environment default when the user set nothing.
-  SlotRead Read(Family f, int slot, bool with_thread, Warnings* warnings) const;
+  /// `stored`, if given, is the slot as copied by CopySlots (no lock taken).
+  SlotRead Read(Family f, int slot, bool with_thread, Warnings* warnings,
+                const Slot* stored = nullptr) const;
+  /// Every family's stored slots, copied under one lock: a consistent state
+  /// for readers of several keys (Snapshot, the compile-key hash).
+  std::array<std::vector<Slot>, kFamilyCount> CopySlots() const;
   /// The value the key's environment variable supplies while the user set
   /// none (EnvRole::kDefault), if the variable is set.
   std::optional<SlotRead> EnvironmentDefault(Family f, int slot, Warnings* warnings) const;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "context/context_test_util.h"
@@ -64,6 +65,20 @@ TEST_F(SubscriptionTest, SettingAnUnchangedValueDoesNotFire) {
   store_.Set(kRt, {{"mode", 0}, {"max_call_depth", 1000}});  // both unchanged
   ASSERT_EQ(heard.changes.size(), 1u);
   EXPECT_EQ(heard.changes[0].keys, (Keys{"mode"}));
+}
+
+TEST_F(SubscriptionTest, PerThreadKeyFiresOnlyWhenThisThreadsValueChanges) {
+  Heard heard;
+  Subscription sub = store_.Subscribe(kRt, {"reserve_class_name_in_scope"}, "scope_names", heard.Callback());
+  store_.Set(kRt, {{"reserve_class_name_in_scope", true}});  // the default
+  EXPECT_TRUE(heard.changes.empty());
+  store_.Set(kRt, {{"reserve_class_name_in_scope", false}});
+  store_.Set(kRt, {{"reserve_class_name_in_scope", false}});
+  ASSERT_EQ(heard.changes.size(), 1u);
+  EXPECT_EQ(heard.changes[0].keys, (Keys{"reserve_class_name_in_scope"}));
+  // Another thread starts from the default: False is a change there.
+  std::thread([&] { store_.Set(kRt, {{"reserve_class_name_in_scope", false}}); }).join();
+  EXPECT_EQ(heard.changes.size(), 2u);
 }
 
 TEST_F(SubscriptionTest, FailedCallDoesNotFire) {
