@@ -887,7 +887,10 @@ void Store::Load(const Value& snapshot) {
       }
       const OptionSpec& spec = *state.specs[slot];
       Value stored = value;
-      if (spec.parse && !spec.apply && spec.visibility == Visibility::kPublic) {
+      // Hidden slots are raw state with parsers of their own: validate them
+      // too. Keys with an `apply` keep a stored form of their own and are
+      // restored by kind.
+      if (spec.parse && !spec.apply) {
         KeyEnv env(family, spec.name, kFunction, tx, &warnings);
         env.loading = true;
         stored = spec.parse(value, env);

@@ -580,6 +580,11 @@ TEST_F(StoreTest, LoadOfABadSnapshotChangesNothing) {
   EXPECT_THROW(target.Load(with("auto_parallel_context", "_all_reduce_fusion_threshold", "x")),
                TypeError);
   EXPECT_THROW(target.Load(with("ps_context", "scheduler_port", 70000)), ValueError);
+  // Hidden slots are validated by their own parsers.
+  EXPECT_THROW(target.Load(with("ps_context", "_role", "MS_BOGUS")), ValueError);
+  EXPECT_THROW(target.Load(with("auto_parallel_context", "_all_reduce_fusion_threshold", -5)), ValueError);
+  EXPECT_THROW(target.Load(with("auto_parallel_context", "_fusion_mode", "sometimes")), ValueError);
+  EXPECT_THROW(target.Load(with("context", "_graph_memory_max_size", "5GB")), ValueError);
   Dict unknown_section = good.as_dict();
   unknown_section.Set("jit_context", Value(Dict{}));
   EXPECT_THROW(target.Load(Value(unknown_section)), ValueError);
@@ -718,6 +723,35 @@ TEST_F(StoreTest, OptionsDescribePublicKeysOnly) {
   auto reserve = find("reserve_class_name_in_scope");
   ASSERT_NE(reserve, options.end());
   EXPECT_TRUE(reserve->per_thread);
+}
+
+TEST_F(StoreTest, EveryKeyReadsExplainsAndRoundTripsInEveryProfile) {
+  for (int p = 0; p < kProfileCount; ++p) {
+    auto profile = static_cast<Profile>(p);
+    SCOPED_TRACE(std::string(ProfileName(profile)));
+    Store fresh(profile);
+    for (Family family : {kRt, kAp, kPs}) {
+      for (const OptionInfo& info : fresh.Options(family)) {
+        SCOPED_TRACE(info.name);
+        Value value;
+        EXPECT_NO_THROW(value = fresh.Get(family, info.name));
+        Explanation e = fresh.Explain(family, info.name);
+        EXPECT_EQ(e.requested, value);
+        EXPECT_EQ(e.info.default_value, info.default_value);
+        if (e.source != Source::kDerived) {
+          EXPECT_EQ(e.source, Source::kDefault);
+          EXPECT_EQ(value, info.default_value);
+        }
+      }
+    }
+    Value snapshot = fresh.Snapshot();
+    Store copy(Profile::kR2_3);
+    EXPECT_NO_THROW(copy.Load(snapshot));
+    EXPECT_EQ(copy.profile(), profile);
+    EXPECT_EQ(copy.Snapshot(), snapshot);
+    EXPECT_EQ(copy.CompileKeyHash(), fresh.CompileKeyHash());
+  }
+  warnings_.Clear();  // get on keys of other devices warns
 }
 
 }  // namespace
