@@ -1,0 +1,68 @@
+"""The data pipeline, as `mindspore.dataset`: sources, lazy dataset operations, iterators.
+
+    import msrt.dataset as ds
+    from msrt.dataset import vision, transforms
+
+    data = ds.MnistDataset("/usr/share/datasets/fashion-mnist", usage="train")
+    data = data.map([vision.Resize((32, 32)), vision.Rescale(1 / 255, 0),
+                     vision.Normalize(mean=(0.1307,), std=(0.3081,)), vision.HWC2CHW()], "image")
+    data = data.map(transforms.TypeCast(np.int32), "label")
+    data = data.shuffle(10000).batch(32, drop_remainder=True)
+    for image, label in data.create_tuple_iterator(output_numpy=True):
+        ...
+
+The pipeline runs in the calling thread on NumPy; transforms with a vectorised
+path process hundreds of rows per call.
+"""
+from . import config, samplers, transforms, vision
+from .datasets import (
+    BatchDataset,
+    Dataset,
+    DictIterator,
+    MapDataset,
+    MappableDataset,
+    ProjectDataset,
+    RenameDataset,
+    RepeatDataset,
+    ShuffleDataset,
+    SkipDataset,
+    TakeDataset,
+    TupleIterator,
+)
+from .mnist import MnistDataset, MnistFileNotFoundError, MnistFormatError
+from .samplers import (
+    BuiltinSampler,
+    DistributedSampler,
+    RandomSampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    SubsetSampler,
+)
+
+__all__ = [
+    "BatchDataset",
+    "BuiltinSampler",
+    "Dataset",
+    "DictIterator",
+    "DistributedSampler",
+    "MapDataset",
+    "MappableDataset",
+    "MnistDataset",
+    "MnistFileNotFoundError",
+    "MnistFormatError",
+    "ProjectDataset",
+    "RandomSampler",
+    "RenameDataset",
+    "RepeatDataset",
+    "SequentialSampler",
+    "ShuffleDataset",
+    "SkipDataset",
+    "SubsetRandomSampler",
+    "SubsetSampler",
+    "TakeDataset",
+    "TupleIterator",
+    "config",
+    "samplers",
+    "transforms",
+    "vision",
+]

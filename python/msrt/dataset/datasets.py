@@ -1,0 +1,802 @@
+"""Datasets: lazy pipelines of sources and operations, and the iterators that run them.
+
+A dataset is a node with its children; `map`, `batch`, `shuffle`... return a new
+node and compute nothing. An iterator runs the pipeline: each node pulls
+*blocks* from its child and yields blocks. A block holds consecutive rows, one
+entry per column: an ndarray whose first axis is the row when all rows of the
+column share shape and dtype, else a list of per-row ndarrays. Transforms with
+a vectorised path therefore see hundreds of rows at once (see `MapDataset`).
+
+Note [passes and seeds]: every epoch and every repeat re-runs the source; each
+run is a *pass*. Random choices (sampler order, the shuffle buffer) are drawn
+from (iterator seed, node kind, node depth, pass index), so a new iterator with
+the same `config.set_seed` reproduces the same rows, and each pass differs.
+"""
+import math
+
+import numpy as np
+
+from . import config
+from ._convert import to_tensor
+from ._validate import (
+    INT32_MAX,
+    as_column_list,
+    check_bool,
+    check_columns,
+    check_num_parallel_workers,
+    check_pos_int32,
+    check_source_params,
+    check_value,
+    type_check,
+)
+from .samplers import _generator, _PassSeeds, select_sampler
+
+# Rows per block read from a source: large enough to amortise Python overhead
+# per NumPy call, small enough to stay in cache through a chain of transforms.
+_BLOCK_ROWS = 512
+
+_SHUFFLE_TAG = 11
+
+
+# --------------------------------------------------------------------------
+# Columns inside a block
+
+def _num_rows(block):
+    return len(block[0]) if block else 0
+
+
+def _row(column, i):
+    """Row i of a column as an ndarray (0-d for scalars, never a NumPy scalar)."""
+    if isinstance(column, np.ndarray):
+        return column[i, ...]
+    return column[i]
+
+
+def _stack(rows):
+    """Rows as one ndarray when they share shape and dtype, else the list itself."""
+    first = rows[0]
+    if all(r.shape == first.shape and r.dtype == first.dtype for r in rows):
+        return np.stack(rows)
+    return list(rows)
+
+
+def _take(column, indices):
+    if isinstance(column, np.ndarray):
+        return column[indices]
+    return [column[i] for i in indices]
+
+
+def _concat(parts):
+    if len(parts) == 1:
+        return parts[0]
+    if all(isinstance(p, np.ndarray) for p in parts):
+        first = parts[0]
+        if all(p.shape[1:] == first.shape[1:] and p.dtype == first.dtype for p in parts):
+            return np.concatenate(parts)
+    rows = []
+    for part in parts:
+        rows.extend(_row(part, i) for i in range(len(part)))
+    return _stack(rows)
+
+
+def _concat_blocks(blocks):
+    if len(blocks) == 1:
+        return blocks[0]
+    return [_concat([b[c] for b in blocks]) for c in range(len(blocks[0]))]
+
+
+def _as_outputs(result):
+    """What an operation returned, as a list of ndarrays (a tuple is several columns)."""
+    if isinstance(result, tuple):
+        return [np.asarray(r) for r in result]
+    return [np.asarray(result)]
+
+
+def _is_vectorised(op):
+    return getattr(op, "_vectorised", False)
+
+
+class _RunState:
+    """The state one iterator keeps across its epochs: seeds and pass counters."""
+
+    def __init__(self):
+        self.seed = config._iterator_seed()
+        self.shared_seed = config.get_seed()
+        self._passes = {}
+
+    def next_pass(self, node):
+        index = self._passes.get(id(node), 0)
+        self._passes[id(node)] = index + 1
+        return index
+
+    def rng(self, tag, node, pass_index):
+        return _generator(self.seed, tag, node._depth, pass_index)
+
+
+# --------------------------------------------------------------------------
+# The base class
+
+class Dataset:
+    """Base of all datasets: the operations that build pipelines and the ways to read them."""
+
+    def __init__(self, children=None, num_parallel_workers=None):
+        if num_parallel_workers is not None:
+            check_num_parallel_workers(num_parallel_workers)
+        self.children = list(children or [])
+        self.num_parallel_workers = num_parallel_workers
+        self._depth = 1 + max((c._depth for c in self.children), default=-1)
+        self._columns = []
+        self._saved_output_shapes = None
+        self._saved_output_types = None
+
+    # What each node defines -------------------------------------------------
+    def _run(self, state):
+        """Yields the blocks of one pass."""
+        raise NotImplementedError
+
+    def _size(self):
+        """Rows one epoch yields, by MindSpore's rules (repeat(-1) counts once)."""
+        raise NotImplementedError
+
+    @property
+    def _child(self):
+        return self.children[0]
+
+    def _column_index(self, name, what):
+        try:
+            return self._columns.index(name)
+        except ValueError:
+            raise RuntimeError(
+                f"Invalid column, {what} '{name}' does not exist in the dataset; its columns are {self._columns}."
+            ) from None
+
+    # Operations ---------------------------------------------------------------
+    def map(self, operations, input_columns=None, output_columns=None, num_parallel_workers=None, **kwargs):
+        """Applies `operations` (one callable or a list, in order) to `input_columns` (default:
+        the first column); the last operation's outputs are named `output_columns` (default:
+        the input names)."""
+        return MapDataset(self, operations, input_columns, output_columns, num_parallel_workers, **kwargs)
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_workers=None, **kwargs):
+        """Stacks `batch_size` consecutive rows into one; a short last batch is kept
+        unless `drop_remainder`."""
+        return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers, **kwargs)
+
+    def shuffle(self, buffer_size):
+        """Shuffles rows through a buffer of `buffer_size` rows (a full shuffle when it
+        holds the whole dataset); a new order each epoch."""
+        return ShuffleDataset(self, buffer_size)
+
+    def repeat(self, count=None):
+        """Repeats the dataset `count` times; forever when `count` is None or -1."""
+        return RepeatDataset(self, count)
+
+    def take(self, count=-1):
+        """The first `count` rows (-1: all)."""
+        return TakeDataset(self, count)
+
+    def skip(self, count):
+        """All but the first `count` rows."""
+        return SkipDataset(self, count)
+
+    def project(self, columns):
+        """Keeps `columns`, in that order."""
+        return ProjectDataset(self, columns)
+
+    def rename(self, input_columns, output_columns):
+        """Renames `input_columns` to `output_columns`."""
+        return RenameDataset(self, input_columns, output_columns)
+
+    # Information --------------------------------------------------------------
+    def get_dataset_size(self):
+        """Rows (batches, after `batch`) in one epoch."""
+        return self._size()
+
+    def get_batch_size(self):
+        """The batch size of the last `batch` in the pipeline, 1 if there is none."""
+        node = self
+        while node.children:
+            if isinstance(node, BatchDataset):
+                return node.batch_size
+            node = node._child
+        return 1
+
+    def get_repeat_count(self):
+        """The count of the last `repeat` in the pipeline (-1: forever), 1 if there is none."""
+        node = self
+        while node.children:
+            if isinstance(node, RepeatDataset):
+                return node.count
+            node = node._child
+        return 1
+
+    def get_col_names(self):
+        """Names of the columns, in order."""
+        return list(self._columns)
+
+    def _first_row(self):
+        state = _RunState()
+        for block in self._run(state):
+            if _num_rows(block):
+                return [_row(column, 0) for column in block]
+        return None
+
+    def output_shapes(self, estimate=False):
+        """Shapes of the columns of the first row (a list of lists)."""
+        type_check(estimate, (bool,), "estimate")
+        if self._saved_output_shapes is None:
+            row = self._first_row()
+            self._saved_output_shapes = [] if row is None else [list(v.shape) for v in row]
+            self._saved_output_types = [] if row is None else [v.dtype for v in row]
+        return [list(s) for s in self._saved_output_shapes]
+
+    def output_types(self):
+        """NumPy dtypes of the columns of the first row."""
+        if self._saved_output_types is None:
+            self.output_shapes()
+        return list(self._saved_output_types)
+
+    # Iterators -----------------------------------------------------------------
+    def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=True):
+        """An iterator yielding each row as a list of column values; `num_epochs` epochs
+        (-1: any number), each ending with StopIteration."""
+        return TupleIterator(self, columns, num_epochs, output_numpy, do_copy)
+
+    def create_dict_iterator(self, num_epochs=-1, output_numpy=False, do_copy=True):
+        """An iterator yielding each row as a dict from column name to value."""
+        return DictIterator(self, num_epochs, output_numpy, do_copy)
+
+    def __iter__(self):
+        return self.create_tuple_iterator(num_epochs=1)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} columns={self._columns}>"
+
+
+class MappableDataset(Dataset):
+    """A random-access source: rows are read in the order its sampler gives.
+
+    Subclasses define `_load()` (the columns of every row, as arrays whose first
+    axis is the row) and `_source_size()`.
+    """
+
+    def __init__(self, num_parallel_workers=None, sampler=None, num_samples=None, shuffle=None,
+                 num_shards=None, shard_id=None, cache=None):
+        check_source_params(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
+        if cache is not None:
+            raise NotImplementedError("msrt has no dataset cache server; pass cache=None.")
+        super().__init__(num_parallel_workers=num_parallel_workers)
+        self.sampler = select_sampler(num_samples, sampler, shuffle, num_shards, shard_id)
+        self.num_samples = num_samples
+        self.shuffle_flag = shuffle
+        self.num_shards = num_shards
+        self.shard_id = shard_id
+
+    def _load(self):
+        raise NotImplementedError
+
+    def _source_size(self):
+        raise NotImplementedError
+
+    def _size(self):
+        return self.sampler._count(self._source_size())
+
+    def _run(self, state):
+        columns = self._load()
+        seeds = _PassSeeds(state.seed, state.shared_seed, state.next_pass(self))
+        indices = self.sampler._indices(len(columns[0]), seeds)
+        for start in range(0, len(indices), _BLOCK_ROWS):
+            part = indices[start:start + _BLOCK_ROWS]
+            yield [column[part] for column in columns]
+
+
+# --------------------------------------------------------------------------
+# Operations
+
+def _validate_operations(operations):
+    ops = list(operations) if isinstance(operations, list) else [operations]
+    if not ops:
+        raise ValueError("operations should not be empty.")
+    for i, op in enumerate(ops):
+        if not callable(op):
+            raise TypeError(f"operations[{i}] is neither a transform nor a callable Python function: got {op!r}.")
+    return ops
+
+
+class MapDataset(Dataset):
+    """Applies a chain of operations to some columns (see `Dataset.map`).
+
+    Consecutive operations with a vectorised path run once per block on the
+    stacked rows; the others run row by row. Columns: when as many outputs as
+    inputs, each output takes its input's place; otherwise the outputs come
+    first, followed by the columns the map did not consume (MindSpore's order).
+    """
+
+    _MAP_KWARGS = ("python_multiprocessing", "max_rowsize", "cache", "callbacks", "offload")
+
+    def __init__(self, input_dataset, operations, input_columns=None, output_columns=None,
+                 num_parallel_workers=None, **kwargs):
+        for key in kwargs:
+            if key not in self._MAP_KWARGS:
+                raise TypeError(f"map() got an unexpected keyword argument '{key}'")
+        if kwargs.get("python_multiprocessing") is not None:
+            type_check(kwargs["python_multiprocessing"], (bool,), "python_multiprocessing")
+        if kwargs.get("cache") is not None:
+            raise NotImplementedError("msrt has no dataset cache server; pass cache=None.")
+        if kwargs.get("callbacks") is not None:
+            raise NotImplementedError("msrt does not run dataset callbacks yet; pass callbacks=None.")
+        self.operations = _validate_operations(operations)
+        for name, value in (("input_columns", input_columns), ("output_columns", output_columns)):
+            if value is not None:
+                check_columns(value, name)
+        super().__init__([input_dataset], num_parallel_workers)
+        child_columns = input_dataset._columns
+        in_names = as_column_list(input_columns) if input_columns is not None else child_columns[:1]
+        self.input_columns = in_names
+        self._in_index = [input_dataset._column_index(n, "input column") for n in in_names]
+        out_names = as_column_list(output_columns) if output_columns is not None else list(in_names)
+        self.output_columns = out_names
+        # Where each final column comes from: ("out", k) or ("in", j).
+        if len(in_names) == len(out_names):
+            renamed = dict(zip(in_names, range(len(out_names))))
+            self._layout = [("out", renamed[c]) if c in renamed else ("in", j) for j, c in enumerate(child_columns)]
+            self._columns = [out_names[renamed[c]] if c in renamed else c for c in child_columns]
+        else:
+            kept = [(j, c) for j, c in enumerate(child_columns) if c not in in_names]
+            self._layout = [("out", k) for k in range(len(out_names))] + [("in", j) for j, _ in kept]
+            self._columns = out_names + [c for _, c in kept]
+        if len(set(self._columns)) != len(self._columns):
+            duplicated = sorted({c for c in self._columns if self._columns.count(c) > 1})
+            raise RuntimeError(
+                f"Invalid columns, map would produce duplicate column names {duplicated} "
+                f"(columns after the map: {self._columns})."
+            )
+
+    def _size(self):
+        return self._child._size()
+
+    def _apply_row_ops(self, ops, columns, n):
+        results = []
+        for i in range(n):
+            values = [_row(c, i) for c in columns]
+            for op in ops:
+                try:
+                    values = _as_outputs(op(*values))
+                except Exception as error:  # name the failing operation, keep the type
+                    if hasattr(error, "add_note"):
+                        error.add_note(f"(raised by map operation {op!r} on input columns {self.input_columns})")
+                    raise
+            results.append(values)
+        width = len(results[0])
+        if any(len(r) != width for r in results):
+            raise RuntimeError(f"map operations on {self.input_columns} returned a varying number of columns.")
+        return [_stack([r[k] for r in results]) for k in range(width)]
+
+    def _transform(self, columns, n):
+        ops = self.operations
+        position = 0
+        while position < len(ops):
+            op = ops[position]
+            if len(columns) == 1 and isinstance(columns[0], np.ndarray) and _is_vectorised(op):
+                columns = [op._apply_rows(columns[0])]
+                position += 1
+                continue
+            end = position + 1
+            while end < len(ops) and not _is_vectorised(ops[end]):
+                end += 1
+            columns = self._apply_row_ops(ops[position:end], columns, n)
+            position = end
+        return columns
+
+    def _run(self, state):
+        for block in self._child._run(state):
+            n = _num_rows(block)
+            if n == 0:
+                continue
+            outputs = self._transform([block[j] for j in self._in_index], n)
+            if len(outputs) != len(self.output_columns):
+                raise RuntimeError(
+                    f"Invalid columns, the number of columns returned in 'map' operations should match "
+                    f"the number of 'output_columns', but got the number of columns returned in 'map' "
+                    f"operations: {len(outputs)}, the number of 'output_columns': {len(self.output_columns)}."
+                )
+            yield [outputs[k] if kind == "out" else block[k] for kind, k in self._layout]
+
+
+class BatchDataset(Dataset):
+    """Stacks consecutive rows into batches (see `Dataset.batch`)."""
+
+    def __init__(self, input_dataset, batch_size, drop_remainder=False, num_parallel_workers=None, **kwargs):
+        if callable(batch_size) and not isinstance(batch_size, int):
+            raise NotImplementedError("msrt's batch takes an int batch_size; a per-batch callable is not supported.")
+        if not isinstance(batch_size, int):
+            raise TypeError("batch_size should either be an int or a callable.")
+        check_pos_int32(batch_size, "batch_size")
+        type_check(drop_remainder, (bool,), "drop_remainder")
+        for key, value in kwargs.items():
+            if key in ("python_multiprocessing", "max_rowsize"):
+                continue
+            if key in ("per_batch_map", "input_columns", "output_columns") and value is None:
+                continue
+            if key == "per_batch_map":
+                raise NotImplementedError("msrt's batch does not support per_batch_map yet.")
+            raise TypeError(f"batch() got an unexpected keyword argument '{key}'")
+        super().__init__([input_dataset], num_parallel_workers)
+        self.batch_size = batch_size
+        self.drop_remainder = drop_remainder
+        self._columns = list(input_dataset._columns)
+
+    def _size(self):
+        rows = self._child._size()
+        if self.drop_remainder:
+            return rows // self.batch_size
+        return math.ceil(rows / self.batch_size)
+
+    def _batches(self, column, name, count):
+        """`column` (count * size rows) as `count` batches, stacked when they can be."""
+        size = len(column) // count
+        if isinstance(column, np.ndarray):
+            return column.reshape((count, size) + column.shape[1:])
+        batches = []
+        for b in range(count):
+            rows = column[b * size:(b + 1) * size]
+            first = rows[0]
+            for r in rows:
+                if r.shape != first.shape:
+                    raise RuntimeError(
+                        "Inconsistent batch shapes, batch operation expects same shape for each data row, "
+                        f"but got inconsistent shape in column {self._columns.index(name)} ('{name}'), expected "
+                        f"shape for this column is:{list(first.shape)}, got shape:{list(r.shape)}."
+                    )
+                if r.dtype != first.dtype:
+                    raise RuntimeError(
+                        "Inconsistent batch type, batch operation expects same type for each data row, but got "
+                        f"inconsistent type in column '{name}', expected type:{first.dtype}, got type:{r.dtype}."
+                    )
+            batches.append(np.stack(rows))
+        return _stack(batches)
+
+    def _emit(self, block, count):
+        return [self._batches(column, name, count) for column, name in zip(block, self._columns)]
+
+    def _run(self, state):
+        size = self.batch_size
+        pending, rows = [], 0
+        for block in self._child._run(state):
+            n = _num_rows(block)
+            if n == 0:
+                continue
+            pending.append(block)
+            rows += n
+            if rows < size:
+                continue
+            merged = _concat_blocks(pending)
+            full = rows // size * size
+            yield self._emit([column[:full] for column in merged], full // size)
+            rows -= full
+            pending = [[column[full:] for column in merged]] if rows else []
+        if rows and not self.drop_remainder:
+            yield self._emit(_concat_blocks(pending), 1)
+
+
+def _gather(parts, which, local):
+    """Rows `local[i]` of part `which[i]`, for each i, as one column."""
+    first = parts[0]
+    if all(isinstance(p, np.ndarray) and p.shape[1:] == first.shape[1:] and p.dtype == first.dtype for p in parts):
+        out = np.empty((len(which),) + first.shape[1:], first.dtype)
+        order = np.argsort(which, kind="stable")
+        bounds = np.searchsorted(which[order], np.arange(len(parts) + 1))
+        for b in range(len(parts)):
+            if bounds[b] < bounds[b + 1]:
+                rows = order[bounds[b]:bounds[b + 1]]
+                out[rows] = parts[b][local[rows]]
+        return out
+    return _stack([_row(parts[b], i) for b, i in zip(which.tolist(), local.tolist())])
+
+
+class _RowStore:
+    """Rows a shuffle buffer may still emit, addressed by arrival number.
+
+    Blocks are kept as they arrived (no concatenation); once they hold many
+    more rows than are still live, the live rows are copied into one block.
+    """
+
+    def __init__(self):
+        self.blocks = []
+        self.block_ids = []  # sorted ids of each block's rows; increasing block to block
+        self.total = 0  # rows ever added
+
+    def add(self, block):
+        n = _num_rows(block)
+        self.blocks.append(block)
+        self.block_ids.append(np.arange(self.total, self.total + n, dtype=np.int64))
+        self.total += n
+
+    def _locate(self, wanted):
+        offsets = np.cumsum([0] + [len(ids) for ids in self.block_ids])
+        positions = np.searchsorted(np.concatenate(self.block_ids), wanted)
+        which = np.searchsorted(offsets, positions, side="right") - 1
+        return which, positions - offsets[which]
+
+    def take(self, wanted):
+        which, local = self._locate(wanted)
+        return [_gather([b[c] for b in self.blocks], which, local) for c in range(len(self.blocks[0]))]
+
+    def keep_only(self, live):
+        """Forgets every row not in `live` (once they clearly outnumber the live ones)."""
+        stored = sum(len(ids) for ids in self.block_ids)
+        if stored <= 2 * len(live) + _BLOCK_ROWS:
+            return
+        live = np.sort(np.asarray(live, np.int64))
+        self.blocks = [self.take(live)]
+        self.block_ids = [live]
+
+
+class ShuffleDataset(Dataset):
+    """MindSpore's shuffle buffer: fill `buffer_size` rows; then each incoming row
+    replaces a randomly chosen buffered row, which is emitted; at the end the buffer
+    drains in random order. A new order every pass (Note [passes and seeds])."""
+
+    def __init__(self, input_dataset, buffer_size):
+        type_check(buffer_size, (int,), "buffer_size")
+        check_value(buffer_size, (2, INT32_MAX), "buffer_size")
+        super().__init__([input_dataset])
+        self.buffer_size = buffer_size
+        self._columns = list(input_dataset._columns)
+
+    def _size(self):
+        return self._child._size()
+
+    def _run(self, state):
+        rng = state.rng(_SHUFFLE_TAG, self, state.next_pass(self))
+        store = _RowStore()
+        blocks = iter(self._child._run(state))
+        # Rows are emitted in chunks: fewer, larger gathers from the store.
+        chunk = max(_BLOCK_ROWS, self.buffer_size // 4)
+
+        def pull(target):
+            for block in blocks:
+                if _num_rows(block):
+                    store.add(block)
+                    if store.total >= target:
+                        return True
+            return False
+
+        more = pull(self.buffer_size)
+        buffer = list(range(min(self.buffer_size, store.total)))
+        next_id = len(buffer)
+        while True:
+            if more:
+                more = pull(store.total + chunk)
+            arrived = store.total - next_id
+            if arrived == 0:
+                break
+            slots = rng.integers(0, len(buffer), size=arrived).tolist()
+            out = [0] * arrived
+            for k, slot in enumerate(slots):
+                out[k] = buffer[slot]
+                buffer[slot] = next_id + k
+            next_id += arrived
+            yield store.take(np.array(out, np.int64))
+            store.keep_only(buffer)
+        if buffer:
+            # Drain: take a random slot, fill it from the end of the buffer.
+            last = len(buffer) - 1
+            draws = rng.random(len(buffer))
+            out = []
+            for i, draw in enumerate(draws.tolist()):
+                slot = int(draw * (last + 1 - i))
+                out.append(buffer[slot])
+                buffer[slot] = buffer[last - i]
+            yield store.take(np.array(out, np.int64))
+
+
+class RepeatDataset(Dataset):
+    def __init__(self, input_dataset, count=None):
+        type_check(count, (int, type(None)), "repeat")
+        if isinstance(count, int) and ((count <= 0 and count != -1) or count > INT32_MAX):
+            raise ValueError("count should be either -1 or positive integer, range[1, INT32_MAX].")
+        super().__init__([input_dataset])
+        self.count = -1 if count is None else count
+        self._columns = list(input_dataset._columns)
+
+    def _size(self):
+        rows = self._child._size()
+        # As MindSpore: repeat(-1) reports the size of one pass.
+        return rows * self.count if self.count > 0 else rows
+
+    def _run(self, state):
+        done = 0
+        while self.count == -1 or done < self.count:
+            produced = 0
+            for block in self._child._run(state):
+                produced += _num_rows(block)
+                yield block
+            done += 1
+            if produced == 0:  # an empty dataset repeated forever would never yield
+                return
+
+
+class TakeDataset(Dataset):
+    def __init__(self, input_dataset, count=-1):
+        type_check(count, (int,), "count")
+        if (count <= 0 and count != -1) or count > INT32_MAX:
+            raise ValueError(
+                f"count should be either -1 or within the required interval of (0, {INT32_MAX}], got {count}."
+            )
+        super().__init__([input_dataset])
+        self.count = count
+        self._columns = list(input_dataset._columns)
+
+    def _size(self):
+        rows = self._child._size()
+        return rows if self.count == -1 else min(rows, self.count)
+
+    def _run(self, state):
+        if self.count == -1:
+            yield from self._child._run(state)
+            return
+        left = self.count
+        for block in self._child._run(state):
+            n = _num_rows(block)
+            if n >= left:
+                yield [column[:left] for column in block]
+                return
+            left -= n
+            yield block
+
+
+class SkipDataset(Dataset):
+    def __init__(self, input_dataset, count):
+        type_check(count, (int,), "count")
+        check_value(count, (0, INT32_MAX), "count")
+        super().__init__([input_dataset])
+        self.count = count
+        self._columns = list(input_dataset._columns)
+
+    def _size(self):
+        return max(0, self._child._size() - self.count)
+
+    def _run(self, state):
+        left = self.count
+        for block in self._child._run(state):
+            if left:
+                n = _num_rows(block)
+                if n <= left:
+                    left -= n
+                    continue
+                block = [column[left:] for column in block]
+                left = 0
+            yield block
+
+
+class ProjectDataset(Dataset):
+    def __init__(self, input_dataset, columns):
+        check_columns(columns, "columns")
+        super().__init__([input_dataset])
+        names = as_column_list(columns)
+        self._index = [input_dataset._column_index(n, "column") for n in names]
+        self._columns = names
+
+    def _size(self):
+        return self._child._size()
+
+    def _run(self, state):
+        for block in self._child._run(state):
+            yield [block[j] for j in self._index]
+
+
+class RenameDataset(Dataset):
+    def __init__(self, input_dataset, input_columns, output_columns):
+        check_columns(input_columns, "input_columns")
+        check_columns(output_columns, "output_columns")
+        old, new = as_column_list(input_columns), as_column_list(output_columns)
+        if len(old) != len(new):
+            raise ValueError("Number of column in input_columns and output_columns is not equal.")
+        super().__init__([input_dataset])
+        for name in old:
+            input_dataset._column_index(name, "column to rename")
+        mapping = dict(zip(old, new))
+        self._columns = [mapping.get(c, c) for c in input_dataset._columns]
+        if len(set(self._columns)) != len(self._columns):
+            raise RuntimeError(f"Invalid columns, rename would produce duplicate column names: {self._columns}.")
+
+    def _size(self):
+        return self._child._size()
+
+    def _run(self, state):
+        return self._child._run(state)
+
+
+# --------------------------------------------------------------------------
+# Iterators
+
+def _check_iterator_args(num_epochs, output_numpy, do_copy):
+    type_check(num_epochs, (int,), "num_epochs")
+    check_value(num_epochs, (-1, INT32_MAX), "num_epochs")
+    if num_epochs == 0:
+        raise ValueError("num_epochs should be either -1 or a positive integer, got 0.")
+    check_bool(output_numpy, "output_numpy")
+    check_bool(do_copy, "do_copy")
+
+
+class _Iterator:
+    """Runs a pipeline for `num_epochs` epochs (-1: unlimited). Each epoch ends with
+    StopIteration; iterating again starts the next epoch, with a new order."""
+
+    def __init__(self, dataset, num_epochs, output_numpy, do_copy, column_index=None):
+        self._dataset = dataset
+        self._num_epochs = num_epochs
+        self._output_numpy = output_numpy
+        self._do_copy = do_copy
+        self._column_index = column_index
+        self._state = _RunState()
+        self._epochs_done = 0
+        self._rows = None
+
+    def __iter__(self):
+        return self
+
+    def _row_generator(self):
+        select = self._column_index
+        for block in self._dataset._run(self._state):
+            if select is not None:
+                block = [block[j] for j in select]
+            for i in range(_num_rows(block)):
+                yield [_row(column, i) for column in block]
+
+    def _convert(self, value):
+        return value if self._output_numpy else to_tensor(value)
+
+    def _next_values(self):
+        if self._rows is None:
+            if self._num_epochs != -1 and self._epochs_done >= self._num_epochs:
+                raise StopIteration
+            self._rows = self._row_generator()
+        try:
+            values = next(self._rows)
+        except StopIteration:
+            self._rows = None
+            self._epochs_done += 1
+            raise
+        return [self._convert(v) for v in values]
+
+    def stop(self):
+        """Ends the iterator: every later call raises StopIteration."""
+        if self._rows is not None:
+            self._rows.close()
+            self._rows = None
+        self._num_epochs = self._epochs_done = max(self._epochs_done, 1)
+
+    def get_col_names(self):
+        names = self._dataset._columns
+        return [names[j] for j in self._column_index] if self._column_index is not None else list(names)
+
+    def get_dataset_size(self):
+        return self._dataset.get_dataset_size()
+
+
+class TupleIterator(_Iterator):
+    """Yields each row as a list of column values."""
+
+    def __init__(self, dataset, columns=None, num_epochs=-1, output_numpy=False, do_copy=True):
+        _check_iterator_args(num_epochs, output_numpy, do_copy)
+        index = None
+        if columns is not None:
+            check_columns(columns, "column_names")
+            index = [dataset._column_index(n, "column") for n in as_column_list(columns)]
+        super().__init__(dataset, num_epochs, output_numpy, do_copy, index)
+
+    def __next__(self):
+        return self._next_values()
+
+
+class DictIterator(_Iterator):
+    """Yields each row as a dict from column name to value."""
+
+    def __init__(self, dataset, num_epochs=-1, output_numpy=False, do_copy=True):
+        _check_iterator_args(num_epochs, output_numpy, do_copy)
+        super().__init__(dataset, num_epochs, output_numpy, do_copy)
+
+    def __next__(self):
+        return dict(zip(self._dataset._columns, self._next_values()))

@@ -1,0 +1,218 @@
+"""MnistDataset: MNIST-format IDX files (MNIST, Fashion-MNIST, ...) from a directory.
+
+Files are looked up by their standard names, each either plain or gzipped:
+train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte,
+t10k-labels-idx1-ubyte (plus ".gz"). Decoded arrays are cached per process,
+keyed by directory, usage and the files' size and modification time.
+"""
+import gzip
+import os
+import struct
+import threading
+import zlib
+
+import numpy as np
+
+from ._validate import check_dir, check_valid_str
+from .datasets import MappableDataset
+
+_IMAGE_MAGIC = 2051  # 0x00000803: unsigned bytes, 3 dimensions
+_LABEL_MAGIC = 2049  # 0x00000801: unsigned bytes, 1 dimension
+_ROWS = _COLS = 28
+
+# Usage "all" reads the test split first: MindSpore sorts the file names and
+# "t10k-..." sorts before "train-...".
+_SPLITS = {"train": ("train",), "test": ("t10k",), "all": ("t10k", "train")}
+
+_cache = {}
+_cache_lock = threading.Lock()
+
+
+class MnistFileNotFoundError(RuntimeError, FileNotFoundError):
+    """A required MNIST file is missing (a RuntimeError, as in MindSpore, and a FileNotFoundError)."""
+
+
+class MnistFormatError(RuntimeError):
+    """An MNIST file is not a well-formed IDX file of the expected kind."""
+
+
+def clear_cache():
+    """Forgets every decoded MNIST array held by this process."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def _find(dataset_dir, stem):
+    """Path of `stem` or `stem`.gz in `dataset_dir` (the plain file wins), or None."""
+    for name in (stem, stem + ".gz"):
+        path = os.path.join(dataset_dir, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def _split_files(dataset_dir, usage):
+    """[(images path, labels path)] for each split `usage` reads, checking they exist."""
+    pairs = []
+    for prefix in _SPLITS[usage]:
+        image_stem, label_stem = f"{prefix}-images-idx3-ubyte", f"{prefix}-labels-idx1-ubyte"
+        image, label = _find(dataset_dir, image_stem), _find(dataset_dir, label_stem)
+        if image is None and label is None and usage == "all":
+            continue  # as MindSpore, "all" reads whichever splits are present
+        for path, stem in ((image, image_stem), (label, label_stem)):
+            if path is None:
+                raise MnistFileNotFoundError(
+                    f"MnistDataset: file not found: '{os.path.join(dataset_dir, stem)}' "
+                    f"(nor '{stem}.gz') for usage '{usage}' in directory '{dataset_dir}'."
+                )
+        pairs.append((image, label))
+    if not pairs:
+        raise MnistFileNotFoundError(
+            f"MnistDataset: no MNIST files in directory '{dataset_dir}': expected "
+            "train-images-idx3-ubyte / train-labels-idx1-ubyte and/or t10k-images-idx3-ubyte / "
+            "t10k-labels-idx1-ubyte (each optionally gzipped, '.gz')."
+        )
+    return pairs
+
+
+def _read_bytes(path):
+    try:
+        if path.endswith(".gz"):
+            with gzip.open(path, "rb") as f:
+                return f.read()
+        with open(path, "rb") as f:
+            return f.read()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        raise MnistFormatError(f"MnistDataset: '{path}' is not a valid gzip file ({error}).") from None
+    except OSError as error:
+        raise RuntimeError(f"MnistDataset: cannot read '{path}': {error.strerror or error}.") from None
+
+
+def _check_magic(path, magic, expected, kind, ndim):
+    if magic == expected:
+        return
+    other = {_IMAGE_MAGIC: "image", _LABEL_MAGIC: "label"}.get(magic)
+    type_code, dims = (magic >> 8) & 0xFF, magic & 0xFF
+    if other is not None:
+        what = f"bad magic number {magic}, that of an MNIST {other} file; expected {expected}"
+    elif magic >> 16 == 0 and type_code == 0x08:
+        what = (f"wrong dimension count: its header declares {dims} dimension(s), "
+                f"an MNIST {kind} file has {ndim}")
+    else:
+        what = f"bad magic number {magic} (0x{magic:08x}), expected {expected} (0x{expected:08x})"
+    raise MnistFormatError(f"MnistDataset: '{path}' is not an MNIST {kind} file: {what}.")
+
+
+def _read_images(path):
+    raw = _read_bytes(path)
+    if len(raw) < 16:
+        raise MnistFormatError(
+            f"MnistDataset: '{path}' is truncated: {len(raw)} bytes, shorter than the 16-byte IDX image header."
+        )
+    magic, count, rows, cols = struct.unpack(">IIII", raw[:16])
+    _check_magic(path, magic, _IMAGE_MAGIC, "image", 3)
+    if (rows, cols) != (_ROWS, _COLS):
+        raise MnistFormatError(
+            f"MnistDataset: '{path}' holds images of shape ({rows}, {cols}), MNIST images are (28, 28)."
+        )
+    expected = count * rows * cols
+    actual = len(raw) - 16
+    if actual != expected:
+        problem = "truncated" if actual < expected else "longer than its header says"
+        raise MnistFormatError(
+            f"MnistDataset: '{path}' is {problem}: its header declares {count} images of {rows}x{cols} "
+            f"({expected} bytes of pixels), but it holds {actual} bytes after the header."
+        )
+    images = np.frombuffer(raw, np.uint8, offset=16).reshape(count, rows, cols, 1)
+    return images
+
+
+def _read_labels(path):
+    raw = _read_bytes(path)
+    if len(raw) < 8:
+        raise MnistFormatError(
+            f"MnistDataset: '{path}' is truncated: {len(raw)} bytes, shorter than the 8-byte IDX label header."
+        )
+    magic, count = struct.unpack(">II", raw[:8])
+    _check_magic(path, magic, _LABEL_MAGIC, "label", 1)
+    actual = len(raw) - 8
+    if actual != count:
+        problem = "truncated" if actual < count else "longer than its header says"
+        raise MnistFormatError(
+            f"MnistDataset: '{path}' is {problem}: its header declares {count} labels, "
+            f"but it holds {actual} bytes after the header."
+        )
+    return np.frombuffer(raw, np.uint8, offset=8).astype(np.uint32)
+
+
+def _signature(path):
+    stat = os.stat(path)
+    return (os.path.realpath(path), stat.st_size, stat.st_mtime_ns)
+
+
+def _load(dataset_dir, usage, pairs):
+    key = (os.path.realpath(dataset_dir), usage, tuple(_signature(p) for pair in pairs for p in pair))
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            return hit
+        images, labels = [], []
+        for image_path, label_path in pairs:
+            split_images, split_labels = _read_images(image_path), _read_labels(label_path)
+            if len(split_images) != len(split_labels):
+                raise MnistFormatError(
+                    f"MnistDataset: image/label count mismatch: '{image_path}' holds {len(split_images)} "
+                    f"images but '{label_path}' holds {len(split_labels)} labels."
+                )
+            images.append(split_images)
+            labels.append(split_labels)
+        images = images[0] if len(images) == 1 else np.concatenate(images)
+        labels = labels[0] if len(labels) == 1 else np.concatenate(labels)
+        for array in (images, labels):
+            array.setflags(write=False)
+        _cache[key] = (images, labels)
+        return images, labels
+
+
+class MnistDataset(MappableDataset):
+    """Reads MNIST-format files: columns "image" (uint8, 28x28x1) and "label" (uint32 scalar).
+
+    Args:
+        dataset_dir (str): directory holding the IDX files (plain or .gz).
+        usage (str, optional): "train" (60000 rows for MNIST), "test" (10000) or "all"
+            (test then train). Default: None, meaning "all".
+        num_samples (int, optional): rows to read; None or 0 reads all.
+        num_parallel_workers (int, optional): accepted for compatibility.
+        shuffle (bool, optional): random order (new each epoch). Default: None, which
+            shuffles unless a sampler is given.
+        sampler (Sampler or list of indices, optional): which rows, in which order.
+        num_shards (int, optional) / shard_id (int, optional): read shard `shard_id` of
+            `num_shards` (rows shard_id, shard_id + num_shards, ...; every shard gets
+            ceil(rows / num_shards) rows, wrapping around).
+        cache: must be None (msrt has no cache server).
+
+    Raises:
+        ValueError: `dataset_dir` is not a readable directory, `usage` is not one of
+            "train", "test", "all", or a count is out of range.
+        TypeError: an argument has the wrong type.
+        RuntimeError: inconsistent sampler/shuffle/shard arguments; a file is missing
+            (MnistFileNotFoundError, also a FileNotFoundError) or malformed (MnistFormatError).
+    """
+
+    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
+                 sampler=None, num_shards=None, shard_id=None, cache=None):
+        dataset_dir = check_dir(dataset_dir)
+        if usage is not None:
+            check_valid_str(usage, ["train", "test", "all"], "usage")
+        super().__init__(num_parallel_workers=num_parallel_workers, sampler=sampler, num_samples=num_samples,
+                         shuffle=shuffle, num_shards=num_shards, shard_id=shard_id, cache=cache)
+        self.dataset_dir = dataset_dir
+        self.usage = "all" if usage is None else usage
+        self._pairs = _split_files(dataset_dir, self.usage)
+        self._columns = ["image", "label"]
+
+    def _load(self):
+        return list(_load(self.dataset_dir, self.usage, self._pairs))
+
+    def _source_size(self):
+        return len(self._load()[1])

@@ -1,0 +1,344 @@
+"""Dataset operations and iterators: map, batch, shuffle, repeat, take, skip, project,
+rename, sizes, column information, tuple and dict iterators, epochs."""
+import numpy as np
+import pytest
+
+import msrt
+import msrt.dataset as ds
+import msrt.dataset.transforms as transforms
+from dsutil import ids, rows, sequential
+from msrt.dataset import config, vision
+
+
+def train(directory, **kwargs):
+    return sequential(directory, usage="train", **kwargs)
+
+
+# --------------------------------------------------------------------------
+# map
+
+def test_map_vectorised_transform_equals_row_by_row(mnist_dir, small_blocks):
+    images = mnist_dir.data["train"][0]
+    resize = vision.Resize((9, 5))
+    got = [image for image, _ in rows(train(mnist_dir).map(resize, input_columns="image"))]
+    assert len(got) == 20
+    for i, image in enumerate(got):
+        np.testing.assert_array_equal(image, resize(images[i]))
+
+
+def test_map_python_function_gets_numpy_rows(mnist_dir):
+    seen = []
+
+    def double(label):
+        seen.append((type(label), label.shape, label.dtype))
+        return label * 2
+
+    labels = [int(label) for _, label in rows(train(mnist_dir).map(double, "label"))]
+    assert labels == [2 * (i % 10) for i in range(20)]
+    assert seen[0] == (np.ndarray, (), np.uint32)
+
+
+def test_map_chain_mixes_vectorised_and_python_operations(mnist_dir, small_blocks):
+    images = mnist_dir.data["train"][0]
+    chain = [vision.Rescale(1 / 255, 0), lambda x: x[:20, :20] + 1, vision.Normalize([0.5], [0.25]), vision.HWC2CHW()]
+    got = rows(train(mnist_dir).map(chain, "image"))
+    for i, (image, label) in enumerate(got):
+        reference = ((images[i][:20, :20].astype(np.float32) / 255 + 1) - 0.5) / 0.25
+        np.testing.assert_allclose(image, reference.transpose(2, 0, 1), rtol=1e-6)
+        assert image.dtype == np.float32 and int(label) == i % 10
+
+
+def test_map_defaults_to_the_first_column_and_renames_in_place(mnist_dir):
+    data = train(mnist_dir).map(vision.HWC2CHW())
+    assert data.get_col_names() == ["image", "label"]
+    assert data.output_shapes() == [[1, 28, 28], []]
+    renamed = train(mnist_dir).map(transforms.TypeCast(np.int32), "label", "target")
+    assert renamed.get_col_names() == ["image", "target"]
+    assert renamed.output_types() == [np.uint8, np.int32]
+
+
+def test_map_with_more_outputs_puts_them_first(mnist_dir):
+    data = train(mnist_dir).map(lambda x: (x, x + 100), "label", ["a", "b"])
+    assert data.get_col_names() == ["a", "b", "image"]
+    a, b, image = rows(data)[3]
+    assert (int(a), int(b), int(image[0, 0, 0])) == (3, 103, 3)
+    merged = train(mnist_dir).map(lambda image, label: label, ["image", "label"], "label")
+    assert merged.get_col_names() == ["label"]
+    assert [int(x) for x, in rows(merged)][:3] == [0, 1, 2]
+
+
+def test_map_errors(mnist_dir):
+    data = train(mnist_dir)
+    with pytest.raises(RuntimeError, match="'pixels' does not exist"):
+        data.map(vision.HWC2CHW(), "pixels")
+    with pytest.raises(TypeError, match="operations"):
+        data.map([vision.HWC2CHW(), 3], "image")
+    with pytest.raises(TypeError, match="input_columns"):
+        data.map(vision.HWC2CHW(), 1)
+    with pytest.raises(ValueError, match="should not be empty"):
+        data.map(vision.HWC2CHW(), [])
+    with pytest.raises(RuntimeError, match="duplicate"):
+        data.map(lambda x: x, "image", "label")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        data.map(vision.HWC2CHW(), "image", column_order=["image"])
+    with pytest.raises(RuntimeError, match="number of 'output_columns'"):
+        rows(data.map(lambda x: (x, x), "label"))
+
+    def broken(x):
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        rows(data.map(broken, "label"))
+
+
+def test_map_accepts_ignored_mindspore_options(mnist_dir):
+    data = train(mnist_dir).map(vision.HWC2CHW(), "image", num_parallel_workers=8, python_multiprocessing=False,
+                                max_rowsize=16)
+    assert data.get_dataset_size() == 20
+    with pytest.raises(ValueError, match="num_parallel_workers"):
+        train(mnist_dir).map(vision.HWC2CHW(), "image", num_parallel_workers=0)
+
+
+def test_ragged_rows_stay_separate_until_batched(mnist_dir, small_blocks):
+    data = train(mnist_dir).map(lambda x: x[: 1 + int(x[0, 0, 0]) % 3], "image")
+    shapes = [image.shape for image, _ in rows(data)]
+    assert shapes[:4] == [(1, 28, 1), (2, 28, 1), (3, 28, 1), (1, 28, 1)]
+    with pytest.raises(RuntimeError, match="Inconsistent batch shapes"):
+        rows(data.batch(2))
+    assert len(rows(data.batch(1))) == 20
+    shuffled = rows(data.shuffle(4))
+    assert sorted(int(image[0, 0, 0]) for image, _ in shuffled) == list(range(20))
+    assert all(image.shape[0] == 1 + int(image[0, 0, 0]) % 3 for image, _ in shuffled)
+
+
+# --------------------------------------------------------------------------
+# batch, repeat, take, skip
+
+@pytest.mark.parametrize("drop_remainder, sizes", [(False, [6, 6, 6, 2]), (True, [6, 6, 6])])
+def test_batch_sizes(mnist_dir, small_blocks, drop_remainder, sizes):
+    data = train(mnist_dir).batch(6, drop_remainder=drop_remainder)
+    got = rows(data)
+    assert [len(label) for _, label in got] == sizes
+    assert data.get_dataset_size() == len(sizes)
+    assert data.get_batch_size() == 6
+    images = np.concatenate([image for image, _ in got])
+    np.testing.assert_array_equal(images, mnist_dir.data["train"][0][: len(images)])
+    assert got[0][1].dtype == np.uint32 and got[0][0].shape == (6, 28, 28, 1)
+
+
+def test_batch_errors(mnist_dir):
+    data = train(mnist_dir)
+    with pytest.raises(ValueError, match="batch_size"):
+        data.batch(0)
+    with pytest.raises(TypeError, match="batch_size"):
+        data.batch("2")
+    with pytest.raises(TypeError, match="drop_remainder"):
+        data.batch(2, drop_remainder=1)
+    with pytest.raises(NotImplementedError, match="per_batch_map"):
+        data.batch(2, per_batch_map=lambda x, info: x)
+
+
+def test_repeat_counts_and_reshuffles_each_pass(mnist_dir, small_blocks):
+    config.set_seed(11)
+    data = ds.MnistDataset(str(mnist_dir), usage="train").repeat(3)
+    order = ids(data)
+    assert data.get_dataset_size() == 60 and data.get_repeat_count() == 3
+    passes = [order[i * 20:(i + 1) * 20] for i in range(3)]
+    assert all(sorted(p) == list(range(20)) for p in passes)
+    assert passes[0] != passes[1] != passes[2]
+
+
+def test_repeat_then_batch_crosses_pass_boundaries(mnist_dir, small_blocks):
+    data = train(mnist_dir).repeat(2).batch(8)
+    assert [len(label) for _, label in rows(data)] == [8, 8, 8, 8, 8]
+    assert data.get_dataset_size() == 5
+    batch_then_repeat = train(mnist_dir).batch(8, True).repeat(2)
+    assert [len(label) for _, label in rows(batch_then_repeat)] == [8, 8, 8, 8]
+
+
+def test_infinite_repeat_with_take(mnist_dir):
+    data = train(mnist_dir).repeat().take(45)
+    assert ids(data) == (list(range(20)) * 3)[:45]
+    assert train(mnist_dir).repeat(-1).get_dataset_size() == 20  # MindSpore reports one pass
+    assert train(mnist_dir).repeat(-1).get_repeat_count() == -1
+    for bad in (0, -2):
+        with pytest.raises(ValueError, match="count"):
+            train(mnist_dir).repeat(bad)
+    with pytest.raises(TypeError, match="repeat"):
+        train(mnist_dir).repeat(2.0)
+
+
+def test_take_and_skip(mnist_dir, small_blocks):
+    data = train(mnist_dir)
+    assert ids(data.take(9)) == list(range(9))
+    assert ids(data.skip(15)) == [15, 16, 17, 18, 19]
+    assert ids(data.skip(8).take(3)) == [8, 9, 10]
+    assert ids(data.take(-1)) == list(range(20))
+    assert ids(data.skip(25)) == [] and data.skip(25).get_dataset_size() == 0
+    assert data.take(50).get_dataset_size() == 20 and data.skip(3).get_dataset_size() == 17
+    assert data.skip(0).get_dataset_size() == 20
+    with pytest.raises(ValueError, match="count"):
+        data.take(0)
+    with pytest.raises(ValueError, match="count"):
+        data.skip(-1)
+    with pytest.raises(TypeError, match="count"):
+        data.take("3")
+
+
+# --------------------------------------------------------------------------
+# shuffle
+
+def test_shuffle_is_a_reproducible_permutation_new_each_epoch(mnist_dir, small_blocks):
+    config.set_seed(5)
+    data = train(mnist_dir).shuffle(buffer_size=50)
+    iterator = data.create_tuple_iterator(output_numpy=True, num_epochs=2)
+    first = [int(image[0, 0, 0]) for image, _ in iterator]
+    second = [int(image[0, 0, 0]) for image, _ in iterator]
+    assert sorted(first) == sorted(second) == list(range(20))
+    assert first != second and first != list(range(20))
+    config.set_seed(5)
+    assert ids(data) == first
+
+
+@pytest.mark.parametrize("buffer_size", [2, 5])
+def test_shuffle_buffer_keeps_rows_near_their_place(make_mnist, small_blocks, buffer_size):
+    directory = make_mnist(train=200, test=None)
+    order = ids(train(directory).shuffle(buffer_size))
+    assert sorted(order) == list(range(200))
+    # Row k can only leave the buffer after it entered: position >= k - buffer_size + 1.
+    assert all(row <= position + buffer_size - 1 for position, row in enumerate(order))
+    assert order != list(range(200))
+
+
+def test_shuffle_buffer_larger_than_many_blocks(make_mnist, small_blocks):
+    directory = make_mnist(train=100, test=None)
+    config.set_seed(9)
+    # A 30-row buffer over 7-row blocks compacts its store several times.
+    rows_seen = [int(x) for batch in rows(train(directory).shuffle(30).batch(7)) for x in batch[0][:, 0, 0, 0]]
+    assert sorted(rows_seen) == list(range(100))
+
+
+def test_shuffle_errors(mnist_dir):
+    with pytest.raises(ValueError, match=r"buffer_size is not within the required interval of \[2, 2147483647\]"):
+        train(mnist_dir).shuffle(1)
+    with pytest.raises(TypeError, match="buffer_size"):
+        train(mnist_dir).shuffle(None)
+
+
+# --------------------------------------------------------------------------
+# project, rename, information
+
+def test_project_and_rename(mnist_dir):
+    data = train(mnist_dir).project(["label", "image"])
+    assert data.get_col_names() == ["label", "image"]
+    label, image = rows(data)[4]
+    assert int(label) == 4 and image.shape == (28, 28, 1)
+    assert train(mnist_dir).project("label").output_shapes() == [[]]
+    renamed = train(mnist_dir).rename(["image", "label"], ["x", "y"])
+    assert renamed.get_col_names() == ["x", "y"]
+    assert list(next(renamed.create_dict_iterator(output_numpy=True))) == ["x", "y"]
+    with pytest.raises(RuntimeError, match="'pixels' does not exist"):
+        train(mnist_dir).project(["pixels"])
+    with pytest.raises(ValueError, match="not equal"):
+        train(mnist_dir).rename(["image", "label"], ["x"])
+    with pytest.raises(RuntimeError, match="does not exist"):
+        train(mnist_dir).rename("pixels", "x")
+    with pytest.raises(RuntimeError, match="duplicate"):
+        train(mnist_dir).rename("image", "label")
+    with pytest.raises(ValueError, match="same"):
+        train(mnist_dir).project(["image", "image"])
+
+
+def test_information_of_a_lenet_pipeline(mnist_dir):
+    data = ds.MnistDataset(str(mnist_dir), usage="train")
+    data = data.map([vision.Resize((32, 32)), vision.Rescale(1 / 255, 0), vision.Normalize([0.1307], [0.3081]),
+                     vision.HWC2CHW()], input_columns="image")
+    data = data.map(transforms.TypeCast(np.int32), input_columns="label")
+    data = data.shuffle(buffer_size=10000).batch(8, drop_remainder=True).repeat(2)
+    assert data.get_col_names() == ["image", "label"]
+    assert data.get_dataset_size() == 4 and data.get_batch_size() == 8 and data.get_repeat_count() == 2
+    assert data.output_shapes() == [[8, 1, 32, 32], [8]]
+    assert data.output_types() == [np.float32, np.int32]
+    images, labels = zip(*rows(data))
+    assert len(images) == 4 and all(i.shape == (8, 1, 32, 32) for i in images)
+
+
+def test_pipeline_values_against_numpy(mnist_dir):
+    images = mnist_dir.data["train"][0]
+    data = train(mnist_dir).map([vision.Rescale(2.0, -1.0), vision.Normalize([0.5], [2.0]), vision.HWC2CHW()],
+                                "image").batch(4)
+    expected = ((images.astype(np.float32) * 2 - 1) - 0.5) / 2
+    got = np.concatenate([image for image, _ in rows(data)])
+    np.testing.assert_allclose(got, expected.transpose(0, 3, 1, 2), rtol=1e-6)
+
+
+# --------------------------------------------------------------------------
+# Iterators
+
+def test_tuple_and_dict_iterators_agree(mnist_dir):
+    data = train(mnist_dir).batch(5)
+    tuples = list(data.create_tuple_iterator(output_numpy=True, num_epochs=1))
+    dicts = list(data.create_dict_iterator(output_numpy=True, num_epochs=1))
+    assert len(tuples) == len(dicts) == 4
+    for (image, label), row in zip(tuples, dicts):
+        assert isinstance(row, dict) and list(row) == ["image", "label"]
+        np.testing.assert_array_equal(row["image"], image)
+        np.testing.assert_array_equal(row["label"], label)
+    assert isinstance(tuples[0], list)
+
+
+def test_tuple_iterator_columns(mnist_dir):
+    label, image = next(train(mnist_dir).create_tuple_iterator(columns=["label", "image"], output_numpy=True))
+    assert label.shape == () and image.shape == (28, 28, 1)
+    only = next(train(mnist_dir).create_tuple_iterator(columns="label", output_numpy=True))
+    assert len(only) == 1
+    with pytest.raises(RuntimeError, match="does not exist"):
+        train(mnist_dir).create_tuple_iterator(columns=["pixels"])
+
+
+def test_num_epochs(mnist_dir):
+    data = train(mnist_dir).batch(10)
+    iterator = data.create_tuple_iterator(num_epochs=2, output_numpy=True)
+    assert len(list(iterator)) == 2
+    assert len(list(iterator)) == 2
+    assert list(iterator) == []  # both epochs done
+    with pytest.raises(StopIteration):
+        next(iterator)
+    unlimited = data.create_dict_iterator(output_numpy=True)
+    assert [len(list(unlimited)) for _ in range(5)] == [2] * 5
+    stopped = data.create_tuple_iterator(output_numpy=True)
+    next(stopped)
+    stopped.stop()
+    assert list(stopped) == []
+
+
+def test_iterator_argument_errors(mnist_dir):
+    data = train(mnist_dir)
+    with pytest.raises(ValueError, match="num_epochs"):
+        data.create_tuple_iterator(num_epochs=0)
+    with pytest.raises(ValueError, match="num_epochs"):
+        data.create_dict_iterator(num_epochs=-2)
+    with pytest.raises(TypeError, match="num_epochs"):
+        data.create_tuple_iterator(num_epochs=1.5)
+    with pytest.raises(TypeError, match="output_numpy"):
+        data.create_dict_iterator(output_numpy=1)
+
+
+def test_epoch_midway_restart_is_not_possible_but_next_epoch_is(mnist_dir):
+    iterator = train(mnist_dir).create_tuple_iterator(num_epochs=2, output_numpy=True)
+    first = [int(next(iterator)[1]) for _ in range(3)]
+    rest = [int(label) for _, label in iterator]  # the same epoch continues
+    assert first + rest == [i % 10 for i in range(20)]
+    assert len(list(iterator)) == 20
+
+
+@pytest.mark.skipif(not hasattr(msrt, "Tensor"), reason="msrt.Tensor is not available yet")
+def test_iterators_yield_msrt_tensors(mnist_dir):
+    # Labels are cast as LeNet scripts do (MnistDataset's labels are uint32).
+    data = train(mnist_dir).map(transforms.TypeCast(np.int32), "label")
+    image, label = next(iter(data.batch(4)))
+    assert isinstance(image, msrt.Tensor) and isinstance(label, msrt.Tensor)
+    np.testing.assert_array_equal(image.asnumpy(), mnist_dir.data["train"][0][:4])
+    np.testing.assert_array_equal(label.asnumpy(), [0, 1, 2, 3])
+    row = next(data.create_dict_iterator(num_epochs=1))
+    assert isinstance(row["label"], msrt.Tensor) and row["label"].shape == ()
