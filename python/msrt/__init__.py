@@ -30,6 +30,28 @@ from .context import (  # noqa: E402
     set_ps_context,
 )
 
+# Tensors, dtypes, parameters, ops and autodiff (`ms.Tensor`, `ms.float32`, ...).
+from . import common  # noqa: E402  (first: the tensor modules import its dtype module)
+from .common import dtype  # noqa: E402
+from .common.dtype import *  # noqa: E402,F401,F403
+from ._tensor import Tensor  # noqa: E402
+from .common.parameter import Parameter, ParameterTuple  # noqa: E402
+from .common.seed import get_seed, set_seed  # noqa: E402
+from ._grad import grad, value_and_grad  # noqa: E402
+from . import ops  # noqa: E402
+
+_CHECKPOINT_FUNCTIONS = ("save_checkpoint", "load_checkpoint", "load_param_into_net")
+
+
+def __getattr__(name):
+    # Checkpoint functions live in msrt.train, imported on first use.
+    if name in _CHECKPOINT_FUNCTIONS:
+        from .train import serialization
+
+        return getattr(serialization, name)
+    raise AttributeError(f"module 'msrt' has no attribute '{name}'")
+
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -48,4 +70,18 @@ __all__ = [
     "MsrtWarning",
     "ContextDeprecationWarning",
     "DeviceNotApplicableWarning",
+    "Tensor",
+    "Parameter",
+    "ParameterTuple",
+    "set_seed",
+    "get_seed",
+    "grad",
+    "value_and_grad",
+    "save_checkpoint",
+    "load_checkpoint",
+    "load_param_into_net",
+    "ops",
+    "common",
+    "dtype",
 ]
+__all__ += dtype.__all__

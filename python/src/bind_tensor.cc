@@ -110,6 +110,55 @@ std::string PythonOrigin() {
   return "";
 }
 
+// Note [Custom gradients from Python]
+// A Cell with a `bprop` method differentiates through that method rather
+// than through the ops of its forward pass. msrt/_grad.py runs the forward
+// unrecorded, then records one node of `kCustomBpropOp` (not in the op
+// registry) whose inputs are the cell's tensor inputs and whose outputs are
+// fresh handles on its outputs. The node's gradient calls back the Python
+// handler with the node's id and the output gradients (None where none
+// flows); the handler runs the bprop and returns one gradient (or None) per
+// input. Gradients run with recording paused and the GIL held (the tape's
+// `gradient` is called from Python).
+py::object* g_custom_grad_handler = nullptr;  // leaked: must outlive interpreter teardown
+
+std::vector<Tensor> CustomGradient(const ops::GradArgs& args) {
+  if (g_custom_grad_handler == nullptr) throw RuntimeError("custom_bprop: no gradient handler is installed.");
+  py::gil_scoped_acquire gil;
+  py::list dys;
+  for (const Tensor& dy : args.dys) {
+    if (dy.defined()) {
+      dys.append(py::cast(dy));
+    } else {
+      dys.append(py::none());
+    }
+  }
+  const Value* id = args.attrs.Find("id");
+  py::object result = (*g_custom_grad_handler)(id ? id->as_int() : 0, dys);
+  std::vector<Tensor> grads(args.inputs.size());
+  size_t i = 0;
+  for (py::handle item : result) {
+    if (i >= grads.size()) break;
+    if (!item.is_none()) {
+      Tensor g = item.cast<Tensor>();
+      if (g.shape() != args.inputs[i].shape()) {
+        throw ValueError(StrCat("custom bprop: the gradient of input ", i, " has shape ", ShapeRepr(g.shape()),
+                                ", but the input has shape ", ShapeRepr(args.inputs[i].shape()), "."));
+      }
+      grads[i] = std::move(g);
+    }
+    ++i;
+  }
+  return grads;
+}
+
+const ops::OpDef kCustomBpropOp{
+    .name = "custom_bprop",
+    .inputs = {"xs..."},
+    .grad = &CustomGradient,
+    .doc = "A Python-defined gradient (a Cell's bprop); recorded by msrt/_grad.py, never called.",
+};
+
 }  // namespace
 
 void BindTensor(py::module_& m) {
@@ -185,6 +234,28 @@ void BindTensor(py::module_& m) {
     d["doc"] = std::string(op.doc);
     return d;
   });
+
+  m.def("_is_recording", &autodiff::IsRecording, "Whether a gradient tape records on this thread.");
+  m.def(
+      "_set_custom_grad_handler",
+      [](py::object handler) {
+        if (g_custom_grad_handler == nullptr) {
+          g_custom_grad_handler = new py::object(std::move(handler));
+        } else {
+          *g_custom_grad_handler = std::move(handler);
+        }
+      },
+      "Installs handler(id, dys) -> gradients, called for nodes recorded by _record_custom.");
+  m.def(
+      "_record_custom",
+      [](const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, int64_t id) {
+        if (!autodiff::IsRecording()) return false;
+        autodiff::RecordCall(kCustomBpropOp, Dict{{"id", Value(id)}}, inputs, outputs);
+        return true;
+      },
+      py::arg("inputs"), py::arg("outputs"), py::arg("id"),
+      "Records a node whose gradient calls the custom gradient handler with `id` (see Note [Custom gradients from "
+      "Python]); False when no tape records.");
 
   py::class_<autodiff::GradTape>(m, "GradTape")
       .def(py::init<>())

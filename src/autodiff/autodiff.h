@@ -52,4 +52,11 @@ class GradTape {
 /// True while a tape records on this thread (and is not computing gradients).
 bool IsRecording();
 
+/// Records a call of `op` on this thread's tape, as ops::Call does after
+/// running it. For gradients defined outside the op registry (a Python
+/// Cell's bprop): `op` need not be registered, only have a `grad`. Call it
+/// only while IsRecording(); nothing is kept unless an input is tracked.
+void RecordCall(const ops::OpDef& op, const Dict& attrs, const std::vector<Tensor>& inputs,
+                const std::vector<Tensor>& outputs);
+
 }  // namespace msrt::autodiff

@@ -1,0 +1,385 @@
+"""Automatic differentiation: `ms.grad`, `ms.value_and_grad`, `ops.GradOperation`
+and Cells with a custom `bprop`.
+
+A gradient call runs the function under a C++ GradTape: every differentiable
+op whose inputs are tracked is recorded, then the tape walks the record back
+from the outputs. Inputs whose gradient is wanted become fresh leaves sharing
+the caller's data (so the same tensor passed twice gets two gradients);
+Parameters are tracked through their own `requires_grad`.
+
+A Cell defining `bprop(self, *inputs, out, dout)` differentiates through that
+method: its forward runs unrecorded and one node stands for it on the tape
+(see Note [Custom gradients from Python] in python/src/bind_tensor.cc).
+"""
+import itertools
+import numbers
+import threading
+
+from . import _C
+from ._tensor import Tensor, _op, _wrap
+
+__all__ = ["grad", "value_and_grad", "GradOperation"]
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.depth = 0  # gradient recordings in progress on this thread
+        self.custom_ids = None  # custom-bprop nodes recorded by the current recording
+
+
+_state = _State()
+_custom_nodes = {}  # id → what the gradient handler needs
+_ids = itertools.count(1)
+
+
+def _context(key):
+    return _C.get_context(key)
+
+
+# --- structures of outputs ------------------------------------------------------
+def _flatten(value, out):
+    if isinstance(value, Tensor):
+        out.append(value)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _flatten(v, out)
+    return out
+
+
+def _rebuild(value, tensors):
+    """`value` with its tensors replaced, in order, by `tensors` (an iterator)."""
+    if isinstance(value, Tensor):
+        return next(tensors)
+    if isinstance(value, tuple):
+        return tuple(_rebuild(v, tensors) for v in value)
+    if isinstance(value, list):
+        return [_rebuild(v, tensors) for v in value]
+    return value
+
+
+def _fresh(t):
+    """A new handle on `t`'s data with its own identity on the tape."""
+    return _wrap(t._t._reshaped(t._t.shape))
+
+
+def _is_scalar(value):
+    return isinstance(value, numbers.Number) and not isinstance(value, (bool, complex))
+
+
+# --- the core -----------------------------------------------------------------------
+def _weights_list(weights):
+    from .common.parameter import Parameter
+
+    if weights is None:
+        return None, False
+    if isinstance(weights, Parameter):
+        return [weights], True
+    if isinstance(weights, (list, tuple)):
+        for w in weights:
+            if not isinstance(w, Parameter):
+                raise TypeError(f"The 'weights' must be a Parameter, a ParameterTuple or a list of Parameters, "
+                                f"but it holds a {type(w).__name__}.")
+        return list(weights), False
+    raise TypeError(f"The 'weights' must be a Parameter, a ParameterTuple or a list of Parameters, "
+                    f"but got {type(weights).__name__}.")
+
+
+def _run(fn, args, kwargs, positions, weights, sens, has_aux):
+    """Runs `fn` on a tape. Returns (output, position gradients with None for
+    positions that get none, weight gradients)."""
+    from .common.parameter import Parameter
+
+    if _state.depth:
+        raise RuntimeError("msrt does not support higher-order gradients yet: a gradient function (ms.grad, "
+                           "ms.value_and_grad or GradOperation) was called inside a function whose gradient is "
+                           "being taken.")
+    for i in positions:
+        if not -len(args) <= i < len(args):
+            raise ValueError(f"The 'grad_position' {i} is out of range: the function got {len(args)} inputs.")
+    grad_for_scalar = bool(_context("grad_for_scalar")) if any(not isinstance(args[i], Tensor)
+                                                                 for i in positions) else False
+    call_args = list(args)
+    leaves = []
+    for i in positions:
+        a = call_args[i]
+        if isinstance(a, Parameter) and a._t.requires_grad:
+            leaf = a  # tracked already; keeps its name and identity
+        elif isinstance(a, Tensor):
+            leaf = _fresh(a)
+        elif grad_for_scalar and _is_scalar(a):
+            leaf = Tensor(a)
+        else:
+            leaf = None
+        if leaf is not None:
+            call_args[i] = leaf
+        leaves.append(leaf)
+    saved_flags = []
+    for w in weights:
+        if not w._t.requires_grad:
+            saved_flags.append(w)
+            w._t.requires_grad = True
+    for leaf in leaves:
+        if leaf is not None:
+            leaf._t.requires_grad = True
+
+    tape = _C.GradTape()
+    custom_ids = []
+    outer_ids = _state.custom_ids
+    _state.depth += 1
+    _state.custom_ids = custom_ids
+    try:
+        try:
+            out = fn(*call_args, **kwargs)
+        finally:
+            _state.depth -= 1
+            _state.custom_ids = outer_ids
+        target = out
+        if has_aux:
+            if not isinstance(out, (tuple, list)) or len(out) < 2:
+                raise ValueError("When 'has_aux' is True, the function must return a tuple of at least two values "
+                                 f"(the value to differentiate and auxiliary data), but it returned "
+                                 f"{type(out).__name__}.")
+            target = out[0]
+        outputs = _flatten(target, [])
+        if not outputs:
+            raise TypeError(f"The function whose gradient is taken must return a Tensor (or a tuple of them), "
+                            f"but it returned {type(target).__name__}.")
+        sens_bases = []
+        if sens is not None:
+            flat_sens = _flatten(sens, [])
+            if len(flat_sens) != len(outputs):
+                raise ValueError(f"The sens (the gradient of the outputs) must match the outputs: the function "
+                                 f"returned {len(outputs)} tensors, but {len(flat_sens)} sens were given.")
+            for o, s in zip(outputs, flat_sens):
+                if s.shape != o.shape:
+                    raise ValueError(f"The sens must have the shape of its output: the output has shape {o.shape}, "
+                                     f"but the sens has shape {s.shape}.")
+            sens_bases = [s._t for s in flat_sens]
+        wrt = [leaf._t for leaf in leaves if leaf is not None] + [w._t for w in weights]
+        grads = tape.gradient([o._t for o in outputs], sens_bases, wrt) if wrt else []
+    finally:
+        tape.end()
+        for w in saved_flags:
+            w._t.requires_grad = False
+        for key in custom_ids:
+            _custom_nodes.pop(key, None)
+    grads = [_wrap(g) for g in grads]
+    it = iter(grads)
+    position_grads = [next(it) if leaf is not None else None for leaf in leaves]
+    weight_grads = list(it)
+    return out, position_grads, weight_grads
+
+
+def _positions(grad_position, nargs=None):
+    if grad_position is None:
+        return (), None
+    if isinstance(grad_position, bool) or not isinstance(grad_position, (int, tuple, list)):
+        raise TypeError(f"The 'grad_position' must be an int, a tuple of ints or None, "
+                        f"but got {type(grad_position).__name__}.")
+    if isinstance(grad_position, int):
+        return (grad_position,), True
+    for p in grad_position:
+        if isinstance(p, bool) or not isinstance(p, int):
+            raise TypeError(f"The 'grad_position' must hold ints, but got {grad_position!r}.")
+    if not grad_position:
+        raise ValueError("The 'grad_position' must not be an empty tuple.")
+    return tuple(grad_position), False
+
+
+def _format(position_grads, positions, single, weight_grads, weights, single_weight, return_ids):
+    pos = [(p, g) for p, g in zip(positions, position_grads) if g is not None]
+    if return_ids:
+        pos_out = tuple(pos)
+        w_out = tuple((w.name, g) for w, g in zip(weights or (), weight_grads))
+    else:
+        pos_out = tuple(g for _, g in pos)
+        w_out = tuple(weight_grads)
+    if single and len(pos_out) == 1:
+        pos_out = pos_out[0]
+    if single_weight and len(w_out) == 1:
+        w_out = w_out[0]
+    if single is None:
+        return w_out
+    if weights is None:
+        return pos_out
+    return pos_out, w_out
+
+
+def _differentiable(fn):
+    """`fn`, or for an object whose bprop the Cell machinery does not route, a
+    forward that records its bprop."""
+    if getattr(fn, "bprop", None) is not None and not getattr(type(fn), "_has_bprop", False):
+        return lambda *args: _call_cell_with_bprop(fn, *args)
+    return fn
+
+
+def grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
+    """A function computing the gradient of `fn` with respect to the inputs at
+    `grad_position` (an int, a tuple, or None) and/or `weights`.
+
+    Returns one gradient for an int position, a tuple for a tuple, the weight
+    gradients when `grad_position` is None, and (position grads, weight grads)
+    when both are asked. With `has_aux`, `fn` returns (value, *aux); only the
+    value is differentiated and the result is (gradients, aux).
+    """
+    if grad_position is None and weights is None:
+        raise ValueError("`grad_position` and `weight` can not be None at the same time.")
+    positions, single = _positions(grad_position)
+    weight_list, single_weight = _weights_list(weights)
+    target = _differentiable(fn)
+
+    def grad_fn(*args, **kwargs):
+        out, pg, wg = _run(target, args, kwargs, positions, weight_list or [], None, has_aux)
+        result = _format(pg, positions, single, wg, weight_list, single_weight, return_ids)
+        if has_aux:
+            return result, tuple(out[1:])
+        return result
+
+    return grad_fn
+
+
+def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
+    """Like `grad`, but the function returns (fn's output, gradients)."""
+    if grad_position is None and weights is None:
+        raise ValueError("`grad_position` and `weight` can not be None at the same time.")
+    positions, single = _positions(grad_position)
+    weight_list, single_weight = _weights_list(weights)
+    target = _differentiable(fn)
+
+    def value_and_grad_fn(*args, **kwargs):
+        out, pg, wg = _run(target, args, kwargs, positions, weight_list or [], None, has_aux)
+        return out, _format(pg, positions, single, wg, weight_list, single_weight, return_ids)
+
+    return value_and_grad_fn
+
+
+class GradOperation:
+    """MindSpore's GradOperation(get_all=False, get_by_list=False, sens_param=False).
+
+    `GradOperation(...)(net)` or `GradOperation(get_by_list=True)(net, weights)`
+    returns a function of the net's inputs (plus the sens last, when
+    `sens_param`) that returns the gradient of the first input, of all inputs
+    (`get_all`), of the weights (`get_by_list`), or both as (inputs, weights).
+    """
+
+    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
+        for name, value in (("get_all", get_all), ("get_by_list", get_by_list), ("sens_param", sens_param)):
+            if not isinstance(value, bool):
+                raise TypeError(f"For 'GradOperation', the '{name}' must be a bool, but got {type(value).__name__}.")
+        self.get_all = get_all
+        self.get_by_list = get_by_list
+        self.sens_param = sens_param
+
+    def __call__(self, fn, weights=None):
+        if self.get_by_list and weights is None:
+            raise TypeError("For 'GradOperation', 'weights' must be given when 'get_by_list' is True.")
+        weight_list = None
+        if self.get_by_list:
+            weight_list, _ = _weights_list(weights)
+        target = _differentiable(fn)
+        get_all, get_by_list, sens_param = self.get_all, self.get_by_list, self.sens_param
+
+        def after_grad(*args, **kwargs):
+            sens = None
+            if sens_param:
+                if not args:
+                    raise TypeError("For 'GradOperation' with sens_param=True, the sens must be passed as the last "
+                                    "input.")
+                args, sens = args[:-1], args[-1]
+            if get_all:
+                positions = tuple(range(len(args)))
+            elif get_by_list:
+                positions = ()
+            else:
+                if not args:
+                    raise TypeError("For 'GradOperation', the function must take at least one input.")
+                positions = (0,)
+            _, pg, wg = _run(target, args, kwargs, positions, weight_list or [], sens, False)
+            inputs = tuple(g for g in pg if g is not None)
+            if get_all and get_by_list:
+                return inputs, tuple(wg)
+            if get_by_list:
+                return tuple(wg)
+            if get_all:
+                return inputs
+            return inputs[0] if inputs else ()
+
+        return after_grad
+
+
+# --- custom bprop -------------------------------------------------------------------------
+def _call_cell_with_bprop(cell, *args):
+    """Runs `cell`'s forward; while a gradient is recorded, gradients through
+    it come from `cell.bprop(*args, out, dout)` instead of its ops."""
+    construct = getattr(cell, "construct", None)
+    forward = construct if construct is not None else (lambda *a: type(cell).__call__(cell, *a))
+    if not getattr(_C, "_is_recording", bool)():
+        return forward(*args)
+    inner = _C.GradTape()  # shadows the outer tape: the forward's ops are not kept
+    saved_ids = _state.custom_ids
+    _state.custom_ids = None
+    try:
+        out = forward(*args)
+    finally:
+        inner.end()
+        _state.custom_ids = saved_ids
+    outputs = _flatten(out, [])
+    fresh = [_fresh(o) for o in outputs]
+    fresh_out = _rebuild(out, iter(fresh))
+    inputs = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
+    key = next(_ids)
+    _custom_nodes[key] = (cell, args, fresh_out, fresh, [i for i, _ in inputs])
+    if not _C._record_custom([a._t for _, a in inputs], [f._t for f in fresh], key):
+        del _custom_nodes[key]
+        return out
+    if _state.custom_ids is not None:
+        _state.custom_ids.append(key)
+    return fresh_out
+
+
+def _bprop_error(kind, cell, message):
+    name = type(cell).__name__
+    return kind(f"For user defined method 'bprop' of net '{name}', {message}")
+
+
+def _custom_gradient(key, dys):
+    """Called by the tape for a custom-bprop node: runs the cell's bprop."""
+    entry = _custom_nodes.get(key)
+    if entry is None:
+        raise RuntimeError("A custom bprop node outlived the gradient computation that recorded it.")
+    cell, args, out, fresh, input_positions = entry
+    douts = [_wrap(d) if d is not None else _op("zeros_like", o) for d, o in zip(dys, fresh)]
+    dout = _rebuild(out, iter(douts))
+    grads = cell.bprop(*args, out, dout)
+    if not isinstance(grads, (tuple, list)):
+        grads = (grads,)
+    check = bool(_context("check_bprop"))
+    if check and len(grads) != len(args):
+        raise _bprop_error(TypeError, cell, f"the number of return values({len(grads)}) should be equal to the "
+                                            f"number of input arguments({len(args)}).")
+    result = []
+    for i in input_positions:
+        g = grads[i] if i < len(grads) else None
+        a = args[i]
+        if g is None:
+            result.append(None)
+            continue
+        if not isinstance(g, Tensor):
+            if check or not _is_scalar(g):
+                raise _bprop_error(TypeError, cell, f"the {i}th return value (the gradient of the {i}th argument) "
+                                                    f"should be a Tensor, but got {type(g).__name__}.")
+            g = _op("fill", shape=list(a.shape), value=float(g), dtype=a._t.dtype_name)
+        if check and g.dtype != a.dtype:
+            raise _bprop_error(TypeError, cell, f"the {i}th return value (the gradient of the {i}th argument) should "
+                                                f"have the same dtype as the {i}th argument ({a.dtype}), but got "
+                                                f"{g.dtype}.")
+        if g.shape != a.shape:
+            raise _bprop_error(ValueError, cell, f"the {i}th return value (the gradient of the {i}th argument) should "
+                                                 f"have the same shape as the {i}th argument {a.shape}, but got "
+                                                 f"{g.shape}.")
+        result.append(g._t)
+    return result
+
+
+if hasattr(_C, "_set_custom_grad_handler"):  # absent from native modules built before custom bprop support
+    _C._set_custom_grad_handler(_custom_gradient)

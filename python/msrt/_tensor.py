@@ -1,0 +1,813 @@
+"""`ms.Tensor`: a typed, shaped array whose data and ops live in the C++ core.
+
+A Tensor holds one handle on a C++ tensor (`_C.TensorBase`, in `_t`); every
+computation goes through `_op` → `_C.call`, so eager execution, autodiff
+recording and error messages are the core's. The hot path (`x + y`) is kept
+short: no introspection per call, outputs wrapped without re-validation,
+Python scalars turned into cached 0-d tensors of the other operand's dtype.
+"""
+import numbers
+
+import numpy as np
+
+from . import _C
+from .common import dtype as mstype
+
+__all__ = ["Tensor"]
+
+_call = _C.call
+_c_scalar = _C.scalar
+_TensorBase = _C.TensorBase
+_new = object.__new__
+_NOATTRS = {}  # shared empty attribute dict; never mutated
+_DTYPES = mstype._BY_CORE_NAME
+_FLOAT_NAMES = frozenset(("float16", "bfloat16", "float32", "float64"))
+_INT_NAMES = frozenset(("uint8", "int8", "int16", "int32", "int64"))
+
+
+def _wrap(base):
+    """A Tensor around a TensorBase (no copy, no checks)."""
+    t = _new(Tensor)
+    t._t = base
+    return t
+
+
+def _op(name, *tensors, **attrs):
+    """Calls catalogue op `name` on Tensors with attributes; returns a Tensor
+    for one output or a tuple of Tensors for several. The one place Python
+    reaches `_C.call`."""
+    try:
+        bases = [t._t for t in tensors]
+    except AttributeError:
+        bad = next(t for t in tensors if not isinstance(t, Tensor))
+        raise TypeError(f"For '{name}', every input must be a Tensor, but got {type(bad).__name__}.") from None
+    outs = _call(name, bases, attrs)
+    if len(outs) == 1:
+        t = _new(Tensor)
+        t._t = outs[0]
+        return t
+    return tuple([_wrap(o) for o in outs])
+
+
+# --- Python scalars as tensors ----------------------------------------------
+# Scalars in binary ops become 0-d tensors of the other operand's dtype
+# (float scalars with integer or bool tensors become float32, int scalars with
+# bool tensors int64), as MindSpore promotes Python scalars. They are cached:
+# they are never written and never require gradients.
+_scalar_cache = {}
+
+
+def _scalar_base(value, like):
+    """A cached 0-d TensorBase holding `value`, typed after dtype name `like`."""
+    key = (value.__class__, value, like)
+    base = _scalar_cache.get(key)
+    if base is not None:
+        return base
+    cls = value.__class__
+    if cls is float:
+        name = like if like in _FLOAT_NAMES else "float32"
+    elif cls is bool:
+        name = like
+    elif cls is int:
+        name = "int64" if like == "bool_" else like
+    elif isinstance(value, np.generic):
+        return _scalar_base(value.item(), like)
+    elif isinstance(value, numbers.Integral):
+        return _scalar_base(int(value), like)
+    elif isinstance(value, numbers.Real):
+        return _scalar_base(float(value), like)
+    else:
+        raise TypeError(f"unsupported scalar {value!r}")
+    if name in _INT_NAMES and cls is int and not -(1 << 63) <= value < (1 << 63):
+        raise OverflowError(f"The Python int {value} does not fit in a {name} tensor.")
+    base = _c_scalar(value, name)
+    if len(_scalar_cache) > 4096:
+        _scalar_cache.clear()
+    _scalar_cache[key] = base
+    return base
+
+
+def _as_base(value, like):
+    """TensorBase for a binary-op operand: a Tensor's own, a scalar's cached
+    0-d tensor (typed after `like`), or None when the operand is not supported."""
+    if isinstance(value, Tensor):
+        return value._t
+    if isinstance(value, (int, float, np.generic)):
+        return _scalar_base(value, like)
+    if isinstance(value, (np.ndarray, list, tuple)):
+        return Tensor(value)._t
+    return None
+
+
+def _binary(name, a, b):
+    """`a <op> b` where `a` is a Tensor and `b` anything binary ops accept."""
+    ta = a._t
+    tb = _as_base(b, ta.dtype_name)
+    if tb is None:
+        return NotImplemented
+    t = _new(Tensor)
+    t._t = _call(name, [ta, tb], _NOATTRS)[0]
+    return t
+
+
+def _rbinary(name, a, b):
+    """`b <op> a` for the reflected operators (`2 - x`)."""
+    ta = a._t
+    tb = _as_base(b, ta.dtype_name)
+    if tb is None:
+        return NotImplemented
+    t = _new(Tensor)
+    t._t = _call(name, [tb, ta], _NOATTRS)[0]
+    return t
+
+
+def _as_tensor(value, like=None):
+    """A Tensor for `value` (Tensors pass through; scalars follow `like`'s dtype)."""
+    if isinstance(value, Tensor):
+        return value
+    if like is not None and isinstance(value, (int, float, np.generic)):
+        return _wrap(_scalar_base(value, like._t.dtype_name))
+    return Tensor(value)
+
+
+# --- construction -------------------------------------------------------------
+def _numpy_of(data, dtype):
+    """A NumPy array for Python data, with MindSpore 2.x's default dtypes
+    (float → float32, int → int64, bool → bool_)."""
+    if isinstance(data, np.ndarray):
+        array = data
+    elif isinstance(data, bool):
+        array = np.array(data, dtype=np.bool_)
+    elif isinstance(data, int):
+        array = np.array(data, dtype=np.int64)
+    elif isinstance(data, float):
+        array = np.array(data, dtype=np.float32)
+    elif isinstance(data, (list, tuple)):
+        array = np.array(data)
+        if array.dtype == np.float64:
+            array = array.astype(np.float32)
+        elif array.dtype.kind == "i" and array.dtype != np.int64:
+            array = array.astype(np.int64)
+        elif array.dtype.kind == "O" or array.dtype.kind in "US":
+            raise TypeError(f"For 'Tensor', the list or tuple must hold numbers or bools only, but got {data!r}.")
+    elif isinstance(data, np.generic):
+        array = np.asarray(data)
+    elif isinstance(data, numbers.Number) and not isinstance(data, complex):
+        array = np.array(float(data), dtype=np.float32)
+    else:
+        raise TypeError("For 'Tensor', the type of 'input_data' should be one of [Tensor, ndarray, list, tuple, "
+                        f"float, int, bool, complex], but got {type(data).__name__}.")
+    if dtype is not None and dtype is not mstype.bfloat16:
+        target = mstype.dtype_to_nptype(dtype)
+        if array.dtype != target:
+            array = array.astype(target)
+    return array
+
+
+def _make_base(input_data, dtype, shape, init):
+    if dtype is not None and not isinstance(dtype, mstype.Type):
+        # MindSpore takes its dtype objects; NumPy dtypes and names are accepted too.
+        dtype = _DTYPES[mstype._core_name(dtype, "argument 'dtype'")]
+    if dtype is not None:
+        mstype._core_name(dtype, "argument 'dtype'")  # raises for types the core cannot hold
+    if init is not None:
+        if input_data is not None:
+            raise TypeError("For 'Tensor', 'input_data' and 'init' can not be set at the same time.")
+        if shape is None or dtype is None:
+            raise ValueError("For 'Tensor', init, dtype and shape must have values at the same time.")
+        from .common.initializer import _generate
+        return _generate(init, shape, dtype)._t
+    if input_data is None:
+        if shape is None:
+            raise TypeError("For 'Tensor', 'input_data' and 'init' can not be None at the same time.")
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        dtype = dtype if dtype is not None else mstype.float32
+        return _make_base(np.zeros(shape, mstype.dtype_to_nptype(dtype)), dtype, None, None)
+    if shape is not None:
+        raise ValueError("For 'Tensor', if 'input_data' is available, 'shape' doesn't need to be set.")
+    if isinstance(input_data, Tensor):
+        base = input_data._t
+        if dtype is None or dtype._name == base.dtype_name:
+            return _TensorBase(base)
+        return _call("cast", [base], {"dtype": dtype._name})[0]
+    if isinstance(input_data, _TensorBase):
+        if dtype is None or dtype._name == input_data.dtype_name:
+            return input_data
+        return _call("cast", [input_data], {"dtype": dtype._name})[0]
+    array = _numpy_of(input_data, dtype)
+    if array.dtype.kind == "c":
+        raise TypeError("For 'Tensor', complex data is not supported by msrt.")
+    if dtype is mstype.bfloat16:
+        return _TensorBase(np.asarray(array, dtype=np.float32), "bfloat16")
+    return _TensorBase(array)
+
+
+def _shape_arg(shape):
+    """Shape from `reshape(2, 3)` or `reshape((2, 3))`."""
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+        shape = shape[0]
+    return [int(s) for s in shape]
+
+
+def _norm_axes(axis):
+    """Reduction axis attribute: None → all axes ([])."""
+    if axis is None:
+        return []
+    if isinstance(axis, (list, tuple)):
+        return [int(a) for a in axis]
+    return int(axis)
+
+
+class Tensor:
+    """MindSpore's Tensor: `Tensor(input_data=None, dtype=None, shape=None, init=None)`.
+
+    `input_data` may be a Tensor (shares data), a NumPy array, a Python list
+    or tuple, or a scalar (float → float32, int → int64, bool → bool_).
+    """
+
+    __slots__ = ("_t", "__dict__", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, input_data=None, dtype=None, shape=None, init=None, internal=False, const_arg=False,
+                 device=None):
+        self._t = _make_base(input_data, dtype, shape, init)
+
+    # --- attributes ------------------------------------------------------
+    @property
+    def shape(self):
+        return self._t.shape
+
+    @property
+    def dtype(self):
+        return _DTYPES[self._t.dtype_name]
+
+    @property
+    def ndim(self):
+        return self._t.ndim
+
+    @property
+    def size(self):
+        return self._t.size
+
+    @property
+    def itemsize(self):
+        return mstype._ITEMSIZE[self.dtype]
+
+    @property
+    def nbytes(self):
+        return self._t.nbytes
+
+    @property
+    def strides(self):
+        """Bytes to step in each dimension (the data is contiguous)."""
+        item = self.itemsize
+        out = []
+        for d in reversed(self._t.shape):
+            out.append(item)
+            item *= d
+        return tuple(reversed(out))
+
+    @property
+    def T(self):  # noqa: N802 - MindSpore's name
+        return self.transpose()
+
+    @property
+    def mT(self):  # noqa: N802 - MindSpore's name
+        nd = self._t.ndim
+        perm = list(range(nd))
+        perm[-1], perm[-2] = perm[-2], perm[-1]
+        return _op("transpose", self, perm=perm)
+
+    @property
+    def has_init(self):
+        return False
+
+    @property
+    def init(self):
+        return None
+
+    @property
+    def init_finished(self):
+        return True
+
+    def init_data(self, slice_index=None, shape=None, opt_shard_group=None):
+        return self
+
+    def dim(self):
+        return self._t.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return self._t.size
+
+    nelement = numel
+
+    def stride(self, dim=None):
+        """Elements to step in each dimension (MindSpore 2.x)."""
+        item = 1
+        out = []
+        for d in reversed(self._t.shape):
+            out.append(item)
+            item *= d
+        out = tuple(reversed(out))
+        return out if dim is None else out[dim]
+
+    def storage_offset(self):
+        return 0
+
+    def is_contiguous(self):
+        return True
+
+    def contiguous(self):
+        return self
+
+    # --- data ----------------------------------------------------------------
+    def asnumpy(self):
+        """The data as a NumPy array sharing memory (waits for pending ops)."""
+        return self._t.asnumpy()
+
+    numpy = asnumpy
+
+    def __array__(self, dtype=None, copy=None):
+        array = self._t.asnumpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def item(self, index=None):
+        """The value of a one-element tensor (or of element `index`) as a Python scalar."""
+        array = self._t.asnumpy()
+        if index is None:
+            if array.size != 1:
+                raise ValueError(f"The tensor should have only one element, but got {array.size} elements.")
+            return array.reshape(()).item()
+        return array.item(index)
+
+    def tolist(self):
+        return self._t.asnumpy().tolist()
+
+    def __bool__(self):
+        array = self._t.asnumpy()
+        if array.size != 1:
+            raise ValueError("The truth value of a Tensor with more than one element is ambiguous; "
+                             f"it has shape {self.shape}. Use .any() or .all().")
+        return bool(array.reshape(()))
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._t.dtype_name not in _INT_NAMES:
+            raise TypeError(f"Only integer tensors of one element can be converted to an index, "
+                            f"but got dtype {self.dtype}.")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __round__(self, ndigits=None):
+        return round(self.item(), ndigits)
+
+    def __len__(self):
+        shape = self._t.shape
+        if not shape:
+            raise TypeError("len() of unsized object (a 0-d Tensor)")
+        return shape[0]
+
+    def __iter__(self):
+        shape = self._t.shape
+        if not shape:
+            raise TypeError("iteration over a 0-d Tensor")
+        for i in range(shape[0]):
+            yield self[i]
+
+    def __repr__(self):
+        return _repr(self)
+
+    def __str__(self):
+        array = self._t.asnumpy()
+        return str(array)
+
+    def __format__(self, spec):
+        if self._t.ndim == 0:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
+    def __hash__(self):
+        return id(self) >> 4
+
+    def __reduce__(self):
+        return (_rebuild, (np.array(self._t.asnumpy()), self._t.dtype_name))
+
+    def __copy__(self):
+        return _wrap(_TensorBase(self._t))
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def copy(self):
+        """A new tensor with a copy of the data."""
+        return _op("identity", self)
+
+    clone = copy
+
+    # --- arithmetic operators ---------------------------------------------
+    def __add__(self, other):
+        return _binary("add", self, other)
+
+    def __radd__(self, other):
+        return _rbinary("add", self, other)
+
+    def __sub__(self, other):
+        return _binary("sub", self, other)
+
+    def __rsub__(self, other):
+        return _rbinary("sub", self, other)
+
+    def __mul__(self, other):
+        return _binary("mul", self, other)
+
+    def __rmul__(self, other):
+        return _rbinary("mul", self, other)
+
+    def __truediv__(self, other):
+        return _binary("div", self, other)
+
+    def __rtruediv__(self, other):
+        return _rbinary("div", self, other)
+
+    def __pow__(self, other):
+        return _binary("pow", self, other)
+
+    def __rpow__(self, other):
+        return _rbinary("pow", self, other)
+
+    def __matmul__(self, other):
+        from .ops.functional import matmul
+        return matmul(self, _as_tensor(other))
+
+    def __rmatmul__(self, other):
+        from .ops.functional import matmul
+        return matmul(_as_tensor(other), self)
+
+    def __neg__(self):
+        return _op("neg", self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _op("abs", self)
+
+    def __invert__(self):
+        if self._t.dtype_name != "bool_":
+            raise TypeError(f"For '__invert__', only bool tensors are supported, but got {self.dtype}.")
+        return _op("logical_not", self)
+
+    def __and__(self, other):
+        return _binary("logical_and", self, other)
+
+    def __rand__(self, other):
+        return _rbinary("logical_and", self, other)
+
+    def __or__(self, other):
+        return _binary("logical_or", self, other)
+
+    def __ror__(self, other):
+        return _rbinary("logical_or", self, other)
+
+    def __xor__(self, other):
+        return _binary("logical_xor", self, other)
+
+    def __rxor__(self, other):
+        return _rbinary("logical_xor", self, other)
+
+    # In-place operators rebind the name to a new tensor, as MindSpore does.
+    __iadd__ = __add__
+    __isub__ = __sub__
+    __imul__ = __mul__
+    __itruediv__ = __truediv__
+
+    # --- comparisons (elementwise) --------------------------------------------
+    def __eq__(self, other):
+        if not isinstance(other, (int, float, Tensor, np.ndarray, np.generic)):
+            return False
+        return _binary("equal", self, other)
+
+    def __ne__(self, other):
+        if not isinstance(other, (int, float, Tensor, np.ndarray, np.generic)):
+            return True
+        return _binary("not_equal", self, other)
+
+    def __lt__(self, other):
+        return _binary("less", self, other)
+
+    def __le__(self, other):
+        return _binary("less_equal", self, other)
+
+    def __gt__(self, other):
+        return _binary("greater", self, other)
+
+    def __ge__(self, other):
+        return _binary("greater_equal", self, other)
+
+    # --- indexing ----------------------------------------------------------------
+    def __getitem__(self, index):
+        from ._indexing import getitem
+        return getitem(self, index)
+
+    def __setitem__(self, index, value):
+        from ._indexing import setitem
+        setitem(self, index, value)
+
+    # --- methods -----------------------------------------------------------------
+    def astype(self, dtype, copy=True):
+        name = mstype._core_name(dtype, "argument 'dtype'")
+        if name == self._t.dtype_name and not copy:
+            return self
+        return _op("cast", self, dtype=name)
+
+    def to(self, dtype):
+        return self.astype(dtype)
+
+    def float(self):
+        return self.astype(mstype.float32)
+
+    def half(self):
+        return self.astype(mstype.float16)
+
+    def double(self):
+        return self.astype(mstype.float64)
+
+    def int(self):
+        return self.astype(mstype.int32)
+
+    def long(self):
+        return self.astype(mstype.int64)
+
+    def short(self):
+        return self.astype(mstype.int16)
+
+    def bool(self):
+        return self.astype(mstype.bool_)
+
+    def reshape(self, *shape):
+        return _op("reshape", self, shape=_shape_arg(shape))
+
+    def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], mstype.Type):
+            raise TypeError("Tensor.view(dtype) is not supported by msrt; use astype.")
+        return _op("reshape", self, shape=_shape_arg(shape))
+
+    def view_as(self, other):
+        return _op("reshape", self, shape=list(other.shape))
+
+    def reshape_as(self, other):
+        return _op("reshape", self, shape=list(other.shape))
+
+    def transpose(self, *axes):
+        nd = self._t.ndim
+        if not axes or (len(axes) == 1 and axes[0] is None):
+            perm = list(range(nd - 1, -1, -1))
+        else:
+            perm = _shape_arg(axes)
+        return _op("transpose", self, perm=perm)
+
+    def permute(self, *axis):
+        return _op("transpose", self, perm=_shape_arg(axis))
+
+    def swapaxes(self, axis0, axis1):
+        nd = self._t.ndim
+        perm = list(range(nd))
+        perm[axis0], perm[axis1] = perm[axis1], perm[axis0]
+        return _op("transpose", self, perm=perm)
+
+    def flatten(self, order="C", *, start_dim=0, end_dim=-1):
+        from .ops.functional import flatten
+        return flatten(self, order, start_dim=start_dim, end_dim=end_dim)
+
+    def ravel(self):
+        return _op("reshape", self, shape=[-1])
+
+    def squeeze(self, axis=None):
+        if axis is None:
+            return _op("squeeze", self, axis=[])
+        return _op("squeeze", self, axis=[axis] if isinstance(axis, int) else list(axis))
+
+    def expand_dims(self, axis):
+        return _op("expand_dims", self, axis=int(axis))
+
+    def unsqueeze(self, dim):
+        return _op("expand_dims", self, axis=int(dim))
+
+    def broadcast_to(self, shape):
+        return _op("broadcast_to", self, shape=list(shape))
+
+    def expand_as(self, other):
+        return _op("broadcast_to", self, shape=list(other.shape))
+
+    def tile(self, *reps):
+        from .ops.functional import tile
+        return tile(self, tuple(_shape_arg(reps)))
+
+    def sum(self, axis=None, dtype=None, keepdims=False, initial=None):
+        x = self if dtype is None else self.astype(dtype)
+        if x._t.dtype_name == "bool_":
+            x = x.astype(mstype.int64)
+        out = _op("reduce_sum", x, axis=_norm_axes(axis), keep_dims=bool(keepdims))
+        return out if initial is None else out + initial
+
+    def mean(self, axis=None, keep_dims=False):
+        return _op("reduce_mean", self, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
+
+    def prod(self, axis=None, keep_dims=False):
+        return _op("reduce_prod", self, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
+
+    def max(self, axis=None, keepdims=False, *, initial=None, where=None, return_indices=False):
+        return _extreme(self, "max", axis, keepdims, initial, return_indices)
+
+    def min(self, axis=None, keepdims=False, *, initial=None, where=None, return_indices=False):
+        return _extreme(self, "min", axis, keepdims, initial, return_indices)
+
+    def amax(self, axis=None, keepdims=False):
+        return _op("reduce_max", self, axis=_norm_axes(axis), keep_dims=bool(keepdims))
+
+    def amin(self, axis=None, keepdims=False):
+        return _op("reduce_min", self, axis=_norm_axes(axis), keep_dims=bool(keepdims))
+
+    def argmax(self, axis=None, keepdims=False):
+        from .ops.functional import argmax
+        return argmax(self, axis, keepdims)
+
+    def argmin(self, axis=None, keepdims=False):
+        from .ops.functional import argmin
+        return argmin(self, axis, keepdims)
+
+    def all(self, axis=None, keep_dims=False):
+        from .ops.functional import all as all_
+        return all_(self, axis, keep_dims)
+
+    def any(self, axis=None, keep_dims=False):
+        from .ops.functional import any as any_
+        return any_(self, axis, keep_dims)
+
+    def abs(self):
+        return _op("abs", self)
+
+    absolute = abs
+
+    def neg(self):
+        return _op("neg", self)
+
+    negative = neg
+
+    def exp(self):
+        return _op("exp", self)
+
+    def log(self):
+        return _op("log", self)
+
+    def sqrt(self):
+        return _op("sqrt", self)
+
+    def rsqrt(self):
+        return _op("rsqrt", self)
+
+    def square(self):
+        return _op("square", self)
+
+    def reciprocal(self):
+        return _op("reciprocal", self)
+
+    def sign(self):
+        return _op("sign", self)
+
+    def sigmoid(self):
+        return _op("sigmoid", self)
+
+    def tanh(self):
+        return _op("tanh", self)
+
+    def relu(self):
+        return _op("relu", self)
+
+    def softmax(self, axis=-1):
+        return _op("softmax", self, axis=int(axis))
+
+    def log_softmax(self, axis=-1):
+        return _op("log_softmax", self, axis=int(axis))
+
+    def pow(self, exponent):
+        return _binary("pow", self, exponent)
+
+    def add(self, other, *, alpha=1):
+        return _binary("add", self, other if alpha == 1 else other * alpha)
+
+    def sub(self, other, *, alpha=1):
+        return _binary("sub", self, other if alpha == 1 else other * alpha)
+
+    def mul(self, other):
+        return _binary("mul", self, other)
+
+    def div(self, other, *, rounding_mode=None):
+        from .ops.functional import div
+        return div(self, other, rounding_mode=rounding_mode)
+
+    true_divide = div
+
+    def maximum(self, other):
+        return _binary("maximum", self, other)
+
+    def minimum(self, other):
+        return _binary("minimum", self, other)
+
+    def matmul(self, other):
+        from .ops.functional import matmul
+        return matmul(self, _as_tensor(other))
+
+    def clip(self, min=None, max=None):  # noqa: A002 - MindSpore's names
+        from .ops.functional import clamp
+        return clamp(self, min, max)
+
+    clamp = clip
+
+    def equal(self, other):
+        return _binary("equal", self, other)
+
+    def gather(self, input_indices, axis, batch_dims=0):
+        from .ops.functional import gather
+        return gather(self, input_indices, axis, batch_dims)
+
+    def split(self, split_size_or_sections, axis=0):
+        from .ops.functional import split
+        return split(self, split_size_or_sections, axis)
+
+    def logical_not(self):
+        return _op("logical_not", self)
+
+    def zeros_like(self):
+        return _op("zeros_like", self)
+
+    def ones_like(self):
+        return _op("ones_like", self)
+
+    def fill(self, value):
+        """A tensor of this shape and dtype filled with `value`."""
+        return _op("fill", shape=list(self.shape), value=float(value), dtype=self._t.dtype_name)
+
+    def assign_value(self, value):
+        """Writes `value` into this tensor in place (shapes must match)."""
+        _op("assign", self, _as_tensor(value, self))
+        return self
+
+    def set_dtype(self, dtype):
+        self._t = _call("cast", [self._t], {"dtype": mstype._core_name(dtype)})[0]
+        return self
+
+    def stop_gradient(self):
+        from .ops.functional import stop_gradient
+        return stop_gradient(self)
+
+
+def _rebuild(array, dtype_name):
+    return _wrap(_TensorBase(array, dtype_name))
+
+
+def _extreme(x, kind, axis, keepdims, initial, return_indices):
+    reduce = "reduce_max" if kind == "max" else "reduce_min"
+    out = _op(reduce, x, axis=_norm_axes(axis), keep_dims=bool(keepdims))
+    if initial is not None:
+        out = _binary("maximum" if kind == "max" else "minimum", out, initial)
+    if return_indices:
+        from .ops.functional import argmax, argmin
+        index = (argmax if kind == "max" else argmin)(x, axis, keepdims)
+        return out, index
+    return out
+
+
+# --- printing -------------------------------------------------------------------
+def _repr(t):
+    """MindSpore's form: Tensor(shape=[2, 3], dtype=Float32, value=\n[[...]])."""
+    base = t._t
+    shape = list(base.shape)
+    dtype = _DTYPES[base.dtype_name]
+    array = base.asnumpy()
+    if array.ndim == 0:
+        value = " " + _format_scalar(array.item())
+    else:
+        if array.dtype.kind == "f":
+            body = np.array2string(array, separator=", ", threshold=1000, edgeitems=3,
+                                   formatter={"float_kind": lambda v: f"{v: .8e}"})
+        else:
+            body = np.array2string(array, separator=", ", threshold=1000, edgeitems=3)
+        value = (" " + body) if array.ndim == 1 else ("\n" + body)
+    return f"Tensor(shape={shape}, dtype={dtype}, value={value})"
+
+
+def _format_scalar(v):
+    if isinstance(v, float):
+        return repr(int(v)) if v.is_integer() and abs(v) < 1e16 else repr(v)
+    return repr(v)
+

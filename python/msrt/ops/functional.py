@@ -1,0 +1,908 @@
+"""MindSpore 2.x's functional API (`ms.ops.add`, `ms.ops.conv2d`, ...).
+
+Each function maps its MindSpore signature onto catalogue ops: it converts
+arguments (Python scalars, tuples, dtypes) and leaves every check of shapes
+and values to the op's C++ definition, whose errors pass through unchanged.
+"""
+import builtins
+import numbers
+
+import numpy as np
+
+from .._tensor import Tensor, _as_tensor, _binary, _norm_axes, _op, _scalar_base, _wrap
+from ..common import dtype as mstype
+
+__all__ = [
+    "add", "sub", "mul", "div", "true_divide", "neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "rsqrt",
+    "square", "reciprocal", "sign", "pow", "maximum", "minimum", "equal", "ne", "not_equal", "less", "lt",
+    "less_equal", "le", "greater", "gt", "greater_equal", "ge", "logical_and", "logical_or", "logical_not",
+    "logical_xor", "select", "where", "cast", "clamp", "clip", "addn",
+    "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "all", "any",
+    "matmul", "mm", "bmm", "batch_matmul", "dense", "bias_add", "conv2d", "max_pool2d", "avg_pool2d", "batch_norm",
+    "relu", "relu6", "sigmoid", "tanh", "gelu", "silu", "leaky_relu", "softmax", "log_softmax", "dropout",
+    "reshape", "transpose", "permute", "expand_dims", "unsqueeze", "squeeze", "flatten", "concat", "cat", "stack",
+    "split", "strided_slice", "slice", "gather", "one_hot", "broadcast_to", "tile", "zeros", "ones", "fill", "full",
+    "zeros_like", "ones_like", "full_like", "arange", "eye",
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
+    "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "identity",
+    "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array",
+]
+
+
+def _t(x, like=None):
+    """A Tensor for an argument that may be a Python scalar or array."""
+    if isinstance(x, Tensor):
+        return x
+    return _as_tensor(x, like)
+
+
+def _pair(a, b):
+    """Both operands as Tensors; a scalar takes the other's dtype."""
+    if isinstance(a, Tensor):
+        return a, _t(b, a)
+    if isinstance(b, Tensor):
+        return _t(a, b), b
+    return Tensor(a), Tensor(b)
+
+
+def _bin(name, a, b):
+    if isinstance(a, Tensor):
+        out = _binary(name, a, b)
+        if out is not NotImplemented:
+            return out
+    a, b = _pair(a, b)
+    return _op(name, a, b)
+
+
+# --- elementwise ------------------------------------------------------------
+def add(input, other):  # noqa: A002 - MindSpore's argument names
+    return _bin("add", input, other)
+
+
+def sub(input, other):  # noqa: A002
+    return _bin("sub", input, other)
+
+
+def mul(input, other):  # noqa: A002
+    return _bin("mul", input, other)
+
+
+def div(input, other, *, rounding_mode=None):  # noqa: A002
+    q = _bin("div", input, other)
+    if rounding_mode is None:
+        return q
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(f"For 'div', 'rounding_mode' must be None, 'floor' or 'trunc', but got {rounding_mode!r}.")
+    trunc = _op("cast", _op("cast", q, dtype="int64"), dtype=q._t.dtype_name)
+    if rounding_mode == "floor":
+        trunc = _op("select", _op("less", q, trunc), _bin("sub", trunc, 1), trunc)
+    a, b = _pair(input, other)
+    if a._t.dtype_name in _INTS and b._t.dtype_name in _INTS:
+        both = np.promote_types(mstype.dtype_to_nptype(a.dtype), mstype.dtype_to_nptype(b.dtype))
+        return _op("cast", trunc, dtype=str(both))
+    return trunc
+
+
+_INTS = ("uint8", "int8", "int16", "int32", "int64")
+true_divide = div
+
+
+def neg(input):  # noqa: A002
+    return _op("neg", input)
+
+
+negative = neg
+
+
+def abs(input):  # noqa: A002
+    return _op("abs", input)
+
+
+absolute = abs
+
+
+def exp(input):  # noqa: A002
+    return _op("exp", input)
+
+
+def log(input):  # noqa: A002
+    return _op("log", input)
+
+
+def sqrt(x):
+    return _op("sqrt", x)
+
+
+def rsqrt(input):  # noqa: A002
+    return _op("rsqrt", input)
+
+
+def square(input):  # noqa: A002
+    return _op("square", input)
+
+
+def reciprocal(input):  # noqa: A002
+    return _op("reciprocal", input)
+
+
+def sign(input):  # noqa: A002
+    return _op("sign", input)
+
+
+def pow(input, exponent):  # noqa: A002
+    return _bin("pow", input, exponent)
+
+
+def maximum(input, other):  # noqa: A002
+    return _bin("maximum", input, other)
+
+
+def minimum(input, other):  # noqa: A002
+    return _bin("minimum", input, other)
+
+
+def equal(input, other):  # noqa: A002
+    return _bin("equal", input, other)
+
+
+def not_equal(input, other):  # noqa: A002
+    return _bin("not_equal", input, other)
+
+
+ne = not_equal
+
+
+def less(input, other):  # noqa: A002
+    return _bin("less", input, other)
+
+
+lt = less
+
+
+def less_equal(input, other):  # noqa: A002
+    return _bin("less_equal", input, other)
+
+
+le = less_equal
+
+
+def greater(input, other):  # noqa: A002
+    return _bin("greater", input, other)
+
+
+gt = greater
+
+
+def greater_equal(input, other):  # noqa: A002
+    return _bin("greater_equal", input, other)
+
+
+ge = greater_equal
+
+
+def logical_and(input, other):  # noqa: A002
+    return _bin("logical_and", input, other)
+
+
+def logical_or(input, other):  # noqa: A002
+    return _bin("logical_or", input, other)
+
+
+def logical_xor(input, other):  # noqa: A002
+    return _bin("logical_xor", input, other)
+
+
+def logical_not(input):  # noqa: A002
+    return _op("logical_not", input)
+
+
+def select(cond, x, y):
+    """`x` where `cond` is True, else `y` (scalars take the other's dtype)."""
+    cond = _t(cond)
+    x, y = _pair(x, y)
+    return _op("select", cond, x, y)
+
+
+def where(condition, x=None, y=None):
+    if x is None and y is None:
+        raise NotImplementedError("ops.where(condition) with one argument is not supported by msrt; "
+                                  "use numpy.nonzero(condition.asnumpy()).")
+    return select(condition, x, y)
+
+
+def cast(input, dtype):  # noqa: A002
+    return _op("cast", _t(input), dtype=mstype._core_name(dtype, "argument 'dtype'"))
+
+
+def clamp(input, min=None, max=None):  # noqa: A002
+    if min is None and max is None:
+        raise ValueError("For 'clamp', at least one of 'min' and 'max' must be set.")
+    out = input
+    if min is not None:
+        out = _bin("maximum", out, min)
+    if max is not None:
+        out = _bin("minimum", out, max)
+    return out
+
+
+clip = clamp
+
+
+def addn(x):
+    """The elementwise sum of a list of tensors (MindSpore's AddN)."""
+    out = x[0]
+    for t in x[1:]:
+        out = _op("add", out, t)
+    return out
+
+
+# --- reductions ---------------------------------------------------------------
+def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
+    x = input if dtype is None else cast(input, dtype)
+    if x._t.dtype_name == "bool_":
+        x = _op("cast", x, dtype="int64")
+    return _op("reduce_sum", x, axis=_norm_axes(dim), keep_dims=bool(keepdim))
+
+
+def mean(input, axis=None, keep_dims=False):  # noqa: A002
+    return _op("reduce_mean", input, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
+
+
+def prod(input, axis=None, keep_dims=False):  # noqa: A002
+    return _op("reduce_prod", input, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
+
+
+def amax(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
+    out = _op("reduce_max", input, axis=_norm_axes(axis), keep_dims=bool(keepdims))
+    return out if initial is None else maximum(out, initial)
+
+
+def amin(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
+    out = _op("reduce_min", input, axis=_norm_axes(axis), keep_dims=bool(keepdims))
+    return out if initial is None else minimum(out, initial)
+
+
+def _arg(name, input, axis, keepdims):  # noqa: A002
+    if axis is None:
+        out = _op(name, _op("reshape", input, shape=[-1]), axis=0, keep_dims=False)
+        if keepdims:
+            out = _op("reshape", out, shape=[1] * input.ndim)
+        return out
+    return _op(name, input, axis=int(axis), keep_dims=bool(keepdims))
+
+
+def argmax(input, dim=None, keepdim=False):  # noqa: A002
+    """Indices of the maximum (over the flattened tensor when `dim` is None)."""
+    return _arg("argmax", input, dim, keepdim)
+
+
+def argmin(input, axis=None, keepdims=False):  # noqa: A002
+    return _arg("argmin", input, axis, keepdims)
+
+
+def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+    """MindSpore 2.x: (values, indices) of the maximum along `axis` (all axes when None)."""
+    values = amax(input, axis, keepdims, initial=initial)
+    return values, _arg("argmax", input, axis, keepdims)
+
+
+def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
+    """MindSpore 2.x: (values, indices) of the minimum along `axis` (all axes when None)."""
+    values = amin(input, axis, keepdims, initial=initial)
+    return values, _arg("argmin", input, axis, keepdims)
+
+
+def all(input, axis=None, keep_dims=False):  # noqa: A001,A002
+    x = _op("cast", input, dtype="float32")
+    out = _op("reduce_min", x, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
+    return _op("not_equal", out, _wrap(_scalar_base(0.0, "float32")))
+
+
+def any(input, axis=None, keep_dims=False):  # noqa: A001,A002
+    x = _op("abs", _op("cast", input, dtype="float32"))
+    out = _op("reduce_max", x, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
+    return _op("not_equal", out, _wrap(_scalar_base(0.0, "float32")))
+
+
+# --- linear algebra and NN -------------------------------------------------------
+def matmul(input, other):  # noqa: A002
+    """NumPy's matmul: 1-D operands are promoted and squeezed, batch dims broadcast."""
+    a, b = input, other
+    na, nb = a.ndim, b.ndim
+    if na == 2 and nb == 2:
+        return _op("matmul", a, b)
+    if na == 0 or nb == 0:
+        raise ValueError("For 'matmul', the input tensors can not be 0-d (scalars).")
+    squeeze = []
+    if na == 1:
+        a = _op("expand_dims", a, axis=0)
+        squeeze.append(-2)
+    if nb == 1:
+        b = _op("expand_dims", b, axis=1)
+        squeeze.append(-1)
+    if a.ndim == 2 and b.ndim == 2:
+        out = _op("matmul", a, b)
+    else:
+        if a.ndim == 2:
+            a = _op("expand_dims", a, axis=0)
+        if b.ndim == 2:
+            b = _op("expand_dims", b, axis=0)
+        out = _op("batch_matmul", a, b)
+    if squeeze:
+        nd = out.ndim
+        out = _op("squeeze", out, axis=[nd + s for s in squeeze])
+    return out
+
+
+def mm(input, mat2):  # noqa: A002
+    return _op("matmul", input, mat2)
+
+
+def bmm(input_x, mat2):
+    return _op("batch_matmul", input_x, mat2)
+
+
+def batch_matmul(x, y, transpose_a=False, transpose_b=False):
+    return _op("batch_matmul", x, y, transpose_a=transpose_a, transpose_b=transpose_b)
+
+
+def dense(input, weight, bias=None):  # noqa: A002
+    """input @ weight.T + bias (MindSpore 2.3's ops.dense)."""
+    if bias is None:
+        nd = input.ndim
+        if nd == 2:
+            return _op("matmul", input, weight, transpose_b=True)
+        return matmul(input, _op("transpose", weight, perm=[1, 0]))
+    if input.ndim == 2:
+        return _op("dense", input, weight, bias)
+    lead = list(input.shape[:-1])
+    flat = _op("reshape", input, shape=[-1, input.shape[-1]])
+    out = _op("dense", flat, weight, bias)
+    return _op("reshape", out, shape=lead + [weight.shape[0]])
+
+
+def bias_add(input_x, bias, data_format="NCHW"):
+    if data_format not in ("NCHW", "NCDHW"):
+        raise ValueError(f"For 'bias_add', only 'NCHW' data_format is supported by msrt, but got {data_format!r}.")
+    return _op("bias_add", input_x, bias)
+
+
+def _two(value, name, op):
+    """An int or a pair → [h, w] (also accepts MindSpore's 4-element (1, 1, h, w))."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return [int(value), int(value)]
+    if isinstance(value, (list, tuple)):
+        if len(value) == 2:
+            return [int(v) for v in value]
+        if len(value) == 4:
+            return [int(value[2]), int(value[3])]
+    raise TypeError(f"For '{op}', '{name}' must be an int or a tuple of two ints, but got {value!r}.")
+
+
+def _four_pad(padding, op):
+    if isinstance(padding, numbers.Integral) and not isinstance(padding, bool):
+        return [int(padding)] * 4
+    if isinstance(padding, (list, tuple)):
+        if len(padding) == 2:  # (pad_h, pad_w)
+            return [int(padding[0]), int(padding[0]), int(padding[1]), int(padding[1])]
+        if len(padding) == 4:
+            return [int(p) for p in padding]
+    raise TypeError(f"For '{op}', 'padding' must be an int or a tuple of 2 or 4 ints, but got {padding!r}.")
+
+
+def _conv_attrs(stride, pad_mode, padding, dilation, groups, op):
+    if isinstance(padding, str):
+        pad_mode, padding = padding, 0
+    pad_mode = pad_mode.lower() if isinstance(pad_mode, str) else pad_mode
+    pad = _four_pad(padding, op)
+    if pad_mode == "valid" and builtins.any(pad):
+        pad_mode = "pad"
+    return dict(stride=_two(stride, "stride", op), pad_mode=pad_mode, pad=pad,
+                dilation=_two(dilation, "dilation", op), group=int(groups))
+
+
+def conv2d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):  # noqa: A002
+    out = _op("conv2d", input, weight, **_conv_attrs(stride, pad_mode, padding, dilation, groups, "conv2d"))
+    if bias is not None:
+        out = _op("bias_add", out, bias)
+    return out
+
+
+def _pool_check(op, padding, dilation, ceil_mode):
+    if padding not in (0, (0, 0), [0, 0], (0, 0, 0, 0)):
+        raise NotImplementedError(f"For '{op}', explicit 'padding' is not supported by msrt; pad the input first.")
+    if dilation not in (1, (1, 1), [1, 1]):
+        raise NotImplementedError(f"For '{op}', 'dilation' other than 1 is not supported by msrt.")
+    if ceil_mode:
+        raise NotImplementedError(f"For '{op}', 'ceil_mode=True' is not supported by msrt.")
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+    _pool_check("max_pool2d", padding, dilation, ceil_mode)
+    if return_indices:
+        raise NotImplementedError("For 'max_pool2d', 'return_indices=True' is not supported by msrt.")
+    kernel = _two(kernel_size, "kernel_size", "max_pool2d")
+    strides = kernel if stride is None else _two(stride, "stride", "max_pool2d")
+    return _op("max_pool2d", x, kernel_size=kernel, strides=strides, pad_mode="valid")
+
+
+def avg_pool2d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    _pool_check("avg_pool2d", padding, 1, ceil_mode)
+    if divisor_override:
+        raise NotImplementedError("For 'avg_pool2d', 'divisor_override' is not supported by msrt.")
+    kernel = _two(kernel_size, "kernel_size", "avg_pool2d")
+    strides = kernel if stride is None else _two(stride, "stride", "avg_pool2d")
+    return _op("avg_pool2d", input_x, kernel_size=kernel, strides=strides, pad_mode="valid")
+
+
+def batch_norm(input_x, running_mean, running_var, weight, bias, training=False, momentum=0.1, eps=1e-05):
+    """Batch normalization over axis 1; in training it also updates the running
+    statistics in place (running = (1 - momentum) * running + momentum * batch)."""
+    y, _, _ = _op("batch_norm", input_x, weight, bias, running_mean, running_var, is_training=bool(training),
+                  epsilon=float(eps), momentum=float(momentum))
+    return y
+
+
+def relu(input):  # noqa: A002
+    return _op("relu", input)
+
+
+def relu6(x):
+    return _op("relu6", x)
+
+
+def sigmoid(input):  # noqa: A002
+    return _op("sigmoid", input)
+
+
+def tanh(input):  # noqa: A002
+    return _op("tanh", input)
+
+
+def gelu(input_x, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"For 'gelu', 'approximate' must be 'none' or 'tanh', but got {approximate!r}.")
+    return _op("gelu", input_x, approximate=approximate == "tanh")
+
+
+def silu(input):  # noqa: A002
+    return _op("silu", input)
+
+
+def leaky_relu(input, alpha=0.2):  # noqa: A002
+    return _op("select", _op("greater", input, _t(0, input)), input, _bin("mul", input, float(alpha)))
+
+
+def softmax(input, axis=-1, *, dtype=None):  # noqa: A002
+    x = input if dtype is None else cast(input, dtype)
+    return _op("softmax", x, axis=int(axis))
+
+
+def log_softmax(logits, axis=-1):
+    return _op("log_softmax", logits, axis=int(axis))
+
+
+def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
+    """Zeroes elements with probability `p` and scales the rest by 1/(1-p)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"For 'dropout', 'p' must be in range [0, 1], but got {p}.")
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return _op("zeros_like", input)
+    y, _ = _op("dropout", input, keep_prob=1.0 - float(p))
+    return y
+
+
+# --- shapes ------------------------------------------------------------------------
+def reshape(input, shape):  # noqa: A002
+    return _op("reshape", input, shape=[int(s) for s in shape])
+
+
+def transpose(input, input_perm):  # noqa: A002
+    return _op("transpose", input, perm=[int(p) for p in input_perm])
+
+
+def permute(input, axis):  # noqa: A002
+    return _op("transpose", input, perm=[int(p) for p in axis])
+
+
+def expand_dims(input_x, axis):
+    return _op("expand_dims", input_x, axis=int(axis))
+
+
+def unsqueeze(input, dim):  # noqa: A002
+    return _op("expand_dims", input, axis=int(dim))
+
+
+def squeeze(input, axis=None):  # noqa: A002
+    if axis is None:
+        axes = []
+    elif isinstance(axis, (list, tuple)):
+        axes = [int(a) for a in axis]
+    else:
+        axes = [int(axis)]
+    return _op("squeeze", input, axis=axes)
+
+
+def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
+    if order not in ("C", "F"):
+        raise ValueError(f"For 'flatten', 'order' must be 'C' or 'F', but got {order!r}.")
+    if order == "F":
+        raise NotImplementedError("For 'flatten', order='F' is not supported by msrt.")
+    nd = input.ndim
+    if nd <= 1:
+        return _op("reshape", input, shape=[-1])
+    start = start_dim + nd if start_dim < 0 else start_dim
+    end = end_dim + nd if end_dim < 0 else end_dim
+    if not (0 <= start < nd and 0 <= end < nd):
+        raise ValueError(f"For 'flatten', 'start_dim' and 'end_dim' must be in [{-nd}, {nd}), "
+                         f"but got {start_dim} and {end_dim}.")
+    if start > end:
+        raise ValueError(f"For 'flatten', 'start_dim' ({start_dim}) must not come after 'end_dim' ({end_dim}).")
+    if start == 1 and end == nd - 1:
+        return _op("flatten", input)
+    shape = list(input.shape)
+    return _op("reshape", input, shape=shape[:start] + [-1] + shape[end + 1:])
+
+
+def concat(tensors, axis=0):
+    return _op("concat", *tensors, axis=int(axis))
+
+
+cat = concat
+
+
+def stack(tensors, axis=0):
+    return _op("stack", *tensors, axis=int(axis))
+
+
+def split(tensor, split_size_or_sections, axis=0):
+    """Splits into chunks of `split_size_or_sections` (an int: every chunk
+    that size, the last smaller) or of the listed sizes."""
+    n = tensor.shape[axis]
+    if isinstance(split_size_or_sections, numbers.Integral) and not isinstance(split_size_or_sections, bool):
+        size = int(split_size_or_sections)
+        if size <= 0:
+            raise ValueError(f"For 'split', 'split_size_or_sections' must be positive, but got {size}.")
+        if n % size == 0:
+            parts = _op("split", tensor, axis=int(axis), output_num=n // size)
+            return parts if isinstance(parts, tuple) else (parts,)
+        sizes = [size] * (n // size) + [n % size]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if builtins.sum(sizes) != n:
+            raise ValueError(f"For 'split', the sections {sizes} must add up to the size of axis {axis} ({n}).")
+    nd = tensor.ndim
+    ax = axis + nd if axis < 0 else axis
+    out, start = [], 0
+    for s in sizes:
+        begin = [0] * nd
+        end = list(tensor.shape)
+        begin[ax], end[ax] = start, start + s
+        out.append(_op("strided_slice", tensor, begin=begin, end=end, strides=[1] * nd))
+        start += s
+    return tuple(out)
+
+
+def strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+                  shrink_axis_mask=0):
+    if ellipsis_mask or new_axis_mask:
+        raise NotImplementedError("For 'strided_slice', ellipsis_mask and new_axis_mask are not supported by msrt; "
+                                  "use Tensor indexing.")
+    shape = input_x.shape
+    nd = len(shape)
+    begin, end, strides = list(begin), list(end), list(strides)
+    for i in range(len(begin), nd):
+        begin.append(0)
+        end.append(shape[i])
+        strides.append(1)
+    for i in range(nd):
+        if begin_mask & (1 << i):
+            begin[i] = 0 if strides[i] > 0 else shape[i] - 1
+        if end_mask & (1 << i):
+            end[i] = shape[i] if strides[i] > 0 else -shape[i] - 1
+    out = _op("strided_slice", input_x, begin=begin, end=end, strides=strides)
+    if shrink_axis_mask:
+        out = _op("squeeze", out, axis=[i for i in range(nd) if shrink_axis_mask & (1 << i)])
+    return out
+
+
+def slice(input_x, begin, size):  # noqa: A001 - MindSpore's name
+    shape = input_x.shape
+    end = [b + (shape[i] - b if s == -1 else s) for i, (b, s) in enumerate(zip(begin, size))]
+    return _op("strided_slice", input_x, begin=list(begin), end=end, strides=[1] * len(begin))
+
+
+def gather(input_params, input_indices, axis, batch_dims=0):
+    if batch_dims:
+        raise NotImplementedError("For 'gather', 'batch_dims' other than 0 is not supported by msrt.")
+    return _op("gather", input_params, _t(input_indices), axis=int(axis))
+
+
+def one_hot(indices, depth, on_value=1, off_value=0, axis=-1):
+    dtype = "float32"
+    if isinstance(on_value, Tensor):
+        dtype = on_value._t.dtype_name
+        on_value = on_value.item()
+    if isinstance(off_value, Tensor):
+        off_value = off_value.item()
+    return _op("one_hot", _t(indices), depth=int(depth), on_value=float(on_value), off_value=float(off_value),
+               axis=int(axis), dtype=dtype)
+
+
+def broadcast_to(input, shape):  # noqa: A002
+    return _op("broadcast_to", input, shape=[int(s) for s in shape])
+
+
+def tile(input, dims):  # noqa: A002
+    dims = [int(d) for d in dims]
+    nd = input.ndim
+    if len(dims) < nd:
+        dims = [1] * (nd - len(dims)) + dims
+    return _op("tile", input, multiples=dims)
+
+
+def _shape_of(size):
+    if isinstance(size, numbers.Integral):
+        return [int(size)]
+    if isinstance(size, Tensor):
+        return [int(v) for v in size.asnumpy().reshape(-1)]
+    return [int(s) for s in size]
+
+
+def _dtype_name(dtype, default="float32"):
+    return default if dtype is None else mstype._core_name(dtype, "argument 'dtype'")
+
+
+def fill(type, shape, value):  # noqa: A002 - MindSpore's name
+    return _op("fill", shape=_shape_of(shape), value=float(value), dtype=_dtype_name(type))
+
+
+def full(size, fill_value, *, dtype=None):
+    if dtype is None:
+        if isinstance(fill_value, bool):
+            dtype = mstype.bool_
+        elif isinstance(fill_value, numbers.Integral):
+            dtype = mstype.int64
+        elif isinstance(fill_value, Tensor):
+            dtype = fill_value.dtype
+        else:
+            dtype = mstype.float32
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    return _op("fill", shape=_shape_of(size), value=float(value), dtype=_dtype_name(dtype))
+
+
+def zeros(size, dtype=None):
+    return _op("fill", shape=_shape_of(size), value=0.0, dtype=_dtype_name(dtype))
+
+
+def ones(shape, dtype=None):
+    return _op("fill", shape=_shape_of(shape), value=1.0, dtype=_dtype_name(dtype))
+
+
+def zeros_like(input, *, dtype=None):  # noqa: A002
+    out = _op("zeros_like", input)
+    return out if dtype is None else cast(out, dtype)
+
+
+def ones_like(input, *, dtype=None):  # noqa: A002
+    out = _op("ones_like", input)
+    return out if dtype is None else cast(out, dtype)
+
+
+def full_like(input, fill_value, *, dtype=None):  # noqa: A002
+    name = input._t.dtype_name if dtype is None else _dtype_name(dtype)
+    return _op("fill", shape=list(input.shape), value=float(fill_value), dtype=name)
+
+
+def arange(start=0, end=None, step=1, *, dtype=None):
+    if end is None:
+        start, end = 0, start
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    array = np.arange(*values)
+    if dtype is None:
+        dtype = mstype.float32 if array.dtype.kind == "f" else mstype.int64
+    return Tensor(array, dtype)
+
+
+def eye(n, m=None, dtype=mstype.float32):
+    return Tensor(np.eye(n, m), dtype)
+
+
+# --- losses -----------------------------------------------------------------------
+def _reduce(loss, reduction, op):
+    if reduction == "mean":
+        return _op("reduce_mean", loss, axis=[], keep_dims=False)
+    if reduction == "sum":
+        return _op("reduce_sum", loss, axis=[], keep_dims=False)
+    if reduction == "none":
+        return loss
+    raise ValueError(f"For '{op}', 'reduction' must be 'mean', 'sum' or 'none', but got {reduction!r}.")
+
+
+def _class_last(x, target):
+    """(N, C, d1, ...) → (N*d1*..., C) and target → (N*d1*...,); and the shape to restore."""
+    nd = x.ndim
+    perm = [0] + list(range(2, nd)) + [1]
+    rest = list(target.shape)
+    flat = _op("reshape", _op("transpose", x, perm=perm), shape=[-1, x.shape[1]])
+    return flat, _op("reshape", target, shape=[-1]), rest
+
+
+def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """Negative log-likelihood of `target` classes under log-probabilities `inputs` (N, C[, d...])."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"For 'nll_loss', 'reduction' must be 'mean', 'sum' or 'none', but got {reduction!r}.")
+    restore = None
+    if inputs.ndim > 2:
+        inputs, target, restore = _class_last(inputs, target)
+    if weight is None and not label_smoothing:
+        return _masked(lambda safe: _op("nll_loss", inputs, safe, reduction="none"), target, ignore_index,
+                       reduction, restore, inputs._t.dtype_name)
+    return _weighted_nll(inputs, target, weight, ignore_index, reduction, label_smoothing, restore, "nll_loss")
+
+
+def _masked(per_sample, target, ignore_index, reduction, restore, dtype):
+    """A per-sample loss with samples whose target is `ignore_index` left out
+    (they get loss 0 and do not count in the mean)."""
+    keep = _op("not_equal", target, _t(ignore_index, target))
+    safe = _op("select", keep, target, _op("zeros_like", target))
+    mask = _op("cast", keep, dtype=dtype)
+    loss = _op("mul", per_sample(safe), mask)
+    if reduction == "none":
+        return loss if restore is None else _op("reshape", loss, shape=restore)
+    total = _op("reduce_sum", loss, axis=[], keep_dims=False)
+    if reduction == "sum":
+        return total
+    return _op("div", total, _op("reduce_sum", mask, axis=[], keep_dims=False))
+
+
+def _weighted_nll(logp, target, weight, ignore_index, reduction, label_smoothing, restore, op):
+    dtype = logp._t.dtype_name
+    classes = logp.shape[1]
+    keep = _op("not_equal", target, _t(ignore_index, target))
+    safe = _op("select", keep, target, _op("zeros_like", target))
+    hot = _op("one_hot", safe, depth=classes, on_value=1.0, off_value=0.0, axis=-1, dtype=dtype)
+    mask = _op("cast", keep, dtype=dtype)
+    if weight is not None:
+        w_hot = _op("mul", hot, weight)
+        sample_w = _op("mul", _op("reduce_sum", w_hot, axis=1, keep_dims=False), mask)
+    else:
+        w_hot = hot
+        sample_w = mask
+    loss = _op("neg", _op("mul", _op("reduce_sum", _op("mul", w_hot, logp), axis=1, keep_dims=False), mask))
+    if label_smoothing:
+        per_class = logp if weight is None else _op("mul", logp, weight)
+        smooth = _op("neg", _op("mul", _op("reduce_sum", per_class, axis=1, keep_dims=False), mask))
+        loss = _bin("add", _bin("mul", loss, 1.0 - label_smoothing), _bin("mul", smooth, label_smoothing / classes))
+    if reduction == "none":
+        return loss if restore is None else _op("reshape", loss, shape=restore)
+    total = _op("reduce_sum", loss, axis=[], keep_dims=False)
+    if reduction == "sum":
+        return total
+    return _op("div", total, _op("reduce_sum", sample_w, axis=[], keep_dims=False))
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):  # noqa: A002
+    """Cross entropy between logits `input` (N, C[, d...]) and class indices or class probabilities."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"For 'cross_entropy', 'reduction' must be 'mean', 'sum' or 'none', "
+                         f"but got {reduction!r}.")
+    if target._t.dtype_name in ("float16", "bfloat16", "float32", "float64"):
+        # Class probabilities.
+        logits, probs = input, target
+        if input.ndim > 2:
+            nd = input.ndim
+            perm = [0] + list(range(2, nd)) + [1]
+            logits = _op("reshape", _op("transpose", input, perm=perm), shape=[-1, input.shape[1]])
+            probs = _op("reshape", _op("transpose", target, perm=perm), shape=[-1, input.shape[1]])
+        classes = logits.shape[1]
+        if label_smoothing:
+            probs = _bin("add", _bin("mul", probs, 1.0 - label_smoothing), label_smoothing / classes)
+        logp = _op("log_softmax", logits, axis=1)
+        if weight is not None:
+            logp = _op("mul", logp, weight)
+        loss = _op("neg", _op("reduce_sum", _op("mul", probs, logp), axis=1, keep_dims=False))
+        if reduction == "none" and input.ndim > 2:
+            return _op("reshape", loss, shape=[input.shape[0]] + list(input.shape[2:]))
+        return _reduce(loss, reduction, "cross_entropy")
+    if weight is None and not label_smoothing:
+        logits, labels, restore = (input, target, None) if input.ndim == 2 else _class_last(input, target)
+        return _masked(lambda safe: _op("sparse_softmax_cross_entropy", logits, safe), labels, ignore_index,
+                       reduction, restore, input._t.dtype_name)
+    return nll_loss(_op("log_softmax", input, axis=1), target, weight, ignore_index, reduction, label_smoothing)
+
+
+def mse_loss(input, target, reduction="mean"):  # noqa: A002
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"For 'mse_loss', 'reduction' must be 'mean', 'sum' or 'none', but got {reduction!r}.")
+    return _op("mse_loss", input, _t(target, input), reduction=reduction)
+
+
+def l1_loss(input, target, reduction="mean"):  # noqa: A002
+    return _reduce(_op("abs", _bin("sub", input, target)), reduction, "l1_loss")
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):  # noqa: A002
+    """max(x, 0) - x*y + log(1 + exp(-|x|)), optionally weighted."""
+    x, y = input, target
+    log_term = _op("log", _bin("add", _op("exp", _op("neg", _op("abs", x))), 1.0))
+    if pos_weight is not None:
+        # (1 - y) * x + (1 + (pw - 1) * y) * (log(1 + exp(-|x|)) + max(-x, 0))
+        coeff = _bin("add", _bin("mul", _bin("sub", pos_weight, 1.0), y), 1.0)
+        softplus_neg = _bin("add", log_term, _op("relu", _op("neg", x)))
+        loss = _bin("add", _bin("mul", _bin("sub", _t(1.0, y), y), x), _bin("mul", coeff, softplus_neg))
+    else:
+        loss = _bin("add", _bin("sub", _op("relu", x), _bin("mul", x, y)), log_term)
+    if weight is not None:
+        loss = _bin("mul", loss, weight)
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+# --- in-place and graph helpers ---------------------------------------------------
+def assign(variable, value):
+    """Writes `value` into `variable` in place; returns the variable."""
+    _op("assign", variable, _t(value, variable))
+    return variable
+
+
+def assign_add(variable, value):
+    _op("assign_add", variable, _t(value, variable))
+    return variable
+
+
+def assign_sub(variable, value):
+    _op("assign_sub", variable, _t(value, variable))
+    return variable
+
+
+def depend(value, expr):
+    """Returns `value` (eager execution already orders `expr` before it)."""
+    return value
+
+
+def stop_gradient(value):
+    """The same data with no gradient flowing back through it."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(stop_gradient(v) for v in value)
+    if not isinstance(value, Tensor):
+        return value
+    return _wrap(value._t._reshaped(value._t.shape))
+
+
+def identity(input):  # noqa: A002
+    return _op("identity", input)
+
+
+def shape(input_x):
+    return input_x.shape
+
+
+def rank(input_x):
+    return input_x.ndim
+
+
+def size(input_x):
+    return input_x.size
+
+
+def numel(input):  # noqa: A002
+    return input.size
+
+
+def dtype(input):  # noqa: A002
+    return input.dtype
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def scalar_to_tensor(input_x, dtype=mstype.float32):  # noqa: A002
+    return Tensor(input_x, dtype)
+
+
+def tuple_to_array(input_x):
+    return Tensor(input_x)

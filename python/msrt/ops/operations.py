@@ -1,0 +1,831 @@
+"""MindSpore's Primitive classes (`ops.Add()`, `ops.MatMul(transpose_b=True)`, ...).
+
+A primitive is configured once (its attributes) and called on tensors. Each
+class here maps onto a catalogue op; the attributes are converted at
+construction so a call is one `_op`.
+"""
+import functools
+import inspect
+import numbers
+
+from .._tensor import Tensor, _op, _wrap, _scalar_base
+from ..common import dtype as mstype
+from . import functional as F
+
+__all__ = [
+    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register",
+    "Add", "TensorAdd", "AddN", "Sub", "Mul", "Div", "RealDiv", "Neg", "Abs", "Exp", "Log", "Sqrt", "Rsqrt",
+    "Square", "Reciprocal", "Sign", "Pow", "Maximum", "Minimum", "Equal", "NotEqual", "Less", "LessEqual",
+    "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "LogicalXor", "Select", "Cast",
+    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "Argmax", "Argmin", "ArgMaxWithValue",
+    "ArgMinWithValue", "MatMul", "BatchMatMul", "BiasAdd", "Dense", "Conv2D", "MaxPool", "AvgPool", "BatchNorm",
+    "ReLU", "ReLU6", "Sigmoid", "Tanh", "GeLU", "GELU", "SiLU", "Softmax", "LogSoftmax", "Dropout",
+    "Reshape", "Transpose", "ExpandDims", "Squeeze", "Flatten", "Concat", "Stack", "Split", "StridedSlice",
+    "Gather", "GatherV2", "OneHot", "BroadcastTo", "Tile", "Fill", "Fills", "Zeros", "Ones", "ZerosLike",
+    "OnesLike", "Identity", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "NLLLoss",
+    "Assign", "AssignAdd", "AssignSub", "ApplyMomentum", "ApplyGradientDescent", "Adam", "AdamWeightDecay",
+    "Shape", "Rank", "Size", "DType", "Depend", "StopGradient", "ScalarToTensor", "TupleToArray",
+]
+
+
+class Primitive:
+    """Base class of primitives: a named op with attributes, called on tensors."""
+
+    def __init__(self, name=None):
+        self.name = name or type(self).__name__
+        self.attrs = {}
+
+    def add_prim_attr(self, name, value):
+        self.attrs[name] = value
+        return self
+
+    def del_prim_attr(self, name):
+        self.attrs.pop(name, None)
+        return self
+
+    def init_prim_io_names(self, inputs, outputs):
+        self.input_names = list(inputs)
+        self.output_names = list(outputs)
+
+    def set_device(self, device_target):
+        return self
+
+    def shard(self, in_strategy=None, out_strategy=None):
+        return self
+
+    def recompute(self, mode=True):
+        return self
+
+    def __call__(self, *args):
+        raise NotImplementedError(f"Primitive '{self.name}' has no implementation.")
+
+    def __repr__(self):
+        extra = ", ".join(f"{k}={v}" for k, v in self.attrs.items())
+        return f"Prim[{self.name}]" + (f"<{extra}>" if extra else "")
+
+
+PrimitiveWithInfer = Primitive
+PrimitiveWithCheck = Primitive
+
+
+def prim_attr_register(init):
+    """Decorator for a primitive's __init__: records its arguments as attributes."""
+
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        Primitive.__init__(self, type(self).__name__)
+        bound = inspect.signature(init).bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        for key, value in list(bound.arguments.items())[1:]:
+            self.attrs[key] = value
+        init(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _axes(axis):
+    if axis is None:
+        return []
+    if isinstance(axis, (list, tuple)):
+        return [int(a) for a in axis]
+    return int(axis)
+
+
+# --- elementwise ------------------------------------------------------------------
+class _Unary(Primitive):
+    _op = None
+
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, x):
+        return _op(self._op, x)
+
+
+class _Binary(Primitive):
+    _fn = None
+
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, x, y):
+        return type(self)._fn(x, y)
+
+
+class Add(_Binary):
+    _fn = staticmethod(F.add)
+
+
+TensorAdd = Add
+
+
+class Sub(_Binary):
+    _fn = staticmethod(F.sub)
+
+
+class Mul(_Binary):
+    _fn = staticmethod(F.mul)
+
+
+class Div(_Binary):
+    _fn = staticmethod(F.div)
+
+
+RealDiv = Div
+
+
+class Pow(_Binary):
+    _fn = staticmethod(F.pow)
+
+
+class Maximum(_Binary):
+    _fn = staticmethod(F.maximum)
+
+
+class Minimum(_Binary):
+    _fn = staticmethod(F.minimum)
+
+
+class Equal(_Binary):
+    _fn = staticmethod(F.equal)
+
+
+class NotEqual(_Binary):
+    _fn = staticmethod(F.not_equal)
+
+
+class Less(_Binary):
+    _fn = staticmethod(F.less)
+
+
+class LessEqual(_Binary):
+    _fn = staticmethod(F.less_equal)
+
+
+class Greater(_Binary):
+    _fn = staticmethod(F.greater)
+
+
+class GreaterEqual(_Binary):
+    _fn = staticmethod(F.greater_equal)
+
+
+class LogicalAnd(_Binary):
+    _fn = staticmethod(F.logical_and)
+
+
+class LogicalOr(_Binary):
+    _fn = staticmethod(F.logical_or)
+
+
+class LogicalXor(_Binary):
+    _fn = staticmethod(F.logical_xor)
+
+
+class Neg(_Unary):
+    _op = "neg"
+
+
+class Abs(_Unary):
+    _op = "abs"
+
+
+class Exp(_Unary):
+    _op = "exp"
+
+
+class Log(_Unary):
+    _op = "log"
+
+
+class Sqrt(_Unary):
+    _op = "sqrt"
+
+
+class Rsqrt(_Unary):
+    _op = "rsqrt"
+
+
+class Square(_Unary):
+    _op = "square"
+
+
+class Reciprocal(_Unary):
+    _op = "reciprocal"
+
+
+class Sign(_Unary):
+    _op = "sign"
+
+
+class LogicalNot(_Unary):
+    _op = "logical_not"
+
+
+class ReLU(_Unary):
+    _op = "relu"
+
+
+class ReLU6(_Unary):
+    _op = "relu6"
+
+
+class Sigmoid(_Unary):
+    _op = "sigmoid"
+
+
+class Tanh(_Unary):
+    _op = "tanh"
+
+
+class SiLU(_Unary):
+    _op = "silu"
+
+
+class ZerosLike(_Unary):
+    _op = "zeros_like"
+
+
+class OnesLike(_Unary):
+    _op = "ones_like"
+
+
+class Identity(_Unary):
+    _op = "identity"
+
+
+class Flatten(_Unary):
+    _op = "flatten"
+
+
+class GeLU(Primitive):
+    """GeLU with the tanh approximation, as MindSpore's GeLU primitive computes it."""
+
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, x):
+        return _op("gelu", x, approximate=True)
+
+
+GELU = GeLU
+
+
+class AddN(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, inputs):
+        return F.addn(list(inputs))
+
+
+class Select(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, cond, x, y):
+        return F.select(cond, x, y)
+
+
+class Cast(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, input_x, dtype):
+        return F.cast(input_x, dtype)
+
+
+# --- reductions --------------------------------------------------------------------
+class _Reduce(Primitive):
+    _op = None
+
+    def __init__(self, keep_dims=False):
+        super().__init__()
+        if not isinstance(keep_dims, bool):
+            raise TypeError(f"For '{self.name}', the 'keep_dims' must be a bool, but got {type(keep_dims).__name__}.")
+        self.keep_dims = keep_dims
+        self.add_prim_attr("keep_dims", keep_dims)
+
+    def __call__(self, x, axis=()):
+        if self._op == "reduce_sum" and x._t.dtype_name == "bool_":
+            x = _op("cast", x, dtype="int64")
+        return _op(self._op, x, axis=_axes(axis) if axis != () else [], keep_dims=self.keep_dims)
+
+
+class ReduceSum(_Reduce):
+    _op = "reduce_sum"
+
+
+class ReduceMean(_Reduce):
+    _op = "reduce_mean"
+
+
+class ReduceMax(_Reduce):
+    _op = "reduce_max"
+
+
+class ReduceMin(_Reduce):
+    _op = "reduce_min"
+
+
+class ReduceProd(_Reduce):
+    _op = "reduce_prod"
+
+
+class Argmax(Primitive):
+    def __init__(self, axis=-1, output_type=mstype.int32):
+        super().__init__()
+        self.axis = axis
+        self.output_type = output_type
+        self.add_prim_attr("axis", axis)
+
+    def __call__(self, x):
+        out = _op("argmax", x, axis=int(self.axis), keep_dims=False)
+        return out if self.output_type == mstype.int32 else F.cast(out, self.output_type)
+
+
+class Argmin(Argmax):
+    def __call__(self, x):
+        out = _op("argmin", x, axis=int(self.axis), keep_dims=False)
+        return out if self.output_type == mstype.int32 else F.cast(out, self.output_type)
+
+
+class ArgMaxWithValue(Primitive):
+    """Returns (index, value) of the maximum along `axis`."""
+
+    _kind = ("argmax", "reduce_max")
+
+    def __init__(self, axis=0, keep_dims=False):
+        super().__init__()
+        self.axis = axis
+        self.keep_dims = keep_dims
+
+    def __call__(self, x):
+        arg, red = self._kind
+        index = _op(arg, x, axis=int(self.axis), keep_dims=bool(self.keep_dims))
+        value = _op(red, x, axis=int(self.axis), keep_dims=bool(self.keep_dims))
+        return index, value
+
+
+class ArgMinWithValue(ArgMaxWithValue):
+    _kind = ("argmin", "reduce_min")
+
+
+# --- NN ----------------------------------------------------------------------------------
+class MatMul(Primitive):
+    def __init__(self, transpose_a=False, transpose_b=False):
+        super().__init__()
+        self.transpose_a = bool(transpose_a)
+        self.transpose_b = bool(transpose_b)
+        self.add_prim_attr("transpose_a", transpose_a).add_prim_attr("transpose_b", transpose_b)
+
+    def __call__(self, x, y):
+        return _op("matmul", x, y, transpose_a=self.transpose_a, transpose_b=self.transpose_b)
+
+
+class BatchMatMul(MatMul):
+    def __call__(self, x, y):
+        return _op("batch_matmul", x, y, transpose_a=self.transpose_a, transpose_b=self.transpose_b)
+
+
+class BiasAdd(Primitive):
+    def __init__(self, data_format="NCHW"):
+        super().__init__()
+        if data_format not in ("NCHW", "NCDHW"):
+            raise ValueError(f"For 'BiasAdd', only 'NCHW' data_format is supported by msrt, but got {data_format!r}.")
+
+    def __call__(self, input_x, bias):
+        return _op("bias_add", input_x, bias)
+
+
+class Dense(Primitive):
+    def __init__(self, has_bias=True):
+        super().__init__()
+        self.has_bias = has_bias
+
+    def __call__(self, x, w, b=None):
+        return F.dense(x, w, b if self.has_bias else None)
+
+
+class Conv2D(Primitive):
+    """2-D convolution (NCHW): `Conv2D(out_channel, kernel_size, ...)(x, weight)`."""
+
+    def __init__(self, out_channel, kernel_size, mode=1, pad_mode="valid", pad=0, stride=1, dilation=1, group=1,
+                 data_format="NCHW"):
+        super().__init__()
+        if data_format != "NCHW":
+            raise ValueError(f"For 'Conv2D', only 'NCHW' data_format is supported by msrt, but got {data_format!r}.")
+        if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same", "pad"):
+            raise ValueError(f"For 'Conv2D', 'pad_mode' must be one of ['valid', 'same', 'pad'], but got {pad_mode!r}.")
+        pad4 = F._four_pad(pad, "Conv2D")
+        if pad_mode.lower() != "pad" and any(pad4):
+            raise ValueError(f"For 'Conv2D', the 'pad' must be zero when 'pad_mode' is not 'pad', but got {pad!r}.")
+        self.out_channel = out_channel
+        self.kernel_size = F._two(kernel_size, "kernel_size", "Conv2D")
+        self.mode = mode
+        self.pad_mode = pad_mode.lower()
+        self.pad = pad4
+        self.stride = F._two(stride, "stride", "Conv2D")
+        self.dilation = F._two(dilation, "dilation", "Conv2D")
+        self.group = int(group)
+        self.add_prim_attr("out_channel", out_channel).add_prim_attr("kernel_size", tuple(self.kernel_size))
+        self._attrs = dict(stride=self.stride, pad_mode=self.pad_mode, pad=self.pad, dilation=self.dilation,
+                           group=self.group)
+
+    def __call__(self, x, weight):
+        return _op("conv2d", x, weight, **self._attrs)
+
+
+class _Pool(Primitive):
+    _op = None
+
+    def __init__(self, kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW"):
+        super().__init__()
+        if data_format != "NCHW":
+            raise ValueError(f"For '{self.name}', only 'NCHW' data_format is supported by msrt, "
+                             f"but got {data_format!r}.")
+        if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same"):
+            raise ValueError(f"For '{self.name}', 'pad_mode' must be 'valid' or 'same', but got {pad_mode!r}.")
+        self.kernel_size = F._two(kernel_size, "kernel_size", self.name)
+        self.strides = F._two(strides, "strides", self.name)
+        self.pad_mode = pad_mode.lower()
+
+    def __call__(self, x):
+        return _op(self._op, x, kernel_size=self.kernel_size, strides=self.strides, pad_mode=self.pad_mode)
+
+
+class MaxPool(_Pool):
+    _op = "max_pool2d"
+
+
+class AvgPool(_Pool):
+    _op = "avg_pool2d"
+
+
+class BatchNorm(Primitive):
+    """Returns (y, batch_mean, batch_variance, reserve_space_1, reserve_space_2) as MindSpore does."""
+
+    def __init__(self, is_training=False, epsilon=1e-5, momentum=0.1, data_format="NCHW"):
+        super().__init__()
+        if data_format != "NCHW":
+            raise ValueError(f"For 'BatchNorm', only 'NCHW' data_format is supported by msrt, "
+                             f"but got {data_format!r}.")
+        self.is_training = bool(is_training)
+        self.epsilon = float(epsilon)
+        self.momentum = float(momentum)
+
+    def __call__(self, input_x, scale, bias, mean, variance):
+        y, saved_mean, inv_std = _op("batch_norm", input_x, scale, bias, mean, variance,
+                                     is_training=self.is_training, epsilon=self.epsilon, momentum=self.momentum)
+        if not self.is_training:
+            return y, mean, variance, mean, variance
+        var = F.sub(_op("reciprocal", _op("square", inv_std)), self.epsilon)
+        return y, saved_mean, var, saved_mean, inv_std
+
+
+class Softmax(Primitive):
+    def __init__(self, axis=-1):
+        super().__init__()
+        if isinstance(axis, (list, tuple)):
+            if len(axis) != 1:
+                raise ValueError(f"For 'Softmax', msrt supports a single axis, but got {axis!r}.")
+            axis = axis[0]
+        self.axis = int(axis)
+
+    def __call__(self, logits):
+        return _op("softmax", logits, axis=self.axis)
+
+
+class LogSoftmax(Softmax):
+    def __call__(self, logits):
+        return _op("log_softmax", logits, axis=self.axis)
+
+
+class Dropout(Primitive):
+    """Returns (output, mask)."""
+
+    def __init__(self, keep_prob=0.5, Seed0=0, Seed1=0):  # noqa: N803 - MindSpore's names
+        super().__init__()
+        if not 0 < keep_prob <= 1:
+            raise ValueError(f"For 'Dropout', 'keep_prob' must be in range (0, 1], but got {keep_prob}.")
+        self.keep_prob = float(keep_prob)
+
+    def __call__(self, x):
+        return _op("dropout", x, keep_prob=self.keep_prob)
+
+
+# --- shapes ----------------------------------------------------------------------------
+class Reshape(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, input_x, input_shape):
+        return F.reshape(input_x, input_shape)
+
+
+class Transpose(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, input_x, input_perm):
+        return F.transpose(input_x, input_perm)
+
+
+class ExpandDims(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, input_x, axis):
+        return _op("expand_dims", input_x, axis=int(axis))
+
+
+class Squeeze(Primitive):
+    def __init__(self, axis=()):
+        super().__init__()
+        self.axis = [int(axis)] if isinstance(axis, int) else [int(a) for a in axis]
+
+    def __call__(self, input_x):
+        return _op("squeeze", input_x, axis=self.axis)
+
+
+class Concat(Primitive):
+    def __init__(self, axis=0):
+        super().__init__()
+        self.axis = int(axis)
+
+    def __call__(self, input_x):
+        return _op("concat", *input_x, axis=self.axis)
+
+
+class Stack(Primitive):
+    def __init__(self, axis=0):
+        super().__init__()
+        self.axis = int(axis)
+
+    def __call__(self, input_x):
+        return _op("stack", *input_x, axis=self.axis)
+
+
+class Split(Primitive):
+    def __init__(self, axis=0, output_num=1):
+        super().__init__()
+        self.axis = int(axis)
+        self.output_num = int(output_num)
+
+    def __call__(self, x):
+        out = _op("split", x, axis=self.axis, output_num=self.output_num)
+        return out if isinstance(out, tuple) else (out,)
+
+
+class StridedSlice(Primitive):
+    def __init__(self, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0):
+        super().__init__()
+        self.masks = (begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)
+
+    def __call__(self, input_x, begin, end, strides):
+        return F.strided_slice(input_x, begin, end, strides, *self.masks)
+
+
+class Gather(Primitive):
+    def __init__(self, batch_dims=0):
+        super().__init__()
+        self.batch_dims = batch_dims
+
+    def __call__(self, input_params, input_indices, axis):
+        return F.gather(input_params, input_indices, axis, self.batch_dims)
+
+
+GatherV2 = Gather
+
+
+class OneHot(Primitive):
+    def __init__(self, axis=-1):
+        super().__init__()
+        self.axis = int(axis)
+
+    def __call__(self, indices, depth, on_value, off_value):
+        return F.one_hot(indices, depth, on_value, off_value, self.axis)
+
+
+class BroadcastTo(Primitive):
+    def __init__(self, shape):
+        super().__init__()
+        self.shape = [int(s) for s in shape]
+
+    def __call__(self, input_x):
+        return _op("broadcast_to", input_x, shape=self.shape)
+
+
+class Tile(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, input_x, multiples):
+        return F.tile(input_x, multiples)
+
+
+class Fill(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, type, shape, value):  # noqa: A002
+        return F.fill(type, shape, value)
+
+
+class Fills(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, x, value):
+        return F.full_like(x, value)
+
+
+class Zeros(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, size, type=None):  # noqa: A002
+        return F.zeros(size, type)
+
+
+class Ones(Zeros):
+    def __call__(self, size, type=None):  # noqa: A002
+        return F.ones(size, type)
+
+
+# --- losses -----------------------------------------------------------------------------
+class SoftmaxCrossEntropyWithLogits(Primitive):
+    """Returns (loss (N,), dlogits (N, C)) for logits and one-hot/probability labels."""
+
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, logits, labels):
+        loss = _op("softmax_cross_entropy", logits, labels)
+        backprop = F.sub(_op("softmax", logits, axis=-1), labels)
+        return loss, backprop
+
+
+class SparseSoftmaxCrossEntropyWithLogits(Primitive):
+    """The mean loss over the batch, or (is_grad=True) the gradient w.r.t. the logits."""
+
+    def __init__(self, is_grad=False):
+        super().__init__()
+        self.is_grad = bool(is_grad)
+
+    def __call__(self, logits, labels):
+        if self.is_grad:
+            classes = logits.shape[-1]
+            hot = _op("one_hot", labels, depth=classes, on_value=1.0, off_value=0.0, axis=-1,
+                      dtype=logits._t.dtype_name)
+            return F.div(F.sub(_op("softmax", logits, axis=-1), hot), float(logits.shape[0]))
+        loss = _op("sparse_softmax_cross_entropy", logits, labels)
+        return _op("reduce_mean", loss, axis=[], keep_dims=False)
+
+
+class NLLLoss(Primitive):
+    """Returns (loss, total_weight)."""
+
+    def __init__(self, reduction="mean", ignore_index=-100):
+        super().__init__()
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"For 'NLLLoss', 'reduction' must be 'mean', 'sum' or 'none', but got {reduction!r}.")
+        self.reduction = reduction
+        self.ignore_index = ignore_index
+
+    def __call__(self, logits, labels, weight):
+        loss = F.nll_loss(logits, labels, weight, self.ignore_index, self.reduction)
+        hot = _op("one_hot", labels, depth=logits.shape[1], on_value=1.0, off_value=0.0, axis=-1,
+                  dtype=logits._t.dtype_name)
+        total = _op("reduce_sum", F.mul(hot, weight), axis=[], keep_dims=False)
+        return loss, total
+
+
+# --- in-place updates -----------------------------------------------------------------------
+class Assign(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, variable, value):
+        return F.assign(variable, value)
+
+
+class AssignAdd(Assign):
+    def __call__(self, variable, value):
+        return F.assign_add(variable, value)
+
+
+class AssignSub(Assign):
+    def __call__(self, variable, value):
+        return F.assign_sub(variable, value)
+
+
+def _scalar_like(value, like):
+    if isinstance(value, Tensor):
+        return value
+    return _wrap(_scalar_base(float(value), like._t.dtype_name))
+
+
+class ApplyMomentum(Primitive):
+    """accum = accum * momentum + grad; var -= lr * accum (or the Nesterov form). Returns var."""
+
+    def __init__(self, use_nesterov=False, use_locking=False, gradient_scale=1.0):
+        super().__init__()
+        self.use_nesterov = bool(use_nesterov)
+        if gradient_scale != 1.0:
+            raise NotImplementedError("For 'ApplyMomentum', 'gradient_scale' other than 1.0 is not supported by msrt.")
+
+    def __call__(self, variable, accumulation, learning_rate, gradient, momentum):
+        return _op("apply_momentum", variable, accumulation, _scalar_like(learning_rate, variable), gradient,
+                   _scalar_like(momentum, variable), use_nesterov=self.use_nesterov)
+
+
+class ApplyGradientDescent(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, var, alpha, delta):
+        return _op("apply_gradient_descent", var, _scalar_like(alpha, var), delta)
+
+
+class Adam(Primitive):
+    """Returns (var, m, v), updated in place."""
+
+    def __init__(self, use_locking=False, use_nesterov=False):
+        super().__init__()
+        self.use_nesterov = bool(use_nesterov)
+
+    def __call__(self, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, gradient):
+        s = [_scalar_like(x, var) for x in (beta1_power, beta2_power, lr, beta1, beta2, epsilon)]
+        _op("adam", var, m, v, *s, gradient, use_nesterov=self.use_nesterov)
+        return var, m, v
+
+
+class AdamWeightDecay(Primitive):
+    """Returns (var, m, v), updated in place."""
+
+    def __init__(self, use_locking=False):
+        super().__init__()
+
+    def __call__(self, var, m, v, lr, beta1, beta2, epsilon, decay, gradient):
+        s = [_scalar_like(x, var) for x in (lr, beta1, beta2, epsilon, decay)]
+        _op("adam_weight_decay", var, m, v, *s, gradient)
+        return var, m, v
+
+
+# --- misc -------------------------------------------------------------------------------------
+class Shape(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, input_x):
+        return input_x.shape
+
+
+class Rank(Shape):
+    def __call__(self, input_x):
+        return input_x.ndim
+
+
+class Size(Shape):
+    def __call__(self, input_x):
+        return input_x.size
+
+
+class DType(Shape):
+    def __call__(self, input_x):
+        return input_x.dtype
+
+
+class Depend(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, value, expr):
+        return value
+
+
+class StopGradient(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, x):
+        return F.stop_gradient(x)
+
+
+class ScalarToTensor(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, input_x, dtype=mstype.float32):
+        if not isinstance(input_x, numbers.Number):
+            raise TypeError(f"For 'ScalarToTensor', the input must be a number, but got {type(input_x).__name__}.")
+        return Tensor(input_x, dtype)
+
+
+class TupleToArray(Primitive):
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, input_x):
+        return Tensor(input_x)
