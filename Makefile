@@ -26,8 +26,12 @@ test-cpp:
 test-python:
 	$(PY) -m pytest -q tests/python
 
+# The main job: LeNet-5 on Fashion-MNIST (Debian's dataset-fashion-mnist), 3 epochs.
+DEMO_DATA ?= /usr/share/datasets/fashion-mnist
+DEMO_EPOCHS ?= 3
 demo: build
-	$(PY) examples/context_tour.py
+	MSRT_BUILD_DIR=$(abspath $(BUILD)) $(PY) -m msrt.examples.lenet --mode pynative --epochs $(DEMO_EPOCHS) \
+	  --data-dir $(DEMO_DATA) --batch-size 32
 
 # Concurrency tests under ThreadSanitizer (clang).
 tsan: setup

@@ -85,3 +85,7 @@ __all__ = [
     "dtype",
 ]
 __all__ += dtype.__all__
+
+# Cells, optimizers and the training loop (`ms.nn`, `ms.train.Model`, and `ms.Model` as MindSpore 2.x exports it).
+from . import nn, train  # noqa: E402
+from .train import Callback, CheckpointConfig, LossMonitor, Model, ModelCheckpoint, RunContext, TimeMonitor  # noqa: E402

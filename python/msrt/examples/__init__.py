@@ -1,0 +1,1 @@
+"""Runnable examples: `python -m msrt.examples.lenet --help`."""

@@ -1,0 +1,462 @@
+"""`nn.Cell`: the base class of every layer, loss, optimizer and wrapper.
+
+A Cell registers the Parameters and sub-Cells assigned to its attributes, names
+parameters as MindSpore does ("conv1.weight"), tracks training mode and runs
+`construct` when called. Registered objects also live in the instance
+`__dict__`, so reading `self.weight` in `construct` is a plain attribute read.
+"""
+import re
+import threading
+import warnings
+from collections import OrderedDict
+
+from .. import context as _context
+from .._warnings import MsrtWarning
+from ..common.parameter import Parameter
+
+try:  # MindSpore keeps ParameterTuple beside Parameter.
+    from ..common.parameter import ParameterTuple
+except ImportError:  # pragma: no cover - the tensor package may not define it
+    ParameterTuple = tuple
+
+__all__ = ["Cell", "GraphCell"]
+
+_DEFAULT_PARAM_NAME = re.compile(r"^(Parameter(\$?\d+)?)?$")
+_GRAPH_WARNING = "GRAPH_MODE compilation is not available yet; running eagerly"
+
+
+class _CallState(threading.local):
+    depth = 0
+    graph_warned = False
+
+
+_state = _CallState()
+_graph_warned = [False]
+
+
+def _warn_graph_mode_once():
+    if not _graph_warned[0]:
+        _graph_warned[0] = True
+        warnings.warn(_GRAPH_WARNING, MsrtWarning, stacklevel=4)
+
+
+class _HookHandle:
+    """Returned by `register_forward_hook`; `remove()` unregisters the hook."""
+
+    _next_id = 0
+
+    def __init__(self, hooks, cell):
+        _HookHandle._next_id += 1
+        self.handle_id = _HookHandle._next_id
+        self._hooks = hooks
+        self._cell = cell
+
+    def remove(self):
+        if self.handle_id in self._hooks:
+            del self._hooks[self.handle_id]
+            self._cell._update_slow_call()
+
+
+class Cell:
+    """Base class for all neural network cells (MindSpore's `nn.Cell`).
+
+    Subclasses define `construct(*inputs)`; calling the cell runs it. Assigning
+    a `Parameter` or a `Cell` to an attribute registers it.
+    """
+
+    def __init__(self, auto_prefix=True, flags=None):
+        d = self.__dict__
+        d["_params"] = OrderedDict()
+        d["_cells"] = OrderedDict()
+        d["_params_list"] = OrderedDict()
+        d["_auto_prefix"] = auto_prefix
+        d["training"] = False
+        d["requires_grad"] = False
+        d["_phase"] = "predict"
+        d["_scope"] = None
+        d["_scope_key"] = None
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_hooks"] = OrderedDict()
+        d["_slow_call"] = self._has_bprop
+        d["_flags"] = {}
+        if flags:
+            self.add_flags(**flags)
+
+    _has_bprop = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._has_bprop = any("bprop" in vars(klass) for klass in cls.__mro__ if klass is not Cell)
+
+    # --- identity ----------------------------------------------------------
+    @property
+    def cls_name(self):
+        """The class name, as MindSpore's `Cell.cls_name`."""
+        return self.__class__.__name__
+
+    @property
+    def scope(self):
+        """This cell's name scope, "Default/net-LeNet5/conv1-Conv2d" or, with
+        reserve_class_name_in_scope=False, "Default/net/conv1"; the root of
+        the last top-level call (or this cell) is "Default"."""
+        if self._scope is None:
+            self._assign_scopes()
+        return self._scope
+
+    def _assign_scopes(self):
+        reserve = bool(_context.get_context("reserve_class_name_in_scope"))
+        key = (id(self), reserve)
+        seen = set()
+
+        def walk(cell, scope):
+            if id(cell) in seen:
+                return
+            seen.add(id(cell))
+            cell.__dict__["_scope"] = scope
+            cell.__dict__["_scope_key"] = key
+            for name, child in cell._cells.items():
+                if child is not None:
+                    part = f"{name}-{child.cls_name}" if reserve else name
+                    walk(child, f"{scope}/{part}")
+
+        walk(self, "Default")
+
+    # --- attribute registration -------------------------------------------
+    def __getattr__(self, name):
+        # Reached only when normal lookup fails (e.g. a subclass used the
+        # attribute before Cell.__init__ ran).
+        d = self.__dict__
+        for table in ("_params", "_cells", "_params_list"):
+            if table in d and name in d[table]:
+                return d[table][name]
+        raise AttributeError(f"The '{type(self).__name__}' object has no attribute '{name}'.")
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        if "_params" not in d:
+            raise AttributeError(
+                f"For '{type(self).__name__}', call 'super().__init__()' before assigning attribute '{name}'."
+            )
+        params, cells = d["_params"], d["_cells"]
+        if isinstance(value, Parameter):
+            self.insert_param_to_cell(name, value)
+        elif isinstance(value, Cell):
+            if name in params:
+                raise TypeError(
+                    f"For '{self.cls_name}', the attribute '{name}' is a Parameter and cannot be replaced by a Cell."
+                )
+            if self._auto_prefix:
+                value.update_parameters_name(name + ".")
+            self.insert_child_to_cell(name, value)
+        elif _is_parameter_sequence(value):
+            self._set_parameter_sequence(name, value)
+        elif name in params:
+            if value is None:
+                params[name] = None
+                d[name] = None
+            elif _is_tensor(value) and params[name] is not None:
+                params[name].set_data(value)
+            else:
+                raise TypeError(
+                    f"For '{self.cls_name}', the type of parameter '{name}' must be Parameter, Tensor or None, "
+                    f"but got {type(value).__name__}."
+                )
+        elif name in cells:
+            if value is not None:
+                raise TypeError(
+                    f"For '{self.cls_name}', the type of cell '{name}' must be Cell or None, "
+                    f"but got {type(value).__name__}."
+                )
+            cells[name] = None
+            d[name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        d = self.__dict__
+        for table in ("_params", "_cells", "_params_list"):
+            if name in d.get(table, ()):
+                del d[table][name]
+                d.pop(name, None)
+                return
+        object.__delattr__(self, name)
+
+    def _set_parameter_sequence(self, name, value):
+        for index, param in enumerate(value):
+            if _DEFAULT_PARAM_NAME.match(param.name or ""):
+                param.name = f"{name}.{index}"
+        self._params_list[name] = value
+        self.__dict__[name] = value
+
+    def insert_param_to_cell(self, param_name, param, check_name_contain_dot=True):
+        """Adds `param` to this cell under `param_name` (MindSpore's API)."""
+        if not isinstance(param_name, str) or not param_name:
+            raise KeyError(f"For '{self.cls_name}', the argument 'param_name' must be a non-empty str.")
+        if check_name_contain_dot and "." in param_name:
+            raise KeyError(f"For '{self.cls_name}', the argument 'param_name' cannot contain '.', got '{param_name}'.")
+        if param_name in self._cells:
+            raise KeyError(f"For '{self.cls_name}', the parameter name '{param_name}' is already a cell's name.")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"For '{self.cls_name}', the type of 'param' must be Parameter or None, "
+                f"but got {type(param).__name__}."
+            )
+        if param is not None and _DEFAULT_PARAM_NAME.match(param.name or ""):
+            param.name = param_name
+        self._params[param_name] = param
+        self.__dict__[param_name] = param
+
+    def insert_child_to_cell(self, child_name, child_cell):
+        """Adds `child_cell` as a sub-cell named `child_name` (no prefix change)."""
+        if not isinstance(child_name, str) or not child_name or "." in child_name:
+            raise KeyError(
+                f"For '{self.cls_name}', the child cell name must be a non-empty str without '.', "
+                f"but got {child_name!r}."
+            )
+        if child_name in self._params:
+            raise KeyError(f"For '{self.cls_name}', the child cell name '{child_name}' is already a parameter's name.")
+        if child_cell is not None and not isinstance(child_cell, Cell):
+            raise TypeError(
+                f"For '{self.cls_name}', the type of child cell must be Cell or None, "
+                f"but got {type(child_cell).__name__}."
+            )
+        self._cells[child_name] = child_cell
+        self.__dict__[child_name] = child_cell
+
+    def update_parameters_name(self, prefix="", recurse=True):
+        """Renames every parameter to `prefix` + its path in this cell."""
+        if not isinstance(prefix, str):
+            raise TypeError(f"For 'update_parameters_name', the argument 'prefix' must be str, but got {prefix!r}.")
+        for name, param in self.parameters_and_names(expand=recurse):
+            param.name = prefix + name
+
+    # --- traversal -----------------------------------------------------------
+    def cells_and_names(self, cells=None, name_prefix=""):
+        """Yields (path, cell) for this cell and every sub-cell, each once."""
+        seen = cells if cells is not None else set()
+        if id(self) in seen:
+            return
+        seen.add(id(self))
+        yield name_prefix, self
+        for name, cell in self._cells.items():
+            if cell is not None:
+                child_prefix = f"{name_prefix}.{name}" if name_prefix else name
+                yield from cell.cells_and_names(seen, child_prefix)
+
+    def cells(self):
+        """The direct sub-cells."""
+        return self._cells.values()
+
+    def name_cells(self):
+        """The direct sub-cells by name (an OrderedDict)."""
+        return OrderedDict((name, cell) for name, cell in self._cells.items() if cell is not None)
+
+    def parameters_and_names(self, name_prefix="", expand=True):
+        """Yields (path, Parameter) for every parameter, each once."""
+        cells = self.cells_and_names(name_prefix=name_prefix) if expand else [(name_prefix, self)]
+        seen = set()
+        for cell_name, cell in cells:
+            for par_name, par in cell._params.items():
+                if par is not None and id(par) not in seen:
+                    seen.add(id(par))
+                    yield (f"{cell_name}.{par_name}" if cell_name else par_name), par
+            for list_name, plist in cell._params_list.items():
+                for index, par in enumerate(plist):
+                    if id(par) not in seen:
+                        seen.add(id(par))
+                        path = f"{list_name}.{index}"
+                        yield (f"{cell_name}.{path}" if cell_name else path), par
+
+    def get_parameters(self, expand=True):
+        """Yields every Parameter of this cell (and sub-cells when `expand`)."""
+        for _, param in self.parameters_and_names(expand=expand):
+            yield param
+
+    def trainable_params(self, recurse=True):
+        """Parameters with requires_grad=True, as a list."""
+        return [p for p in self.get_parameters(expand=recurse) if p.requires_grad]
+
+    def untrainable_params(self, recurse=True):
+        """Parameters with requires_grad=False, as a list."""
+        return [p for p in self.get_parameters(expand=recurse) if not p.requires_grad]
+
+    def parameters_dict(self, recurse=True):
+        """An OrderedDict from parameter name to Parameter."""
+        return OrderedDict((p.name, p) for p in self.get_parameters(expand=recurse))
+
+    def init_parameters_data(self, auto_parallel_mode=False):
+        """Materialises lazily initialised parameters; returns {param: param}."""
+        out = {}
+        for param in self.get_parameters():
+            init = getattr(param, "init_data", None)
+            if init is not None:
+                init()
+            out[param] = param
+        return out
+
+    # --- modes and flags ---------------------------------------------------
+    def set_train(self, mode=True):
+        """Sets training mode on this cell and every sub-cell; returns self."""
+        mode = bool(mode)
+        for _, cell in self.cells_and_names():
+            cell.__dict__["training"] = mode
+            cell.__dict__["_phase"] = "train" if mode else "predict"
+        return self
+
+    @property
+    def phase(self):
+        return self._phase
+
+    def set_grad(self, requires_grad=True):
+        """Marks the cell as one whose gradient is taken (kept for MindSpore
+        scripts; the eager tape needs no preparation)."""
+        self.__dict__["requires_grad"] = bool(requires_grad)
+        return self
+
+    def add_flags(self, **flags):
+        self._flags.update(flags)
+        for key, value in flags.items():
+            object.__setattr__(self, key, value)
+        return self
+
+    def add_flags_recursive(self, **flags):
+        for _, cell in self.cells_and_names():
+            cell.add_flags(**flags)
+        return self
+
+    def get_flags(self):
+        return dict(self._flags)
+
+    def to_float(self, dst_type):
+        """Mixed precision is not available in msrt yet: only float32 is accepted."""
+        from ..common import dtype as mstype
+
+        if dst_type != mstype.float32:
+            raise NotImplementedError(
+                f"For '{self.cls_name}', to_float({dst_type}) is not supported yet; msrt computes in float32."
+            )
+        return self
+
+    def recompute(self, **kwargs):
+        """Accepted for MindSpore scripts; eager execution keeps activations."""
+        return self
+
+    # --- hooks -------------------------------------------------------------
+    def register_forward_pre_hook(self, hook_fn):
+        """`hook_fn(cell, inputs)` runs before construct; a non-None result
+        replaces the inputs."""
+        handle = _HookHandle(self._forward_pre_hooks, self)
+        self._forward_pre_hooks[handle.handle_id] = hook_fn
+        self._update_slow_call()
+        return handle
+
+    def register_forward_hook(self, hook_fn):
+        """`hook_fn(cell, inputs, outputs)` runs after construct; a non-None
+        result replaces the outputs."""
+        handle = _HookHandle(self._forward_hooks, self)
+        self._forward_hooks[handle.handle_id] = hook_fn
+        self._update_slow_call()
+        return handle
+
+    def _update_slow_call(self):
+        self.__dict__["_slow_call"] = bool(
+            self._forward_pre_hooks or self._forward_hooks or self._has_bprop
+        )
+
+    # --- calling -------------------------------------------------------------
+    def construct(self, *inputs, **kwargs):
+        raise NotImplementedError(f"For '{self.cls_name}', the method 'construct' is not defined.")
+
+    def __call__(self, *args, **kwargs):
+        state = _state
+        if state.depth:
+            if self._slow_call:
+                return self._run_slow(args, kwargs)
+            return self.construct(*args, **kwargs)
+        # A top-level call: the place for per-call checks.
+        if _context.get_context("mode") == _context.GRAPH_MODE:
+            _warn_graph_mode_once()
+        if self._scope_key != (id(self), _context.get_context("reserve_class_name_in_scope")):
+            self._assign_scopes()
+        state.depth = 1
+        try:
+            if self._slow_call:
+                return self._run_slow(args, kwargs)
+            return self.construct(*args, **kwargs)
+        finally:
+            state.depth = 0
+
+    def _run_slow(self, args, kwargs):
+        for hook in list(self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        if self._has_bprop:
+            outputs = _call_with_bprop(self, args, kwargs)
+        else:
+            outputs = self.construct(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            result = hook(self, args, outputs)
+            if result is not None:
+                outputs = result
+        return outputs
+
+    # --- printing ------------------------------------------------------------
+    def extend_repr(self):
+        """Extra text shown inside the cell's repr (override in subclasses)."""
+        return ""
+
+    def __repr__(self):
+        extra = self.extend_repr()
+        info = self.__class__.__name__ + "<"
+        if self._cells:
+            sub = "\n"
+            if extra:
+                sub += f"{extra}\n"
+            for key, value in self._cells.items():
+                sub += f"({key}): {value!r}\n"
+            info += sub.replace("\n", "\n  ") + ">"
+        else:
+            info += extra + ">"
+        return info
+
+    def __getstate__(self):
+        return self.__dict__.copy()
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+
+def _call_with_bprop(cell, args, kwargs):
+    """Runs a cell that defines `bprop` so gradients through it use that
+    bprop (the autodiff API provides the mechanism)."""
+    from .. import _grad
+
+    hook = getattr(_grad, "_call_cell_with_bprop", None)
+    if hook is None or kwargs:
+        return cell.construct(*args, **kwargs)
+    return hook(cell, *args)
+
+
+def _is_tensor(value):
+    from .._tensor import Tensor
+
+    return isinstance(value, Tensor)
+
+
+def _is_parameter_sequence(value):
+    if isinstance(value, ParameterTuple) and ParameterTuple is not tuple:
+        return True
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) > 0
+        and all(isinstance(v, Parameter) for v in value)
+    )
+
+
+class GraphCell(Cell):
+    """Placeholder for MindSpore's GraphCell (loading exported MindIR)."""
+
+    def __init__(self, graph, params_init=None, obf_random_seed=None):
+        super().__init__()
+        raise NotImplementedError("GraphCell (loading MindIR graphs) is not supported by msrt yet.")

@@ -1,0 +1,71 @@
+"""Wrappers that build training and evaluation networks."""
+from ..cell import Cell
+from .. import _grad_bridge as _bridge
+
+__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell"]
+
+
+class WithLossCell(Cell):
+    """loss_fn(backbone(data), label)."""
+
+    def __init__(self, backbone, loss_fn):
+        super().__init__(auto_prefix=False)
+        if not isinstance(backbone, Cell) or not isinstance(loss_fn, Cell):
+            raise TypeError("For 'WithLossCell', 'backbone' and 'loss_fn' must be Cells.")
+        self._backbone = backbone
+        self._loss_fn = loss_fn
+
+    def construct(self, data, label):
+        return self._loss_fn(self._backbone(data), label)
+
+    @property
+    def backbone_network(self):
+        """The backbone network."""
+        return self._backbone
+
+
+class WithEvalCell(Cell):
+    """Returns (loss, outputs, label) for evaluation metrics."""
+
+    def __init__(self, network, loss_fn, add_cast_fp32=False):
+        super().__init__(auto_prefix=False)
+        self._network = network
+        self._loss_fn = loss_fn
+        self.add_cast_fp32 = add_cast_fp32
+
+    def construct(self, data, label):
+        outputs = self._network(data)
+        if self.add_cast_fp32:
+            from ...ops import _op
+
+            outputs = _op("cast", outputs, dtype="float32")
+            label = _op("cast", label, dtype="float32")
+        loss = self._loss_fn(outputs, label)
+        return loss, outputs, label
+
+
+class TrainOneStepCell(Cell):
+    """One training step: loss = network(*inputs); gradients of sens * loss
+    with respect to the optimizer's parameters; optimizer(gradients).
+    Returns the loss (and the gradients by parameter name when return_grad)."""
+
+    def __init__(self, network, optimizer, sens=1.0, return_grad=False):
+        super().__init__(auto_prefix=False)
+        self.network = network
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.weights = self.optimizer.parameters
+        self.sens = 1.0 if sens is None else sens
+        self.return_grad = return_grad
+        self.reducer_flag = False
+        self.grad_reducer = None
+        self._grad_fn = _bridge.ForwardAndGrad(self.network, self.weights)
+
+    def construct(self, *inputs):
+        loss, grads = self._grad_fn(inputs, self.sens)
+        if self.grad_reducer is not None:
+            grads = self.grad_reducer(grads)
+        self.optimizer(grads)
+        if self.return_grad:
+            return loss, {w.name: g for w, g in zip(self.weights, grads)}
+        return loss

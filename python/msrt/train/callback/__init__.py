@@ -1,0 +1,9 @@
+"""Training callbacks."""
+from ._callback import Callback, CallbackParam, RunContext, _CallbackManager, _InternalCallbackParam
+from ._checkpoint import CheckpointConfig, ModelCheckpoint
+from ._loss_monitor import LossMonitor
+from ._progress import ProgressBar
+from ._time_monitor import TimeMonitor
+
+__all__ = ["Callback", "CallbackParam", "RunContext", "CheckpointConfig", "ModelCheckpoint", "LossMonitor",
+           "ProgressBar", "TimeMonitor"]
