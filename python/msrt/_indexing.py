@@ -8,7 +8,7 @@ ops (gather + select) and writes them in place with assign.
 """
 import numpy as np
 
-from ._tensor import Tensor, _op, _wrap, _as_tensor
+from ._tensor import Tensor, _as_tensor, _op, _scalar_base, _wrap
 
 _INT_KINDS = "iu"
 
@@ -102,9 +102,7 @@ def getitem(x, index):
             raise IndexError(f"index {i} is out of bounds for dimension 0 with size {n}")
         if i < 0:
             i += n
-        rest = list(shape[1:])
-        y = _op("strided_slice", x, begin=[i] + [0] * len(rest), end=[i + 1] + rest, strides=[1] * len(shape))
-        return _op("reshape", y, shape=rest)
+        return _op("gather", x, _wrap(_scalar_base(i, "int64")), axis=0)  # one op; a 0-d index drops the axis
     entries, has_advanced = _expand(x, index)
 
     begin, end, strides, out_shape = [], [], [], []

@@ -102,9 +102,12 @@ def _as_base(value, like):
 def _binary(name, a, b):
     """`a <op> b` where `a` is a Tensor and `b` anything binary ops accept."""
     ta = a._t
-    tb = _as_base(b, ta.dtype_name)
-    if tb is None:
-        return NotImplemented
+    if isinstance(b, Tensor):
+        tb = b._t
+    else:
+        tb = _as_base(b, ta.dtype_name)
+        if tb is None:
+            return NotImplemented
     t = _new(Tensor)
     t._t = _call(name, [ta, tb], _NOATTRS)[0]
     return t

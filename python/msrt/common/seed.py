@@ -20,7 +20,8 @@ __all__ = ["set_seed", "get_seed"]
 _lock = threading.Lock()
 _global_seed = None
 _draws = 0
-_entropy = secrets.randbits(63)  # the initializers' seed while none is set
+_entropy = secrets.randbits(63)
+_MAX_SEED = (1 << 32) - 1  # the initializers' seed while none is set
 
 
 def set_seed(seed):
@@ -30,8 +31,9 @@ def set_seed(seed):
         raise TypeError(f"The argument 'seed' must be type of int, but got {type(seed)}.")
     if seed < 0:
         raise ValueError(f"The argument 'seed' must be a non-negative int, but got {seed}.")
-    if seed >= 1 << 64:
-        raise ValueError(f"The argument 'seed' must be less than 2**64, but got {seed}.")
+    if seed > _MAX_SEED:
+        # MindSpore's limit too (its dataset seed is a uint32); checked first so a failed call changes nothing.
+        raise ValueError(f"The argument 'seed' must be at most {_MAX_SEED} (2**32 - 1), but got {seed}.")
     with _lock:
         _global_seed = seed
         _draws = 0
@@ -51,6 +53,14 @@ def set_seed(seed):
 def get_seed():
     """The global seed, or None when none was set."""
     return _global_seed
+
+
+def _reset():
+    """Back to the state of a fresh process (for tests): no global seed."""
+    global _global_seed, _draws
+    with _lock:
+        _global_seed = None
+        _draws = 0
 
 
 def _init_generator():

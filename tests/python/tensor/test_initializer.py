@@ -6,8 +6,21 @@ import pytest
 
 import msrt as ms
 from msrt.common import initializer as init
+from msrt.common import seed as seed_module
 from msrt.common.initializer import (Constant, HeNormal, HeUniform, Normal, One, TruncatedNormal, Uniform,
                                      XavierNormal, XavierUniform, Zero, initializer)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_seed():
+    """Tests here set the global seed; the next test module starts unseeded again."""
+    yield
+    seed_module._reset()
+    try:
+        import msrt.dataset.config as dataset_config
+        dataset_config._reset()
+    except (ImportError, AttributeError):
+        pass
 
 
 def test_initializer_returns_a_tensor_of_shape_and_dtype():
@@ -120,3 +133,30 @@ def test_other_initializers():
     assert ((s == 0).sum(axis=0) >= 2).all()
     v = initializer(init.VarianceScaling(distribution="uniform"), [10, 30]).asnumpy()
     assert np.abs(v).max() <= math.sqrt(3.0 / 30)
+
+
+def test_set_seed_seeds_every_generator():
+    x = ms.Tensor(np.ones((8, 8), np.float32))
+    ms.set_seed(5)
+    assert ms.get_seed() == 5
+    a = ms.ops.dropout(x, 0.5).asnumpy().copy()
+    n = np.random.rand(3)
+    ms.set_seed(5)
+    np.testing.assert_array_equal(ms.ops.dropout(x, 0.5).asnumpy(), a)  # the C++ generator
+    np.testing.assert_array_equal(np.random.rand(3), n)  # NumPy's, as MindSpore seeds it
+    assert ms._C.get_seed() == 5
+    import msrt.dataset.config as dataset_config
+    assert dataset_config.get_seed() == 5
+
+
+def test_set_seed_rejects_bad_seeds():
+    with pytest.raises(TypeError, match="type of int"):
+        ms.set_seed(1.5)
+    with pytest.raises(TypeError, match="type of int"):
+        ms.set_seed(True)
+    with pytest.raises(ValueError, match="non-negative"):
+        ms.set_seed(-1)
+    ms.set_seed(9)
+    with pytest.raises(ValueError, match="at most"):
+        ms.set_seed(1 << 32)
+    assert ms.get_seed() == 9
