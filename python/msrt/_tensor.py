@@ -235,6 +235,13 @@ class Tensor:
                  device=None):
         self._t = _make_base(input_data, dtype, shape, init)
 
+    @staticmethod
+    def from_numpy(array):
+        """A Tensor with the array's data and dtype (copied: msrt tensors own their memory)."""
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"For 'Tensor.from_numpy', the input must be a numpy.ndarray, but got {type(array)}.")
+        return Tensor(array)
+
     # --- attributes ------------------------------------------------------
     @property
     def shape(self):

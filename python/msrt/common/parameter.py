@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 
 from .. import _C
-from .._tensor import Tensor, _wrap
+from .._tensor import Tensor, _op, _wrap
 
 __all__ = ["Parameter", "ParameterTuple"]
 
@@ -22,7 +22,7 @@ def _base_of(default_input):
     from .initializer import Initializer
 
     if isinstance(default_input, Parameter):
-        return _C.call("identity", [default_input._t], {})[0]  # a copy: the new parameter is independent
+        return _op("identity", default_input)._t  # a copy: the new parameter is independent
     if isinstance(default_input, Tensor):
         return default_input._t  # shares the tensor (data and identity), as MindSpore shares data
     if isinstance(default_input, Initializer):
@@ -104,29 +104,29 @@ class Parameter(Tensor):
         if isinstance(data, Tensor):
             if data._t._same(mine):
                 return self
-            base = data._t
+            new = data
         else:
-            base = Tensor(np.asarray(data), self.dtype)._t
-            if base.shape != mine.shape:
-                base = _C.call("broadcast_to", [base], {"shape": list(mine.shape)})[0]
-        if base.dtype_name != mine.dtype_name:
-            base = _C.call("cast", [base], {"dtype": mine.dtype_name})[0]
-        if base.shape != mine.shape:
+            new = Tensor(np.asarray(data), self.dtype)
+            if new.shape != mine.shape:
+                new = _op("broadcast_to", new, shape=list(mine.shape))
+        if new._t.dtype_name != mine.dtype_name:
+            new = _op("cast", new, dtype=mine.dtype_name)
+        if new.shape != mine.shape:
             if not slice_shape:
-                raise ValueError(f"For 'Parameter.set_data', the shape of the new data {base.shape} must be the same "
+                raise ValueError(f"For 'Parameter.set_data', the shape of the new data {new.shape} must be the same "
                                  f"as the parameter '{self.name}' shape {mine.shape}.")
-            fresh = _C.call("identity", [base], {})[0]
+            fresh = _op("identity", new)._t
             fresh.requires_grad = mine.requires_grad
             fresh.param_name = self.name
             self._t = fresh
             return self
-        _C.call("assign", [mine, base], {})
+        _op("assign", _wrap(mine), new)
         return self
 
     def clone(self, init="same"):
         """A new Parameter with a copy of the data (or data from `init`) and the same name and flags."""
         if init == "same":
-            data = _wrap(_C.call("identity", [self._t], {})[0])
+            data = _op("identity", self)
         else:
             from .initializer import initializer
             data = initializer(init, self.shape, self.dtype)
@@ -150,7 +150,7 @@ class Parameter(Tensor):
         return out
 
     def __deepcopy__(self, memo):
-        out = Parameter(_wrap(_C.call("identity", [self._t], {})[0]), self.name, self.requires_grad,
+        out = Parameter(_op("identity", self), self.name, self.requires_grad,
                         self.layerwise_parallel, self.parallel_optimizer)
         memo[id(self)] = out
         return out

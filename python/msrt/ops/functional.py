@@ -26,6 +26,8 @@ __all__ = [
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
     "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "identity",
     "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array",
+    "clip_by_value", "clip_by_global_norm", "partial", "tensor_add", "tensor_sub", "tensor_mul", "tensor_div",
+    "tensor_pow", "tensor_lt", "tensor_le", "tensor_gt", "tensor_ge",
 ]
 
 
@@ -906,3 +908,39 @@ def scalar_to_tensor(input_x, dtype=mstype.float32):  # noqa: A002
 
 def tuple_to_array(input_x):
     return Tensor(input_x)
+
+
+def clip_by_value(x, clip_value_min=None, clip_value_max=None):
+    """Clamps to [clip_value_min, clip_value_max] (MindSpore's older name for clamp)."""
+    return clamp(x, clip_value_min, clip_value_max)
+
+
+def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
+    """Scales the tensors of `x` so their global L2 norm is at most `clip_norm`."""
+    if use_norm is not None:
+        raise NotImplementedError("For 'clip_by_global_norm', 'use_norm' is not supported by msrt.")
+    tensors = list(x)
+    squares = [_op("reduce_sum", _op("square", _op("cast", t, dtype="float32")), axis=[], keep_dims=False)
+               for t in tensors]
+    norm = _op("sqrt", addn(squares))
+    clip = _t(float(clip_norm), norm)
+    scale = _op("div", clip, _op("maximum", norm, clip))
+    return tuple(_op("mul", t, _op("cast", scale, dtype=t._t.dtype_name)) for t in tensors)
+
+
+def partial(func, *args):
+    """functools.partial, as MindSpore's F.partial."""
+    import functools
+    return functools.partial(func, *args)
+
+
+# MindSpore's older functional names.
+tensor_add = add
+tensor_sub = sub
+tensor_mul = mul
+tensor_div = div
+tensor_pow = pow
+tensor_lt = less
+tensor_le = less_equal
+tensor_gt = greater
+tensor_ge = greater_equal

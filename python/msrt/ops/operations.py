@@ -24,7 +24,8 @@ __all__ = [
     "Gather", "GatherV2", "OneHot", "BroadcastTo", "Tile", "Fill", "Fills", "Zeros", "Ones", "ZerosLike",
     "OnesLike", "Identity", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "NLLLoss",
     "Assign", "AssignAdd", "AssignSub", "ApplyMomentum", "ApplyGradientDescent", "Adam", "AdamWeightDecay",
-    "Shape", "Rank", "Size", "DType", "Depend", "StopGradient", "ScalarToTensor", "TupleToArray",
+    "Shape", "Rank", "Size", "DType", "Depend", "StopGradient", "ScalarToTensor", "TupleToArray", "L2Loss",
+    "SigmoidCrossEntropyWithLogits",
 ]
 
 
@@ -699,6 +700,26 @@ class NLLLoss(Primitive):
                   dtype=logits._t.dtype_name)
         total = _op("reduce_sum", F.mul(hot, weight), axis=[], keep_dims=False)
         return loss, total
+
+
+class L2Loss(Primitive):
+    """sum(x ** 2) / 2."""
+
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, input_x):
+        return F.mul(_op("reduce_sum", _op("square", input_x), axis=[], keep_dims=False), 0.5)
+
+
+class SigmoidCrossEntropyWithLogits(Primitive):
+    """Elementwise max(x, 0) - x * y + log(1 + exp(-|x|))."""
+
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, logits, label):
+        return F.binary_cross_entropy_with_logits(logits, label, reduction="none")
 
 
 # --- in-place updates -----------------------------------------------------------------------

@@ -508,3 +508,23 @@ def test_op_errors_pass_through(calls):
         ops._op("add", T(A), 1.0)
     with pytest.raises(ValueError, match="matmul"):
         ops.matmul(T(A), T(A))
+
+
+def test_older_names_and_clipping():
+    x, y = T(A), T(B)
+    np.testing.assert_allclose(arr(ops.functional.tensor_add(x, y)), A + B)
+    np.testing.assert_allclose(arr(ops.functional.tensor_mul(x, y)), A * B)
+    np.testing.assert_array_equal(arr(ops.functional.tensor_lt(x, y)), A < B)
+    np.testing.assert_allclose(arr(ops.clip_by_value(x, 0.8, 1.2)), np.clip(A, 0.8, 1.2))
+    grads = (T(np.full((2,), 3.0)), T(np.full((2,), 4.0)))  # global norm sqrt(18 + 32) = sqrt(50)
+    clipped = ops.clip_by_global_norm(grads, 1.0)
+    scale = 1.0 / np.sqrt(50.0)
+    np.testing.assert_allclose(arr(clipped[0]), np.full(2, 3.0) * scale, rtol=1e-6)
+    unchanged = ops.clip_by_global_norm(grads, 100.0)
+    np.testing.assert_allclose(arr(unchanged[1]), np.full(2, 4.0), rtol=1e-6)
+    np.testing.assert_allclose(arr(ops.L2Loss()(x)), (A ** 2).sum() / 2, rtol=1e-6)
+    label = (B > 1).astype(np.float32)
+    out = ops.SigmoidCrossEntropyWithLogits()(x, T(label))
+    np.testing.assert_allclose(arr(out), np.maximum(A, 0) - A * label + np.log1p(np.exp(-np.abs(A))), rtol=1e-5)
+    assert ops.functional.partial(ops.add, x)(y).shape == (2, 3)
+    np.testing.assert_array_equal(arr(ms.Tensor.from_numpy(A)), A)
