@@ -624,7 +624,8 @@ def gather(input_params, input_indices, axis, batch_dims=0):
 
 
 def one_hot(indices, depth, on_value=1, off_value=0, axis=-1):
-    dtype = "float32"
+    """One-hot encoding; the output has on_value's dtype (a Python int gives int64, a float float32)."""
+    dtype = "int64" if isinstance(on_value, numbers.Integral) and not isinstance(on_value, bool) else "float32"
     if isinstance(on_value, Tensor):
         dtype = on_value._t.dtype_name
         on_value = on_value.item()

@@ -305,7 +305,8 @@ def test_gather_one_hot_broadcast_tile_strided_slice(calls):
     np.testing.assert_array_equal(arr(ops.Gather()(x, idx, 0)), a[[2, 0]])
     out = ops.one_hot(ms.Tensor([0, 2]), 3)
     assert calls[-1] == ("one_hot", {"depth": 3, "on_value": 1.0, "off_value": 0.0, "axis": -1,
-                                     "dtype": "float32"})
+                                     "dtype": "int64"})
+    assert ops.one_hot(ms.Tensor([0]), 2, 1.0, 0.0).dtype == ms.float32
     np.testing.assert_array_equal(arr(out), np.eye(3)[[0, 2]])
     out = ops.OneHot()(ms.Tensor([1]), 2, T(5.0, np.float16), T(-1.0, np.float16))
     assert calls[-1][1]["dtype"] == "float16" and calls[-1][1]["on_value"] == 5.0
