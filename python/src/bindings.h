@@ -19,5 +19,6 @@ Dict ToDict(py::handle mapping);
 void BindCore(py::module_& m);
 void BindContext(py::module_& m);
 void BindTensor(py::module_& m);
+void BindRandom(py::module_& m);
 
 }  // namespace msrt::python

@@ -5,4 +5,5 @@ PYBIND11_MODULE(_C, m) {
   msrt::python::BindCore(m);
   msrt::python::BindContext(m);
   msrt::python::BindTensor(m);
+  msrt::python::BindRandom(m);
 }

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/random.h"
 #include "kernels/kernel.h"
 #include "msrt/context/context.h"
 #include "ops/call.h"
@@ -181,16 +182,25 @@ class EagerExecutor final : public ops::Executor {
       for (const ops::TensorMeta& m : metas) outputs.push_back(Tensor::Empty(m.shape, m.dtype, device));
     }
 
+    // Random ops take their stream now, in call order (Note [Random streams]).
+    Dict random_attrs;
+    const Dict* run_attrs = &attrs;
+    if (op.props.random) {
+      random_attrs = attrs;
+      random::ReserveStream(random_attrs);
+      run_attrs = &random_attrs;
+    }
+
     if (kSynchronize.Get()) {
       for (const Tensor& t : inputs) t.Sync();
       try {
-        RunKernel(*kernel, op, inputs, outputs, attrs);
+        RunKernel(*kernel, op, inputs, outputs, *run_attrs);
       } catch (...) {
         RethrowWithContext(op, inputs, "");
       }
       return outputs;
     }
-    WorkItem item{kernel, &op, inputs, {}, outputs, attrs, std::make_shared<Completion>(),
+    WorkItem item{kernel, &op, inputs, {}, outputs, *run_attrs, std::make_shared<Completion>(),
                   g_origin_hook ? g_origin_hook() : std::string()};
     item.input_writes.reserve(inputs.size());
     for (const Tensor& t : inputs) item.input_writes.push_back(t.pending());

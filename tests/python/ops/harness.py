@@ -16,7 +16,8 @@ def covers(*names):
 
 
 def tensor(array, dtype=None):
-    return _C.TensorBase(np.ascontiguousarray(array), dtype)
+    # np.asarray keeps 0-d arrays 0-d (np.ascontiguousarray makes them 1-d).
+    return _C.TensorBase(np.asarray(array, order="C"), dtype)
 
 
 def run_op(name, inputs, attrs=None):

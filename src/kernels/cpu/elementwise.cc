@@ -1,0 +1,340 @@
+// CPU kernels of the elementwise ops. Each op is a functor with Apply(); the
+// drivers convert operands to the compute type (half types go through
+// float32), then run the contiguous, scalar or broadcast loop.
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/cpu/elementwise_loops.h"
+#include "kernels/cpu/vector_math.h"
+
+namespace msrt::kernels::cpu {
+namespace {
+
+// Which native types an op's functor is defined for.
+template <typename T>
+inline constexpr bool kFloatOnly = kIsFloat<T>;
+template <typename T>
+inline constexpr bool kNumber = kIsFloat<T> || kIsInt<T>;
+template <typename T>
+inline constexpr bool kBoolOnly = std::is_same_v<T, bool>;
+template <typename T>
+inline constexpr bool kAnyNative = true;
+
+// ---- unary ----
+
+template <class Op>
+void RunUnary(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  const DType compute = NativeComputeType(x.dtype());
+  Tensor xc = ConvertTensor(x, compute);
+  Tensor yc = y.dtype() == compute ? y : Tensor::Empty(y.shape(), compute);
+  DispatchNative(compute, [&]<typename T>() {
+    if constexpr (Op::template kSupports<T>) {
+      UnaryLoop(xc.raw<T>(), yc.raw<T>(), x.numel(), [](T v) { return static_cast<T>(Op::Apply(v)); });
+    } else {
+      MSRT_INTERNAL_ASSERT(false, args.op.name, " has no kernel for ", DTypeName(compute));
+    }
+  });
+  if (!yc.same(y)) ConvertInto(yc, y);
+}
+
+struct Neg {
+  template <typename T>
+  static constexpr bool kSupports = kNumber<T>;
+  template <typename T>
+  static T Apply(T x) {
+    return static_cast<T>(-x);
+  }
+};
+
+struct Abs {
+  template <typename T>
+  static constexpr bool kSupports = kNumber<T>;
+  template <typename T>
+  static T Apply(T x) {
+    if constexpr (kIsFloat<T>) {
+      return std::fabs(x);
+    } else if constexpr (std::is_unsigned_v<T>) {
+      return x;
+    } else {
+      return static_cast<T>(x < 0 ? -x : x);
+    }
+  }
+};
+
+struct Sign {
+  template <typename T>
+  static constexpr bool kSupports = kNumber<T>;
+  template <typename T>
+  static T Apply(T x) {
+    if constexpr (kIsFloat<T>) {
+      return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x);  // keeps NaN and the sign of zero
+    } else {
+      return static_cast<T>(x > T(0) ? 1 : (x < T(0) ? -1 : 0));
+    }
+  }
+};
+
+#define MSRT_FLOAT_UNARY(Name, expr)        \
+  struct Name {                             \
+    template <typename T>                   \
+    static constexpr bool kSupports = kFloatOnly<T>; \
+    template <typename T>                   \
+    static T Apply(T x) {                   \
+      return expr;                          \
+    }                                       \
+  };
+MSRT_FLOAT_UNARY(Exp, vecmath::Exp(x))
+MSRT_FLOAT_UNARY(Log, std::log(x))
+MSRT_FLOAT_UNARY(Sqrt, std::sqrt(x))
+MSRT_FLOAT_UNARY(Rsqrt, T(1) / std::sqrt(x))
+MSRT_FLOAT_UNARY(Reciprocal, T(1) / x)
+MSRT_FLOAT_UNARY(Sigmoid, vecmath::Sigmoid(x))
+MSRT_FLOAT_UNARY(Tanh, vecmath::Tanh(x))
+MSRT_FLOAT_UNARY(Silu, x* vecmath::Sigmoid(x))
+#undef MSRT_FLOAT_UNARY
+
+struct Square {
+  template <typename T>
+  static constexpr bool kSupports = kNumber<T>;
+  template <typename T>
+  static T Apply(T x) {
+    return static_cast<T>(x * x);
+  }
+};
+
+struct Relu {
+  template <typename T>
+  static constexpr bool kSupports = kNumber<T>;
+  template <typename T>
+  static T Apply(T x) {
+    return x < T(0) ? T(0) : x;  // NaN stays NaN
+  }
+};
+
+struct Relu6 {
+  template <typename T>
+  static constexpr bool kSupports = kNumber<T>;
+  template <typename T>
+  static T Apply(T x) {
+    T y = x < T(0) ? T(0) : x;
+    return y > T(6) ? T(6) : y;
+  }
+};
+
+struct LogicalNot {
+  template <typename T>
+  static constexpr bool kSupports = kBoolOnly<T>;
+  template <typename T>
+  static T Apply(T x) {
+    return !x;
+  }
+};
+
+// gelu: tanh form 0.5 x (1 + tanh(k (x + c x^3))), or the exact x Phi(x).
+constexpr double kGeluK = 0.7978845608028654;  // sqrt(2 / pi)
+constexpr double kGeluC = 0.044715;
+constexpr double kInvSqrt2 = 0.7071067811865476;
+constexpr double kInvSqrt2Pi = 0.3989422804014327;
+
+template <typename T>
+T GeluTanh(T x) {
+  T u = T(kGeluK) * (x + T(kGeluC) * x * x * x);
+  return T(0.5) * x * (T(1) + vecmath::Tanh(u));
+}
+
+template <typename T>
+T GeluErf(T x) {
+  return T(0.5) * x * (T(1) + std::erf(x * T(kInvSqrt2)));
+}
+
+template <typename T>
+T GeluTanhGrad(T x) {
+  T x2 = x * x;
+  T t = vecmath::Tanh(T(kGeluK) * (x + T(kGeluC) * x2 * x));
+  return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * T(kGeluK) * (T(1) + T(3 * kGeluC) * x2);
+}
+
+template <typename T>
+T GeluErfGrad(T x) {
+  return T(0.5) * (T(1) + std::erf(x * T(kInvSqrt2))) + x * T(kInvSqrt2Pi) * std::exp(T(-0.5) * x * x);
+}
+
+void Gelu(KernelArgs& args) {
+  const bool approximate = ops::AttrBool(args.attrs, "approximate");
+  const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  const DType compute = NativeComputeType(x.dtype());
+  Tensor xc = ConvertTensor(x, compute);
+  Tensor yc = y.dtype() == compute ? y : Tensor::Empty(y.shape(), compute);
+  Dispatch(FloatTypeList{}, compute, "gelu", [&]<typename T>() {
+    if (approximate) {
+      UnaryLoop(xc.raw<T>(), yc.raw<T>(), x.numel(), [](T v) { return GeluTanh(v); });
+    } else {
+      UnaryLoop(xc.raw<T>(), yc.raw<T>(), x.numel(), [](T v) { return GeluErf(v); });
+    }
+  });
+  if (!yc.same(y)) ConvertInto(yc, y);
+}
+
+void GeluGrad(KernelArgs& args) {
+  const bool approximate = ops::AttrBool(args.attrs, "approximate");
+  const Tensor& dy = args.inputs[0];
+  const Tensor& x = args.inputs[1];
+  Tensor& dx = args.outputs[0];
+  const DType compute = NativeComputeType(x.dtype());
+  Tensor dyc = ConvertTensor(dy, compute);
+  Tensor xc = ConvertTensor(x, compute);
+  Tensor dxc = dx.dtype() == compute ? dx : Tensor::Empty(dx.shape(), compute);
+  Dispatch(FloatTypeList{}, compute, "gelu_grad", [&]<typename T>() {
+    const T* g = dyc.raw<T>();
+    if (approximate) {
+      BinaryLoop(g, dy.shape(), xc.raw<T>(), x.shape(), dxc.raw<T>(), dx.shape(),
+                 [](T d, T v) { return d * GeluTanhGrad(v); });
+    } else {
+      BinaryLoop(g, dy.shape(), xc.raw<T>(), x.shape(), dxc.raw<T>(), dx.shape(),
+                 [](T d, T v) { return d * GeluErfGrad(v); });
+    }
+  });
+  if (!dxc.same(dx)) ConvertInto(dxc, dx);
+}
+
+// ---- binary ----
+
+template <class Op>
+void RunBinary(KernelArgs& args) {
+  const Tensor& a = args.inputs[0];
+  const Tensor& b = args.inputs[1];
+  Tensor& out = args.outputs[0];
+  const DType compute = NativeComputeType(Op::kPredicate ? PromoteTypes(a.dtype(), b.dtype()) : out.dtype());
+  Tensor ac = ConvertTensor(a, compute);
+  Tensor bc = ConvertTensor(b, compute);
+  const DType out_native = Op::kPredicate ? DType::kBool : compute;
+  Tensor oc = out.dtype() == out_native ? out : Tensor::Empty(out.shape(), out_native);
+  DispatchNative(compute, [&]<typename T>() {
+    if constexpr (Op::template kSupports<T>) {
+      using O = std::conditional_t<Op::kPredicate, bool, T>;
+      BinaryLoop(ac.raw<T>(), a.shape(), bc.raw<T>(), b.shape(), oc.raw<O>(), out.shape(),
+                 [](T x, T y) { return static_cast<O>(Op::Apply(x, y)); });
+    } else {
+      MSRT_INTERNAL_ASSERT(false, args.op.name, " has no kernel for ", DTypeName(compute));
+    }
+  });
+  if (!oc.same(out)) ConvertInto(oc, out);
+}
+
+#define MSRT_BINARY(Name, Supports, predicate, expr) \
+  struct Name {                                      \
+    static constexpr bool kPredicate = predicate;    \
+    template <typename T>                            \
+    static constexpr bool kSupports = Supports<T>;   \
+    template <typename T>                            \
+    static auto Apply(T x, T y) {                    \
+      return expr;                                   \
+    }                                                \
+  };
+MSRT_BINARY(Add, kNumber, false, x + y)
+MSRT_BINARY(Sub, kNumber, false, x - y)
+MSRT_BINARY(Mul, kNumber, false, x* y)
+MSRT_BINARY(Div, kFloatOnly, false, x / y)
+MSRT_BINARY(Maximum, kNumber, false, (x >= y || x != x) ? x : y)  // NaN propagates
+MSRT_BINARY(Minimum, kNumber, false, (x <= y || x != x) ? x : y)
+MSRT_BINARY(Equal, kAnyNative, true, x == y)
+MSRT_BINARY(NotEqual, kAnyNative, true, x != y)
+MSRT_BINARY(Less, kAnyNative, true, x < y)
+MSRT_BINARY(LessEqual, kAnyNative, true, x <= y)
+MSRT_BINARY(Greater, kAnyNative, true, x > y)
+MSRT_BINARY(GreaterEqual, kAnyNative, true, x >= y)
+MSRT_BINARY(LogicalAnd, kBoolOnly, false, x&& y)
+MSRT_BINARY(LogicalOr, kBoolOnly, false, x || y)
+MSRT_BINARY(LogicalXor, kBoolOnly, false, x != y)
+#undef MSRT_BINARY
+
+// Integer powers by squaring; negative exponents give 0 except for bases 1 and -1.
+template <typename T>
+T IntegerPow(T base, T exponent) {
+  if (exponent < 0) {
+    if (base == 1) return 1;
+    if constexpr (std::is_signed_v<T>) {
+      if (base == -1) return (exponent % 2 == 0) ? T(1) : T(-1);
+    }
+    return 0;
+  }
+  T result = 1;
+  while (exponent > 0) {
+    if (exponent & 1) result = static_cast<T>(result * base);
+    base = static_cast<T>(base * base);
+    exponent = static_cast<T>(exponent >> 1);
+  }
+  return result;
+}
+
+struct Pow {
+  static constexpr bool kPredicate = false;
+  template <typename T>
+  static constexpr bool kSupports = kNumber<T>;
+  template <typename T>
+  static T Apply(T x, T y) {
+    if constexpr (kIsFloat<T>) {
+      return std::pow(x, y);
+    } else {
+      return IntegerPow(x, y);
+    }
+  }
+};
+
+// ---- select ----
+
+void Select(KernelArgs& args) {
+  const Tensor& c = args.inputs[0];
+  Tensor& out = args.outputs[0];
+  Tensor x = ConvertTensor(args.inputs[1], out.dtype());
+  Tensor y = ConvertTensor(args.inputs[2], out.dtype());
+  // Select only moves values, so half types need no detour.
+  Dispatch(AllTypeList{}, out.dtype(), "select", [&]<typename T>() {
+    TernaryLoop(c.raw<bool>(), c.shape(), x.raw<T>(), x.shape(), y.raw<T>(), y.shape(), out.raw<T>(), out.shape(),
+                [](bool k, T a, T b) { return k ? a : b; });
+  });
+}
+
+#define MSRT_EW_KERNEL(op_name, fn) \
+  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "vectorized", .priority = 1, .run = fn})
+MSRT_EW_KERNEL("neg", &RunUnary<Neg>);
+MSRT_EW_KERNEL("abs", &RunUnary<Abs>);
+MSRT_EW_KERNEL("sign", &RunUnary<Sign>);
+MSRT_EW_KERNEL("exp", &RunUnary<Exp>);
+MSRT_EW_KERNEL("log", &RunUnary<Log>);
+MSRT_EW_KERNEL("sqrt", &RunUnary<Sqrt>);
+MSRT_EW_KERNEL("rsqrt", &RunUnary<Rsqrt>);
+MSRT_EW_KERNEL("square", &RunUnary<Square>);
+MSRT_EW_KERNEL("reciprocal", &RunUnary<Reciprocal>);
+MSRT_EW_KERNEL("sigmoid", &RunUnary<Sigmoid>);
+MSRT_EW_KERNEL("tanh", &RunUnary<Tanh>);
+MSRT_EW_KERNEL("relu", &RunUnary<Relu>);
+MSRT_EW_KERNEL("relu6", &RunUnary<Relu6>);
+MSRT_EW_KERNEL("silu", &RunUnary<Silu>);
+MSRT_EW_KERNEL("gelu", &Gelu);
+MSRT_EW_KERNEL("gelu_grad", &GeluGrad);
+MSRT_EW_KERNEL("logical_not", &RunUnary<LogicalNot>);
+MSRT_EW_KERNEL("add", &RunBinary<Add>);
+MSRT_EW_KERNEL("sub", &RunBinary<Sub>);
+MSRT_EW_KERNEL("mul", &RunBinary<Mul>);
+MSRT_EW_KERNEL("div", &RunBinary<Div>);
+MSRT_EW_KERNEL("pow", &RunBinary<Pow>);
+MSRT_EW_KERNEL("maximum", &RunBinary<Maximum>);
+MSRT_EW_KERNEL("minimum", &RunBinary<Minimum>);
+MSRT_EW_KERNEL("equal", &RunBinary<Equal>);
+MSRT_EW_KERNEL("not_equal", &RunBinary<NotEqual>);
+MSRT_EW_KERNEL("less", &RunBinary<Less>);
+MSRT_EW_KERNEL("less_equal", &RunBinary<LessEqual>);
+MSRT_EW_KERNEL("greater", &RunBinary<Greater>);
+MSRT_EW_KERNEL("greater_equal", &RunBinary<GreaterEqual>);
+MSRT_EW_KERNEL("logical_and", &RunBinary<LogicalAnd>);
+MSRT_EW_KERNEL("logical_or", &RunBinary<LogicalOr>);
+MSRT_EW_KERNEL("logical_xor", &RunBinary<LogicalXor>);
+MSRT_EW_KERNEL("select", &Select);
+#undef MSRT_EW_KERNEL
+
+}  // namespace
+}  // namespace msrt::kernels::cpu

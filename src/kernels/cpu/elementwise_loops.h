@@ -1,0 +1,302 @@
+// Loops shared by the CPU elementwise, reduction and shape kernels.
+//
+// Elementwise loops have three shapes: contiguous (all operands have the
+// output's shape), scalar (one operand has one element) and broadcast, where
+// a BroadcastPlan collapses the output into rows whose operands advance with
+// stride 0 or 1, so the innermost loop is still a plain vectorisable loop.
+// Everything is split over the thread pool in chunks of at least kGrain
+// elements; smaller tensors run inline on the calling thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/kernel.h"
+#include "msrt/tensor/tensor.h"
+
+namespace msrt::kernels::cpu {
+
+/// Elements per chunk below which splitting a loop is not worth a wake-up.
+inline constexpr int64_t kGrain = 32768;
+
+/// The C++ types of the dtypes that have native kernels.
+template <typename T>
+inline constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, double>;
+template <typename T>
+inline constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <typename T>
+inline constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+/// float16 and bfloat16 are computed through float32.
+inline bool IsHalfType(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
+inline DType NativeComputeType(DType d) { return IsHalfType(d) ? DType::kFloat32 : d; }
+
+/// Converts between any two element types (half through float32).
+template <typename To, typename From>
+inline To ConvertValue(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<From, Half>) {
+    return ConvertValue<To>(HalfToFloat(v));
+  } else if constexpr (std::is_same_v<From, BFloat16>) {
+    return ConvertValue<To>(BFloat16ToFloat(v));
+  } else if constexpr (std::is_same_v<To, Half>) {
+    return FloatToHalf(ConvertValue<float>(v));
+  } else if constexpr (std::is_same_v<To, BFloat16>) {
+    return FloatToBFloat16(ConvertValue<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+/// A tensor with `t`'s contents converted to `dtype` (`t` itself if it has it).
+Tensor ConvertTensor(const Tensor& t, DType dtype);
+/// Converts `src` into `dst` (same number of elements).
+void ConvertInto(const Tensor& src, Tensor& dst);
+
+/// The dtype of a kernel element type.
+template <typename T>
+inline constexpr DType kDTypeOf = DType::kFloat32;
+template <> inline constexpr DType kDTypeOf<double> = DType::kFloat64;
+template <> inline constexpr DType kDTypeOf<int32_t> = DType::kInt32;
+template <> inline constexpr DType kDTypeOf<int64_t> = DType::kInt64;
+template <> inline constexpr DType kDTypeOf<int16_t> = DType::kInt16;
+template <> inline constexpr DType kDTypeOf<int8_t> = DType::kInt8;
+template <> inline constexpr DType kDTypeOf<uint8_t> = DType::kUInt8;
+template <> inline constexpr DType kDTypeOf<bool> = DType::kBool;
+template <> inline constexpr DType kDTypeOf<Half> = DType::kFloat16;
+template <> inline constexpr DType kDTypeOf<BFloat16> = DType::kBFloat16;
+
+template <typename... Ts>
+struct TypeList {};
+using FloatTypeList = TypeList<float, double>;
+using IndexTypeList = TypeList<int32_t, int64_t>;
+using IntTypeList = TypeList<int32_t, int64_t, uint8_t, int8_t, int16_t>;
+using NumberTypeList = TypeList<float, double, int32_t, int64_t, uint8_t, int8_t, int16_t>;
+/// Types with native kernels: half types are computed through float32.
+using NativeTypeList = TypeList<float, double, int32_t, int64_t, uint8_t, int8_t, int16_t, bool>;
+using AllTypeList = TypeList<float, double, int32_t, int64_t, uint8_t, int8_t, int16_t, bool, Half, BFloat16>;
+
+/// Calls body.template operator()<T>() for the T in the list whose dtype is
+/// `dtype` (only those are instantiated); TypeError naming `op` otherwise.
+template <typename... Ts, typename Body>
+void Dispatch(TypeList<Ts...>, DType dtype, std::string_view op, Body&& body) {
+  bool done = ((dtype == kDTypeOf<Ts> ? (body.template operator()<Ts>(), true) : false) || ...);
+  if (!done) ops::OpError(ErrorKind::kType, op, StrCat("has no CPU kernel for dtype ", DTypeName(dtype)));
+}
+
+/// Dispatch over the native compute types.
+template <typename Body>
+void DispatchNative(DType dtype, Body&& body) {
+  Dispatch(NativeTypeList{}, dtype, "kernel", std::forward<Body>(body));
+}
+
+/// ParallelFor with the elementwise grain, inline for small n.
+template <typename Fn>
+inline void ParallelElements(int64_t n, Fn&& fn, int64_t grain = kGrain) {
+  if (n <= 0) return;
+  if (n < 2 * grain) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  ParallelFor(n, grain, fn);
+}
+
+/// The output split into rows over which every operand advances with stride
+/// 0 or 1 (inner) and jumps by precomputed strides between rows (outer).
+template <int N>
+struct BroadcastPlan {
+  std::vector<int64_t> dims;                     // collapsed output dims (last = inner row)
+  std::array<std::vector<int64_t>, N> strides;   // element strides per operand, 0 where broadcast
+};
+
+template <int N>
+BroadcastPlan<N> MakeBroadcastPlan(const Shape& out, const std::array<const Shape*, N>& inputs) {
+  BroadcastPlan<N> plan;
+  const size_t rank = out.size();
+  // Element strides of each input aligned to the output's rank.
+  std::array<std::vector<int64_t>, N> full;
+  for (int k = 0; k < N; ++k) {
+    const Shape& s = *inputs[k];
+    full[k].assign(rank, 0);
+    int64_t stride = 1;
+    for (size_t i = 0; i < s.size(); ++i) {
+      size_t axis = s.size() - 1 - i;
+      size_t out_axis = rank - 1 - i;
+      full[k][out_axis] = s[axis] == 1 ? 0 : stride;
+      stride *= s[axis];
+    }
+  }
+  for (size_t i = 0; i < rank; ++i) {
+    if (out[i] == 1) continue;
+    if (!plan.dims.empty()) {
+      // Merge with the previous kept dim when every operand is contiguous across both.
+      bool mergeable = true;
+      for (int k = 0; k < N; ++k) {
+        if (plan.strides[k].back() != full[k][i] * out[i]) mergeable = false;
+      }
+      if (mergeable) {
+        plan.dims.back() *= out[i];
+        for (int k = 0; k < N; ++k) plan.strides[k].back() = full[k][i];
+        continue;
+      }
+    }
+    plan.dims.push_back(out[i]);
+    for (int k = 0; k < N; ++k) plan.strides[k].push_back(full[k][i]);
+  }
+  if (plan.dims.empty()) {
+    plan.dims.push_back(1);
+    for (int k = 0; k < N; ++k) plan.strides[k].push_back(0);
+  }
+  return plan;
+}
+
+/// Calls run(out_offset, in_offsets, count) for each row segment of the
+/// flat output range [begin, end); operand k advances by strides[k].back()
+/// within a segment.
+template <int N, typename Run>
+void ForEachRow(const BroadcastPlan<N>& plan, int64_t begin, int64_t end, Run&& run) {
+  const int rank = static_cast<int>(plan.dims.size());
+  const int64_t inner = plan.dims.back();
+  std::vector<int64_t> index(rank, 0);
+  std::array<int64_t, N> offsets{};
+  int64_t rem = begin;
+  for (int d = rank - 1; d >= 0; --d) {
+    index[d] = rem % plan.dims[d];
+    rem /= plan.dims[d];
+    for (int k = 0; k < N; ++k) offsets[k] += index[d] * plan.strides[k][d];
+  }
+  int64_t pos = begin;
+  while (pos < end) {
+    int64_t count = std::min(inner - index[rank - 1], end - pos);
+    run(pos, offsets, count);
+    pos += count;
+    // Advance the odometer by `count` along the inner dim, carrying outwards.
+    for (int k = 0; k < N; ++k) offsets[k] += count * plan.strides[k][rank - 1];
+    index[rank - 1] += count;
+    for (int d = rank - 1; d > 0 && index[d] == plan.dims[d]; --d) {
+      for (int k = 0; k < N; ++k) offsets[k] -= plan.dims[d] * plan.strides[k][d];
+      index[d] = 0;
+      ++index[d - 1];
+      for (int k = 0; k < N; ++k) offsets[k] += plan.strides[k][d - 1];
+    }
+  }
+}
+
+/// out[i] = f(a[i]) over contiguous data.
+template <typename A, typename O, typename F>
+void UnaryLoop(const A* a, O* out, int64_t n, F f) {
+  ParallelElements(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = f(a[i]);
+  });
+}
+
+/// out = f(a, b) with NumPy broadcasting.
+template <typename A, typename B, typename O, typename F>
+void BinaryLoop(const A* a, const Shape& a_shape, const B* b, const Shape& b_shape, O* out, const Shape& out_shape,
+                F f) {
+  const int64_t n = NumElements(out_shape);
+  if (n == 0) return;
+  const int64_t na = NumElements(a_shape), nb = NumElements(b_shape);
+  if (na == n && nb == n) {
+    ParallelElements(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = f(a[i], b[i]);
+    });
+    return;
+  }
+  if (na == n && nb == 1) {
+    const B s = b[0];
+    ParallelElements(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = f(a[i], s);
+    });
+    return;
+  }
+  if (na == 1 && nb == n) {
+    const A s = a[0];
+    ParallelElements(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = f(s, b[i]);
+    });
+    return;
+  }
+  const BroadcastPlan<2> plan = MakeBroadcastPlan<2>(out_shape, {&a_shape, &b_shape});
+  const int64_t sa = plan.strides[0].back(), sb = plan.strides[1].back();
+  ParallelElements(n, [&](int64_t begin, int64_t end) {
+    ForEachRow<2>(plan, begin, end, [&](int64_t o, const std::array<int64_t, 2>& off, int64_t count) {
+      const A* pa = a + off[0];
+      const B* pb = b + off[1];
+      O* po = out + o;
+      if (sa == 1 && sb == 1) {
+        for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i], pb[i]);
+      } else if (sa == 1) {
+        const B s = pb[0];
+        for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i], s);
+      } else if (sb == 1) {
+        const A s = pa[0];
+        for (int64_t i = 0; i < count; ++i) po[i] = f(s, pb[i]);
+      } else {
+        const O v = f(pa[0], pb[0]);
+        for (int64_t i = 0; i < count; ++i) po[i] = v;
+      }
+    });
+  });
+}
+
+/// out = f(a, b, c) with NumPy broadcasting (select).
+template <typename A, typename B, typename C, typename O, typename F>
+void TernaryLoop(const A* a, const Shape& a_shape, const B* b, const Shape& b_shape, const C* c, const Shape& c_shape,
+                 O* out, const Shape& out_shape, F f) {
+  const int64_t n = NumElements(out_shape);
+  if (n == 0) return;
+  if (NumElements(a_shape) == n && NumElements(b_shape) == n && NumElements(c_shape) == n) {
+    ParallelElements(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = f(a[i], b[i], c[i]);
+    });
+    return;
+  }
+  const BroadcastPlan<3> plan = MakeBroadcastPlan<3>(out_shape, {&a_shape, &b_shape, &c_shape});
+  const int64_t sa = plan.strides[0].back(), sb = plan.strides[1].back(), sc = plan.strides[2].back();
+  ParallelElements(n, [&](int64_t begin, int64_t end) {
+    ForEachRow<3>(plan, begin, end, [&](int64_t o, const std::array<int64_t, 3>& off, int64_t count) {
+      const A* pa = a + off[0];
+      const B* pb = b + off[1];
+      const C* pc = c + off[2];
+      O* po = out + o;
+      if (sa == 1 && sb == 1 && sc == 1) {
+        for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i], pb[i], pc[i]);
+      } else {
+        for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i * sa], pb[i * sb], pc[i * sc]);
+      }
+    });
+  });
+}
+
+/// Copies `src` broadcast to `out_shape` into `out` (broadcast_to, tile rows).
+template <typename T>
+void BroadcastCopy(const T* src, const Shape& src_shape, T* out, const Shape& out_shape) {
+  const int64_t n = NumElements(out_shape);
+  if (n == 0) return;
+  if (NumElements(src_shape) == n) {
+    ParallelElements(n, [&](int64_t begin, int64_t end) { std::memcpy(out + begin, src + begin, (end - begin) * sizeof(T)); });
+    return;
+  }
+  const BroadcastPlan<1> plan = MakeBroadcastPlan<1>(out_shape, {&src_shape});
+  const int64_t s = plan.strides[0].back();
+  ParallelElements(n, [&](int64_t begin, int64_t end) {
+    ForEachRow<1>(plan, begin, end, [&](int64_t o, const std::array<int64_t, 1>& off, int64_t count) {
+      if (s == 1) {
+        std::memcpy(out + o, src + off[0], count * sizeof(T));
+      } else {
+        const T v = src[off[0]];
+        for (int64_t i = 0; i < count; ++i) out[o + i] = v;
+      }
+    });
+  });
+}
+
+}  // namespace msrt::kernels::cpu

@@ -1,0 +1,246 @@
+// CPU kernels of the reductions, argmax/argmin and softmax/log_softmax.
+#include <cmath>
+
+#include "kernels/cpu/reduce_loops.h"
+#include "kernels/cpu/vector_math.h"
+#include "ops/grad_utils.h"
+
+namespace msrt::kernels::cpu {
+namespace {
+
+// x's dims with size-1 dims dropped and neighbours of the same kind merged.
+struct Group {
+  int64_t size;
+  bool reduced;
+};
+
+std::vector<Group> Groups(const Shape& shape, const std::vector<int64_t>& axes) {
+  std::vector<Group> groups;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1) continue;
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) != axes.end();
+    if (!groups.empty() && groups.back().reduced == reduced) {
+      groups.back().size *= shape[i];
+    } else {
+      groups.push_back({shape[i], reduced});
+    }
+  }
+  return groups;
+}
+
+// Reduces the groups of x one reduced group at a time (the last first), into out.
+template <class Op, typename T>
+void ReduceGroups(const T* x, T* out, std::vector<Group> groups) {
+  std::vector<T> buffer;
+  const T* src = x;
+  for (;;) {
+    int last = -1;
+    for (int i = 0; i < static_cast<int>(groups.size()); ++i) {
+      if (groups[i].reduced) last = i;
+    }
+    if (last < 0) {
+      // Nothing (left) to reduce: copy.
+      int64_t n = 1;
+      for (const Group& g : groups) n *= g.size;
+      if (src != out) std::copy(src, src + n, out);
+      return;
+    }
+    int64_t A = 1, B = 1;
+    for (int i = 0; i < last; ++i) A *= groups[i].size;
+    for (int i = last + 1; i < static_cast<int>(groups.size()); ++i) B *= groups[i].size;
+    const int64_t R = groups[last].size;
+    bool final_pass = true;
+    for (int i = 0; i < last; ++i) final_pass = final_pass && !groups[i].reduced;
+    if (final_pass) {
+      ReduceARB<Op>(src, out, A, R, B);
+      return;
+    }
+    std::vector<T> next(static_cast<size_t>(A * B));
+    ReduceARB<Op>(src, next.data(), A, R, B);
+    buffer.swap(next);
+    src = buffer.data();
+    // Drop the reduced group and merge its neighbours when they are both kept.
+    groups.erase(groups.begin() + last);
+    if (last > 0 && last < static_cast<int>(groups.size()) && groups[last - 1].reduced == groups[last].reduced) {
+      groups[last - 1].size *= groups[last].size;
+      groups.erase(groups.begin() + last);
+    }
+  }
+}
+
+template <class Op>
+void RunReduce(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  const bool mean = args.op.name == "reduce_mean";
+  auto axes = ops::ReductionAxes(args.op.name, ops::AttrInts(args.attrs, "axis"), x.ndim());
+  const DType compute = NativeComputeType(y.dtype());  // mean of integers computes in float32
+  Tensor xc = ConvertTensor(x, compute);
+  Tensor yc = y.dtype() == compute ? y : Tensor::Empty(y.shape(), compute);
+  int64_t count = 1;
+  for (int64_t a : axes) count *= x.shape()[a];
+  DispatchNative(compute, [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool>) {
+      T* out = yc.raw<T>();
+      ReduceGroups<Op>(xc.raw<T>(), out, Groups(x.shape(), axes));
+      if constexpr (kIsFloat<T>) {
+        if (mean) {
+          const T scale = count == 0 ? std::numeric_limits<T>::quiet_NaN() : T(1) / static_cast<T>(count);
+          const int64_t n = yc.numel();
+          for (int64_t i = 0; i < n; ++i) out[i] = count == 0 ? scale : out[i] * scale;
+        }
+      }
+    } else {
+      MSRT_INTERNAL_ASSERT(false, args.op.name, " on Bool");
+    }
+  });
+  if (!yc.same(y)) ConvertInto(yc, y);
+}
+
+// (A, R, B) of x for one axis.
+struct AxisView {
+  int64_t A = 1, R = 1, B = 1;
+};
+
+AxisView ViewAlong(const Shape& shape, int64_t axis) {
+  AxisView v;
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
+    if (i < axis) v.A *= shape[i];
+    if (i == axis) v.R = shape[i];
+    if (i > axis) v.B *= shape[i];
+  }
+  return v;
+}
+
+template <bool kMax>
+void RunArgReduce(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  const int64_t axis = ops::NormalizeAxis(args.op.name, ops::AttrInt(args.attrs, "axis"), x.ndim());
+  const AxisView v = x.ndim() == 0 ? AxisView{} : ViewAlong(x.shape(), axis);
+  Tensor xc = ConvertTensor(x, NativeComputeType(x.dtype()));
+  int32_t* out = y.raw<int32_t>();
+  DispatchNative(xc.dtype(), [&]<typename T>() {
+    const T* p = xc.raw<T>();
+    // Better: strictly greater (first index wins ties), or the first NaN.
+    auto better = [](T candidate, T best) {
+      if constexpr (kMax) {
+        return candidate > best || (candidate != candidate && best == best);
+      } else {
+        return candidate < best || (candidate != candidate && best == best);
+      }
+    };
+    ParallelElements(v.A * v.B, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const int64_t a = o / v.B, b = o % v.B;
+        const T* base = p + a * v.R * v.B + b;
+        T best = base[0];
+        int32_t index = 0;
+        for (int64_t r = 1; r < v.R; ++r) {
+          T value = base[r * v.B];
+          if (better(value, best)) {
+            best = value;
+            index = static_cast<int32_t>(r);
+          }
+        }
+        out[o] = index;
+      }
+    }, std::max<int64_t>(kGrain / std::max<int64_t>(v.R, 1), 1));
+  });
+}
+
+// ---- softmax ----
+
+// One row of softmax (or log_softmax) over n contiguous values.
+template <bool kLog, typename T>
+void SoftmaxRow(const T* x, T* y, int64_t n) {
+  const T m = ReduceContiguous<MaxOp>(x, n);
+  for (int64_t i = 0; i < n; ++i) y[i] = vecmath::Exp(x[i] - m);
+  const T s = ReduceContiguous<SumOp>(y, n);
+  if constexpr (kLog) {
+    // (x - m) - log(s): adding m to log(s) first would round to m's ulp.
+    const T log_s = std::log(s);
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - log_s;
+  } else {
+    const T inv = T(1) / s;
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+  }
+}
+
+// Softmax along the middle of (A, R, B) for output columns [b0, b1) of slice a.
+template <bool kLog, typename T>
+void SoftmaxColumns(const T* x, T* y, int64_t R, int64_t B, int64_t b0, int64_t b1, std::vector<T>& m,
+                    std::vector<T>& s) {
+  const int64_t w = b1 - b0;
+  m.assign(static_cast<size_t>(w), MaxOp::Init<T>());
+  s.assign(static_cast<size_t>(w), T(0));
+  ReduceColumns<MaxOp>(x + b0, R, w, B, m.data());
+  for (int64_t r = 0; r < R; ++r) {
+    const T* xr = x + r * B + b0;
+    T* yr = y + r * B + b0;
+    for (int64_t b = 0; b < w; ++b) {
+      yr[b] = vecmath::Exp(xr[b] - m[b]);
+      s[b] += yr[b];
+    }
+  }
+  if constexpr (kLog) {
+    for (int64_t b = 0; b < w; ++b) s[b] = std::log(s[b]);
+    for (int64_t r = 0; r < R; ++r) {
+      const T* xr = x + r * B + b0;
+      T* yr = y + r * B + b0;
+      for (int64_t b = 0; b < w; ++b) yr[b] = (xr[b] - m[b]) - s[b];
+    }
+  } else {
+    for (int64_t b = 0; b < w; ++b) s[b] = T(1) / s[b];
+    for (int64_t r = 0; r < R; ++r) {
+      T* yr = y + r * B + b0;
+      for (int64_t b = 0; b < w; ++b) yr[b] *= s[b];
+    }
+  }
+}
+
+template <bool kLog>
+void RunSoftmax(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  const int64_t axis = ops::NormalizeAxis(args.op.name, ops::AttrInt(args.attrs, "axis"), x.ndim());
+  const AxisView v = x.ndim() == 0 ? AxisView{} : ViewAlong(x.shape(), axis);
+  const DType compute = NativeComputeType(x.dtype());
+  Tensor xc = ConvertTensor(x, compute);
+  Tensor yc = y.dtype() == compute ? y : Tensor::Empty(y.shape(), compute);
+  Dispatch(FloatTypeList{}, compute, args.op.name, [&]<typename T>() {
+    const T* px = xc.raw<T>();
+    T* py = yc.raw<T>();
+    if (v.R == 0 || v.A * v.B == 0) return;
+    const int64_t grain = std::max<int64_t>(kGrain / v.R, 1);
+    if (v.B == 1) {
+      ParallelElements(v.A, [&](int64_t a0, int64_t a1) {
+        for (int64_t a = a0; a < a1; ++a) SoftmaxRow<kLog>(px + a * v.R, py + a * v.R, v.R);
+      }, grain);
+      return;
+    }
+    ParallelElements(v.A * v.B, [&](int64_t begin, int64_t end) {
+      std::vector<T> m, s;
+      ForOutputSegments(v.B, begin, end, [&](int64_t a, int64_t b0, int64_t b1) {
+        SoftmaxColumns<kLog>(px + a * v.R * v.B, py + a * v.R * v.B, v.R, v.B, b0, b1, m, s);
+      });
+    }, grain);
+  });
+  if (!yc.same(y)) ConvertInto(yc, y);
+}
+
+#define MSRT_REDUCE_KERNEL(op_name, fn) \
+  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "vectorized", .priority = 1, .run = fn})
+MSRT_REDUCE_KERNEL("reduce_sum", &RunReduce<SumOp>);
+MSRT_REDUCE_KERNEL("reduce_mean", &RunReduce<SumOp>);
+MSRT_REDUCE_KERNEL("reduce_prod", &RunReduce<ProdOp>);
+MSRT_REDUCE_KERNEL("reduce_max", &RunReduce<MaxOp>);
+MSRT_REDUCE_KERNEL("reduce_min", &RunReduce<MinOp>);
+MSRT_REDUCE_KERNEL("argmax", &RunArgReduce<true>);
+MSRT_REDUCE_KERNEL("argmin", &RunArgReduce<false>);
+MSRT_REDUCE_KERNEL("softmax", &RunSoftmax<false>);
+MSRT_REDUCE_KERNEL("log_softmax", &RunSoftmax<true>);
+#undef MSRT_REDUCE_KERNEL
+
+}  // namespace
+}  // namespace msrt::kernels::cpu

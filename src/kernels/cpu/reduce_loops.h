@@ -1,0 +1,163 @@
+// Reduction loops over x viewed as (A, R, B): R is reduced, A and B kept.
+// B == 1 (the last axis, e.g. rows of (N, C)) and A == 1 (leading axes) are
+// the fast paths; every reduction order is fixed by the shape and the
+// thread count (partials are combined in chunk order, never atomically).
+#pragma once
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/elementwise_loops.h"
+
+namespace msrt::kernels::cpu {
+
+/// Lanes a row reduction keeps (fixed: the summation order must not depend
+/// on the vector width the compiler picks).
+inline constexpr int kReduceLanes = 16;
+
+struct SumOp {
+  template <typename T>
+  static T Init() {
+    return T(0);
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return static_cast<T>(a + b);
+  }
+};
+
+struct ProdOp {
+  template <typename T>
+  static T Init() {
+    return T(1);
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return static_cast<T>(a * b);
+  }
+};
+
+struct MaxOp {
+  template <typename T>
+  static T Init() {
+    if constexpr (std::numeric_limits<T>::has_infinity) {
+      return -std::numeric_limits<T>::infinity();
+    } else {
+      return std::numeric_limits<T>::lowest();
+    }
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return (a >= b || a != a) ? a : b;  // NaN propagates
+  }
+};
+
+struct MinOp {
+  template <typename T>
+  static T Init() {
+    if constexpr (std::numeric_limits<T>::has_infinity) {
+      return std::numeric_limits<T>::infinity();
+    } else {
+      return std::numeric_limits<T>::max();
+    }
+  }
+  template <typename T>
+  static T Combine(T a, T b) {
+    return (a <= b || a != a) ? a : b;
+  }
+};
+
+/// Reduces n contiguous values with kReduceLanes independent accumulators.
+template <class Op, typename T>
+T ReduceContiguous(const T* x, int64_t n) {
+  T acc[kReduceLanes];
+  for (int l = 0; l < kReduceLanes; ++l) acc[l] = Op::template Init<T>();
+  int64_t i = 0;
+  for (; i + kReduceLanes <= n; i += kReduceLanes) {
+    for (int l = 0; l < kReduceLanes; ++l) acc[l] = Op::Combine(acc[l], x[i + l]);
+  }
+  for (int l = 0; i < n; ++i, ++l) acc[l] = Op::Combine(acc[l], x[i]);
+  // Pairwise combination of the lanes, in a fixed order.
+  for (int width = kReduceLanes / 2; width > 0; width /= 2) {
+    for (int l = 0; l < width; ++l) acc[l] = Op::Combine(acc[l], acc[l + width]);
+  }
+  return acc[0];
+}
+
+/// acc[b] = combine(acc[b], x[r, b]) for r in [0, R): a column reduction.
+template <class Op, typename T>
+void ReduceColumns(const T* x, int64_t R, int64_t B, int64_t stride, T* acc) {
+  for (int64_t r = 0; r < R; ++r) {
+    const T* row = x + r * stride;
+    for (int64_t b = 0; b < B; ++b) acc[b] = Op::Combine(acc[b], row[b]);
+  }
+}
+
+/// Calls fn(a, b0, b1) for the (a, [b0, b1)) pieces of output range [begin, end) of an (A, B) output.
+template <typename Fn>
+void ForOutputSegments(int64_t B, int64_t begin, int64_t end, Fn&& fn) {
+  while (begin < end) {
+    int64_t a = begin / B;
+    int64_t b0 = begin % B;
+    int64_t b1 = std::min(B, b0 + (end - begin));
+    fn(a, b0, b1);
+    begin += b1 - b0;
+  }
+}
+
+/// out[a, b] = reduce over r of x[a, r, b].
+template <class Op, typename T>
+void ReduceARB(const T* x, T* out, int64_t A, int64_t R, int64_t B) {
+  const int64_t outputs = A * B;
+  if (outputs == 0) return;
+  if (R == 0) {
+    std::fill(out, out + outputs, Op::template Init<T>());
+    return;
+  }
+  const int64_t total = outputs * R;
+  const int threads = IntraOpThreads();
+  // Few outputs over a long reduction: split R and combine partials in order.
+  if (total >= 2 * kGrain && outputs < 4 * threads) {
+    const Split split = SplitWork(R, std::max<int64_t>(kGrain / outputs, 1), threads);
+    std::vector<T> partial(static_cast<size_t>(split.chunks * outputs));
+    ParallelFor(split.chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t r0 = c * split.chunk_size;
+        const int64_t r1 = std::min(R, r0 + split.chunk_size);
+        T* p = partial.data() + c * outputs;
+        for (int64_t a = 0; a < A; ++a) {
+          if (B == 1) {
+            p[a] = ReduceContiguous<Op>(x + a * R + r0, r1 - r0);
+          } else {
+            T* pa = p + a * B;
+            std::fill(pa, pa + B, Op::template Init<T>());
+            ReduceColumns<Op>(x + (a * R + r0) * B, r1 - r0, B, B, pa);
+          }
+        }
+      }
+    });
+    for (int64_t o = 0; o < outputs; ++o) {
+      T acc = partial[o];
+      for (int64_t c = 1; c < split.chunks; ++c) acc = Op::Combine(acc, partial[c * outputs + o]);
+      out[o] = acc;
+    }
+    return;
+  }
+  const int64_t grain = std::max<int64_t>(kGrain / R, 1);
+  if (B == 1) {
+    ParallelElements(A, [&](int64_t a0, int64_t a1) {
+      for (int64_t a = a0; a < a1; ++a) out[a] = ReduceContiguous<Op>(x + a * R, R);
+    }, grain);
+    return;
+  }
+  ParallelElements(outputs, [&](int64_t begin, int64_t end) {
+    ForOutputSegments(B, begin, end, [&](int64_t a, int64_t b0, int64_t b1) {
+      T* o = out + a * B + b0;
+      std::fill(o, o + (b1 - b0), Op::template Init<T>());
+      ReduceColumns<Op>(x + a * R * B + b0, R, b1 - b0, B, o);
+    });
+  }, grain);
+}
+
+}  // namespace msrt::kernels::cpu

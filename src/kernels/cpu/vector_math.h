@@ -1,0 +1,91 @@
+// Elementary functions written so that loops calling them vectorise.
+//
+// std::exp and friends are opaque calls the compiler cannot vectorise (and
+// libmvec needs -ffast-math, which would also break NaN handling), so the
+// float32 versions here are branch-free polynomial approximations (Cephes
+// style, about 2 ulp), with NaN and infinities handled by selects. float64
+// goes to the C library.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+namespace msrt::kernels::vecmath {
+
+/// exp(x) for float32: exact range reduction by ln 2, degree-6 polynomial,
+/// scaling by 2^n in two steps so results down to the subnormals are right.
+inline float ExpF32(float x) {
+  const float lo = -104.0f, hi = 89.0f;
+  float c = x < lo ? lo : x;
+  c = c > hi ? hi : c;
+  c = (x != x) ? 0.0f : c;  // NaN: compute on 0, select x at the end
+  float fx = std::floor(c * 1.44269504088896341f + 0.5f);
+  float r = c - fx * 0.693359375f;
+  r = r + fx * 2.12194440e-4f;
+  float z = r * r;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * z + r + 1.0f;
+  int32_t n = static_cast<int32_t>(fx);
+  int32_t n1 = n / 2;
+  int32_t n2 = n - n1;
+  float s1 = std::bit_cast<float>(static_cast<int32_t>((n1 + 127) << 23));
+  float s2 = std::bit_cast<float>(static_cast<int32_t>((n2 + 127) << 23));
+  float y = p * s1 * s2;
+  return (x != x) ? x : y;
+}
+
+/// tanh(x) for float32: an odd polynomial near 0, 1 - 2 / (exp(2|x|) + 1) elsewhere.
+inline float TanhF32(float x) {
+  float a = std::fabs(x);
+  float z = x * x;
+  float small = -5.70498872745e-3f;
+  small = small * z + 2.06390887954e-2f;
+  small = small * z - 5.37397155531e-2f;
+  small = small * z + 1.33314422036e-1f;
+  small = small * z - 3.33332819422e-1f;
+  small = small * z * x + x;
+  float e = ExpF32(2.0f * (a > 20.0f ? 20.0f : a));
+  float large = 1.0f - 2.0f / (e + 1.0f);
+  large = std::copysign(large, x);
+  float y = a < 0.625f ? small : large;
+  return (x != x) ? x : y;
+}
+
+/// 1 / (1 + exp(-x)).
+inline float SigmoidF32(float x) { return 1.0f / (1.0f + ExpF32(-x)); }
+
+// Type-generic entry points used by kernel templates.
+template <typename T>
+inline T Exp(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return ExpF32(x);
+  } else {
+    return std::exp(x);
+  }
+}
+
+template <typename T>
+inline T Tanh(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return TanhF32(x);
+  } else {
+    return std::tanh(x);
+  }
+}
+
+template <typename T>
+inline T Sigmoid(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return SigmoidF32(x);
+  } else {
+    return T(1) / (T(1) + std::exp(-x));
+  }
+}
+
+}  // namespace msrt::kernels::vecmath

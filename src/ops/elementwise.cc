@@ -1,0 +1,414 @@
+// Elementwise ops: unary math, binary arithmetic and comparisons (NumPy
+// broadcasting, PromoteTypes), logical ops, select and cast.
+#include <cmath>
+
+#include "ops/grad_utils.h"
+#include "ops/op_checks.h"
+
+namespace msrt::ops {
+namespace {
+
+using Metas = std::vector<TensorMeta>;
+using fn::Scalar;
+
+InferFn UnaryInfer(std::string_view op, DTypeClass cls) {
+  return [op, cls](const Metas& in, const Dict&) {
+    CheckDType(op, "x", in[0], cls);
+    return Metas{in[0]};
+  };
+}
+
+// How a binary op types its output.
+enum class BinaryKind {
+  kArithmetic,  // promoted dtype, not bool
+  kDivision,    // promoted dtype; integers give float32
+  kComparison,  // any dtypes, bool output
+  kLogical,     // bool inputs, bool output
+};
+
+InferFn BinaryInfer(std::string_view op, BinaryKind kind) {
+  return [op, kind](const Metas& in, const Dict&) {
+    Shape shape = BroadcastShapes(op, in[0].shape, in[1].shape);
+    DType promoted = PromoteTypes(in[0].dtype, in[1].dtype);
+    switch (kind) {
+      case BinaryKind::kArithmetic:
+      case BinaryKind::kDivision:
+        if (promoted == DType::kBool) {
+          OpError(ErrorKind::kType, op,
+                  StrCat("does not compute on two Bool tensors; expected an integer or floating-point dtype in "
+                         "'x' or 'y', but got Bool and Bool"));
+        }
+        if (kind == BinaryKind::kDivision && !IsFloating(promoted)) promoted = DType::kFloat32;
+        return Metas{{shape, promoted}};
+      case BinaryKind::kComparison: return Metas{{shape, DType::kBool}};
+      case BinaryKind::kLogical:
+        CheckDType(op, "x", in[0], DTypeClass::kBool);
+        CheckDType(op, "y", in[1], DTypeClass::kBool);
+        return Metas{{shape, DType::kBool}};
+    }
+    return Metas{};
+  };
+}
+
+// Gradient rules of unary ops: the gradient of x from x, y = op(x) and dy.
+using UnaryGrad = Tensor (*)(const Tensor& x, const Tensor& y, const Tensor& dy, const Dict& attrs);
+
+GradFn Unary(UnaryGrad rule) {
+  return [rule](const GradArgs& a) -> std::vector<Tensor> {
+    if (!a.dys[0].defined() || !IsFloating(a.inputs[0].dtype())) return {Tensor()};
+    return {rule(a.inputs[0], a.outputs[0], a.dys[0], a.attrs)};
+  };
+}
+
+constexpr OpProperties kElementwise = {.elementwise = true};
+
+MSRT_REGISTER_OP({.name = "neg",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("neg", DTypeClass::kNumber),
+                  .grad = Unary([](const Tensor&, const Tensor&, const Tensor& dy, const Dict&) { return fn::Neg(dy); }),
+                  .props = kElementwise,
+                  .doc = "-x"});
+
+MSRT_REGISTER_OP({.name = "abs",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("abs", DTypeClass::kNumber),
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
+                    return fn::Mul(dy, Call1("sign", {x}));
+                  }),
+                  .props = kElementwise,
+                  .doc = "|x|"});
+
+MSRT_REGISTER_OP({.name = "sign",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("sign", DTypeClass::kNumber),
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor&, const Dict&) { return fn::ZerosLike(x); }),
+                  .props = kElementwise,
+                  .doc = "-1, 0 or 1 (NaN stays NaN)"});
+
+MSRT_REGISTER_OP({.name = "exp",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("exp", DTypeClass::kFloat),
+                  .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) { return fn::Mul(dy, y); }),
+                  .props = kElementwise,
+                  .doc = "e^x"});
+
+MSRT_REGISTER_OP({.name = "log",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("log", DTypeClass::kFloat),
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) { return fn::Div(dy, x); }),
+                  .props = kElementwise,
+                  .doc = "natural logarithm"});
+
+MSRT_REGISTER_OP({.name = "sqrt",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("sqrt", DTypeClass::kFloat),
+                  .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) {
+                    return fn::Div(dy, fn::Mul(y, Scalar(2, y)));
+                  }),
+                  .props = kElementwise,
+                  .doc = "square root"});
+
+MSRT_REGISTER_OP({.name = "rsqrt",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("rsqrt", DTypeClass::kFloat),
+                  .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) {
+                    // d/dx x^-1/2 = -1/2 y^3
+                    return fn::Mul(dy, fn::Mul(fn::Mul(y, fn::Square(y)), Scalar(-0.5, y)));
+                  }),
+                  .props = kElementwise,
+                  .doc = "1 / sqrt(x)"});
+
+MSRT_REGISTER_OP({.name = "square",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("square", DTypeClass::kNumber),
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
+                    return fn::Mul(dy, fn::Mul(x, Scalar(2, x)));
+                  }),
+                  .props = kElementwise,
+                  .doc = "x * x"});
+
+MSRT_REGISTER_OP({.name = "reciprocal",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("reciprocal", DTypeClass::kFloat),
+                  .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) {
+                    return fn::Neg(fn::Mul(dy, fn::Square(y)));
+                  }),
+                  .props = kElementwise,
+                  .doc = "1 / x"});
+
+MSRT_REGISTER_OP({.name = "sigmoid",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("sigmoid", DTypeClass::kFloat),
+                  .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) {
+                    return fn::Mul(dy, fn::Mul(y, fn::Sub(Scalar(1, y), y)));
+                  }),
+                  .props = kElementwise,
+                  .doc = "1 / (1 + e^-x)"});
+
+MSRT_REGISTER_OP({.name = "tanh",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("tanh", DTypeClass::kFloat),
+                  .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) {
+                    return fn::Mul(dy, fn::Sub(Scalar(1, y), fn::Square(y)));
+                  }),
+                  .props = kElementwise,
+                  .doc = "hyperbolic tangent"});
+
+MSRT_REGISTER_OP({.name = "relu",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("relu", DTypeClass::kNumber),
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
+                    return fn::Select(fn::Greater(x, Scalar(0, x)), dy, Scalar(0, dy));
+                  }),
+                  .props = kElementwise,
+                  .doc = "max(x, 0) (NaN stays NaN)"});
+
+MSRT_REGISTER_OP({.name = "relu6",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("relu6", DTypeClass::kNumber),
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
+                    Tensor inside = Call1("logical_and", {fn::Greater(x, Scalar(0, x)), Call1("less", {x, Scalar(6, x)})});
+                    return fn::Select(inside, dy, Scalar(0, dy));
+                  }),
+                  .props = kElementwise,
+                  .doc = "min(max(x, 0), 6)"});
+
+MSRT_REGISTER_OP({.name = "silu",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("silu", DTypeClass::kFloat),
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
+                    // d/dx x s(x) = s (1 + x (1 - s))
+                    Tensor s = Call1("sigmoid", {x});
+                    Tensor inner = fn::Add(Scalar(1, x), fn::Mul(x, fn::Sub(Scalar(1, s), s)));
+                    return fn::Mul(dy, fn::Mul(s, inner));
+                  }),
+                  .props = kElementwise,
+                  .doc = "x * sigmoid(x)"});
+
+MSRT_REGISTER_OP({.name = "gelu",
+                  .inputs = {"x"},
+                  .attrs = {{"approximate", true, "tanh form when True, erf form when False"}},
+                  .infer = [](const Metas& in, const Dict& attrs) {
+                    BoolAttr("gelu", attrs, "approximate");
+                    return UnaryInfer("gelu", DTypeClass::kFloat)(in, attrs);
+                  },
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict& attrs) {
+                    return Call1("gelu_grad", {dy, x}, Dict{{"approximate", Attr(attrs, "approximate")}});
+                  }),
+                  .props = kElementwise,
+                  .doc = "x * Phi(x); tanh approximation by default"});
+
+// Not in the catalogue: the derivative of gelu needs erf, which no other op
+// provides (MindSpore has GeLUGrad for the same reason).
+MSRT_REGISTER_OP({.name = "gelu_grad",
+                  .inputs = {"dy", "x"},
+                  .attrs = {{"approximate", true}},
+                  .infer = [](const Metas& in, const Dict& attrs) {
+                    BoolAttr("gelu_grad", attrs, "approximate");
+                    CheckDType("gelu_grad", "x", in[1], DTypeClass::kFloat);
+                    CheckSameDType("gelu_grad", "x", in[1], "dy", in[0]);
+                    if (in[0].shape != in[1].shape) {
+                      OpError(ErrorKind::kValue, "gelu_grad",
+                              StrCat("'dy' must have the shape of 'x'; expected ", ShapeRepr(in[1].shape), ", but got ",
+                                     ShapeRepr(in[0].shape)));
+                    }
+                    return Metas{in[1]};
+                  },
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    // Linear in dy; the second derivative in x is not provided.
+                    if (!a.dys[0].defined() || !a.needs[0]) return {Tensor(), Tensor()};
+                    return {Call1("gelu_grad", {a.dys[0], a.inputs[1]}, a.attrs), Tensor()};
+                  },
+                  .props = kElementwise,
+                  .doc = "dy * gelu'(x) (internal: the gradient of gelu; differentiable in dy only)"});
+
+MSRT_REGISTER_OP({.name = "logical_not",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("logical_not", DTypeClass::kBool),
+                  .props = kElementwise,
+                  .doc = "not x (bool)"});
+
+MSRT_REGISTER_OP({.name = "ones_like",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("ones_like", DTypeClass::kAny),
+                  .props = kElementwise,
+                  .doc = "ones of x's shape and dtype"});
+
+MSRT_REGISTER_OP({.name = "zeros_like",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("zeros_like", DTypeClass::kAny),
+                  .props = kElementwise,
+                  .doc = "zeros of x's shape and dtype"});
+
+MSRT_REGISTER_OP({.name = "identity",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("identity", DTypeClass::kAny),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> { return {a.dys[0]}; },
+                  .props = kElementwise,
+                  .doc = "a copy of x"});
+
+MSRT_REGISTER_OP({.name = "cast",
+                  .inputs = {"x"},
+                  .attrs = {{"dtype", Value(), "target dtype name, e.g. 'float32'"}},
+                  .infer = [](const Metas& in, const Dict& attrs) {
+                    return Metas{{in[0].shape, DTypeAttr("cast", attrs, "dtype")}};
+                  },
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    if (!a.dys[0].defined() || !IsFloating(a.inputs[0].dtype()) || !IsFloating(a.dys[0].dtype())) {
+                      return {Tensor()};
+                    }
+                    return {fn::Cast(a.dys[0], a.inputs[0].dtype())};
+                  },
+                  .props = kElementwise,
+                  .doc = "x converted to another dtype"});
+
+// ---- binary ----
+
+// Gradient of an input of a binary op, computed only when needed.
+template <typename F>
+Tensor IfNeeded(const GradArgs& a, size_t i, F make) {
+  if (!a.needs[i] || !a.dys[0].defined() || !IsFloating(a.inputs[i].dtype())) return Tensor();
+  return GradFor(make(), a.inputs[i]);
+}
+
+MSRT_REGISTER_OP({.name = "add",
+                  .inputs = {"x", "y"},
+                  .infer = BinaryInfer("add", BinaryKind::kArithmetic),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& dy = a.dys[0];
+                    return {IfNeeded(a, 0, [&] { return dy; }), IfNeeded(a, 1, [&] { return dy; })};
+                  },
+                  .props = kElementwise,
+                  .doc = "x + y"});
+
+MSRT_REGISTER_OP({.name = "sub",
+                  .inputs = {"x", "y"},
+                  .infer = BinaryInfer("sub", BinaryKind::kArithmetic),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& dy = a.dys[0];
+                    return {IfNeeded(a, 0, [&] { return dy; }), IfNeeded(a, 1, [&] { return fn::Neg(dy); })};
+                  },
+                  .props = kElementwise,
+                  .doc = "x - y"});
+
+MSRT_REGISTER_OP({.name = "mul",
+                  .inputs = {"x", "y"},
+                  .infer = BinaryInfer("mul", BinaryKind::kArithmetic),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& dy = a.dys[0];
+                    const Tensor& x = a.inputs[0];
+                    const Tensor& y = a.inputs[1];
+                    return {IfNeeded(a, 0, [&] { return fn::Mul(dy, y); }),
+                            IfNeeded(a, 1, [&] { return fn::Mul(dy, x); })};
+                  },
+                  .props = kElementwise,
+                  .doc = "x * y"});
+
+MSRT_REGISTER_OP({.name = "div",
+                  .inputs = {"x", "y"},
+                  .infer = BinaryInfer("div", BinaryKind::kDivision),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& dy = a.dys[0];
+                    const Tensor& y = a.inputs[1];
+                    const Tensor& out = a.outputs[0];
+                    return {IfNeeded(a, 0, [&] { return fn::Div(dy, y); }),
+                            IfNeeded(a, 1, [&] { return fn::Neg(fn::Mul(fn::Div(dy, y), out)); })};
+                  },
+                  .props = kElementwise,
+                  .doc = "x / y (true division: integer inputs give float32)"});
+
+MSRT_REGISTER_OP({.name = "pow",
+                  .inputs = {"x", "y"},
+                  .infer = BinaryInfer("pow", BinaryKind::kArithmetic),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& dy = a.dys[0];
+                    const Tensor& x = a.inputs[0];
+                    const Tensor& y = a.inputs[1];
+                    const Tensor& out = a.outputs[0];
+                    return {IfNeeded(a, 0,
+                                     [&] {
+                                       Tensor ym1 = fn::Sub(y, Scalar(1, y));
+                                       return fn::Mul(dy, fn::Mul(y, Call1("pow", {x, ym1})));
+                                     }),
+                            IfNeeded(a, 1, [&] {
+                              // d/dy x^y = x^y log x, taken as 0 where x <= 0.
+                              Tensor positive = fn::Greater(x, Scalar(0, x));
+                              Tensor safe_x = fn::Select(positive, x, Scalar(1, x));
+                              return fn::Mul(dy, fn::Mul(out, fn::Log(safe_x)));
+                            })};
+                  },
+                  .props = kElementwise,
+                  .doc = "x ** y"});
+
+GradFn MinMaxGrad(std::string_view compare) {
+  return [compare](const GradArgs& a) -> std::vector<Tensor> {
+    const Tensor& dy = a.dys[0];
+    if (!dy.defined()) return {Tensor(), Tensor()};
+    // Ties send the gradient to x.
+    Tensor take_x = Call1(compare, {a.inputs[0], a.inputs[1]});
+    Tensor zero = Scalar(0, dy);
+    return {IfNeeded(a, 0, [&] { return fn::Select(take_x, dy, zero); }),
+            IfNeeded(a, 1, [&] { return fn::Select(take_x, zero, dy); })};
+  };
+}
+
+MSRT_REGISTER_OP({.name = "maximum",
+                  .inputs = {"x", "y"},
+                  .infer = BinaryInfer("maximum", BinaryKind::kArithmetic),
+                  .grad = MinMaxGrad("greater_equal"),
+                  .props = kElementwise,
+                  .doc = "elementwise max (NaN propagates)"});
+
+MSRT_REGISTER_OP({.name = "minimum",
+                  .inputs = {"x", "y"},
+                  .infer = BinaryInfer("minimum", BinaryKind::kArithmetic),
+                  .grad = MinMaxGrad("less_equal"),
+                  .props = kElementwise,
+                  .doc = "elementwise min (NaN propagates)"});
+
+#define MSRT_COMPARISON_OP(op_name, text)                                                          \
+  MSRT_REGISTER_OP({.name = op_name,                                                               \
+                    .inputs = {"x", "y"},                                                          \
+                    .infer = BinaryInfer(op_name, BinaryKind::kComparison),                         \
+                    .props = kElementwise,                                                         \
+                    .doc = text})
+MSRT_COMPARISON_OP("equal", "x == y (bool)");
+MSRT_COMPARISON_OP("not_equal", "x != y (bool)");
+MSRT_COMPARISON_OP("less", "x < y (bool)");
+MSRT_COMPARISON_OP("less_equal", "x <= y (bool)");
+MSRT_COMPARISON_OP("greater", "x > y (bool)");
+MSRT_COMPARISON_OP("greater_equal", "x >= y (bool)");
+#undef MSRT_COMPARISON_OP
+
+#define MSRT_LOGICAL_OP(op_name, text)                                                             \
+  MSRT_REGISTER_OP({.name = op_name,                                                               \
+                    .inputs = {"x", "y"},                                                          \
+                    .infer = BinaryInfer(op_name, BinaryKind::kLogical),                            \
+                    .props = kElementwise,                                                         \
+                    .doc = text})
+MSRT_LOGICAL_OP("logical_and", "x and y (bool)");
+MSRT_LOGICAL_OP("logical_or", "x or y (bool)");
+MSRT_LOGICAL_OP("logical_xor", "x xor y (bool)");
+#undef MSRT_LOGICAL_OP
+
+MSRT_REGISTER_OP({.name = "select",
+                  .inputs = {"condition", "x", "y"},
+                  .infer = [](const Metas& in, const Dict&) {
+                    CheckDType("select", "condition", in[0], DTypeClass::kBool);
+                    Shape shape = BroadcastShapes("select", BroadcastShapes("select", in[0].shape, in[1].shape),
+                                                  in[2].shape);
+                    return Metas{{shape, PromoteTypes(in[1].dtype, in[2].dtype)}};
+                  },
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& dy = a.dys[0];
+                    if (!dy.defined()) return {Tensor(), Tensor(), Tensor()};
+                    const Tensor& c = a.inputs[0];
+                    Tensor zero = Scalar(0, dy);
+                    return {Tensor(), IfNeeded(a, 1, [&] { return fn::Select(c, dy, zero); }),
+                            IfNeeded(a, 2, [&] { return fn::Select(c, zero, dy); })};
+                  },
+                  .props = kElementwise,
+                  .doc = "condition ? x : y, broadcasting all three"});
+
+}  // namespace
+}  // namespace msrt::ops

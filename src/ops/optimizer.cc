@@ -1,0 +1,114 @@
+// In-place updates: assign, assign_add, assign_sub and the fused optimizer
+// steps. Each writes its first input (returned as output 0); the optimizers
+// also write their state inputs, listed in props.writes_inputs so that
+// readers wait for the write. None has a gradient.
+#include "ops/op_checks.h"
+
+namespace msrt::ops {
+namespace {
+
+using Metas = std::vector<TensorMeta>;
+
+// value must broadcast to variable's shape; any numeric dtype converts.
+InferFn AssignInfer(std::string_view op, DTypeClass cls) {
+  return [op, cls](const Metas& in, const Dict&) {
+    CheckDType(op, "variable", in[0], cls);
+    CheckDType(op, "value", in[1], cls);
+    Shape shape = BroadcastShapes(op, in[0].shape, in[1].shape);
+    if (shape != in[0].shape) {
+      OpError(ErrorKind::kValue, op,
+              StrCat("'value' must broadcast to the shape of 'variable'; expected a shape broadcastable to ",
+                     ShapeRepr(in[0].shape), ", but got ", ShapeRepr(in[1].shape)));
+    }
+    return Metas{in[0]};
+  };
+}
+
+MSRT_REGISTER_OP({.name = "assign",
+                  .inputs = {"variable", "value"},
+                  .infer = AssignInfer("assign", DTypeClass::kAny),
+                  .props = {.inplace = true},
+                  .doc = "variable = value (in place; returns variable)"});
+
+MSRT_REGISTER_OP({.name = "assign_add",
+                  .inputs = {"variable", "value"},
+                  .infer = AssignInfer("assign_add", DTypeClass::kNumber),
+                  .props = {.inplace = true},
+                  .doc = "variable += value (in place; returns variable)"});
+
+MSRT_REGISTER_OP({.name = "assign_sub",
+                  .inputs = {"variable", "value"},
+                  .infer = AssignInfer("assign_sub", DTypeClass::kNumber),
+                  .props = {.inplace = true},
+                  .doc = "variable -= value (in place; returns variable)"});
+
+// Checks an optimizer's inputs: tensors named in `same_shape` must have the
+// variable's shape and dtype, those in `scalars` hold one number.
+void CheckOptimizer(std::string_view op, const std::vector<std::string_view>& names, const Metas& in,
+                    const std::vector<int>& same_shape, const std::vector<int>& scalars) {
+  const TensorMeta& var = in[0];
+  CheckDType(op, names[0], var, DTypeClass::kFloat);
+  for (int i : same_shape) {
+    CheckSameDType(op, names[0], var, names[i], in[i]);
+    if (in[i].shape != var.shape) {
+      OpError(ErrorKind::kValue, op,
+              StrCat("'", names[i], "' must have the shape of '", names[0], "'; expected ", ShapeRepr(var.shape),
+                     ", but got ", ShapeRepr(in[i].shape)));
+    }
+  }
+  for (int i : scalars) {
+    CheckDType(op, names[i], in[i], DTypeClass::kFloat);
+    CheckScalarLike(op, names[i], in[i]);
+  }
+}
+
+MSRT_REGISTER_OP({.name = "apply_momentum",
+                  .inputs = {"variable", "accumulation", "learning_rate", "gradient", "momentum"},
+                  .attrs = {{"use_nesterov", false}},
+                  .infer = [](const Metas& in, const Dict& attrs) {
+                    BoolAttr("apply_momentum", attrs, "use_nesterov");
+                    CheckOptimizer("apply_momentum",
+                                   {"variable", "accumulation", "learning_rate", "gradient", "momentum"}, in, {1, 3},
+                                   {2, 4});
+                    return Metas{in[0]};
+                  },
+                  .props = {.inplace = true, .writes_inputs = {1}},
+                  .doc = "accum = accum * momentum + grad; variable -= lr * accum (or the Nesterov step)"});
+
+MSRT_REGISTER_OP({.name = "apply_gradient_descent",
+                  .inputs = {"variable", "alpha", "delta"},
+                  .infer = [](const Metas& in, const Dict&) {
+                    CheckOptimizer("apply_gradient_descent", {"variable", "alpha", "delta"}, in, {2}, {1});
+                    return Metas{in[0]};
+                  },
+                  .props = {.inplace = true},
+                  .doc = "variable -= alpha * delta"});
+
+MSRT_REGISTER_OP({.name = "adam",
+                  .inputs = {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon",
+                             "gradient"},
+                  .attrs = {{"use_nesterov", false}},
+                  .infer = [](const Metas& in, const Dict& attrs) {
+                    BoolAttr("adam", attrs, "use_nesterov");
+                    CheckOptimizer("adam",
+                                   {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon",
+                                    "gradient"},
+                                   in, {1, 2, 9}, {3, 4, 5, 6, 7, 8});
+                    return Metas{in[0]};
+                  },
+                  .props = {.inplace = true, .writes_inputs = {1, 2}},
+                  .doc = "MindSpore's Adam step; updates var, m and v in place"});
+
+MSRT_REGISTER_OP({.name = "adam_weight_decay",
+                  .inputs = {"var", "m", "v", "lr", "beta1", "beta2", "epsilon", "decay", "gradient"},
+                  .infer = [](const Metas& in, const Dict&) {
+                    CheckOptimizer("adam_weight_decay",
+                                   {"var", "m", "v", "lr", "beta1", "beta2", "epsilon", "decay", "gradient"}, in,
+                                   {1, 2, 8}, {3, 4, 5, 6, 7});
+                    return Metas{in[0]};
+                  },
+                  .props = {.inplace = true, .writes_inputs = {1, 2}},
+                  .doc = "MindSpore's AdamWeightDecay step; updates var, m and v in place"});
+
+}  // namespace
+}  // namespace msrt::ops

@@ -1,0 +1,220 @@
+// Reductions (sum, mean, max, min, prod, argmax, argmin) and softmax /
+// log_softmax, which reduce along one axis.
+#include "ops/grad_utils.h"
+#include "ops/op_checks.h"
+
+namespace msrt::ops {
+namespace {
+
+using Metas = std::vector<TensorMeta>;
+using fn::Scalar;
+
+const AttrSpec kAxisAttr{"axis", Value(List{}), "an int or a list of ints; [] reduces every axis"};
+const AttrSpec kKeepDimsAttr{"keep_dims", false, "keep reduced axes with size 1"};
+const OpProperties kReduction{.reduction = true};
+
+Shape ReducedShape(const Shape& shape, const std::vector<int64_t>& axes, bool keep_dims) {
+  Shape out;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(i)) != axes.end();
+    if (!reduced) {
+      out.push_back(shape[i]);
+    } else if (keep_dims) {
+      out.push_back(1);
+    }
+  }
+  return out;
+}
+
+// `needs_identity`: max and min have no value for an empty reduction.
+InferFn ReduceInfer(std::string_view op, bool needs_elements, bool integer_gives_float) {
+  return [=](const Metas& in, const Dict& attrs) {
+    CheckDType(op, "x", in[0], DTypeClass::kNumber);
+    bool keep = BoolAttr(op, attrs, "keep_dims");
+    auto axes = ReductionAxes(op, IntsAttr(op, attrs, "axis"), static_cast<int64_t>(in[0].shape.size()));
+    if (needs_elements) {
+      for (int64_t a : axes) {
+        if (in[0].shape[a] == 0) {
+          OpError(ErrorKind::kValue, op,
+                  StrCat("can not reduce axis ", a, " of size 0 (there is no identity); expected a non-empty axis, "
+                         "but got shape ", ShapeRepr(in[0].shape)));
+        }
+      }
+    }
+    DType dtype = in[0].dtype;
+    if (integer_gives_float && !IsFloating(dtype)) dtype = DType::kFloat32;
+    return Metas{{ReducedShape(in[0].shape, axes, keep), dtype}};
+  };
+}
+
+struct ReduceInfo {
+  std::vector<int64_t> axes;
+  Shape keep_shape;  // x's shape with reduced axes set to 1
+  int64_t count;     // elements reduced into each output
+};
+
+ReduceInfo Info(std::string_view op, const Tensor& x, const Dict& attrs) {
+  ReduceInfo info;
+  info.axes = ReductionAxes(op, IntsAttr(op, attrs, "axis"), x.ndim());
+  info.keep_shape = KeepDimsShape(x.shape(), info.axes);
+  info.count = 1;
+  for (int64_t a : info.axes) info.count *= x.shape()[a];
+  return info;
+}
+
+// dy brought back to x's shape: reshape to keep-dims, broadcast.
+Tensor Spread(const Tensor& dy, const ReduceInfo& info, const Shape& shape) {
+  return fn::BroadcastTo(fn::Reshape(dy, info.keep_shape), shape);
+}
+
+MSRT_REGISTER_OP({.name = "reduce_sum",
+                  .inputs = {"x"},
+                  .attrs = {kAxisAttr, kKeepDimsAttr},
+                  .infer = ReduceInfer("reduce_sum", false, false),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& x = a.inputs[0];
+                    if (!a.dys[0].defined() || !IsFloating(x.dtype())) return {Tensor()};
+                    return {Spread(a.dys[0], Info("reduce_sum", x, a.attrs), x.shape())};
+                  },
+                  .props = kReduction,
+                  .doc = "sum over axes"});
+
+MSRT_REGISTER_OP({.name = "reduce_mean",
+                  .inputs = {"x"},
+                  .attrs = {kAxisAttr, kKeepDimsAttr},
+                  .infer = ReduceInfer("reduce_mean", false, true),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& x = a.inputs[0];
+                    if (!a.dys[0].defined() || !IsFloating(x.dtype())) return {Tensor()};
+                    ReduceInfo info = Info("reduce_mean", x, a.attrs);
+                    Tensor scaled = fn::Mul(a.dys[0], Scalar(1.0 / static_cast<double>(info.count), a.dys[0]));
+                    return {Spread(scaled, info, x.shape())};
+                  },
+                  .props = kReduction,
+                  .doc = "mean over axes (integers give float32)"});
+
+GradFn MaxMinGrad(std::string_view op) {
+  return [op](const GradArgs& a) -> std::vector<Tensor> {
+    const Tensor& x = a.inputs[0];
+    if (!a.dys[0].defined() || !IsFloating(x.dtype())) return {Tensor()};
+    ReduceInfo info = Info(op, x, a.attrs);
+    // Ties share the gradient equally.
+    Tensor mask = fn::Cast(fn::Equal(x, fn::Reshape(a.outputs[0], info.keep_shape)), x.dtype());
+    Tensor ties = fn::ReduceSum(mask, info.axes, true);
+    return {fn::Mul(fn::Div(mask, ties), fn::Reshape(a.dys[0], info.keep_shape))};
+  };
+}
+
+MSRT_REGISTER_OP({.name = "reduce_max",
+                  .inputs = {"x"},
+                  .attrs = {kAxisAttr, kKeepDimsAttr},
+                  .infer = ReduceInfer("reduce_max", true, false),
+                  .grad = MaxMinGrad("reduce_max"),
+                  .props = kReduction,
+                  .doc = "max over axes (NaN propagates)"});
+
+MSRT_REGISTER_OP({.name = "reduce_min",
+                  .inputs = {"x"},
+                  .attrs = {kAxisAttr, kKeepDimsAttr},
+                  .infer = ReduceInfer("reduce_min", true, false),
+                  .grad = MaxMinGrad("reduce_min"),
+                  .props = kReduction,
+                  .doc = "min over axes (NaN propagates)"});
+
+MSRT_REGISTER_OP({.name = "reduce_prod",
+                  .inputs = {"x"},
+                  .attrs = {kAxisAttr, kKeepDimsAttr},
+                  .infer = ReduceInfer("reduce_prod", false, false),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& x = a.inputs[0];
+                    if (!a.dys[0].defined() || !IsFloating(x.dtype())) return {Tensor()};
+                    ReduceInfo info = Info("reduce_prod", x, a.attrs);
+                    // d prod / d x_i = product of the others, exact with zeros: with no
+                    // zero it is prod / x_i; with one zero, only that element gets the
+                    // product of the non-zeros; with more, everything gets 0.
+                    Tensor zero = Scalar(0, x);
+                    Tensor is_zero = fn::Equal(x, zero);
+                    Tensor nonzero_x = fn::Select(is_zero, Scalar(1, x), x);
+                    Tensor prod_nonzero = Call1("reduce_prod", {nonzero_x},
+                                                Dict{{"axis", Attr(a.attrs, "axis")}, {"keep_dims", true}});
+                    Tensor zeros = fn::ReduceSum(fn::Cast(is_zero, x.dtype()), info.axes, true);
+                    Tensor no_zero = fn::Equal(zeros, zero);
+                    Tensor one_zero = fn::Equal(zeros, Scalar(1, x));
+                    Tensor at_zero = fn::Select(one_zero, prod_nonzero, zero);
+                    Tensor elsewhere = fn::Select(no_zero, fn::Div(prod_nonzero, nonzero_x), zero);
+                    Tensor d = fn::Select(is_zero, at_zero, elsewhere);
+                    return {fn::Mul(d, fn::Reshape(a.dys[0], info.keep_shape))};
+                  },
+                  .props = kReduction,
+                  .doc = "product over axes"});
+
+InferFn ArgInfer(std::string_view op) {
+  return [op](const Metas& in, const Dict& attrs) {
+    CheckDType(op, "x", in[0], DTypeClass::kNumber);
+    int64_t ndim = static_cast<int64_t>(in[0].shape.size());
+    int64_t axis = NormalizeAxis(op, IntAttr(op, attrs, "axis"), ndim);
+    bool keep = BoolAttr(op, attrs, "keep_dims");
+    if (ndim == 0) return Metas{{{}, DType::kInt32}};
+    if (in[0].shape[axis] == 0) {
+      OpError(ErrorKind::kValue, op,
+              StrCat("can not take the index over axis ", axis, " of size 0; expected a non-empty axis, but got shape ",
+                     ShapeRepr(in[0].shape)));
+    }
+    return Metas{{ReducedShape(in[0].shape, {axis}, keep), DType::kInt32}};
+  };
+}
+
+MSRT_REGISTER_OP({.name = "argmax",
+                  .inputs = {"x"},
+                  .attrs = {{"axis", -1}, kKeepDimsAttr},
+                  .infer = ArgInfer("argmax"),
+                  .props = kReduction,
+                  .doc = "index of the max along axis (first on ties; int32)"});
+
+MSRT_REGISTER_OP({.name = "argmin",
+                  .inputs = {"x"},
+                  .attrs = {{"axis", -1}, kKeepDimsAttr},
+                  .infer = ArgInfer("argmin"),
+                  .props = kReduction,
+                  .doc = "index of the min along axis (first on ties; int32)"});
+
+InferFn SoftmaxInfer(std::string_view op) {
+  return [op](const Metas& in, const Dict& attrs) {
+    CheckDType(op, "x", in[0], DTypeClass::kFloat);
+    NormalizeAxis(op, IntAttr(op, attrs, "axis"), static_cast<int64_t>(in[0].shape.size()));
+    return Metas{in[0]};
+  };
+}
+
+int64_t SoftmaxAxis(const GradArgs& a) {
+  return NormalizeAxis("softmax", AttrInt(a.attrs, "axis"), a.inputs[0].ndim());
+}
+
+MSRT_REGISTER_OP({.name = "softmax",
+                  .inputs = {"x"},
+                  .attrs = {{"axis", -1}},
+                  .infer = SoftmaxInfer("softmax"),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    if (!a.dys[0].defined()) return {Tensor()};
+                    const Tensor& y = a.outputs[0];
+                    const Tensor& dy = a.dys[0];
+                    Tensor dot = fn::ReduceSum(fn::Mul(dy, y), {SoftmaxAxis(a)}, true);
+                    return {fn::Mul(y, fn::Sub(dy, dot))};
+                  },
+                  .doc = "exp(x) / sum(exp(x)) along axis"});
+
+MSRT_REGISTER_OP({.name = "log_softmax",
+                  .inputs = {"x"},
+                  .attrs = {{"axis", -1}},
+                  .infer = SoftmaxInfer("log_softmax"),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    if (!a.dys[0].defined()) return {Tensor()};
+                    const Tensor& y = a.outputs[0];
+                    const Tensor& dy = a.dys[0];
+                    Tensor total = fn::ReduceSum(dy, {SoftmaxAxis(a)}, true);
+                    return {fn::Sub(dy, fn::Mul(fn::Exp(y), total))};
+                  },
+                  .doc = "x - log(sum(exp(x))) along axis"});
+
+}  // namespace
+}  // namespace msrt::ops

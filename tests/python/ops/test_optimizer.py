@@ -1,0 +1,167 @@
+"""The in-place ops (assign family) and fused optimizer steps against NumPy
+(MindSpore's formulas): the variable and the state inputs are updated in
+place, the output is the variable itself, and readers see the writes."""
+import numpy as np
+import pytest
+
+from .harness import _C, covers, tensor
+
+covers("assign", "assign_add", "assign_sub", "apply_momentum", "apply_gradient_descent", "adam",
+       "adam_weight_decay")
+
+RNG = np.random.default_rng(11)
+FLOATS = [np.float32, np.float64]
+
+
+def tol(dtype):
+    return dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+
+
+def scalar(v, dtype=np.float32):
+    return tensor(np.array(v, dtype))
+
+
+def call(name, inputs, attrs=None):
+    (out,) = _C.call(name, inputs, attrs or {})
+    assert out._same(inputs[0]), "in-place ops return their variable"
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+def test_assign_family(dtype):
+    base = RNG.uniform(-3, 3, size=(3, 4)).astype(dtype)
+    value = RNG.uniform(-3, 3, size=(4,)).astype(dtype)
+    var = tensor(base)
+    call("assign_add", [var, tensor(value)])
+    np.testing.assert_allclose(var.asnumpy(), base + value, rtol=1e-3 if dtype == np.float16 else 1e-7)
+    call("assign_sub", [var, tensor(value)])
+    call("assign_sub", [var, tensor(value)])
+    np.testing.assert_allclose(var.asnumpy(), (base + value) - value - value, rtol=1e-3 if dtype == np.float16 else 1e-6,
+                               atol=1e-2 if dtype == np.float16 else 1e-6)
+    call("assign", [var, tensor(value)])
+    np.testing.assert_array_equal(var.asnumpy(), np.broadcast_to(value, (3, 4)))
+
+
+def test_assign_converts_and_orders_reads():
+    var = tensor(np.zeros((2, 2), np.float32))
+    before = _C.call("add", [var, scalar(1.0)])[0]  # queued before the write: sees zeros
+    call("assign", [var, tensor(np.array([[1, 2], [3, 4]], np.int64))])
+    after = _C.call("add", [var, scalar(1.0)])[0]
+    np.testing.assert_array_equal(before.asnumpy(), np.ones((2, 2)))
+    np.testing.assert_array_equal(after.asnumpy(), [[2, 3], [4, 5]])
+    b = tensor(np.zeros(3, np.bool_))
+    call("assign", [b, tensor(np.array([True, False, True]))])
+    assert b.asnumpy().tolist() == [True, False, True]
+    s = tensor(np.array(1.0))
+    call("assign_add", [s, tensor(np.array(2.0))])
+    assert s.asnumpy() == 3.0
+
+
+def test_assign_errors():
+    with pytest.raises(ValueError, match=r"\[assign\] 'value' must broadcast to the shape of 'variable'.*\(2, 3\)"):
+        _C.call("assign", [tensor(np.zeros(3)), tensor(np.zeros((2, 3)))], {})
+    with pytest.raises(TypeError, match=r"\[assign_add\] input 'variable'.*Bool"):
+        _C.call("assign_add", [tensor(np.zeros(3, np.bool_)), tensor(np.zeros(3, np.bool_))], {})
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_apply_momentum(dtype, nesterov):
+    w = RNG.standard_normal((5, 7)).astype(dtype)
+    acc = RNG.standard_normal((5, 7)).astype(dtype)
+    var, accum = tensor(w), tensor(acc)
+    lr, mom = 0.1, 0.9
+    for _ in range(3):
+        g = RNG.standard_normal((5, 7)).astype(dtype)
+        call("apply_momentum", [var, accum, scalar(lr, dtype), tensor(g), scalar(mom, dtype)],
+             {"use_nesterov": nesterov})
+        acc = acc * dtype(mom) + g
+        w = w - dtype(lr) * (g + dtype(mom) * acc) if nesterov else w - dtype(lr) * acc
+    np.testing.assert_allclose(accum.asnumpy(), acc, **tol(dtype))
+    np.testing.assert_allclose(var.asnumpy(), w, **tol(dtype))
+
+
+def test_apply_momentum_large_and_scalar_shapes():
+    w = RNG.standard_normal(200_000).astype(np.float32)
+    var, accum = tensor(w), tensor(np.zeros_like(w))
+    g = RNG.standard_normal(200_000).astype(np.float32)
+    call("apply_momentum", [var, accum, tensor(np.array([0.5], np.float32)), tensor(g), scalar(0.9)])
+    np.testing.assert_allclose(var.asnumpy(), w - np.float32(0.5) * g, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_apply_gradient_descent(dtype):
+    w = RNG.standard_normal((4, 3)).astype(dtype)
+    d = RNG.standard_normal((4, 3)).astype(dtype)
+    var = tensor(w)
+    call("apply_gradient_descent", [var, scalar(0.25, dtype), tensor(d)])
+    np.testing.assert_allclose(var.asnumpy(), w - dtype(0.25) * d, **tol(dtype))
+
+
+def adam_reference(w, m, v, b1p, b2p, lr, b1, b2, eps, g, nesterov):
+    lr_t = lr * np.sqrt(1 - b2p) / (1 - b1p)
+    m = m + (g - m) * (1 - b1)
+    v = v + (g * g - v) * (1 - b2)
+    direction = m * b1 + (1 - b1) * g if nesterov else m
+    return w - lr_t * direction / (eps + np.sqrt(v)), m, v
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_adam(dtype, nesterov):
+    w, m, v = (RNG.standard_normal((3, 4)).astype(dtype) for _ in range(3))
+    v = np.abs(v)
+    tv, tm, tvv = tensor(w), tensor(m), tensor(v)
+    b1, b2, lr, eps = 0.9, 0.999, 0.01, 1e-8
+    for step in range(1, 4):
+        g = RNG.standard_normal((3, 4)).astype(dtype)
+        call("adam", [tv, tm, tvv, scalar(b1 ** step, dtype), scalar(b2 ** step, dtype), scalar(lr, dtype),
+                      scalar(b1, dtype), scalar(b2, dtype), scalar(eps, dtype), tensor(g)], {"use_nesterov": nesterov})
+        w, m, v = adam_reference(w.astype(np.float64), m, v, b1 ** step, b2 ** step, lr, b1, b2, eps, g, nesterov)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(tm.asnumpy(), m, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(tvv.asnumpy(), v, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(tv.asnumpy(), w, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_adam_weight_decay(dtype):
+    w, m, v, g = (RNG.standard_normal((6,)).astype(dtype) for _ in range(4))
+    v = np.abs(v)
+    tv, tm, tvv = tensor(w), tensor(m), tensor(v)
+    lr, b1, b2, eps, decay = 0.01, 0.9, 0.999, 1e-6, 0.1
+    call("adam_weight_decay", [tv, tm, tvv, scalar(lr, dtype), scalar(b1, dtype), scalar(b2, dtype),
+                               scalar(eps, dtype), scalar(decay, dtype), tensor(g)])
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    w = w - lr * (m / (np.sqrt(v) + eps) + decay * w)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    for got, ref in [(tm, m), (tvv, v), (tv, w)]:
+        np.testing.assert_allclose(got.asnumpy(), ref, rtol=rtol, atol=rtol)
+
+
+def test_half_parameters_update_through_float32():
+    w = RNG.standard_normal(8).astype(np.float16)
+    var, accum = tensor(w), tensor(np.zeros(8, np.float16))
+    g = RNG.standard_normal(8).astype(np.float16)
+    call("apply_momentum", [var, accum, scalar(0.5, np.float16), tensor(g), scalar(0.9, np.float16)])
+    assert var.asnumpy().dtype == np.float16
+    np.testing.assert_allclose(var.asnumpy().astype(np.float32), w.astype(np.float32) - 0.5 * g.astype(np.float32),
+                               rtol=2e-3, atol=2e-3)
+
+
+def test_optimizer_errors():
+    z = tensor(np.zeros((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"\[apply_momentum\] input 'learning_rate' must hold a single value.*\(2,\)"):
+        _C.call("apply_momentum", [z, tensor(np.zeros((2, 3), np.float32)), tensor(np.zeros(2, np.float32)), z,
+                                   scalar(0.9)], {})
+    with pytest.raises(ValueError, match=r"\[apply_momentum\] 'gradient' must have the shape of 'variable'"):
+        _C.call("apply_momentum", [z, tensor(np.zeros((2, 3), np.float32)), scalar(0.1),
+                                   tensor(np.zeros(3, np.float32)), scalar(0.9)], {})
+    with pytest.raises(TypeError, match=r"\[apply_gradient_descent\] input 'delta' must have the dtype of 'variable'"):
+        _C.call("apply_gradient_descent", [z, scalar(0.1), tensor(np.zeros((2, 3)))], {})
+    with pytest.raises(TypeError, match=r"\[adam_weight_decay\] input 'var'.*Int32"):
+        i = tensor(np.zeros(2, np.int32))
+        _C.call("adam_weight_decay", [i, i, i] + [scalar(0.1)] * 5 + [i], {})
+    with pytest.raises(TypeError, match=r"\[adam\] takes 10 inputs"):
+        _C.call("adam", [z], {})
