@@ -37,7 +37,7 @@ _graph_warned = [False]
 def _warn_graph_mode_once():
     if not _graph_warned[0]:
         _graph_warned[0] = True
-        warnings.warn(_GRAPH_WARNING, MsrtWarning, stacklevel=4)
+        warnings.warn(_GRAPH_WARNING, MsrtWarning, stacklevel=3)
 
 
 class _HookHandle:

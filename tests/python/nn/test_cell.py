@@ -198,3 +198,35 @@ def test_pynative_mode_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         nn.ReLU()(t([1.0]))
+
+
+class DoubleGrad(nn.Cell):
+    """Forward: identity. Backward (custom bprop): twice the incoming gradient."""
+
+    def construct(self, x):
+        return x * 1.0
+
+    def bprop(self, x, out, dout):
+        return (dout * 2.0,)
+
+
+def test_custom_bprop_inside_a_network_is_used_by_train_one_step():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(3, 1, has_bias=False)
+            self.double = DoubleGrad()
+
+        def construct(self, x):
+            return self.double(self.fc(x))
+
+    net = Net()
+    assert DoubleGrad._has_bprop and not nn.Dense._has_bprop
+    x = np.ones((2, 3), np.float32)
+    w0 = net.fc.weight.asnumpy().copy()
+    train = nn.TrainOneStepCell(nn.WithLossCell(net, nn.L1Loss(reduction="sum")), nn.SGD(net.trainable_params(), 0.1),
+                                return_grad=True)
+    _, grads = train(t(x), t(np.full((2, 1), -100.0)))
+    # d|y - label|/dy = 1 per sample (y > label); the bprop doubles it; dy/dw = x.
+    np.testing.assert_allclose(grads["fc.weight"].asnumpy(), 2.0 * x.sum(0, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(net.fc.weight.asnumpy(), w0 - 0.1 * 2.0 * x.sum(0, keepdims=True), rtol=1e-6)

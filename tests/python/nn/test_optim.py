@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+import msrt as ms
 from msrt import Parameter, Tensor, nn
 
 RNG = np.random.default_rng(21)
@@ -295,3 +296,13 @@ def test_dynamic_lr_functions_match_mindspore_examples():
     np.testing.assert_allclose(nn.warmup_lr(0.1, 6, 2, 2), [0.0, 0.0, 0.05, 0.05, 0.1, 0.1])
     with pytest.raises(ValueError):
         nn.piecewise_constant_lr([2, 1], [0.1, 0.2])
+
+
+def test_user_defined_schedule_reads_the_global_step_tensor():
+    class Inverse(nn.LearningRateSchedule):
+        def construct(self, global_step):
+            return 0.1 / (global_step.astype(ms.float32) + 1.0)
+
+    params = make_params()
+    opt = nn.SGD(params, learning_rate=Inverse())
+    check(run(opt, params), _sgd_reference([0.1 / (i + 1) for i in range(STEPS)]))

@@ -185,7 +185,7 @@ def test_loss_monitor_rejects_nan_and_bad_arguments():
     from msrt.train.callback import CallbackParam
 
     cb = CallbackParam(cur_step_num=3, cur_epoch_num=1, batch_num=10, net_outputs=Tensor(np.float32("nan")))
-    with pytest.raises(ValueError, match="epoch: 1 step: 3. Invalid loss, terminating training."):
+    with pytest.raises(ValueError, match="In epoch: 1 step: 3, loss is NAN or INF"):
         LossMonitor().step_end(RunContext(cb))
     with pytest.raises(ValueError):
         LossMonitor(-1)

@@ -266,7 +266,12 @@ class Optimizer(Cell):
             return lr.learning_rate
         if isinstance(lr, (_HostSchedule, _IteratorLearningRate)):
             return _scalar(lr.lr_at(self._step))
-        return lr(self.global_step)
+        value = lr(self.global_step)  # a user schedule computes from the global step tensor (shape [1])
+        if not isinstance(value, Tensor):
+            return _scalar(float(value))
+        if value.ndim:
+            value = _op("reshape", value, shape=[])
+        return value
 
     def get_lr_parameter(self, param):
         """The learning rate (Parameter or schedule) used for `param` (or a list)."""

@@ -51,8 +51,8 @@ class LossMonitor(Callback):
         batch_num = cb_params.get("batch_num") or 0
         step_in_epoch = (cb_params.cur_step_num - 1) % batch_num + 1 if batch_num > 0 else cb_params.cur_step_num
         if loss is not None and (np.isnan(loss) or np.isinf(loss)):
-            raise ValueError(f"epoch: {cb_params.cur_epoch_num} step: {step_in_epoch}. "
-                             "Invalid loss, terminating training.")
+            raise ValueError(f"In epoch: {cb_params.cur_epoch_num} step: {step_in_epoch}, loss is NAN or INF, "
+                             "training process cannot continue, terminating training.")
         print(f"epoch: {cb_params.cur_epoch_num} step: {step_in_epoch}, loss is {loss}", flush=True)
 
     def on_train_epoch_end(self, run_context):

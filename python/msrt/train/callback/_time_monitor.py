@@ -9,7 +9,8 @@ __all__ = ["TimeMonitor"]
 
 class TimeMonitor(Callback):
     """Prints "Train epoch time: T ms, per step time: t ms" after each epoch
-    (and the same for evaluation). `data_size` overrides the step count.
+    (and the same for evaluation). `data_size` is the step count when the
+    dataset does not know its size (as MindSpore, the dataset's size wins).
     The time includes waiting for the epoch's queued work to finish."""
 
     def __init__(self, data_size=None, data_time=False):
@@ -30,7 +31,8 @@ class TimeMonitor(Callback):
         _C.synchronize()
         cb_params = run_context.original_args()
         epoch_ms = (time.perf_counter() - self.epoch_time) * 1000
-        steps = self.data_size or cb_params.get("batch_num") or 1
+        batch_num = cb_params.get("batch_num")
+        steps = batch_num if isinstance(batch_num, int) and batch_num > 0 else (self.data_size or 1)
         print(f"{mode} epoch time: {epoch_ms:5.3f} ms, per step time: {epoch_ms / steps:5.3f} ms", flush=True)
 
     def on_train_epoch_begin(self, run_context):
