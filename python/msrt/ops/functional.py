@@ -819,8 +819,6 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
 
 
 def mse_loss(input, target, reduction="mean"):  # noqa: A002
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"For 'mse_loss', 'reduction' must be 'mean', 'sum' or 'none', but got {reduction!r}.")
     return _op("mse_loss", input, _t(target, input), reduction=reduction)
 
 
