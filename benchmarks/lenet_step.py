@@ -15,11 +15,19 @@ Also the per-op dispatch overhead: a chain of 1000 dependent `x + y` on
     .venv/bin/python benchmarks/lenet_step.py [--quick]
 """
 import argparse
+import os
 import statistics
 import sys
 import time
 
-import numpy as np
+# Both libraries run their kernels on OpenMP (libgomp) in this process. Workers
+# that spin between parallel regions starve msrt's Python and dispatcher
+# threads on a 2-core machine (and any busy one), so they wait passively,
+# for both peers alike, unless the caller chose a policy. Set before either
+# library loads libgomp.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
 
 
 def _median_time(fn, reps, rounds=1):
@@ -161,7 +169,8 @@ def main(argv=None):
     scale = 0.25 if args.quick else 1.0
     plan = {1: (200, 200), 32: (60, 60), 256: (15, 10)}
     print(f"LeNet-5 training step (forward + backward + Momentum update), 2 threads; "
-          f"msrt {ms.__version__} PYNATIVE vs PyTorch {torch.__version__} eager")
+          f"msrt {ms.__version__} PYNATIVE vs PyTorch {torch.__version__} eager; "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
     print(f"{'batch':>5} | {'msrt step':>10} {'torch step':>10} {'ratio':>6} | "
           f"{'msrt pipe':>10} {'torch pipe':>10} {'ratio':>6}")
     rows = []

@@ -69,6 +69,8 @@ class ProgressLine:
 
     def update(self, done, extra=""):
         self.done = done
+        if not self.tty and self.total and done >= self.total:
+            return  # the last line is close()'s, with its final figures
         if not self.needs_draw(done):
             return
         self._last_draw = time.perf_counter()
