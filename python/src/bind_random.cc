@@ -10,12 +10,14 @@ void BindRandom(py::module_& m) {
       "set_seed",
       [](py::handle seed) {
         if (!PyLong_Check(seed.ptr()) || PyBool_Check(seed.ptr())) {
-          throw TypeError(StrCat("set_seed: 'seed' must be an int, but got ", std::string(py::str(seed.get_type().attr("__name__"))), "."));
+          std::string type = py::str(seed.get_type().attr("__name__"));
+          throw TypeError(StrCat("set_seed: 'seed' must be an int, but got ", type, "."));
         }
         int overflow = 0;
         long long value = PyLong_AsLongLongAndOverflow(seed.ptr(), &overflow);
         if (overflow != 0 || value < 0) {
-          throw ValueError(StrCat("set_seed: 'seed' must be in [0, 2**63 - 1], but got ", std::string(py::repr(seed)), "."));
+          std::string repr = py::repr(seed);
+          throw ValueError(StrCat("set_seed: 'seed' must be in [0, 2**63 - 1], but got ", repr, "."));
         }
         random::SetSeed(static_cast<uint64_t>(value));
       },

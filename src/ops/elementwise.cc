@@ -65,7 +65,9 @@ constexpr OpProperties kElementwise = {.elementwise = true};
 MSRT_REGISTER_OP({.name = "neg",
                   .inputs = {"x"},
                   .infer = UnaryInfer("neg", DTypeClass::kNumber),
-                  .grad = Unary([](const Tensor&, const Tensor&, const Tensor& dy, const Dict&) { return fn::Neg(dy); }),
+                  .grad = Unary([](const Tensor&, const Tensor&, const Tensor& dy, const Dict&) {
+                    return fn::Neg(dy);
+                  }),
                   .props = kElementwise,
                   .doc = "-x"});
 
@@ -81,21 +83,27 @@ MSRT_REGISTER_OP({.name = "abs",
 MSRT_REGISTER_OP({.name = "sign",
                   .inputs = {"x"},
                   .infer = UnaryInfer("sign", DTypeClass::kNumber),
-                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor&, const Dict&) { return fn::ZerosLike(x); }),
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor&, const Dict&) {
+                    return fn::ZerosLike(x);
+                  }),
                   .props = kElementwise,
                   .doc = "-1, 0 or 1 (NaN stays NaN)"});
 
 MSRT_REGISTER_OP({.name = "exp",
                   .inputs = {"x"},
                   .infer = UnaryInfer("exp", DTypeClass::kFloat),
-                  .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) { return fn::Mul(dy, y); }),
+                  .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) {
+                    return fn::Mul(dy, y);
+                  }),
                   .props = kElementwise,
                   .doc = "e^x"});
 
 MSRT_REGISTER_OP({.name = "log",
                   .inputs = {"x"},
                   .infer = UnaryInfer("log", DTypeClass::kFloat),
-                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) { return fn::Div(dy, x); }),
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
+                    return fn::Div(dy, x);
+                  }),
                   .props = kElementwise,
                   .doc = "natural logarithm"});
 
@@ -167,7 +175,8 @@ MSRT_REGISTER_OP({.name = "relu6",
                   .inputs = {"x"},
                   .infer = UnaryInfer("relu6", DTypeClass::kNumber),
                   .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
-                    Tensor inside = Call1("logical_and", {fn::Greater(x, Scalar(0, x)), Call1("less", {x, Scalar(6, x)})});
+                    Tensor below_six = Call1("less", {x, Scalar(6, x)});
+                    Tensor inside = Call1("logical_and", {fn::Greater(x, Scalar(0, x)), below_six});
                     return fn::Select(inside, dy, Scalar(0, dy));
                   }),
                   .props = kElementwise,

@@ -118,7 +118,8 @@ std::vector<int64_t> ShapeAttr(std::string_view op, const Dict& attrs, std::stri
 int64_t IntAttr(std::string_view op, const Dict& attrs, std::string_view name) {
   const Value& v = Attr(attrs, name);
   if (!v.is_int_like()) {
-    OpError(ErrorKind::kType, op, StrCat("attribute '", name, "' must be an int; expected int, but got ", v.type_name()));
+    OpError(ErrorKind::kType, op,
+            StrCat("attribute '", name, "' must be an int; expected int, but got ", v.type_name()));
   }
   return v.as_int();
 }
@@ -135,7 +136,8 @@ double FloatAttr(std::string_view op, const Dict& attrs, std::string_view name) 
 bool BoolAttr(std::string_view op, const Dict& attrs, std::string_view name) {
   const Value& v = Attr(attrs, name);
   if (!v.is_bool()) {
-    OpError(ErrorKind::kType, op, StrCat("attribute '", name, "' must be a bool; expected bool, but got ", v.type_name()));
+    OpError(ErrorKind::kType, op,
+            StrCat("attribute '", name, "' must be a bool; expected bool, but got ", v.type_name()));
   }
   return v.as_bool();
 }

@@ -132,8 +132,8 @@ MSRT_REGISTER_OP({.name = "concat",
                         std::vector<int64_t> begin(s.size(), 0), end(s.begin(), s.end()), strides(s.size(), 1);
                         begin[axis] = offset;
                         end[axis] = offset + s[axis];
-                        out[i] = Call1("strided_slice", {a.dys[0]},
-                                       Dict{{"begin", IntList(begin)}, {"end", IntList(end)}, {"strides", IntList(strides)}});
+                        Dict slice{{"begin", IntList(begin)}, {"end", IntList(end)}, {"strides", IntList(strides)}};
+                        out[i] = Call1("strided_slice", {a.dys[0]}, slice);
                       }
                       offset += s[axis];
                     }
@@ -167,8 +167,8 @@ MSRT_REGISTER_OP({.name = "stack",
                     if (!a.dys[0].defined()) return out;
                     int64_t axis = NormalizeAxis("stack", AttrInt(a.attrs, "axis"), a.inputs[0].ndim() + 1);
                     if (a.inputs.size() == 1) return {fn::Reshape(a.dys[0], a.inputs[0].shape())};
-                    auto parts = Call("split", {a.dys[0]},
-                                      Dict{{"axis", Value(axis)}, {"output_num", Value(static_cast<int64_t>(a.inputs.size()))}});
+                    Value count(static_cast<int64_t>(a.inputs.size()));
+                    auto parts = Call("split", {a.dys[0]}, Dict{{"axis", Value(axis)}, {"output_num", count}});
                     for (size_t i = 0; i < out.size(); ++i) {
                       if (a.needs[i]) out[i] = fn::Reshape(parts[i], a.inputs[i].shape());
                     }
@@ -257,7 +257,8 @@ MSRT_REGISTER_OP({.name = "gather",
                       OpError(ErrorKind::kValue, "gather",
                               "input 'params' must have at least one dimension; expected rank >= 1, but got shape ()");
                     }
-                    int64_t axis = NormalizeAxis("gather", IntAttr("gather", attrs, "axis"), static_cast<int64_t>(p.size()));
+                    int64_t rank = static_cast<int64_t>(p.size());
+                    int64_t axis = NormalizeAxis("gather", IntAttr("gather", attrs, "axis"), rank);
                     Shape out(p.begin(), p.begin() + axis);
                     out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
                     out.insert(out.end(), p.begin() + axis + 1, p.end());
@@ -322,7 +323,8 @@ MSRT_REGISTER_OP({.name = "one_hot",
                     int64_t axis = IntAttr("one_hot", attrs, "axis");
                     if (axis < -1 || axis > rank) {
                       OpError(ErrorKind::kValue, "one_hot",
-                              StrCat("attribute 'axis' is out of range; expected it in [-1, ", rank, "], but got ", axis));
+                              StrCat("attribute 'axis' is out of range; expected it in [-1, ", rank, "], but got ",
+                                     axis));
                     }
                     Shape out = in[0].shape;
                     out.insert(axis == -1 ? out.end() : out.begin() + axis, depth);
@@ -334,8 +336,8 @@ MSRT_REGISTER_OP({.name = "broadcast_to",
                   .inputs = {"x"},
                   .attrs = {{"shape", Value(), "target shape; -1 keeps x's size"}},
                   .infer = [](const Metas& in, const Dict& attrs) {
-                    return Metas{{BroadcastTarget("broadcast_to", in[0].shape, ShapeAttr("broadcast_to", attrs, "shape", -1)),
-                                  in[0].dtype}};
+                    auto target = ShapeAttr("broadcast_to", attrs, "shape", -1);
+                    return Metas{{BroadcastTarget("broadcast_to", in[0].shape, target), in[0].dtype}};
                   },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     if (!a.dys[0].defined()) return {Tensor()};

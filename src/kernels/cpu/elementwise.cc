@@ -86,7 +86,7 @@ struct Sign {
     }                                       \
   };
 MSRT_FLOAT_UNARY(Exp, vecmath::Exp(x))
-MSRT_FLOAT_UNARY(Log, std::log(x))
+MSRT_FLOAT_UNARY(Log, vecmath::Log(x))
 MSRT_FLOAT_UNARY(Sqrt, std::sqrt(x))
 MSRT_FLOAT_UNARY(Rsqrt, T(1) / std::sqrt(x))
 MSRT_FLOAT_UNARY(Reciprocal, T(1) / x)

@@ -282,7 +282,9 @@ void BroadcastCopy(const T* src, const Shape& src_shape, T* out, const Shape& ou
   const int64_t n = NumElements(out_shape);
   if (n == 0) return;
   if (NumElements(src_shape) == n) {
-    ParallelElements(n, [&](int64_t begin, int64_t end) { std::memcpy(out + begin, src + begin, (end - begin) * sizeof(T)); });
+    ParallelElements(n, [&](int64_t begin, int64_t end) {
+      std::memcpy(out + begin, src + begin, (end - begin) * sizeof(T));
+    });
     return;
   }
   const BroadcastPlan<1> plan = MakeBroadcastPlan<1>(out_shape, {&src_shape});

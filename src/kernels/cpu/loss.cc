@@ -26,8 +26,7 @@ void CheckLabels(std::string_view op, std::string_view name, const I* labels, in
 template <typename T>
 std::pair<T, T> ShiftedLogSumExp(const T* row, int64_t n, T* scratch) {
   const T m = ReduceContiguous<MaxOp>(row, n);
-  for (int64_t c = 0; c < n; ++c) scratch[c] = vecmath::Exp(row[c] - m);
-  return {m, std::log(ReduceContiguous<SumOp>(scratch, n))};
+  return {m, std::log(ExpShiftedSum(row, scratch, n, m))};
 }
 
 // Runs body<T>(logits, out) with half types detoured through float32.

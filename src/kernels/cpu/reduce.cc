@@ -155,8 +155,7 @@ void RunArgReduce(KernelArgs& args) {
 template <bool kLog, typename T>
 void SoftmaxRow(const T* x, T* y, int64_t n) {
   const T m = ReduceContiguous<MaxOp>(x, n);
-  for (int64_t i = 0; i < n; ++i) y[i] = vecmath::Exp(x[i] - m);
-  const T s = ReduceContiguous<SumOp>(y, n);
+  const T s = ExpShiftedSum(x, y, n, m);
   if constexpr (kLog) {
     // (x - m) - log(s): adding m to log(s) first would round to m's ulp.
     const T log_s = std::log(s);

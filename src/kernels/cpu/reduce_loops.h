@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/elementwise_loops.h"
+#include "kernels/cpu/vector_math.h"
 
 namespace msrt::kernels::cpu {
 
@@ -81,6 +82,29 @@ T ReduceContiguous(const T* x, int64_t n) {
   // Pairwise combination of the lanes, in a fixed order.
   for (int width = kReduceLanes / 2; width > 0; width /= 2) {
     for (int l = 0; l < width; ++l) acc[l] = Op::Combine(acc[l], acc[l + width]);
+  }
+  return acc[0];
+}
+
+/// y[i] = exp(x[i] - shift), returning sum(y) in ReduceContiguous<SumOp>'s
+/// order: the exponentials and their sum in one pass (softmax, losses).
+template <typename T>
+T ExpShiftedSum(const T* x, T* y, int64_t n, T shift) {
+  T acc[kReduceLanes] = {};
+  int64_t i = 0;
+  for (; i + kReduceLanes <= n; i += kReduceLanes) {
+    for (int l = 0; l < kReduceLanes; ++l) {
+      const T e = vecmath::Exp(x[i + l] - shift);
+      y[i + l] = e;
+      acc[l] += e;
+    }
+  }
+  for (int l = 0; i < n; ++i, ++l) {
+    y[i] = vecmath::Exp(x[i] - shift);
+    acc[l] += y[i];
+  }
+  for (int width = kReduceLanes / 2; width > 0; width /= 2) {
+    for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
   }
   return acc[0];
 }

@@ -247,9 +247,9 @@ void CheckIndices(std::string_view op, const I* idx, int64_t n, int64_t dim, int
   for (int64_t k = 0; k < n; ++k) {
     if (idx[k] < 0 || idx[k] >= dim) {
       ops::OpError(ErrorKind::kIndex, op,
-                   StrCat("index ", static_cast<int64_t>(idx[k]), " at position ", k, " of 'indices' is out of range for axis ",
-                          axis, " of size ", dim, "; expected 0 <= index < ", dim, ", but got ",
-                          static_cast<int64_t>(idx[k])));
+                   StrCat("index ", static_cast<int64_t>(idx[k]), " at position ", k,
+                          " of 'indices' is out of range for axis ", axis, " of size ", dim,
+                          "; expected 0 <= index < ", dim, ", but got ", static_cast<int64_t>(idx[k])));
     }
   }
 }
@@ -343,7 +343,8 @@ void OneHot(KernelArgs& args) {
 void BroadcastTo(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
   Tensor& y = args.outputs[0];
-  DispatchBytes(ItemSize(x.dtype()), [&]<typename U>() { BroadcastCopy(x.raw<U>(), x.shape(), y.raw<U>(), y.shape()); });
+  DispatchBytes(ItemSize(x.dtype()),
+                [&]<typename U>() { BroadcastCopy(x.raw<U>(), x.shape(), y.raw<U>(), y.shape()); });
 }
 
 void Tile(KernelArgs& args) {

@@ -10,6 +10,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 namespace msrt::kernels::vecmath {
 
@@ -57,6 +59,39 @@ inline float TanhF32(float x) {
   return (x != x) ? x : y;
 }
 
+/// log(x) for float32 (Cephes logf, within 1 ulp): x = m 2^e with m in
+/// [sqrt(1/2), sqrt(2)), a degree-9 polynomial in m - 1; subnormals are
+/// scaled first, and 0, negatives, infinity and NaN are selected at the end.
+inline float LogF32(float x) {
+  const bool tiny = x < 1.17549435e-38f;  // below the normal range (zero and negatives fixed below)
+  const float xs = tiny ? x * 8388608.0f : x;
+  const int32_t bits = std::bit_cast<int32_t>(xs);
+  int32_t e = ((bits >> 23) & 0xff) - 126 - (tiny ? 23 : 0);
+  float m = std::bit_cast<float>((bits & 0x007fffff) | 0x3f000000);  // in [0.5, 1)
+  const bool low = m < 0.707106781186547524f;
+  e = low ? e - 1 : e;
+  m = low ? m + m - 1.0f : m - 1.0f;
+  const float ef = static_cast<float>(e);
+  const float z = m * m;
+  float p = 7.0376836292e-2f;
+  p = p * m - 1.1514610310e-1f;
+  p = p * m + 1.1676998740e-1f;
+  p = p * m - 1.2420140846e-1f;
+  p = p * m + 1.4249322787e-1f;
+  p = p * m - 1.6668057665e-1f;
+  p = p * m + 2.0000714765e-1f;
+  p = p * m - 2.4999993993e-1f;
+  p = p * m + 3.3333331174e-1f;
+  float y = p * m * z;
+  y += -2.12194440e-4f * ef;
+  y += -0.5f * z;
+  float r = m + y + 0.693359375f * ef;
+  r = x == 0.0f ? -std::numeric_limits<float>::infinity() : r;
+  r = x == std::numeric_limits<float>::infinity() ? x : r;
+  r = (x < 0.0f || x != x) ? std::numeric_limits<float>::quiet_NaN() : r;
+  return r;
+}
+
 /// 1 / (1 + exp(-x)).
 inline float SigmoidF32(float x) { return 1.0f / (1.0f + ExpF32(-x)); }
 
@@ -67,6 +102,15 @@ inline T Exp(T x) {
     return ExpF32(x);
   } else {
     return std::exp(x);
+  }
+}
+
+template <typename T>
+inline T Log(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return LogF32(x);
+  } else {
+    return std::log(x);
   }
 }
 

@@ -103,6 +103,16 @@ def test_exp_tanh_sigmoid_edges():
                                        err_msg=name)
 
 
+def test_log_edges():
+    tiny = np.float32(1e-45)  # subnormals go through the scaled path
+    x = np.array([0.0, -1.0, np.inf, np.nan, 1.0, tiny, 1e-40, 1.17e-38, 0.7071, 1.4142, 3.4e38], np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = np.log(x.astype(np.float64)).astype(np.float32)
+    np.testing.assert_allclose(run_op("log", [x])[0], expected, rtol=2e-7)
+    bits = RNG.integers(1, 0x7F800000, size=20000, dtype=np.uint32).view(np.float32)  # all magnitudes
+    np.testing.assert_allclose(run_op("log", [bits])[0], np.log(bits.astype(np.float64)).astype(np.float32), rtol=2e-7)
+
+
 def test_nan_propagates():
     x = np.array([np.nan, -1.0, 2.0], dtype=np.float32)
     for name in ["relu", "relu6", "sign", "abs", "neg"]:
