@@ -10,7 +10,7 @@ def test_example_runs_in_graph_mode_and_reports_accuracy(mnist_dir, capsys):
     out = capsys.readouterr().out
     assert "mode GRAPH" in out and "graph compilation is not available yet" in out
     assert "msrt context" in out  # the context summary
-    assert "Training: 10 steps per epoch" in out
+    assert "Training: 10 steps per epoch, Momentum(0.9), learning rate cosine 0.02 -> 0" in out
     assert len(re.findall(r"^Train epoch time: ", out, re.M)) == 2
     accuracy = float(re.search(r"^Test accuracy after 2 epoch\(s\): ([0-9.]+)$", out, re.M).group(1))
     assert 0.0 <= accuracy <= 1.0
