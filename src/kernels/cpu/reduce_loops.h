@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -13,11 +14,34 @@
 
 namespace msrt::kernels::cpu {
 
-/// Lanes a row reduction keeps (fixed: the summation order must not depend
-/// on the vector width the compiler picks).
-inline constexpr int kReduceLanes = 16;
+/// Lanes a row reduction keeps: element i goes to lane i % kReduceLanes.
+/// Fixed, so the summation order does not depend on the vector width.
+inline constexpr int kReduceLanes = 32;
+/// Bytes of the GCC/Clang generic vectors the lanes are held in (split or
+/// widened by the compiler to what the target has).
+inline constexpr int kVectorBytes = 32;
 
+template <typename T>
+struct VectorOf;
+#define MSRT_VECTOR_OF(T)                                             \
+  template <>                                                         \
+  struct VectorOf<T> {                                                \
+    typedef T type __attribute__((vector_size(kVectorBytes)));         \
+  };
+MSRT_VECTOR_OF(float)
+MSRT_VECTOR_OF(double)
+MSRT_VECTOR_OF(int64_t)
+MSRT_VECTOR_OF(int32_t)
+MSRT_VECTOR_OF(int16_t)
+MSRT_VECTOR_OF(int8_t)
+MSRT_VECTOR_OF(uint8_t)
+#undef MSRT_VECTOR_OF
+
+// Each op: Init, Combine on scalars (exact, NaN-propagating for max/min),
+// and CombineVector on lanes (max/min there ignore NaN: ReduceContiguous
+// tracks NaNs apart, see kTracksNaN).
 struct SumOp {
+  static constexpr bool kTracksNaN = false;
   template <typename T>
   static T Init() {
     return T(0);
@@ -26,9 +50,14 @@ struct SumOp {
   static T Combine(T a, T b) {
     return static_cast<T>(a + b);
   }
+  template <typename V>
+  [[gnu::always_inline]] static V CombineVector(V a, V b) {
+    return a + b;
+  }
 };
 
 struct ProdOp {
+  static constexpr bool kTracksNaN = false;
   template <typename T>
   static T Init() {
     return T(1);
@@ -37,9 +66,14 @@ struct ProdOp {
   static T Combine(T a, T b) {
     return static_cast<T>(a * b);
   }
+  template <typename V>
+  [[gnu::always_inline]] static V CombineVector(V a, V b) {
+    return a * b;
+  }
 };
 
 struct MaxOp {
+  static constexpr bool kTracksNaN = true;
   template <typename T>
   static T Init() {
     if constexpr (std::numeric_limits<T>::has_infinity) {
@@ -50,11 +84,17 @@ struct MaxOp {
   }
   template <typename T>
   static T Combine(T a, T b) {
-    return (a >= b || a != a) ? a : b;  // NaN propagates
+    const T m = a >= b ? a : b;
+    return a != a ? a : m;  // NaN propagates (b NaN: a >= b is false, so m is b)
+  }
+  template <typename V>
+  [[gnu::always_inline]] static V CombineVector(V a, V b) {
+    return a > b ? a : b;
   }
 };
 
 struct MinOp {
+  static constexpr bool kTracksNaN = true;
   template <typename T>
   static T Init() {
     if constexpr (std::numeric_limits<T>::has_infinity) {
@@ -65,35 +105,63 @@ struct MinOp {
   }
   template <typename T>
   static T Combine(T a, T b) {
-    return (a <= b || a != a) ? a : b;
+    const T m = a <= b ? a : b;
+    return a != a ? a : m;
+  }
+  template <typename V>
+  [[gnu::always_inline]] static V CombineVector(V a, V b) {
+    return a < b ? a : b;
   }
 };
 
-/// Reduces n contiguous values with kReduceLanes independent accumulators.
+/// Reduces n contiguous values: kReduceLanes independent accumulators held
+/// in vectors, the tail added to the first lanes, then the lanes combined
+/// pairwise in a fixed order.
 template <class Op, typename T>
 T ReduceContiguous(const T* x, int64_t n) {
-  T acc[kReduceLanes];
-  for (int l = 0; l < kReduceLanes; ++l) acc[l] = Op::template Init<T>();
+  using V = typename VectorOf<T>::type;
+  constexpr int kPer = kVectorBytes / static_cast<int>(sizeof(T));
+  constexpr int kGroups = kReduceLanes / kPer;
+  static_assert(kGroups >= 1 && kGroups * kPer == kReduceLanes);
+  V acc[kGroups];
+  for (int g = 0; g < kGroups; ++g) {
+    for (int l = 0; l < kPer; ++l) acc[g][l] = Op::template Init<T>();
+  }
+  using Mask = decltype(acc[0] != acc[0]);
+  Mask nan = {};
   int64_t i = 0;
   for (; i + kReduceLanes <= n; i += kReduceLanes) {
-    for (int l = 0; l < kReduceLanes; ++l) acc[l] = Op::Combine(acc[l], x[i + l]);
+    for (int g = 0; g < kGroups; ++g) {
+      V v;
+      std::memcpy(&v, x + i + g * kPer, sizeof(V));
+      acc[g] = Op::CombineVector(acc[g], v);
+      if constexpr (Op::kTracksNaN && kIsFloat<T>) nan |= (v != v);
+    }
   }
-  for (int l = 0; i < n; ++i, ++l) acc[l] = Op::Combine(acc[l], x[i]);
-  // Pairwise combination of the lanes, in a fixed order.
+  (void)nan;
+  T lanes[kReduceLanes];
+  std::memcpy(lanes, acc, sizeof(lanes));
+  for (int l = 0; i < n; ++i, ++l) lanes[l] = Op::Combine(lanes[l], x[i]);
+  if constexpr (Op::kTracksNaN && kIsFloat<T>) {
+    for (int l = 0; l < kPer; ++l) {
+      if (nan[l] != 0) return std::numeric_limits<T>::quiet_NaN();
+    }
+  }
   for (int width = kReduceLanes / 2; width > 0; width /= 2) {
-    for (int l = 0; l < width; ++l) acc[l] = Op::Combine(acc[l], acc[l + width]);
+    for (int l = 0; l < width; ++l) lanes[l] = Op::Combine(lanes[l], lanes[l + width]);
   }
-  return acc[0];
+  return lanes[0];
 }
 
-/// y[i] = exp(x[i] - shift), returning sum(y) in ReduceContiguous<SumOp>'s
-/// order: the exponentials and their sum in one pass (softmax, losses).
+/// y[i] = exp(x[i] - shift), returning sum(y) (16 lanes, fixed order): the
+/// exponentials and their sum in one pass (softmax, losses).
 template <typename T>
 T ExpShiftedSum(const T* x, T* y, int64_t n, T shift) {
-  T acc[kReduceLanes] = {};
+  constexpr int kLanes = 16;
+  T acc[kLanes] = {};
   int64_t i = 0;
-  for (; i + kReduceLanes <= n; i += kReduceLanes) {
-    for (int l = 0; l < kReduceLanes; ++l) {
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
       const T e = vecmath::Exp(x[i + l] - shift);
       y[i + l] = e;
       acc[l] += e;
@@ -103,7 +171,7 @@ T ExpShiftedSum(const T* x, T* y, int64_t n, T shift) {
     y[i] = vecmath::Exp(x[i] - shift);
     acc[l] += y[i];
   }
-  for (int width = kReduceLanes / 2; width > 0; width /= 2) {
+  for (int width = kLanes / 2; width > 0; width /= 2) {
     for (int l = 0; l < width; ++l) acc[l] += acc[l + width];
   }
   return acc[0];

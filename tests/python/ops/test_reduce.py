@@ -120,6 +120,15 @@ def test_max_min_nan_and_empty_sum():
     assert np.isnan(y[0]) and y[1] == 3.0
     y = run_op("reduce_min", [np.tile(x, (1, 100))], {"axis": 1})[0]
     assert np.isnan(y[0]) and y[1] == 1.0
+    long = RNG.standard_normal((4, 1000))
+    long[0, 500] = np.nan
+    long[1, 700] = np.inf
+    long[2, 900] = -np.inf
+    long[3, 999] = np.nan  # in the tail, after the vector lanes
+    for dtype in [np.float32, np.float64]:
+        for name, ref in [("reduce_max", np.max), ("reduce_min", np.min)]:
+            np.testing.assert_array_equal(run_op(name, [long.astype(dtype)], {"axis": 1})[0],
+                                          ref(long.astype(dtype), axis=1), err_msg=name)
     assert run_op("reduce_sum", [np.zeros((0, 3), np.float32)], {"axis": 0})[0].tolist() == [0, 0, 0]
     assert run_op("reduce_prod", [np.zeros((0, 3), np.float32)], {"axis": 0})[0].tolist() == [1, 1, 1]
     assert np.isnan(run_op("reduce_mean", [np.zeros((0,), np.float32)])[0])
