@@ -1,0 +1,210 @@
+#include "kernels/cpu/onednn_common.h"
+
+#include <omp.h>
+
+#include <atomic>
+#include <list>
+#include <mutex>
+
+#include "core/thread_pool.h"
+#include "msrt/core/errors.h"
+
+namespace msrt::kernels::onednn {
+namespace {
+
+struct ThreadEngine {
+  int index;
+  dnnl::engine engine;
+  dnnl::stream stream;
+};
+
+ThreadEngine& Current() {
+  static std::atomic<int> next_index{0};
+  // Never destroyed: cached primitives refer to their engine, and a thread's
+  // cache entries (keyed by its index) may outlive the thread.
+  thread_local ThreadEngine* current = [] {
+    auto* t = new ThreadEngine{next_index.fetch_add(1), dnnl::engine(dnnl::engine::kind::cpu, 0), {}};
+    t->stream = dnnl::stream(t->engine);
+    return t;
+  }();
+  return *current;
+}
+
+// The LRU of Note [oneDNN primitive cache].
+class PrimitiveCache {
+ public:
+  static constexpr size_t kCapacity = 256;
+
+  std::shared_ptr<void> Find(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    auto it = index_.find(key);
+    if (it == index_.end()) {
+      ++misses_;
+      return nullptr;
+    }
+    ++hits_;
+    entries_.splice(entries_.begin(), entries_, it->second);
+    return it->second->second;
+  }
+
+  void Insert(const std::string& key, std::shared_ptr<void> value) {
+    std::shared_ptr<void> evicted;  // released outside the lock
+    std::lock_guard lock(mutex_);
+    auto it = index_.find(key);
+    if (it != index_.end()) {
+      it->second->second = std::move(value);
+      entries_.splice(entries_.begin(), entries_, it->second);
+      return;
+    }
+    entries_.emplace_front(key, std::move(value));
+    index_[key] = entries_.begin();
+    if (entries_.size() > kCapacity) {
+      evicted = std::move(entries_.back().second);
+      index_.erase(entries_.back().first);
+      entries_.pop_back();
+    }
+  }
+
+  PrimitiveCacheStats Stats() {
+    std::lock_guard lock(mutex_);
+    return {hits_, misses_, static_cast<int64_t>(entries_.size()), static_cast<int64_t>(kCapacity)};
+  }
+
+  void Clear() {
+    std::list<std::pair<std::string, std::shared_ptr<void>>> dropped;
+    std::lock_guard lock(mutex_);
+    dropped.swap(entries_);
+    index_.clear();
+    hits_ = misses_ = 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::list<std::pair<std::string, std::shared_ptr<void>>> entries_;  // most recent first
+  std::unordered_map<std::string, std::list<std::pair<std::string, std::shared_ptr<void>>>::iterator> index_;
+  int64_t hits_ = 0;
+  int64_t misses_ = 0;
+};
+
+PrimitiveCache& Cache() {
+  static auto* cache = new PrimitiveCache();
+  return *cache;
+}
+
+}  // namespace
+
+dnnl::engine& Engine() { return Current().engine; }
+dnnl::stream& Stream() { return Current().stream; }
+
+int SyncThreads() {
+  thread_local int applied = -1;
+  int threads = IntraOpThreads();
+  if (threads != applied) {
+    omp_set_num_threads(threads);
+    applied = threads;
+  }
+  return threads;
+}
+
+bool Supports(DType dtype) {
+  if (dtype == DType::kFloat32) return true;
+  if (dtype == DType::kBFloat16) {
+    static const bool avx512 = [] {
+      auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+      auto needed = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+      return (isa & needed) == needed;
+    }();
+    return avx512;
+  }
+  return false;
+}
+
+dnnl::memory::data_type DataType(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return dnnl::memory::data_type::f32;
+    case DType::kBFloat16: return dnnl::memory::data_type::bf16;
+    default: break;
+  }
+  MSRT_INTERNAL_ASSERT(false, "oneDNN kernels got dtype ", DTypeName(dtype));
+  return dnnl::memory::data_type::undef;
+}
+
+dnnl::memory::dims Dims(const Shape& shape) { return dnnl::memory::dims(shape.begin(), shape.end()); }
+
+dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, DType dtype) {
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<dnnl::memory::dim>(dims[i], 1);
+  return dnnl::memory::desc(dims, DataType(dtype), strides);
+}
+
+dnnl::memory::desc StridedDesc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides, DType dtype) {
+  return dnnl::memory::desc(dims, DataType(dtype), strides);
+}
+
+dnnl::memory::desc AnyDesc(const dnnl::memory::dims& dims, DType dtype) {
+  return dnnl::memory::desc(dims, DataType(dtype), dnnl::memory::format_tag::any);
+}
+
+dnnl::memory Wrap(const dnnl::memory::desc& desc, const Tensor& t) { return dnnl::memory(desc, Engine(), t.raw()); }
+
+dnnl::memory Scratch::Allocate(const dnnl::memory::desc& desc) {
+  auto bytes = static_cast<int64_t>(desc.get_size());
+  buffers_.push_back(Tensor::Empty({std::max<int64_t>(bytes, 1)}, DType::kUInt8));
+  return dnnl::memory(desc, Engine(), buffers_.back().raw());
+}
+
+Layout Layout::Input(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen) {
+  Layout l;
+  l.plain_ = plain;
+  l.chosen_ = chosen;
+  l.reorder_ = plain != chosen;
+  if (l.reorder_) l.reorder_primitive_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain, Engine(), chosen));
+  return l;
+}
+
+Layout Layout::Output(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen) {
+  Layout l;
+  l.plain_ = plain;
+  l.chosen_ = chosen;
+  l.reorder_ = plain != chosen;
+  if (l.reorder_) l.reorder_primitive_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), chosen, Engine(), plain));
+  return l;
+}
+
+dnnl::memory Layout::In(const Tensor& t, Scratch& scratch) const {
+  dnnl::memory user = Wrap(plain_, t);
+  if (!reorder_) return user;
+  dnnl::memory converted = scratch.Allocate(chosen_);
+  reorder_primitive_.execute(Stream(), user, converted);
+  return converted;
+}
+
+dnnl::memory Layout::Out(const Tensor& t, Scratch& scratch) const {
+  return reorder_ ? scratch.Allocate(chosen_) : Wrap(plain_, t);
+}
+
+void Layout::Finish(const dnnl::memory& written, const Tensor& t) const {
+  if (!reorder_) return;
+  dnnl::memory user = Wrap(plain_, t);
+  reorder_primitive_.execute(Stream(), const_cast<dnnl::memory&>(written), user);
+  Stream().wait();
+}
+
+void Execute(const dnnl::primitive& primitive, const std::unordered_map<int, dnnl::memory>& args) {
+  primitive.execute(Stream(), args);
+  Stream().wait();
+}
+
+Key::Key(std::string_view op) : bytes_(op) {
+  bytes_.push_back('\0');
+  Add(static_cast<int64_t>(Current().index));
+  Add(static_cast<int64_t>(SyncThreads()));
+}
+
+std::shared_ptr<void> CacheFind(const Key& key) { return Cache().Find(key.str()); }
+void CacheInsert(const Key& key, std::shared_ptr<void> value) { Cache().Insert(key.str(), std::move(value)); }
+
+PrimitiveCacheStats CacheStats() { return Cache().Stats(); }
+void ClearCache() { Cache().Clear(); }
+
+}  // namespace msrt::kernels::onednn

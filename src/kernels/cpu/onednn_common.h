@@ -1,0 +1,143 @@
+// What the oneDNN kernels share: the per-thread engine and stream, the
+// OpenMP thread count, the primitive cache, and moving tensors in and out of
+// the memory formats oneDNN picks.
+//
+// Note [oneDNN primitive cache]
+// Building a primitive descriptor searches oneDNN's implementations (and may
+// JIT-compile code); a training loop calls the same shapes every step. Each
+// kernel keeps what it built (primitives, their chosen layouts, the reorders
+// to and from plain layouts) in one LRU keyed by a string of everything that
+// shaped it: op, dtype, shapes, attributes, the thread's engine (primitives
+// are bound to an engine, and each executing thread has its own) and the
+// thread count (oneDNN sizes its work split when it builds a primitive).
+// Entries are shared_ptrs, so one evicted while in use lives on until done.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/cpu/onednn_cache.h"
+#include "msrt/tensor/tensor.h"
+#include "ops/op_def.h"
+
+namespace msrt::kernels::onednn {
+
+/// This thread's CPU engine and in-order stream.
+dnnl::engine& Engine();
+dnnl::stream& Stream();
+
+/// Makes this thread's OpenMP team (oneDNN's threads) follow IntraOpThreads(),
+/// i.e. the context key runtime_num_threads; returns the count.
+int SyncThreads();
+
+/// Whether the oneDNN kernels take `dtype` on this CPU: float32 always,
+/// bfloat16 where oneDNN computes it natively (AVX-512 cores).
+bool Supports(DType dtype);
+dnnl::memory::data_type DataType(DType dtype);
+
+dnnl::memory::dims Dims(const Shape& shape);
+/// Row-major contiguous layout of `dims`.
+dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, DType dtype);
+/// Layout with explicit strides.
+dnnl::memory::desc StridedDesc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides, DType dtype);
+/// A layout for oneDNN to choose.
+dnnl::memory::desc AnyDesc(const dnnl::memory::dims& dims, DType dtype);
+
+/// `t`'s data seen through `desc` (no copy).
+dnnl::memory Wrap(const dnnl::memory::desc& desc, const Tensor& t);
+
+/// Temporary oneDNN memory whose storage comes from msrt's allocator; the
+/// tensors that own it live as long as the Scratch.
+class Scratch {
+ public:
+  dnnl::memory Allocate(const dnnl::memory::desc& desc);
+
+ private:
+  std::vector<Tensor> buffers_;
+};
+
+/// A tensor's plain layout and the layout a primitive chose for it, with the
+/// reorder between them when they differ (built once, cached with the
+/// primitive).
+class Layout {
+ public:
+  Layout() = default;
+  /// For an input: reorders plain -> chosen.
+  static Layout Input(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
+  /// For an output: reorders chosen -> plain.
+  static Layout Output(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
+
+  /// Input: `t` in the chosen layout (reordered into scratch when needed).
+  dnnl::memory In(const Tensor& t, Scratch& scratch) const;
+  /// Output: where the primitive writes; call Finish after it ran.
+  dnnl::memory Out(const Tensor& t, Scratch& scratch) const;
+  /// Output: copies the primitive's result into `t` when it used scratch.
+  void Finish(const dnnl::memory& written, const Tensor& t) const;
+
+ private:
+  dnnl::memory::desc plain_, chosen_;
+  bool reorder_ = false;
+  dnnl::reorder reorder_primitive_;
+};
+
+/// Runs `primitive` on this thread's stream and waits for it.
+void Execute(const dnnl::primitive& primitive, const std::unordered_map<int, dnnl::memory>& args);
+
+/// A cache key: the op, this thread's engine and thread count (syncing the
+/// thread count, see SyncThreads), then whatever the kernel adds. Values
+/// are appended as raw bytes: keys are built on every call.
+class Key {
+ public:
+  explicit Key(std::string_view op);
+  Key& Add(int64_t value) {
+    bytes_.append(reinterpret_cast<const char*>(&value), sizeof(value));
+    return *this;
+  }
+  Key& Add(double value) {
+    bytes_.append(reinterpret_cast<const char*>(&value), sizeof(value));
+    return *this;
+  }
+  Key& Add(bool value) { return Add(static_cast<int64_t>(value)); }
+  Key& Add(DType value) { return Add(static_cast<int64_t>(value)); }
+  Key& Add(const Shape& shape) {
+    Add(static_cast<int64_t>(shape.size()));
+    for (int64_t d : shape) Add(d);
+    return *this;
+  }
+  template <typename... Values>
+  Key& AddAll(const Values&... values) {
+    (Add(values), ...);
+    return *this;
+  }
+  const std::string& str() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+std::shared_ptr<void> CacheFind(const Key& key);
+void CacheInsert(const Key& key, std::shared_ptr<void> value);
+
+/// The cached T under `key`, built by make() (returning a T) on a miss.
+template <typename T, typename Make>
+std::shared_ptr<T> Cached(const Key& key, Make&& make) {
+  if (auto hit = CacheFind(key)) return std::static_pointer_cast<T>(hit);
+  auto built = std::make_shared<T>(make());
+  CacheInsert(key, built);
+  return built;
+}
+
+/// Calls body.template operator()<T>() with T float or double (the reference
+/// kernels' types); TypeError naming `op` for other dtypes.
+template <typename Body>
+void DispatchFloat(DType dtype, std::string_view op, Body&& body) {
+  if (dtype == DType::kFloat32) return body.template operator()<float>();
+  if (dtype == DType::kFloat64) return body.template operator()<double>();
+  ops::OpError(ErrorKind::kType, op, StrCat("has no reference kernel for dtype ", DTypeName(dtype)));
+}
+
+}  // namespace msrt::kernels::onednn

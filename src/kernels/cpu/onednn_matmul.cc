@@ -1,0 +1,284 @@
+// matmul, batch_matmul, dense and bias_add on CPU: oneDNN matmul / binary
+// primitives for float32 (and bfloat16 where oneDNN has it), and reference
+// loops (float64, and float32 when oneDNN declines a shape).
+#include <algorithm>
+#include <cstring>
+
+#include "core/thread_pool.h"
+#include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/onednn_common.h"
+#include "kernels/kernel.h"
+
+namespace msrt::kernels {
+namespace {
+
+namespace dn = onednn;
+using dnnl::memory;
+
+constexpr int kOneDnnPriority = 20;
+constexpr int kReferencePriority = 0;
+
+bool OneDnnDType(const std::vector<ops::TensorMeta>& in, const Dict&) { return dn::Supports(in[0].dtype); }
+bool ReferenceDType(const std::vector<ops::TensorMeta>& in, const Dict&) {
+  return in[0].dtype == DType::kFloat64 || in[0].dtype == DType::kFloat32;
+}
+
+// ---------------------------------------------------------------------------
+// The product op(a) @ op(b) over broadcast batch dims, as both kernels see it.
+
+struct Product {
+  Shape batch;            // output batch dims
+  Shape a_batch, b_batch;  // the operands' batch dims, left-padded with 1 to batch's rank
+  int64_t m = 0, n = 0, k = 0;
+  bool ta = false, tb = false;
+};
+
+Product DescribeProduct(const Tensor& a, const Tensor& b, const Tensor& out, const Dict& attrs) {
+  Product p;
+  p.ta = ops::AttrBool(attrs, "transpose_a");
+  p.tb = ops::AttrBool(attrs, "transpose_b");
+  const Shape& as = a.shape();
+  const Shape& bs = b.shape();
+  const Shape& os = out.shape();
+  size_t r = os.size();
+  p.m = os[r - 2];
+  p.n = os[r - 1];
+  p.k = p.ta ? as[as.size() - 2] : as[as.size() - 1];
+  p.batch.assign(os.begin(), os.end() - 2);
+  p.a_batch.assign(r - as.size(), 1);
+  p.a_batch.insert(p.a_batch.end(), as.begin(), as.end() - 2);
+  p.b_batch.assign(r - bs.size(), 1);
+  p.b_batch.insert(p.b_batch.end(), bs.begin(), bs.end() - 2);
+  return p;
+}
+
+// Row-major strides of `shape`.
+std::vector<int64_t> Strides(const Shape& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+template <typename T>
+void ReferenceProduct(const Product& p, const T* a, const T* b, T* out, const T* bias) {
+  int64_t batches = NumElements(p.batch);
+  auto a_strides = Strides(p.a_batch);
+  auto b_strides = Strides(p.b_batch);
+  auto out_strides = Strides(p.batch);
+  int64_t mk = p.m * p.k, kn = p.k * p.n;
+  // Element (i, j) of op(a): a is stored (m, k), or (k, m) when transposed.
+  int64_t a_row = p.ta ? 1 : p.k, a_col = p.ta ? p.m : 1;
+  int64_t b_row = p.tb ? 1 : p.n, b_col = p.tb ? p.k : 1;
+  ParallelFor(batches * p.m, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      int64_t bi = row / p.m, i = row % p.m;
+      int64_t a_off = 0, b_off = 0;
+      for (size_t d = 0; d < p.batch.size(); ++d) {
+        int64_t idx = (bi / out_strides[d]) % p.batch[d];
+        if (p.a_batch[d] != 1) a_off += idx * a_strides[d];
+        if (p.b_batch[d] != 1) b_off += idx * b_strides[d];
+      }
+      const T* pa = a + a_off * mk + i * a_row;
+      const T* pb = b + b_off * kn;
+      T* po = out + row * p.n;
+      for (int64_t j = 0; j < p.n; ++j) {
+        double acc = bias != nullptr ? static_cast<double>(bias[j]) : 0.0;
+        for (int64_t q = 0; q < p.k; ++q) {
+          acc += static_cast<double>(pa[q * a_col]) * static_cast<double>(pb[q * b_row + j * b_col]);
+        }
+        po[j] = static_cast<T>(acc);
+      }
+    }
+  });
+}
+
+void RunReferenceProduct(const Product& p, const Tensor& a, const Tensor& b, Tensor& out, const Tensor* bias,
+                         std::string_view op) {
+  dn::DispatchFloat(a.dtype(), op, [&]<typename T>() {
+    ReferenceProduct<T>(p, a.raw<T>(), b.raw<T>(), out.raw<T>(), bias ? bias->raw<T>() : nullptr);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// oneDNN matmul with plain (possibly transposed) operands: no reorders.
+
+struct MatmulPrimitive {
+  bool available = false;  // oneDNN has an implementation
+  dnnl::matmul primitive;
+  memory::desc a, b, bias, out;
+  bool has_bias = false;
+};
+
+// oneDNN dims and strides of op(x) for x stored row-major as batch + (rows, cols).
+memory::desc OperandDesc(const Shape& batch, int64_t rows, int64_t cols, bool transposed, DType dtype) {
+  // Logical (rows, cols); stored (cols, rows) when transposed.
+  Shape stored = batch;
+  stored.push_back(transposed ? cols : rows);
+  stored.push_back(transposed ? rows : cols);
+  auto strides = Strides(stored);
+  memory::dims dims(batch.begin(), batch.end());
+  dims.push_back(rows);
+  dims.push_back(cols);
+  memory::dims st(strides.begin(), strides.end());
+  if (transposed) std::swap(st[st.size() - 1], st[st.size() - 2]);
+  return dn::StridedDesc(dims, st, dtype);
+}
+
+// Not `available` when oneDNN has no implementation for this product (the
+// caller falls back to the reference loop; the answer is cached too).
+std::shared_ptr<MatmulPrimitive> MatmulFor(std::string_view op, const Product& p, DType dtype, bool has_bias) {
+  dn::Key key(op);
+  key.AddAll(dtype, p.batch, p.a_batch, p.b_batch, p.m, p.n, p.k, p.ta, p.tb, has_bias);
+  if (auto hit = dn::CacheFind(key)) return std::static_pointer_cast<MatmulPrimitive>(hit);
+  auto built = std::make_shared<MatmulPrimitive>();
+  built->a = OperandDesc(p.a_batch, p.m, p.k, p.ta, dtype);
+  built->b = OperandDesc(p.b_batch, p.k, p.n, p.tb, dtype);
+  Shape out_dims = p.batch;
+  out_dims.push_back(p.m);
+  out_dims.push_back(p.n);
+  built->out = dn::PlainDesc(dn::Dims(out_dims), dtype);
+  built->has_bias = has_bias;
+  try {
+    if (has_bias) {
+      memory::dims bias_dims(out_dims.size(), 1);
+      bias_dims.back() = p.n;
+      built->bias = dn::PlainDesc(bias_dims, dtype);
+      built->primitive = dnnl::matmul(dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(built->a, built->b, built->bias, built->out), dn::Engine()));
+    } else {
+      built->primitive = dnnl::matmul(
+          dnnl::matmul::primitive_desc(dnnl::matmul::desc(built->a, built->b, built->out), dn::Engine()));
+    }
+    built->available = true;
+  } catch (const dnnl::error&) {
+    built->available = false;
+  }
+  dn::CacheInsert(key, built);
+  return built;
+}
+
+// Handles empty products; returns true when nothing is left to compute.
+bool TrivialProduct(const Product& p, Tensor& out, const Tensor* bias) {
+  if (out.numel() == 0) return true;
+  if (p.k != 0) return false;
+  // An empty sum: zeros, plus the bias.
+  DispatchDType(out.dtype(), "matmul", kFloatTypes | kHalfTypes, [&]<typename T>() {
+    T* o = out.raw<T>();
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      if (bias != nullptr) {
+        o[i] = bias->raw<T>()[i % p.n];
+      } else {
+        std::memset(&o[i], 0, sizeof(T));
+      }
+    }
+  });
+  return true;
+}
+
+void RunProduct(std::string_view op, const Product& p, const Tensor& a, const Tensor& b, Tensor& out,
+                const Tensor* bias) {
+  if (TrivialProduct(p, out, bias)) return;
+  auto prim = MatmulFor(op, p, a.dtype(), bias != nullptr);
+  if (!prim->available) {
+    RunReferenceProduct(p, a, b, out, bias, op);
+    return;
+  }
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, dn::Wrap(prim->a, a)},
+                                       {DNNL_ARG_WEIGHTS, dn::Wrap(prim->b, b)},
+                                       {DNNL_ARG_DST, dn::Wrap(prim->out, out)}};
+  if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, dn::Wrap(prim->bias, *bias));
+  dn::Execute(prim->primitive, args);
+}
+
+void MatmulOneDnn(KernelArgs& args) {
+  Product p = DescribeProduct(args.inputs[0], args.inputs[1], args.outputs[0], args.attrs);
+  RunProduct(args.op.name, p, args.inputs[0], args.inputs[1], args.outputs[0], nullptr);
+}
+
+void MatmulReference(KernelArgs& args) {
+  Product p = DescribeProduct(args.inputs[0], args.inputs[1], args.outputs[0], args.attrs);
+  if (TrivialProduct(p, args.outputs[0], nullptr)) return;
+  RunReferenceProduct(p, args.inputs[0], args.inputs[1], args.outputs[0], nullptr, args.op.name);
+}
+
+// dense: rows of x times weight^T (weight is (out, in), i.e. transposed b).
+Product DenseProduct(const Tensor& x, const Tensor& w) {
+  Product p;
+  p.k = w.shape()[1];
+  p.n = w.shape()[0];
+  p.m = NumElements(Shape(x.shape().begin(), x.shape().end() - 1));
+  p.tb = true;
+  return p;
+}
+
+void DenseOneDnn(KernelArgs& args) {
+  Product p = DenseProduct(args.inputs[0], args.inputs[1]);
+  RunProduct("dense", p, args.inputs[0], args.inputs[1], args.outputs[0], &args.inputs[2]);
+}
+
+void DenseReference(KernelArgs& args) {
+  Product p = DenseProduct(args.inputs[0], args.inputs[1]);
+  if (TrivialProduct(p, args.outputs[0], &args.inputs[2])) return;
+  RunReferenceProduct(p, args.inputs[0], args.inputs[1], args.outputs[0], &args.inputs[2], "dense");
+}
+
+// ---------------------------------------------------------------------------
+// bias_add: x viewed as (N, C, rest) plus bias viewed as (1, C, 1).
+
+struct BinaryPrimitive {
+  dnnl::binary primitive;
+  memory::desc x, bias;
+};
+
+Shape ChannelView(const Shape& x) {
+  return {x[0], x[1], NumElements(Shape(x.begin() + 2, x.end()))};
+}
+
+void BiasAddOneDnn(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  if (x.numel() == 0) return;
+  Shape view = ChannelView(x.shape());
+  auto prim = dn::Cached<BinaryPrimitive>(dn::Key("bias_add").AddAll(x.dtype(), view), [&] {
+    BinaryPrimitive b;
+    b.x = dn::PlainDesc(dn::Dims(view), x.dtype());
+    b.bias = dn::PlainDesc({1, view[1], 1}, x.dtype());
+    b.primitive = dnnl::binary(dnnl::binary::primitive_desc(
+        dnnl::binary::desc(dnnl::algorithm::binary_add, b.x, b.bias, b.x), dn::Engine()));
+    return b;
+  });
+  dn::Execute(prim->primitive, {{DNNL_ARG_SRC_0, dn::Wrap(prim->x, x)},
+                                {DNNL_ARG_SRC_1, dn::Wrap(prim->bias, args.inputs[1])},
+                                {DNNL_ARG_DST, dn::Wrap(prim->x, args.outputs[0])}});
+}
+
+void BiasAddReference(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  Shape view = ChannelView(x.shape());
+  dn::DispatchFloat(x.dtype(), "bias_add", [&]<typename T>() {
+    const T* px = x.raw<T>();
+    const T* pb = args.inputs[1].raw<T>();
+    T* po = args.outputs[0].raw<T>();
+    int64_t channels = view[1], inner = view[2];
+    ParallelFor(view[0] * channels, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1)),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t r = begin; r < end; ++r) {
+                    T b = pb[r % channels];
+                    for (int64_t i = 0; i < inner; ++i) po[r * inner + i] = px[r * inner + i] + b;
+                  }
+                });
+  });
+}
+
+#define MSRT_NN_KERNELS(op_name, onednn_fn, reference_fn)                                                       \
+  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "onednn", .priority = kOneDnnPriority, .supports = &OneDnnDType, \
+                        .run = &onednn_fn});                                                                      \
+  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "reference", .priority = kReferencePriority,                      \
+                        .supports = &ReferenceDType, .run = &reference_fn})
+
+MSRT_NN_KERNELS("matmul", MatmulOneDnn, MatmulReference);
+MSRT_NN_KERNELS("batch_matmul", MatmulOneDnn, MatmulReference);
+MSRT_NN_KERNELS("dense", DenseOneDnn, DenseReference);
+MSRT_NN_KERNELS("bias_add", BiasAddOneDnn, BiasAddReference);
+
+}  // namespace
+}  // namespace msrt::kernels

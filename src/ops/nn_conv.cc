@@ -1,0 +1,130 @@
+// 2-D convolution and its two backward ops. Each is linear in each input, so
+// the gradients of all three are members of the same family (Note [Same
+// padding] in nn_geometry.h gives the shape rules).
+#include "ops/nn_geometry.h"
+#include "ops/op_checks.h"
+#include "ops/call.h"
+
+namespace msrt::ops {
+namespace {
+
+Value IntList(const Shape& values) {
+  List items;
+  items.reserve(values.size());
+  for (int64_t v : values) items.emplace_back(v);
+  return Value(std::move(items));
+}
+
+std::vector<AttrSpec> ConvAttrSpecs(std::vector<AttrSpec> extra = {}) {
+  std::vector<AttrSpec> specs = std::move(extra);
+  specs.push_back({"stride", Value(List{Value(1), Value(1)}), "(h, w) stride, or an int for both"});
+  specs.push_back({"pad_mode", Value("same"), "'same', 'valid' or 'pad'"});
+  specs.push_back({"pad", Value(List{Value(0), Value(0), Value(0), Value(0)}),
+                   "(top, bottom, left, right) padding for pad_mode 'pad'"});
+  specs.push_back({"dilation", Value(List{Value(1), Value(1)}), "(h, w) dilation, or an int for both"});
+  specs.push_back({"group", Value(1), "number of channel groups"});
+  return specs;
+}
+
+// A 4-D shape attribute of positive ints.
+Shape Shape4Attr(std::string_view op, const Dict& attrs, std::string_view name) {
+  std::vector<int64_t> shape = ShapeAttr(op, attrs, name, 1);
+  if (shape.size() != 4) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("'", name, "' must list 4 positive sizes; but got ", Attr(attrs, name).repr()));
+  }
+  return shape;
+}
+
+void CheckDy(std::string_view op, const TensorMeta& dy, const Conv2dGeometry& g) {
+  if (dy.shape != g.output_shape()) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("input 'dy' must have conv2d's output shape; expected ", ShapeRepr(g.output_shape()),
+                   ", but got ", ShapeRepr(dy.shape)));
+  }
+}
+
+Dict WithShape(const Dict& attrs, std::string_view name, const Shape& shape) {
+  Dict out = ConvAttrs(attrs);
+  out.Set(std::string(name), IntList(shape));
+  return out;
+}
+
+Tensor BackpropInput(const Tensor& dy, const Tensor& w, const Shape& input_shape, const Dict& attrs) {
+  return Call1("conv2d_backprop_input", {dy, w}, WithShape(attrs, "input_shape", input_shape));
+}
+Tensor BackpropFilter(const Tensor& dy, const Tensor& x, const Shape& filter_shape, const Dict& attrs) {
+  return Call1("conv2d_backprop_filter", {dy, x}, WithShape(attrs, "filter_shape", filter_shape));
+}
+Tensor Conv(const Tensor& x, const Tensor& w, const Dict& attrs) { return Call1("conv2d", {x, w}, ConvAttrs(attrs)); }
+
+MSRT_REGISTER_OP({
+    .name = "conv2d",
+    .inputs = {"x", "weight"},
+    .attrs = ConvAttrSpecs(),
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      CheckDType("conv2d", "x", in[0], DTypeClass::kFloat);
+      CheckSameDType("conv2d", "x", in[0], "weight", in[1]);
+      return {{ConvGeometry("conv2d", in[0].shape, in[1].shape, attrs).output_shape(), in[0].dtype}};
+    },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      const Tensor& x = g.inputs[0];
+      const Tensor& w = g.inputs[1];
+      Tensor dx, dw;
+      if (g.needs[0]) dx = BackpropInput(g.dys[0], w, x.shape(), g.attrs);
+      if (g.needs[1]) dw = BackpropFilter(g.dys[0], x, w.shape(), g.attrs);
+      return {dx, dw};
+    },
+    .doc = "2-D convolution (cross-correlation) of NCHW x with weight (out, in / group, kh, kw).",
+});
+
+MSRT_REGISTER_OP({
+    .name = "conv2d_backprop_input",
+    .inputs = {"dy", "weight"},
+    .attrs = ConvAttrSpecs({{"input_shape", Value(), "shape (N, C, H, W) of conv2d's x"}}),
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      constexpr std::string_view op = "conv2d_backprop_input";
+      CheckDType(op, "dy", in[0], DTypeClass::kFloat);
+      CheckSameDType(op, "dy", in[0], "weight", in[1]);
+      Shape input_shape = Shape4Attr(op, attrs, "input_shape");
+      CheckDy(op, in[0], ConvGeometry(op, input_shape, in[1].shape, attrs));
+      return {{input_shape, in[0].dtype}};
+    },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      const Tensor& dy = g.inputs[0];
+      const Tensor& w = g.inputs[1];
+      const Tensor& ddx = g.dys[0];
+      Tensor d_dy, d_w;
+      if (g.needs[0]) d_dy = Conv(ddx, w, g.attrs);
+      if (g.needs[1]) d_w = BackpropFilter(dy, ddx, w.shape(), g.attrs);
+      return {d_dy, d_w};
+    },
+    .doc = "Gradient of conv2d with respect to x, given dy and weight.",
+});
+
+MSRT_REGISTER_OP({
+    .name = "conv2d_backprop_filter",
+    .inputs = {"dy", "x"},
+    .attrs = ConvAttrSpecs({{"filter_shape", Value(), "shape (out, in / group, kh, kw) of conv2d's weight"}}),
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      constexpr std::string_view op = "conv2d_backprop_filter";
+      CheckDType(op, "dy", in[0], DTypeClass::kFloat);
+      CheckSameDType(op, "dy", in[0], "x", in[1]);
+      Shape filter_shape = Shape4Attr(op, attrs, "filter_shape");
+      CheckDy(op, in[0], ConvGeometry(op, in[1].shape, filter_shape, attrs));
+      return {{filter_shape, in[0].dtype}};
+    },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      const Tensor& dy = g.inputs[0];
+      const Tensor& x = g.inputs[1];
+      const Tensor& ddw = g.dys[0];
+      Tensor d_dy, d_x;
+      if (g.needs[0]) d_dy = Conv(x, ddw, g.attrs);
+      if (g.needs[1]) d_x = BackpropInput(dy, ddw, x.shape(), g.attrs);
+      return {d_dy, d_x};
+    },
+    .doc = "Gradient of conv2d with respect to weight, given dy and x.",
+});
+
+}  // namespace
+}  // namespace msrt::ops

@@ -1,0 +1,194 @@
+// Matrix products of the NN family: matmul, batch_matmul, dense, bias_add.
+#include <algorithm>
+
+#include "ops/grad_utils.h"
+#include "ops/op_checks.h"
+#include "ops/op_def.h"
+
+namespace msrt::ops {
+namespace {
+
+Value IntList(const std::vector<int64_t>& values) {
+  List items;
+  items.reserve(values.size());
+  for (int64_t v : values) items.emplace_back(v);
+  return Value(std::move(items));
+}
+
+Dict Transposes(bool ta, bool tb) { return Dict{{"transpose_a", Value(ta)}, {"transpose_b", Value(tb)}}; }
+
+void CheckFloatPair(std::string_view op, const std::vector<TensorMeta>& in, std::string_view a, std::string_view b) {
+  CheckDType(op, a, in[0], DTypeClass::kFloat);
+  CheckSameDType(op, a, in[0], b, in[1]);
+}
+
+// (M, N) of op(a) @ op(b) for the last two dims; ValueError when K differs.
+std::pair<int64_t, int64_t> ProductDims(std::string_view op, const Shape& a, const Shape& b, bool ta, bool tb) {
+  size_t ra = a.size(), rb = b.size();
+  int64_t m = ta ? a[ra - 1] : a[ra - 2];
+  int64_t ka = ta ? a[ra - 2] : a[ra - 1];
+  int64_t kb = tb ? b[rb - 1] : b[rb - 2];
+  int64_t n = tb ? b[rb - 2] : b[rb - 1];
+  if (ka != kb) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("the inner dimensions of the product do not match; expected a's ", ka,
+                   " to equal b's, but got ", kb, " (a ", ShapeRepr(a), ", transpose_a ", ta ? "True" : "False",
+                   "; b ", ShapeRepr(b), ", transpose_b ", tb ? "True" : "False", ")"));
+  }
+  return {m, n};
+}
+
+// Gradients of op(a) @ op(b) (the batch dims, if any, are those of dy).
+std::pair<Tensor, Tensor> ProductGrads(std::string_view op, const Tensor& a, const Tensor& b, const Tensor& dy,
+                                       bool ta, bool tb, bool need_a, bool need_b) {
+  Tensor da, db;
+  if (!ta && !tb) {
+    if (need_a) da = Call1(op, {dy, b}, Transposes(false, true));
+    if (need_b) db = Call1(op, {a, dy}, Transposes(true, false));
+  } else if (!ta && tb) {
+    if (need_a) da = Call1(op, {dy, b}, Transposes(false, false));
+    if (need_b) db = Call1(op, {dy, a}, Transposes(true, false));
+  } else if (ta && !tb) {
+    if (need_a) da = Call1(op, {b, dy}, Transposes(false, true));
+    if (need_b) db = Call1(op, {a, dy}, Transposes(false, false));
+  } else {
+    if (need_a) da = Call1(op, {b, dy}, Transposes(true, true));
+    if (need_b) db = Call1(op, {dy, a}, Transposes(true, true));
+  }
+  return {da, db};
+}
+
+const std::vector<AttrSpec> kTransposeAttrs = {
+    {"transpose_a", Value(false), "use a's transpose"},
+    {"transpose_b", Value(false), "use b's transpose"},
+};
+
+MSRT_REGISTER_OP({
+    .name = "matmul",
+    .inputs = {"a", "b"},
+    .attrs = kTransposeAttrs,
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      CheckFloatPair("matmul", in, "a", "b");
+      CheckRank("matmul", "a", in[0], 2);
+      CheckRank("matmul", "b", in[1], 2);
+      auto [m, n] = ProductDims("matmul", in[0].shape, in[1].shape, AttrBool(attrs, "transpose_a"),
+                                AttrBool(attrs, "transpose_b"));
+      return {{{m, n}, in[0].dtype}};
+    },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      auto [da, db] = ProductGrads("matmul", g.inputs[0], g.inputs[1], g.dys[0], AttrBool(g.attrs, "transpose_a"),
+                                   AttrBool(g.attrs, "transpose_b"), g.needs[0], g.needs[1]);
+      return {da, db};
+    },
+    .doc = "op(a) @ op(b) for 2-D a and b, op transposing when asked.",
+});
+
+MSRT_REGISTER_OP({
+    .name = "batch_matmul",
+    .inputs = {"a", "b"},
+    .attrs = kTransposeAttrs,
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      CheckFloatPair("batch_matmul", in, "a", "b");
+      for (size_t i = 0; i < 2; ++i) {
+        if (in[i].shape.size() < 3) {
+          OpError(ErrorKind::kValue, "batch_matmul",
+                  StrCat("input '", i == 0 ? "a" : "b", "' must have rank 3 or more; expected (..., rows, cols), ",
+                         "but got shape ", ShapeRepr(in[i].shape)));
+        }
+      }
+      const Shape& a = in[0].shape;
+      const Shape& b = in[1].shape;
+      auto [m, n] = ProductDims("batch_matmul", a, b, AttrBool(attrs, "transpose_a"), AttrBool(attrs, "transpose_b"));
+      Shape out = BroadcastShapes("batch_matmul", Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+      out.push_back(m);
+      out.push_back(n);
+      return {{out, in[0].dtype}};
+    },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      auto [da, db] = ProductGrads("batch_matmul", g.inputs[0], g.inputs[1], g.dys[0],
+                                   AttrBool(g.attrs, "transpose_a"), AttrBool(g.attrs, "transpose_b"), g.needs[0],
+                                   g.needs[1]);
+      // Broadcast batch dims: sum the gradient back over them.
+      if (da.defined()) da = SumToShape(da, g.inputs[0].shape());
+      if (db.defined()) db = SumToShape(db, g.inputs[1].shape());
+      return {da, db};
+    },
+    .doc = "Batched op(a) @ op(b) over the leading dims, which broadcast.",
+});
+
+MSRT_REGISTER_OP({
+    .name = "bias_add",
+    .inputs = {"x", "bias"},
+    .infer = [](const std::vector<TensorMeta>& in, const Dict&) -> std::vector<TensorMeta> {
+      CheckFloatPair("bias_add", in, "x", "bias");
+      if (in[0].shape.size() < 2) {
+        OpError(ErrorKind::kValue, "bias_add",
+                StrCat("input 'x' must have rank 2 or more (channels on axis 1); but got shape ",
+                       ShapeRepr(in[0].shape)));
+      }
+      if (in[1].shape.size() != 1 || in[1].shape[0] != in[0].shape[1]) {
+        OpError(ErrorKind::kValue, "bias_add",
+                StrCat("input 'bias' must be 1-D with x's channels (axis 1); expected shape (", in[0].shape[1],
+                       ",), but got ", ShapeRepr(in[1].shape)));
+      }
+      return {{in[0].shape, in[0].dtype}};
+    },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      Tensor dx, dbias;
+      if (g.needs[0]) dx = g.dys[0];
+      if (g.needs[1]) {
+        std::vector<int64_t> axes{0};
+        for (int64_t i = 2; i < g.inputs[0].ndim(); ++i) axes.push_back(i);
+        dbias = Call1("reduce_sum", {g.dys[0]}, Dict{{"axis", IntList(axes)}, {"keep_dims", Value(false)}});
+      }
+      return {dx, dbias};
+    },
+    .doc = "x + bias, bias broadcast along axis 1 (channels).",
+});
+
+MSRT_REGISTER_OP({
+    .name = "dense",
+    .inputs = {"x", "weight", "bias"},
+    .infer = [](const std::vector<TensorMeta>& in, const Dict&) -> std::vector<TensorMeta> {
+      CheckDType("dense", "x", in[0], DTypeClass::kFloat);
+      CheckSameDType("dense", "x", in[0], "weight", in[1]);
+      CheckSameDType("dense", "x", in[0], "bias", in[2]);
+      CheckRank("dense", "weight", in[1], 2);
+      const Shape& x = in[0].shape;
+      const Shape& w = in[1].shape;
+      if (x.empty() || x.back() != w[1]) {
+        OpError(ErrorKind::kValue, "dense",
+                StrCat("x's last dim must equal weight's in_channels (weight is (out, in)); expected ", w[1],
+                       ", but got x of shape ", ShapeRepr(x)));
+      }
+      if (in[2].shape != Shape{w[0]}) {
+        OpError(ErrorKind::kValue, "dense",
+                StrCat("input 'bias' must have shape (out_channels,); expected (", w[0], ",), but got ",
+                       ShapeRepr(in[2].shape)));
+      }
+      Shape out(x.begin(), x.end() - 1);
+      out.push_back(w[0]);
+      return {{out, in[0].dtype}};
+    },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      const Tensor& x = g.inputs[0];
+      const Tensor& w = g.inputs[1];
+      int64_t in = w.shape()[1], out = w.shape()[0];
+      int64_t rows = NumElements(Shape(x.shape().begin(), x.shape().end() - 1));
+      // Rows of x against weight: the products are 2-D matmuls.
+      Tensor x2 = x.ndim() == 2 ? x : fn::Reshape(x, {rows, in});
+      Tensor dy2 = x.ndim() == 2 ? g.dys[0] : fn::Reshape(g.dys[0], {rows, out});
+      Tensor dx, dw, db;
+      if (g.needs[0]) {
+        dx = Call1("matmul", {dy2, w}, Transposes(false, false));
+        if (x.ndim() != 2) dx = fn::Reshape(dx, x.shape());
+      }
+      if (g.needs[1]) dw = Call1("matmul", {dy2, x2}, Transposes(true, false));
+      if (g.needs[2]) db = fn::ReduceSum(dy2, {0}, false);
+      return {dx, dw, db};
+    },
+    .doc = "x @ weight^T + bias, weight of shape (out_channels, in_channels).",
+});
+
+}  // namespace
+}  // namespace msrt::ops

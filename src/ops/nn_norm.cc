@@ -1,0 +1,123 @@
+// Batch normalization over axis 1 (channels) of (N, C, ...) tensors.
+#include "ops/grad_utils.h"
+#include "ops/op_checks.h"
+#include "ops/op_def.h"
+
+namespace msrt::ops {
+namespace {
+
+void CheckChannelVector(std::string_view op, std::string_view name, const TensorMeta& meta, int64_t channels) {
+  if (meta.shape != Shape{channels}) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("input '", name, "' must have shape (C,) with x's channels; expected (", channels,
+                   ",), but got ", ShapeRepr(meta.shape)));
+  }
+}
+
+void CheckActivation(std::string_view op, const TensorMeta& x) {
+  CheckDType(op, "x", x, DTypeClass::kFloat);
+  if (x.shape.size() < 2) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("input 'x' must have rank 2 or more, (N, C, ...); but got shape ", ShapeRepr(x.shape)));
+  }
+}
+
+// Every axis but the channel axis 1.
+std::vector<int64_t> NonChannelAxes(int64_t ndim) {
+  std::vector<int64_t> axes{0};
+  for (int64_t i = 2; i < ndim; ++i) axes.push_back(i);
+  return axes;
+}
+
+// A (C,) tensor shaped (1, C, 1, ...) to broadcast against x.
+Tensor AlongChannels(const Tensor& v, const Tensor& x) {
+  Shape shape(static_cast<size_t>(x.ndim()), 1);
+  shape[1] = x.shape()[1];
+  return fn::Reshape(v, shape);
+}
+
+MSRT_REGISTER_OP({
+    .name = "batch_norm",
+    .inputs = {"x", "scale", "bias", "running_mean", "running_var"},
+    .attrs = {{"is_training", Value(false), "normalize with batch statistics and update the running ones"},
+              {"epsilon", Value(1e-5), "added to the variance"},
+              {"momentum", Value(0.1), "running = (1 - momentum) * running + momentum * batch"}},
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      constexpr std::string_view op = "batch_norm";
+      CheckActivation(op, in[0]);
+      const char* names[] = {"x", "scale", "bias", "running_mean", "running_var"};
+      int64_t channels = in[0].shape[1];
+      for (size_t i = 1; i < 5; ++i) {
+        CheckSameDType(op, "x", in[0], names[i], in[i]);
+        CheckChannelVector(op, names[i], in[i], channels);
+      }
+      double epsilon = AttrFloat(attrs, "epsilon");
+      double momentum = AttrFloat(attrs, "momentum");
+      if (!(epsilon > 0)) OpError(ErrorKind::kValue, op, StrCat("'epsilon' must be positive; but got ", epsilon));
+      if (!(momentum >= 0 && momentum <= 1)) {
+        OpError(ErrorKind::kValue, op, StrCat("'momentum' must be in [0, 1]; but got ", momentum));
+      }
+      AttrBool(attrs, "is_training");
+      TensorMeta vec{{channels}, in[0].dtype};
+      return {{in[0].shape, in[0].dtype}, vec, vec};
+    },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      std::vector<Tensor> grads(5);
+      const Tensor& dy = g.dys[0];
+      if (!dy.defined()) return grads;
+      const Tensor& x = g.inputs[0];
+      const Tensor& scale = g.inputs[1];
+      const Tensor& mean = g.outputs[1];
+      const Tensor& inv_std = g.outputs[2];
+      if (AttrBool(g.attrs, "is_training")) {
+        std::vector<Tensor> d = Call("batch_norm_grad", {dy, x, scale, mean, inv_std},
+                                     Dict{{"epsilon", Attr(g.attrs, "epsilon")}});
+        for (size_t i = 0; i < 3; ++i) {
+          if (g.needs[i]) grads[i] = d[i];
+        }
+        return grads;
+      }
+      // Inference: the statistics are constants, so y is affine in x.
+      std::vector<int64_t> axes = NonChannelAxes(x.ndim());
+      if (g.needs[0]) grads[0] = fn::Mul(dy, AlongChannels(fn::Mul(scale, inv_std), x));
+      if (g.needs[1]) {
+        Tensor x_hat = fn::Mul(fn::Sub(x, AlongChannels(mean, x)), AlongChannels(inv_std, x));
+        grads[1] = fn::ReduceSum(fn::Mul(dy, x_hat), axes, false);
+      }
+      if (g.needs[2]) grads[2] = fn::ReduceSum(dy, axes, false);
+      return grads;
+    },
+    .props = {.writes_inputs = {3, 4}},
+    .doc = "Batch normalization over axis 1; returns (y, saved_mean, saved_inv_std). Training normalizes with the "
+           "batch's mean and biased variance and updates running_mean/running_var in place (unbiased variance); "
+           "inference uses the running statistics, and saved_mean/saved_inv_std are then running_mean and "
+           "1 / sqrt(running_var + epsilon).",
+});
+
+MSRT_REGISTER_OP({
+    .name = "batch_norm_grad",
+    .inputs = {"dy", "x", "scale", "saved_mean", "saved_inv_std"},
+    .attrs = {{"epsilon", Value(1e-5), "the epsilon batch_norm used"}},
+    .infer = [](const std::vector<TensorMeta>& in, const Dict&) -> std::vector<TensorMeta> {
+      constexpr std::string_view op = "batch_norm_grad";
+      CheckActivation(op, in[1]);
+      const char* names[] = {"dy", "x", "scale", "saved_mean", "saved_inv_std"};
+      CheckSameDType(op, "x", in[1], "dy", in[0]);
+      if (in[0].shape != in[1].shape) {
+        OpError(ErrorKind::kValue, op,
+                StrCat("input 'dy' must have x's shape; expected ", ShapeRepr(in[1].shape), ", but got ",
+                       ShapeRepr(in[0].shape)));
+      }
+      int64_t channels = in[1].shape[1];
+      for (size_t i = 2; i < 5; ++i) {
+        CheckSameDType(op, "x", in[1], names[i], in[i]);
+        CheckChannelVector(op, names[i], in[i], channels);
+      }
+      TensorMeta vec{{channels}, in[1].dtype};
+      return {{in[1].shape, in[1].dtype}, vec, vec};
+    },
+    .doc = "Gradient of training-mode batch_norm: (dx, dscale, dbias) from dy, x and the saved batch statistics.",
+});
+
+}  // namespace
+}  // namespace msrt::ops

@@ -1,0 +1,97 @@
+// 2-D max and average pooling and their gradient ops (shape rules: Note
+// [Same padding] in nn_geometry.h). Average pooling divides by the number of
+// input elements under the window, padding excluded, as MindSpore does.
+#include "ops/call.h"
+#include "ops/nn_geometry.h"
+#include "ops/op_checks.h"
+
+namespace msrt::ops {
+namespace {
+
+const std::vector<AttrSpec> kPoolAttrs = {
+    {"kernel_size", Value(List{Value(1), Value(1)}), "(h, w) window, or an int for both"},
+    {"strides", Value(List{Value(1), Value(1)}), "(h, w) stride, or an int for both"},
+    {"pad_mode", Value("valid"), "'valid' or 'same'"},
+};
+
+Dict PoolAttrs(const Dict& attrs) {
+  Dict out;
+  for (std::string_view name : {"kernel_size", "strides", "pad_mode"}) out.Set(std::string(name), Attr(attrs, name));
+  return out;
+}
+
+void CheckOutputShaped(std::string_view op, std::string_view input, const TensorMeta& meta,
+                       const Pool2dGeometry& g) {
+  if (meta.shape != g.output_shape()) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("input '", input, "' must have the pooling's output shape; expected ",
+                   ShapeRepr(g.output_shape()), ", but got ", ShapeRepr(meta.shape)));
+  }
+}
+
+std::vector<TensorMeta> InferPool(std::string_view op, const std::vector<TensorMeta>& in, const Dict& attrs) {
+  CheckDType(op, "x", in[0], DTypeClass::kFloat);
+  return {{PoolGeometry(op, in[0].shape, attrs).output_shape(), in[0].dtype}};
+}
+
+MSRT_REGISTER_OP({
+    .name = "max_pool2d",
+    .inputs = {"x"},
+    .attrs = kPoolAttrs,
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) { return InferPool("max_pool2d", in, attrs); },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      return {Call1("max_pool2d_grad", {g.inputs[0], g.outputs[0], g.dys[0]}, PoolAttrs(g.attrs))};
+    },
+    .doc = "Maximum over each window of NCHW x (padding never wins).",
+});
+
+MSRT_REGISTER_OP({
+    .name = "max_pool2d_grad",
+    .inputs = {"x", "y", "dy"},
+    .attrs = kPoolAttrs,
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      constexpr std::string_view op = "max_pool2d_grad";
+      CheckDType(op, "x", in[0], DTypeClass::kFloat);
+      CheckSameDType(op, "x", in[0], "y", in[1]);
+      CheckSameDType(op, "x", in[0], "dy", in[2]);
+      Pool2dGeometry g = PoolGeometry(op, in[0].shape, attrs);
+      CheckOutputShaped(op, "y", in[1], g);
+      CheckOutputShaped(op, "dy", in[2], g);
+      return {{in[0].shape, in[0].dtype}};
+    },
+    .doc = "Gradient of max_pool2d: dy routed to the first maximum of each window.",
+});
+
+MSRT_REGISTER_OP({
+    .name = "avg_pool2d",
+    .inputs = {"x"},
+    .attrs = kPoolAttrs,
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) { return InferPool("avg_pool2d", in, attrs); },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      return {Call1("avg_pool2d_grad", {g.inputs[0], g.dys[0]}, PoolAttrs(g.attrs))};
+    },
+    .doc = "Mean over each window of NCHW x (padding excluded from the count).",
+});
+
+MSRT_REGISTER_OP({
+    .name = "avg_pool2d_grad",
+    .inputs = {"x", "dy"},
+    .attrs = kPoolAttrs,
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      constexpr std::string_view op = "avg_pool2d_grad";
+      CheckDType(op, "x", in[0], DTypeClass::kFloat);
+      CheckSameDType(op, "x", in[0], "dy", in[1]);
+      CheckOutputShaped(op, "dy", in[1], PoolGeometry(op, in[0].shape, attrs));
+      return {{in[0].shape, in[0].dtype}};
+    },
+    // Linear in dy; x only gives the shape.
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      Tensor d_dy;
+      if (g.needs[1]) d_dy = Call1("avg_pool2d", {g.dys[0]}, PoolAttrs(g.attrs));
+      return {Tensor(), d_dy};
+    },
+    .doc = "Gradient of avg_pool2d: dy spread evenly over each window's input elements.",
+});
+
+}  // namespace
+}  // namespace msrt::ops

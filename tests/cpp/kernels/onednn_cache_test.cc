@@ -1,0 +1,96 @@
+// The oneDNN primitive cache (Note [oneDNN primitive cache]): a training loop
+// builds its primitives once, and the cache stays bounded.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kernels/cpu/onednn_cache.h"
+#include "msrt/context/context.h"
+#include "ops/call.h"
+
+namespace msrt {
+namespace {
+
+namespace onednn = kernels::onednn;
+
+Tensor Filled(const Shape& shape, float value) {
+  std::vector<float> data(static_cast<size_t>(NumElements(shape)), value);
+  return Tensor::FromHost(data.data(), data.size() * sizeof(float), shape, DType::kFloat32);
+}
+
+Value Ints(const Shape& shape) {
+  List items;
+  for (int64_t v : shape) items.emplace_back(v);
+  return Value(std::move(items));
+}
+
+// One forward and backward step of a conv layer.
+void ConvStep(const Tensor& x, const Tensor& w) {
+  Tensor y = ops::Call1("conv2d", {x, w});
+  Tensor dx = ops::Call1("conv2d_backprop_input", {y, w}, Dict{{"input_shape", Ints(x.shape())}});
+  Tensor dw = ops::Call1("conv2d_backprop_filter", {y, x}, Dict{{"filter_shape", Ints(w.shape())}});
+  dx.Sync();
+  dw.Sync();
+}
+
+TEST(OneDnnCache, ATrainingLoopBuildsItsPrimitivesOnce) {
+  onednn::ClearCache();
+  Tensor x = Filled({2, 3, 8, 8}, 0.5f);
+  Tensor w = Filled({4, 3, 3, 3}, 0.25f);
+  for (int step = 0; step < 5; ++step) ConvStep(x, w);
+  onednn::PrimitiveCacheStats stats = onednn::CacheStats();
+  EXPECT_EQ(stats.misses, 3);  // conv forward, backward data, backward weights
+  EXPECT_EQ(stats.hits, 12);
+  EXPECT_EQ(stats.entries, 3);
+
+  // Another shape is another primitive; the first ones stay.
+  ConvStep(Filled({1, 3, 8, 8}, 1.0f), w);
+  ConvStep(x, w);
+  stats = onednn::CacheStats();
+  EXPECT_EQ(stats.misses, 6);
+  EXPECT_EQ(stats.entries, 6);
+}
+
+TEST(OneDnnCache, AThreadCountChangeRebuildsPrimitives) {
+  onednn::ClearCache();
+  Tensor a = Filled({16, 16}, 1.0f);
+  ops::Call1("matmul", {a, a}).Sync();
+  SetContext(Dict{{"runtime_num_threads", Value(1)}});
+  ops::Call1("matmul", {a, a}).Sync();
+  SetContext(Dict{{"runtime_num_threads", Value(2)}});
+  ops::Call1("matmul", {a, a}).Sync();
+  onednn::PrimitiveCacheStats stats = onednn::CacheStats();
+  EXPECT_GE(stats.misses, 2);  // 1 and 2 threads (the default may equal either)
+  EXPECT_LE(stats.misses, 3);
+  SetContext(Dict{{"runtime_num_threads", Value(30)}});  // the default
+}
+
+TEST(OneDnnCache, StaysBounded) {
+  onednn::ClearCache();
+  int64_t capacity = onednn::CacheStats().capacity;
+  Tensor b = Filled({4, 3}, 1.0f);
+  for (int64_t rows = 1; rows <= capacity + 10; ++rows) ops::Call1("matmul", {Filled({rows, 4}, 1.0f), b}).Sync();
+  onednn::PrimitiveCacheStats stats = onednn::CacheStats();
+  EXPECT_EQ(stats.entries, capacity);
+  EXPECT_EQ(stats.misses, capacity + 10);
+  // The most recent survive; the oldest were evicted.
+  ops::Call1("matmul", {Filled({capacity + 10, 4}, 1.0f), b}).Sync();
+  ops::Call1("matmul", {Filled({1, 4}, 1.0f), b}).Sync();
+  stats = onednn::CacheStats();
+  EXPECT_EQ(stats.hits, 1);
+  EXPECT_EQ(stats.misses, capacity + 11);
+}
+
+TEST(OneDnnCache, ResultsAreRightFromACachedPrimitive) {
+  Tensor x = Filled({1, 1, 4, 4}, 1.0f);
+  Tensor w = Filled({1, 1, 3, 3}, 1.0f);
+  for (int i = 0; i < 2; ++i) {
+    Tensor y = ops::Call1("conv2d", {x, w}, Dict{{"pad_mode", Value("valid")}});
+    const float* p = y.data<float>();
+    ASSERT_EQ(y.shape(), (Shape{1, 1, 2, 2}));
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(p[j], 9.0f);
+  }
+}
+
+}  // namespace
+}  // namespace msrt

@@ -1,0 +1,701 @@
+"""Parity tests of the NN ops (oneDNN for float32, reference loops for
+float64) against straightforward NumPy references, finite-difference
+gradient checks (float64), and the ops' error messages."""
+import itertools
+
+import numpy as np
+import pytest
+
+import msrt
+
+from .harness import _C, check_grad, covers, gradients, run_op, tensor
+
+covers("matmul", "batch_matmul", "bias_add", "dense", "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter",
+       "max_pool2d", "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad", "batch_norm", "batch_norm_grad")
+
+FLOATS = [np.float32, np.float64]
+# float32 runs through oneDNN (reorders, blocked layouts, its own summation order).
+TOL = {np.float32: dict(rtol=2e-4, atol=2e-4), np.float64: dict(rtol=1e-10, atol=1e-10)}
+
+
+def rand(rng, shape, dtype=np.float64, low=-1.0, high=1.0):
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def needs_ops(*names):
+    """Skips a test whose gradient rules call ops another family provides."""
+    missing = sorted(set(names) - set(_C.op_names()))
+    return pytest.mark.skipif(bool(missing), reason=f"needs ops not registered yet: {missing}")
+
+
+# ---------------------------------------------------------------------------
+# NumPy references
+
+def window(size, kernel, stride, dilation, mode, pad_before=0, pad_after=0):
+    """(out, pad_before, pad_after) along one axis, MindSpore's rules."""
+    dk = (kernel - 1) * dilation + 1
+    if mode == "same":
+        out = -(-size // stride)
+        need = max(0, (out - 1) * stride + dk - size)
+        return out, need // 2, need - need // 2
+    if mode == "valid":
+        return (size - dk) // stride + 1, 0, 0
+    return (size + pad_before + pad_after - dk) // stride + 1, pad_before, pad_after
+
+
+def conv_plan(x_shape, w_shape, stride=(1, 1), pad_mode="same", pad=(0, 0, 0, 0), dilation=(1, 1), group=1):
+    _, _, h, w = x_shape
+    _, _, kh, kw = w_shape
+    oh, pt, pb = window(h, kh, stride[0], dilation[0], pad_mode, pad[0], pad[1])
+    ow, pl, pr = window(w, kw, stride[1], dilation[1], pad_mode, pad[2], pad[3])
+    return oh, ow, (pt, pb, pl, pr)
+
+
+def conv_taps(x_shape, w_shape, stride, dilation, oh, ow):
+    """(kh, kw, row slice, column slice) of the padded input each tap reads."""
+    _, _, kh, kw = w_shape
+    for i, j in itertools.product(range(kh), range(kw)):
+        rows = slice(i * dilation[0], i * dilation[0] + stride[0] * (oh - 1) + 1, stride[0])
+        cols = slice(j * dilation[1], j * dilation[1] + stride[1] * (ow - 1) + 1, stride[1])
+        yield i, j, rows, cols
+
+
+def np_conv2d(x, w, stride=(1, 1), pad_mode="same", pad=(0, 0, 0, 0), dilation=(1, 1), group=1):
+    n, c, _, _ = x.shape
+    o, cg, _, _ = w.shape
+    oh, ow, (pt, pb, pl, pr) = conv_plan(x.shape, w.shape, stride, pad_mode, pad, dilation)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    out = np.zeros((n, o, oh, ow))
+    og = o // group
+    for g in range(group):
+        xs, ws = xp[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og].astype(np.float64)
+        for i, j, rows, cols in conv_taps(x.shape, w.shape, stride, dilation, oh, ow):
+            out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", xs[:, :, rows, cols], ws[:, :, i, j])
+    return out
+
+
+def np_conv2d_backprop_input(dy, w, input_shape, stride=(1, 1), pad_mode="same", pad=(0, 0, 0, 0), dilation=(1, 1),
+                             group=1):
+    n, c, h, wd = input_shape
+    o, cg, _, _ = w.shape
+    oh, ow, (pt, pb, pl, pr) = conv_plan(input_shape, w.shape, stride, pad_mode, pad, dilation)
+    dxp = np.zeros((n, c, h + pt + pb, wd + pl + pr))
+    og = o // group
+    for g in range(group):
+        ws = w[g * og:(g + 1) * og].astype(np.float64)
+        for i, j, rows, cols in conv_taps(input_shape, w.shape, stride, dilation, oh, ow):
+            dxp[:, g * cg:(g + 1) * cg, rows, cols] += np.einsum("nohw,oc->nchw", dy[:, g * og:(g + 1) * og],
+                                                                 ws[:, :, i, j])
+    return dxp[:, :, pt:pt + h, pl:pl + wd]
+
+
+def np_conv2d_backprop_filter(dy, x, filter_shape, stride=(1, 1), pad_mode="same", pad=(0, 0, 0, 0),
+                              dilation=(1, 1), group=1):
+    o, cg, _, _ = filter_shape
+    oh, ow, (pt, pb, pl, pr) = conv_plan(x.shape, filter_shape, stride, pad_mode, pad, dilation)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    dw = np.zeros(filter_shape)
+    og = o // group
+    for g in range(group):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        for i, j, rows, cols in conv_taps(x.shape, filter_shape, stride, dilation, oh, ow):
+            dw[g * og:(g + 1) * og, :, i, j] = np.einsum("nohw,nchw->oc", dy[:, g * og:(g + 1) * og],
+                                                         xs[:, :, rows, cols])
+    return dw
+
+
+def pool_plan(x_shape, kernel, strides, pad_mode):
+    oh, pt, pb = window(x_shape[2], kernel[0], strides[0], 1, pad_mode)
+    ow, pl, pr = window(x_shape[3], kernel[1], strides[1], 1, pad_mode)
+    return oh, ow, (pt, pb, pl, pr)
+
+
+def pool_windows(x_shape, kernel, strides, pad_mode):
+    """(oh, ow, row slice, column slice) of each window in the padded input."""
+    oh, ow, _ = pool_plan(x_shape, kernel, strides, pad_mode)
+    for i, j in itertools.product(range(oh), range(ow)):
+        yield i, j, slice(i * strides[0], i * strides[0] + kernel[0]), slice(j * strides[1], j * strides[1] + kernel[1])
+
+
+def padded(x, pads, value):
+    pt, pb, pl, pr = pads
+    return np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=value)
+
+
+def np_max_pool2d(x, kernel, strides, pad_mode="valid"):
+    oh, ow, pads = pool_plan(x.shape, kernel, strides, pad_mode)
+    xp = padded(x, pads, -np.inf)
+    out = np.zeros(x.shape[:2] + (oh, ow))
+    for i, j, rows, cols in pool_windows(x.shape, kernel, strides, pad_mode):
+        out[:, :, i, j] = xp[:, :, rows, cols].max(axis=(2, 3))
+    return out
+
+
+def np_avg_pool2d(x, kernel, strides, pad_mode="valid"):
+    oh, ow, pads = pool_plan(x.shape, kernel, strides, pad_mode)
+    xp, ones = padded(x, pads, 0.0), padded(np.ones_like(x), pads, 0.0)
+    out = np.zeros(x.shape[:2] + (oh, ow))
+    for i, j, rows, cols in pool_windows(x.shape, kernel, strides, pad_mode):
+        out[:, :, i, j] = xp[:, :, rows, cols].sum(axis=(2, 3)) / ones[:, :, rows, cols].sum(axis=(2, 3))
+    return out
+
+
+def np_max_pool2d_grad(x, dy, kernel, strides, pad_mode="valid"):
+    _, _, pads = pool_plan(x.shape, kernel, strides, pad_mode)
+    xp = padded(x, pads, -np.inf)
+    dxp = np.zeros(xp.shape)
+    n, c = x.shape[:2]
+    nn_, cc = np.meshgrid(np.arange(n), np.arange(c), indexing="ij")
+    for i, j, rows, cols in pool_windows(x.shape, kernel, strides, pad_mode):
+        first = xp[:, :, rows, cols].reshape(n, c, -1).argmax(axis=2)  # the first maximum
+        np.add.at(dxp, (nn_, cc, rows.start + first // kernel[1], cols.start + first % kernel[1]), dy[:, :, i, j])
+    pt, pb, pl, pr = pads
+    return dxp[:, :, pt:pt + x.shape[2], pl:pl + x.shape[3]]
+
+
+def np_avg_pool2d_grad(x, dy, kernel, strides, pad_mode="valid"):
+    _, _, pads = pool_plan(x.shape, kernel, strides, pad_mode)
+    ones = padded(np.ones_like(x), pads, 0.0)
+    dxp = np.zeros(ones.shape)
+    for i, j, rows, cols in pool_windows(x.shape, kernel, strides, pad_mode):
+        count = ones[:, :, rows, cols].sum(axis=(2, 3))
+        dxp[:, :, rows, cols] += (dy[:, :, i, j] / count)[:, :, None, None] * ones[:, :, rows, cols]
+    pt, pb, pl, pr = pads
+    return dxp[:, :, pt:pt + x.shape[2], pl:pl + x.shape[3]]
+
+
+def channel_axes(x):
+    return (0,) + tuple(range(2, x.ndim))
+
+
+def along_channels(v, x):
+    return v.reshape((1, -1) + (1,) * (x.ndim - 2))
+
+
+def np_batch_norm_train(x, scale, bias, eps):
+    axes = channel_axes(x)
+    mean = x.mean(axis=axes)
+    var = x.var(axis=axes)
+    inv = 1 / np.sqrt(var + eps)
+    y = (x - along_channels(mean, x)) * along_channels(inv * scale, x) + along_channels(bias, x)
+    return y, mean, var, inv
+
+
+def np_batch_norm_grad(dy, x, scale, mean, inv):
+    axes = channel_axes(x)
+    count = x.size // x.shape[1]
+    x_hat = (x - along_channels(mean, x)) * along_channels(inv, x)
+    dbias = dy.sum(axis=axes)
+    dscale = (dy * x_hat).sum(axis=axes)
+    dx = along_channels(scale * inv / count, x) * (count * dy - along_channels(dbias, x) -
+                                                   x_hat * along_channels(dscale, x))
+    return dx, dscale, dbias
+
+
+# ---------------------------------------------------------------------------
+# Kernels
+
+
+@pytest.mark.parametrize("name", ["matmul", "batch_matmul", "bias_add", "dense", "conv2d", "conv2d_backprop_input",
+                                  "conv2d_backprop_filter", "max_pool2d", "max_pool2d_grad", "avg_pool2d",
+                                  "avg_pool2d_grad", "batch_norm", "batch_norm_grad"])
+def test_kernels_are_onednn_then_reference(name):
+    kernels = _C.op_info(name)["kernels"]
+    if name == "max_pool2d_grad":  # Note [max_pool2d_grad without oneDNN] in onednn_pool.cc
+        assert kernels == ["CPU:reference"]
+    else:
+        assert kernels == ["CPU:onednn", "CPU:reference"]
+
+
+# ---------------------------------------------------------------------------
+# matmul, batch_matmul, dense, bias_add
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("ta,tb", list(itertools.product([False, True], repeat=2)))
+@pytest.mark.parametrize("m,k,n", [(3, 4, 5), (1, 7, 1), (17, 33, 9), (64, 128, 32)])
+def test_matmul(dtype, ta, tb, m, k, n):
+    rng = np.random.default_rng(m * k + n)
+    a = rand(rng, (k, m) if ta else (m, k), dtype)
+    b = rand(rng, (n, k) if tb else (k, n), dtype)
+    expected = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
+    (out,) = run_op("matmul", [a, b], {"transpose_a": ta, "transpose_b": tb})
+    assert out.dtype == dtype and out.shape == (m, n)
+    np.testing.assert_allclose(out, expected, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("a_shape,b_shape", [
+    ((2, 3, 4), (2, 4, 5)),
+    ((1, 3, 4), (6, 4, 5)),        # broadcast a
+    ((6, 3, 4), (1, 4, 5)),        # broadcast b
+    ((2, 1, 3, 4), (5, 4, 2)),     # different ranks
+    ((2, 1, 3, 4), (1, 3, 4, 2)),  # both broadcast
+    ((1, 1, 1), (1, 1, 1)),
+])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_batch_matmul(dtype, a_shape, b_shape, ta, tb):
+    rng = np.random.default_rng(0)
+    a = rand(rng, a_shape, dtype)
+    b = rand(rng, b_shape, dtype)
+    if ta:
+        a = np.ascontiguousarray(np.swapaxes(a, -1, -2))
+    if tb:
+        b = np.ascontiguousarray(np.swapaxes(b, -1, -2))
+    opa = np.swapaxes(a, -1, -2) if ta else a
+    opb = np.swapaxes(b, -1, -2) if tb else b
+    expected = np.matmul(opa.astype(np.float64), opb.astype(np.float64))
+    (out,) = run_op("batch_matmul", [a, b], {"transpose_a": ta, "transpose_b": tb})
+    assert out.shape == expected.shape
+    np.testing.assert_allclose(out, expected, **TOL[dtype])
+
+
+def test_matmul_with_an_empty_inner_dimension_is_zero():
+    (out,) = run_op("matmul", [np.zeros((3, 0), np.float32), np.zeros((0, 2), np.float32)])
+    np.testing.assert_array_equal(out, np.zeros((3, 2)))
+    (out,) = run_op("dense", [np.zeros((3, 0)), np.zeros((2, 0)), np.array([1.0, 2.0])])
+    np.testing.assert_array_equal(out, [[1, 2]] * 3)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5), (2, 3, 4, 5), (1, 6, 2, 3, 2)])
+def test_bias_add(dtype, shape):
+    rng = np.random.default_rng(1)
+    x = rand(rng, shape, dtype)
+    b = rand(rng, (shape[1],), dtype)
+    (out,) = run_op("bias_add", [x, b])
+    np.testing.assert_allclose(out, x + along_channels(b, x), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("x_shape,out_features", [((5,), 3), ((4, 5), 3), ((2, 3, 7), 4), ((32, 120), 84)])
+def test_dense(dtype, x_shape, out_features):
+    rng = np.random.default_rng(2)
+    x = rand(rng, x_shape, dtype)
+    w = rand(rng, (out_features, x_shape[-1]), dtype)
+    b = rand(rng, (out_features,), dtype)
+    (out,) = run_op("dense", [x, w, b])
+    np.testing.assert_allclose(out, x.astype(np.float64) @ w.T.astype(np.float64) + b, **TOL[dtype])
+
+
+# ---------------------------------------------------------------------------
+# conv2d family
+
+CONV_CASES = [
+    # x shape, w shape, attrs
+    ((2, 3, 7, 7), (4, 3, 3, 3), {}),
+    ((1, 1, 5, 5), (2, 1, 3, 3), {"pad_mode": "valid"}),
+    ((2, 3, 8, 9), (5, 3, 3, 2), {"stride": [2, 2]}),
+    ((2, 3, 9, 8), (5, 3, 3, 3), {"stride": [2, 3], "pad_mode": "valid"}),
+    ((1, 2, 6, 7), (3, 2, 4, 4), {"pad_mode": "same", "stride": 2}),  # even kernel: the extra pad goes bottom/right
+    ((2, 2, 7, 6), (3, 2, 3, 3), {"pad_mode": "pad", "pad": [1, 2, 0, 3]}),
+    ((1, 3, 8, 8), (2, 3, 3, 3), {"pad_mode": "pad", "pad": 1, "stride": [3, 3]}),  # floor drops rows
+    ((2, 2, 9, 9), (3, 2, 3, 3), {"dilation": [2, 2]}),
+    ((1, 2, 11, 10), (2, 2, 3, 2), {"dilation": [3, 2], "pad_mode": "valid", "stride": [2, 1]}),
+    ((2, 4, 6, 6), (6, 2, 3, 3), {"group": 2}),
+    ((1, 6, 7, 5), (6, 1, 3, 3), {"group": 6, "pad_mode": "pad", "pad": [1, 1, 1, 1]}),  # depthwise
+    ((1, 8, 5, 5), (4, 4, 1, 1), {"group": 2, "stride": [1, 1, 2, 2]}),
+    ((3, 1, 32, 32), (6, 1, 5, 5), {"pad_mode": "valid"}),  # LeNet conv1
+    ((3, 6, 14, 14), (16, 6, 5, 5), {"pad_mode": "valid"}),  # LeNet conv2
+    ((1, 16, 6, 6), (32, 16, 3, 3), {}),  # blocked layouts on AVX2
+]
+
+
+def conv_kwargs(attrs):
+    """The NumPy reference's arguments for op attributes."""
+    def pair(v):
+        v = [v, v] if isinstance(v, int) else list(v)
+        return tuple(v[-2:])
+    pad = attrs.get("pad", 0)
+    return dict(stride=pair(attrs.get("stride", 1)), pad_mode=attrs.get("pad_mode", "same"),
+                pad=tuple([pad] * 4 if isinstance(pad, int) else pad), dilation=pair(attrs.get("dilation", 1)),
+                group=attrs.get("group", 1))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("x_shape,w_shape,attrs", CONV_CASES)
+def test_conv2d(dtype, x_shape, w_shape, attrs):
+    rng = np.random.default_rng(3)
+    x = rand(rng, x_shape, dtype)
+    w = rand(rng, w_shape, dtype)
+    expected = np_conv2d(x, w, **conv_kwargs(attrs))
+    (out,) = run_op("conv2d", [x, w], attrs)
+    assert out.dtype == dtype and out.shape == expected.shape
+    np.testing.assert_allclose(out, expected, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("x_shape,w_shape,attrs", CONV_CASES)
+def test_conv2d_backprop_input_and_filter(dtype, x_shape, w_shape, attrs):
+    rng = np.random.default_rng(4)
+    x = rand(rng, x_shape, dtype)
+    w = rand(rng, w_shape, dtype)
+    kw = conv_kwargs(attrs)
+    y_shape = np_conv2d(x, w, **kw).shape
+    dy = rand(rng, y_shape, dtype)
+    (dx,) = run_op("conv2d_backprop_input", [dy, w], dict(attrs, input_shape=list(x_shape)))
+    np.testing.assert_allclose(dx, np_conv2d_backprop_input(dy, w, x_shape, **kw), **TOL[dtype])
+    (dw,) = run_op("conv2d_backprop_filter", [dy, x], dict(attrs, filter_shape=list(w_shape)))
+    np.testing.assert_allclose(dw, np_conv2d_backprop_filter(dy, x, w_shape, **kw), **TOL[dtype])
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", CONV_CASES[:12])
+def test_conv2d_float32_gradients_match_numpy(x_shape, w_shape, attrs):
+    """The oneDNN backward kernels reached through conv2d's gradient rule."""
+    rng = np.random.default_rng(5)
+    x = rand(rng, x_shape, np.float32)
+    w = rand(rng, w_shape, np.float32)
+    kw = conv_kwargs(attrs)
+    dy = rand(rng, np_conv2d(x, w, **kw).shape, np.float32)
+    dx, dw = gradients("conv2d", [x, w], attrs, wrt=(0, 1), sens=dy)
+    np.testing.assert_allclose(dx, np_conv2d_backprop_input(dy, w, x_shape, **kw), **TOL[np.float32])
+    np.testing.assert_allclose(dw, np_conv2d_backprop_filter(dy, x, w_shape, **kw), **TOL[np.float32])
+
+
+def test_conv2d_same_padding_puts_the_extra_row_at_the_bottom():
+    # 4x4 input, 2x2 kernel of ones, stride 1, "same": pads 1 in total, at the bottom/right.
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    (out,) = run_op("conv2d", [x, np.ones((1, 1, 2, 2), np.float32)], {"pad_mode": "same"})
+    assert out.shape == (1, 1, 4, 4)
+    assert out[0, 0, 0, 0] == 0 + 1 + 4 + 5
+    assert out[0, 0, 3, 3] == 15
+
+
+# ---------------------------------------------------------------------------
+# pooling
+
+POOL_CASES = [
+    ((2, 3, 6, 6), [2, 2], [2, 2], "valid"),
+    ((1, 2, 7, 7), [3, 3], [2, 2], "valid"),
+    ((2, 2, 7, 5), [3, 3], [2, 2], "same"),
+    ((1, 3, 5, 8), [2, 3], [1, 2], "same"),
+    ((1, 1, 4, 4), 2, 1, "same"),
+    ((3, 6, 28, 28), [2, 2], [2, 2], "valid"),  # LeNet
+    ((1, 4, 9, 9), [3, 3], [3, 3], "same"),
+    ((2, 3, 5, 5), [1, 1, 3, 3], [1, 1, 2, 2], "VALID"),
+]
+
+
+def pool_args(kernel, strides):
+    def pair(v):
+        v = [v, v] if isinstance(v, int) else list(v)
+        return tuple(v[-2:])
+    return pair(kernel), pair(strides)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape,kernel,strides,pad_mode", POOL_CASES)
+def test_pooling(dtype, shape, kernel, strides, pad_mode):
+    rng = np.random.default_rng(6)
+    x = rand(rng, shape, dtype)
+    attrs = {"kernel_size": kernel, "strides": strides, "pad_mode": pad_mode}
+    k, s = pool_args(kernel, strides)
+    mode = pad_mode.lower()
+    (y_max,) = run_op("max_pool2d", [x], attrs)
+    np.testing.assert_allclose(y_max, np_max_pool2d(x, k, s, mode), **TOL[dtype])
+    (y_avg,) = run_op("avg_pool2d", [x], attrs)
+    np.testing.assert_allclose(y_avg, np_avg_pool2d(x, k, s, mode), **TOL[dtype])
+    dy = rand(rng, y_max.shape, dtype)
+    (dx,) = run_op("max_pool2d_grad", [x, y_max, dy], attrs)
+    np.testing.assert_allclose(dx, np_max_pool2d_grad(x, dy, k, s, mode), **TOL[dtype])
+    (dx,) = run_op("avg_pool2d_grad", [x, dy], attrs)
+    np.testing.assert_allclose(dx, np_avg_pool2d_grad(x, dy, k, s, mode), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_max_pool2d_grad_routes_ties_to_the_first_maximum(dtype):
+    x = np.ones((1, 1, 4, 4), dtype)
+    attrs = {"kernel_size": 2, "strides": 2}
+    (y,) = run_op("max_pool2d", [x], attrs)
+    (dx,) = run_op("max_pool2d_grad", [x, y, np.full(y.shape, 3, dtype)], attrs)
+    expected = np.zeros((4, 4))
+    expected[::2, ::2] = 3
+    np.testing.assert_array_equal(dx[0, 0], expected)
+
+
+def test_avg_pool2d_same_excludes_padding_from_the_count():
+    x = np.ones((1, 1, 3, 3), np.float32)
+    (y,) = run_op("avg_pool2d", [x], {"kernel_size": 2, "strides": 2, "pad_mode": "same"})
+    np.testing.assert_array_equal(y, np.ones((1, 1, 2, 2)))
+
+
+# ---------------------------------------------------------------------------
+# batch_norm
+
+
+def bn_inputs(rng, shape, dtype):
+    c = shape[1]
+    return (rand(rng, shape, dtype, -2, 3), rand(rng, (c,), dtype, 0.5, 1.5), rand(rng, (c,), dtype),
+            rand(rng, (c,), dtype), rand(rng, (c,), dtype, 0.5, 2.0))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5, 5), (1, 2, 3, 4), (3, 4, 5), (2, 2, 2, 3, 2), (32, 6, 28, 28)])
+def test_batch_norm_training_and_running_stats(dtype, shape):
+    rng = np.random.default_rng(7)
+    x, scale, bias, running_mean, running_var = bn_inputs(rng, shape, dtype)
+    attrs = {"is_training": True, "epsilon": 1e-3, "momentum": 0.2}
+    ts = [tensor(a) for a in (x, scale, bias, running_mean, running_var)]
+    y, saved_mean, saved_inv_std = [o.asnumpy() for o in _C.call("batch_norm", ts, attrs)]
+    ey, mean, var, inv = np_batch_norm_train(x.astype(np.float64), scale, bias, 1e-3)
+    np.testing.assert_allclose(y, ey, **TOL[dtype])
+    np.testing.assert_allclose(saved_mean, mean, **TOL[dtype])
+    np.testing.assert_allclose(saved_inv_std, inv, **TOL[dtype])
+    # The running statistics were updated in place, with the unbiased variance.
+    count = x.size // x.shape[1]
+    np.testing.assert_allclose(ts[3].asnumpy(), 0.8 * running_mean + 0.2 * mean, **TOL[dtype])
+    np.testing.assert_allclose(ts[4].asnumpy(), 0.8 * running_var + 0.2 * var * count / (count - 1), **TOL[dtype])
+    # The inputs the op reads are untouched.
+    np.testing.assert_array_equal(ts[0].asnumpy(), x)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5, 5)])
+def test_batch_norm_inference_uses_and_keeps_running_stats(dtype, shape):
+    rng = np.random.default_rng(8)
+    x, scale, bias, running_mean, running_var = bn_inputs(rng, shape, dtype)
+    ts = [tensor(a) for a in (x, scale, bias, running_mean, running_var)]
+    y, saved_mean, saved_inv_std = [o.asnumpy() for o in _C.call("batch_norm", ts, {"is_training": False})]
+    inv = 1 / np.sqrt(running_var.astype(np.float64) + 1e-5)
+    expected = (x - along_channels(running_mean, x)) * along_channels(inv * scale, x) + along_channels(bias, x)
+    np.testing.assert_allclose(y, expected, **TOL[dtype])
+    np.testing.assert_allclose(saved_mean, running_mean, **TOL[dtype])
+    np.testing.assert_allclose(saved_inv_std, inv, **TOL[dtype])
+    np.testing.assert_array_equal(ts[3].asnumpy(), running_mean)
+    np.testing.assert_array_equal(ts[4].asnumpy(), running_var)
+
+
+def test_batch_norm_running_stats_accumulate_over_calls():
+    rng = np.random.default_rng(9)
+    x, scale, bias, _, _ = bn_inputs(rng, (8, 2, 3, 3), np.float32)
+    running_mean, running_var = tensor(np.zeros(2, np.float32)), tensor(np.ones(2, np.float32))
+    expected_mean, expected_var = np.zeros(2), np.ones(2)
+    for _ in range(3):
+        _C.call("batch_norm", [tensor(x), tensor(scale), tensor(bias), running_mean, running_var],
+                {"is_training": True})
+        expected_mean = 0.9 * expected_mean + 0.1 * x.mean(axis=(0, 2, 3))
+        expected_var = 0.9 * expected_var + 0.1 * x.var(axis=(0, 2, 3), ddof=1)
+    np.testing.assert_allclose(running_mean.asnumpy(), expected_mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(running_var.asnumpy(), expected_var, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5, 5), (3, 4, 5), (32, 6, 14, 14)])
+def test_batch_norm_grad(dtype, shape):
+    rng = np.random.default_rng(10)
+    x, scale, bias, _, _ = bn_inputs(rng, shape, dtype)
+    _, mean, _, inv = np_batch_norm_train(x.astype(np.float64), scale, bias, 1e-5)
+    dy = rand(rng, shape, dtype)
+    dx, dscale, dbias = run_op("batch_norm_grad", [dy, x, scale, mean.astype(dtype), inv.astype(dtype)])
+    edx, edscale, edbias = np_batch_norm_grad(dy.astype(np.float64), x.astype(np.float64), scale, mean, inv)
+    tol = dict(rtol=1e-3, atol=1e-3) if dtype == np.float32 else TOL[dtype]
+    np.testing.assert_allclose(dx, edx, **tol)
+    np.testing.assert_allclose(dscale, edscale, **tol)
+    np.testing.assert_allclose(dbias, edbias, **tol)
+
+
+# ---------------------------------------------------------------------------
+# Threads: oneDNN's OpenMP team follows runtime_num_threads.
+
+
+def test_results_do_not_depend_on_the_thread_count():
+    rng = np.random.default_rng(11)
+    x = rand(rng, (4, 3, 12, 12), np.float32)
+    w = rand(rng, (8, 3, 3, 3), np.float32)
+    outs = []
+    for threads in (1, 2):
+        msrt.set_context(runtime_num_threads=threads)
+        outs.append(run_op("conv2d", [x, w])[0])
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(outs[0], np_conv2d(x, w), **TOL[np.float32])
+
+
+# ---------------------------------------------------------------------------
+# Gradient checks (float64: reference kernels)
+
+
+@pytest.mark.parametrize("ta,tb", list(itertools.product([False, True], repeat=2)))
+def test_matmul_grad(ta, tb):
+    rng = np.random.default_rng(12)
+    a = rand(rng, (4, 3) if ta else (3, 4))
+    b = rand(rng, (5, 4) if tb else (4, 5))
+    check_grad("matmul", [a, b], {"transpose_a": ta, "transpose_b": tb}, wrt=(0, 1))
+
+
+@needs_ops("reduce_sum", "reshape")
+@pytest.mark.parametrize("a_shape,b_shape,ta,tb", [
+    ((2, 3, 4), (2, 4, 2), False, False),
+    ((1, 4, 3), (3, 4, 2), True, False),
+    ((2, 1, 3, 4), (3, 2, 4), False, True),
+])
+def test_batch_matmul_grad(a_shape, b_shape, ta, tb):
+    rng = np.random.default_rng(13)
+    check_grad("batch_matmul", [rand(rng, a_shape), rand(rng, b_shape)], {"transpose_a": ta, "transpose_b": tb},
+               wrt=(0, 1))
+
+
+@needs_ops("reduce_sum", "reshape")
+@pytest.mark.parametrize("x_shape", [(3, 4), (2, 2, 4), (4,)])
+def test_dense_grad(x_shape):
+    rng = np.random.default_rng(14)
+    check_grad("dense", [rand(rng, x_shape), rand(rng, (3, 4)), rand(rng, (3,))], wrt=(0, 1, 2))
+
+
+@needs_ops("reduce_sum")
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 2, 2)])
+def test_bias_add_grad(shape):
+    rng = np.random.default_rng(15)
+    check_grad("bias_add", [rand(rng, shape), rand(rng, (shape[1],))], wrt=(0, 1))
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", [
+    ((1, 2, 5, 5), (3, 2, 3, 3), {}),
+    ((2, 2, 6, 5), (2, 2, 2, 3), {"stride": 2, "pad_mode": "same"}),
+    ((1, 2, 7, 6), (2, 2, 3, 2), {"pad_mode": "pad", "pad": [1, 0, 2, 1], "dilation": [2, 1]}),
+    ((1, 4, 5, 5), (4, 2, 3, 3), {"group": 2, "pad_mode": "valid"}),
+])
+def test_conv2d_grad(x_shape, w_shape, attrs):
+    rng = np.random.default_rng(16)
+    check_grad("conv2d", [rand(rng, x_shape), rand(rng, w_shape)], attrs, wrt=(0, 1))
+
+
+def test_conv2d_backprop_grads():
+    rng = np.random.default_rng(17)
+    attrs = {"stride": 2, "pad_mode": "same", "group": 2}
+    x_shape, w_shape = (1, 4, 5, 5), (2, 2, 3, 3)
+    dy = rand(rng, (1, 2, 3, 3))
+    check_grad("conv2d_backprop_input", [dy, rand(rng, w_shape)], dict(attrs, input_shape=list(x_shape)),
+               wrt=(0, 1))
+    check_grad("conv2d_backprop_filter", [dy, rand(rng, x_shape)], dict(attrs, filter_shape=list(w_shape)),
+               wrt=(0, 1))
+
+
+@pytest.mark.parametrize("shape,kernel,strides,pad_mode", [
+    ((1, 2, 6, 6), [2, 2], [2, 2], "valid"),
+    ((2, 1, 5, 7), [3, 3], [2, 2], "same"),
+    ((1, 2, 5, 4), [2, 3], [1, 1], "same"),
+])
+def test_pooling_grads(shape, kernel, strides, pad_mode):
+    rng = np.random.default_rng(18)
+    x = rng.permutation(np.prod(shape)).reshape(shape) / np.prod(shape)  # distinct values: no ties
+    attrs = {"kernel_size": kernel, "strides": strides, "pad_mode": pad_mode}
+    check_grad("max_pool2d", [x], attrs)
+    check_grad("avg_pool2d", [x], attrs)
+    dy = rand(rng, run_op("avg_pool2d", [x], attrs)[0].shape)
+    check_grad("avg_pool2d_grad", [x, dy], attrs, wrt=(1,))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 3, 2)])
+def test_batch_norm_training_grad(shape):
+    rng = np.random.default_rng(19)
+    inputs = list(bn_inputs(rng, shape, np.float64))
+    check_grad("batch_norm", inputs, {"is_training": True}, wrt=(0, 1, 2), rtol=1e-4, atol=1e-6)
+
+
+@needs_ops("mul", "sub", "reshape", "reduce_sum")
+def test_batch_norm_inference_grad():
+    rng = np.random.default_rng(20)
+    inputs = list(bn_inputs(rng, (3, 2, 2, 2), np.float64))
+    check_grad("batch_norm", inputs, {"is_training": False}, wrt=(0, 1, 2))
+
+
+def test_batch_norm_float32_gradient_matches_numpy():
+    rng = np.random.default_rng(21)
+    x, scale, bias, running_mean, running_var = bn_inputs(rng, (4, 3, 5, 5), np.float32)
+    dy = rand(rng, x.shape, np.float32)
+    dx, dscale, dbias = gradients("batch_norm", [x, scale, bias, running_mean, running_var], {"is_training": True},
+                                  wrt=(0, 1, 2), sens=dy)
+    _, mean, _, inv = np_batch_norm_train(x.astype(np.float64), scale, bias, 1e-5)
+    edx, edscale, edbias = np_batch_norm_grad(dy.astype(np.float64), x.astype(np.float64), scale, mean, inv)
+    np.testing.assert_allclose(dx, edx, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(dscale, edscale, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(dbias, edbias, rtol=1e-3, atol=1e-3)
+
+
+# ---------------------------------------------------------------------------
+# Errors
+
+
+def raises(exc, match, name, inputs, attrs=None):
+    with pytest.raises(exc, match=match):
+        run_op(name, inputs, attrs)
+
+
+def f32(*shape):
+    return np.zeros(shape, np.float32)
+
+
+def test_matmul_errors():
+    raises(ValueError, r"\[matmul\] the inner dimensions .* expected a's 3 to equal b's, but got 4", "matmul",
+           [f32(2, 3), f32(4, 5)])
+    raises(ValueError, r"\[matmul\] input 'a' must be 2-D", "matmul", [f32(2, 3, 4), f32(4, 5)])
+    raises(TypeError, r"\[matmul\] input 'b' must have the dtype of 'a'", "matmul",
+           [f32(2, 3), np.zeros((3, 2))])
+    raises(TypeError, r"\[matmul\] input 'a' has an unsupported dtype", "matmul",
+           [np.zeros((2, 3), np.int32), np.zeros((3, 2), np.int32)])
+    raises(ValueError, r"\[batch_matmul\] input 'a' must have rank 3 or more", "batch_matmul",
+           [f32(2, 3), f32(2, 3, 2)])
+    raises(ValueError, r"\[batch_matmul\] shapes \(2,\) and \(3,\) can not be broadcast", "batch_matmul",
+           [f32(2, 3, 4), f32(3, 4, 2)])
+    raises(ValueError, r"\[bias_add\] input 'bias' must be 1-D with x's channels", "bias_add", [f32(2, 3), f32(2)])
+    raises(ValueError, r"\[dense\] x's last dim must equal weight's in_channels", "dense",
+           [f32(2, 3), f32(4, 5), f32(4)])
+    raises(ValueError, r"\[dense\] input 'bias' must have shape \(out_channels,\)", "dense",
+           [f32(2, 5), f32(4, 5), f32(5)])
+
+
+def test_conv2d_errors():
+    raises(ValueError, r"\[conv2d\] x must be a 4-D tensor", "conv2d", [f32(3, 5, 5), f32(2, 3, 3, 3)])
+    raises(ValueError, r"\[conv2d\] x's channels must equal weight.shape\[1\] \* group; expected 4 \(2 \* 2\), "
+           r"but got 3", "conv2d", [f32(1, 3, 5, 5), f32(2, 2, 3, 3)], {"group": 2})
+    raises(ValueError, r"divisible by group 2; but got 3", "conv2d", [f32(1, 4, 5, 5), f32(3, 2, 3, 3)],
+           {"group": 2})
+    raises(ValueError, r"'pad_mode' must be one of 'same', 'valid' or 'pad'; but got 'full'", "conv2d",
+           [f32(1, 1, 5, 5), f32(1, 1, 3, 3)], {"pad_mode": "full"})
+    raises(ValueError, r"'pad' must be zero when 'pad_mode' is not 'pad'", "conv2d",
+           [f32(1, 1, 5, 5), f32(1, 1, 3, 3)], {"pad": 1})
+    raises(ValueError, r"'pad' must be a non-negative int or a list of 4", "conv2d",
+           [f32(1, 1, 5, 5), f32(1, 1, 3, 3)], {"pad_mode": "pad", "pad": [1, 2]})
+    raises(ValueError, r"'stride' must be a positive int", "conv2d", [f32(1, 1, 5, 5), f32(1, 1, 3, 3)],
+           {"stride": [0, 1]})
+    raises(ValueError, r"'dilation' must be a positive int", "conv2d", [f32(1, 1, 5, 5), f32(1, 1, 3, 3)],
+           {"dilation": [1, 2, 3]})
+    raises(ValueError, r"the height of the input .* smaller than the \(dilated\) window; expected at least 5, but "
+           r"got 4", "conv2d", [f32(1, 1, 4, 9), f32(1, 1, 3, 3)], {"pad_mode": "valid", "dilation": 2})
+    raises(TypeError, r"\[conv2d\] input 'weight' must have the dtype of 'x'", "conv2d",
+           [f32(1, 1, 5, 5), np.zeros((1, 1, 3, 3))])
+    raises(TypeError, r"\[conv2d\] got an unknown attribute 'padding'", "conv2d",
+           [f32(1, 1, 5, 5), f32(1, 1, 3, 3)], {"padding": 1})
+    raises(ValueError, r"\[conv2d_backprop_input\] input 'dy' must have conv2d's output shape; expected "
+           r"\(1, 2, 5, 5\), but got \(1, 2, 4, 4\)", "conv2d_backprop_input", [f32(1, 2, 4, 4), f32(2, 1, 3, 3)],
+           {"input_shape": [1, 1, 5, 5]})
+    raises(TypeError, r"\[conv2d_backprop_filter\] missing the required attribute 'filter_shape'",
+           "conv2d_backprop_filter", [f32(1, 2, 5, 5), f32(1, 1, 5, 5)])
+    raises(ValueError, r"'filter_shape' must list 4 positive sizes", "conv2d_backprop_filter",
+           [f32(1, 2, 5, 5), f32(1, 1, 5, 5)], {"filter_shape": [2, 1, 3]})
+
+
+def test_pooling_errors():
+    raises(ValueError, r"\[max_pool2d\] x must be a 4-D tensor", "max_pool2d", [f32(1, 5, 5)],
+           {"kernel_size": 2, "strides": 2})
+    raises(ValueError, r"\[avg_pool2d\] 'pad_mode' must be one of 'same' or 'valid'; but got 'pad'",
+           "avg_pool2d", [f32(1, 1, 5, 5)], {"kernel_size": 2, "strides": 2, "pad_mode": "pad"})
+    raises(ValueError, r"'kernel_size' must be a positive int", "max_pool2d", [f32(1, 1, 5, 5)],
+           {"kernel_size": [0, 2], "strides": 1})
+    raises(ValueError, r"smaller than the \(dilated\) window; expected at least 6, but got 5", "max_pool2d",
+           [f32(1, 1, 5, 5)], {"kernel_size": 6, "strides": 1})
+    raises(ValueError, r"\[max_pool2d_grad\] input 'dy' must have the pooling's output shape; expected "
+           r"\(1, 1, 2, 2\)", "max_pool2d_grad", [f32(1, 1, 5, 5), f32(1, 1, 2, 2), f32(1, 1, 3, 3)],
+           {"kernel_size": 2, "strides": 2})
+
+
+def test_batch_norm_errors():
+    raises(ValueError, r"\[batch_norm\] input 'running_var' must have shape \(C,\) with x's channels; expected "
+           r"\(3,\), but got \(2,\)", "batch_norm", [f32(2, 3), f32(3), f32(3), f32(3), f32(2)])
+    raises(ValueError, r"\[batch_norm\] input 'x' must have rank 2 or more", "batch_norm",
+           [f32(3), f32(3), f32(3), f32(3), f32(3)])
+    raises(TypeError, r"\[batch_norm\] input 'scale' must have the dtype of 'x'", "batch_norm",
+           [f32(2, 3), np.zeros(3), f32(3), f32(3), f32(3)])
+    raises(ValueError, r"'epsilon' must be positive", "batch_norm", [f32(2, 3)] + [f32(3)] * 4, {"epsilon": 0.0})
+    raises(ValueError, r"\[batch_norm_grad\] input 'dy' must have x's shape", "batch_norm_grad",
+           [f32(2, 4), f32(2, 3), f32(3), f32(3), f32(3)])
