@@ -58,7 +58,7 @@ class ProgressLine:
             filled = int(self.width * frac)
             bar = "=" * filled + (">" if filled < self.width else "") + " " * max(self.width - filled - 1, 0)
             parts.append(f"[{bar}] {done}/{self.total}")
-            if 0 < done < self.total:
+            if max(2, self.total // 100) <= done < self.total:  # the first steps include warm-up
                 parts.append(f"ETA {_format_seconds(elapsed / done * (self.total - done))}")
         else:
             parts.append(f"{done}")
