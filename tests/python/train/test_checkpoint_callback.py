@@ -81,3 +81,13 @@ def test_checkpoint_config_rules():
         ModelCheckpoint(config={"save_checkpoint_steps": 1})
     with pytest.raises(ValueError):
         ModelCheckpoint(prefix="a/b")
+
+
+def test_append_info_is_saved(mnist_dir, tmp_path):
+    ckpt = ModelCheckpoint(prefix="info", directory=str(tmp_path),
+                           config=CheckpointConfig(save_checkpoint_steps=20, append_info=["epoch_num", "step_num",
+                                                                                          {"lr_tag": 7}]))
+    train_with(ckpt, mnist_dir, epochs=1)
+    params = ms.load_checkpoint(ckpt.latest_ckpt_file_name)
+    assert int(params["epoch_num"].asnumpy()) == 1 and int(params["step_num"].asnumpy()) == 20
+    assert int(params["lr_tag"].asnumpy()) == 7
