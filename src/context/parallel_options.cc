@@ -366,6 +366,9 @@ Value ParseStrategyRows(const Value& in, const KeyEnv& env) {
 Parser ParseDatasetStrategy() {
   return [](const Value& in, const KeyEnv& env) -> Value {
     if (in.is_string()) {
+      // The key's own slot keeps a tuple strategy as its repr (see
+      // ApplyDatasetStrategy); the tuple itself lives in _dataset_strategy.
+      if (env.loading) return in;
       if (in.as_string() != "full_batch" && in.as_string() != "data_parallel") {
         env.FailValue("must be 'full_batch', 'data_parallel' or a tuple of tuples of int", in);
       }

@@ -24,6 +24,10 @@ void KeyEnv::Warn(WarningKind kind, std::string message) const {
 }
 
 void KeyEnv::FailType(std::string_view expected, const Value& got) const {
+  // Python ints beyond 64 bits arrive as objects of type int: a bad value.
+  if (got.kind() == ValueKind::kObject && got.type_name() == "int" && expected.find("int") != std::string_view::npos) {
+    FailValue("is out of the range of a 64-bit integer", got);
+  }
   throw TypeError(StrCat("For '", function, "', the parameter '", key, "' must be ", expected,
                          ", but got ", got.type_name(), " (", got.repr(), ")."));
 }

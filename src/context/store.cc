@@ -416,7 +416,16 @@ Store::Store(std::optional<Profile> profile) : impl_(std::make_unique<Impl>()) {
   impl_->id = g_next_store_id.fetch_add(1);
   if (!profile) {
     const char* text = std::getenv("MSRT_CONTEXT_PROFILE");
-    profile = (text != nullptr && text[0] != '\0') ? ParseProfile(text) : kDefaultProfile;
+    profile = kDefaultProfile;
+    if (text != nullptr && text[0] != '\0') {
+      try {
+        profile = ParseProfile(text);
+      } catch (const ValueError&) {
+        Warn(WarningKind::kGeneral, StrCat("MSRT_CONTEXT_PROFILE='", text,
+                                           "' is not one of 'r0.5', 'r1.0', 'r1.6', 'r2.3'; using the default profile ",
+                                           ProfileName(kDefaultProfile), "."));
+      }
+    }
   }
   impl_->profile = *profile;
   const FamilyTable* tables[kFamilyCount] = {&RuntimeTable(), &AutoParallelTable(), &ParameterServerTable()};
@@ -516,6 +525,21 @@ static Validated ValidateCall(const Store::Impl& impl, Family family, const Dict
     const OptionSpec& spec = *state.specs[item.slot];
     KeyEnv env(family, spec.name, state.table->set_function, tx, &out.warnings);
     const Deprecation& dep = spec.deprecation;
+    bool ignored_by_deprecation =
+        dep.action == DeprecationAction::kWarnAndIgnore && profile >= dep.since;
+    bool ignored_by_device = !(spec.devices & MaskOf(tx.device()));
+    if (ignored_by_deprecation || ignored_by_device) {
+      // As MindSpore's type check runs before its filters: a wrong type is
+      // an error even for a key that is then ignored; a bad value only warns.
+      try {
+        Warnings discarded;
+        KeyEnv probe(family, spec.name, state.table->set_function, tx, &discarded);
+        spec.parse(*item.value, probe);
+      } catch (const TypeError&) {
+        throw;
+      } catch (const Error&) {
+      }
+    }
     if (dep.action != DeprecationAction::kNone && profile >= dep.since) {
       bool ignore = dep.action == DeprecationAction::kWarnAndIgnore;
       env.Warn(WarningKind::kDeprecated,
@@ -569,7 +593,11 @@ CommitResult Commit(Store::Impl& impl, const std::map<SlotId, Value>& writes, So
       }
       bool changed = !(slot.value == value);
       slot.value = value;
-      slot.source = source;
+      // A loaded value equal to its default stays "default", so profile
+      // switches and environment defaults keep applying to it.
+      slot.source = (source == Source::kLoad && value == impl.DefaultFor(spec, impl.profile.load()))
+                        ? Source::kDefault
+                        : source;
       if (state.fast[id.second]) state.fast_bits[id.second].store(ScalarBits(value), std::memory_order_release);
       if (changed) result.changed[id.first].emplace_back(spec.name);
     }
@@ -749,7 +777,26 @@ Value Store::GetSlot(Family family, int slot) const {
   return v;
 }
 
-uint64_t Store::CompileKeyHash() const {
+namespace {
+// Compile-affecting keys overridden by environment variables (read on every
+// call: the variables may change while the process runs).
+uint64_t EnvironmentOverrideHash(const Store::Impl& impl) {
+  uint64_t h = 0;
+  for (const FamilyState& state : impl.families) {
+    for (const OptionSpec* spec : state.specs) {
+      if (!spec->affects_compile || spec->env.role != EnvRole::kOverride) continue;
+      const char* text = std::getenv(std::string(spec->env.var).c_str());
+      if (text == nullptr || text[0] == '\0') continue;
+      h = (h ^ Value(std::string(spec->env.var) + "=" + text).StableHash()) * 1099511628211ull;
+    }
+  }
+  return h;
+}
+}  // namespace
+
+uint64_t Store::CompileKeyHash() const { return CompileKeyHashOfState() ^ EnvironmentOverrideHash(*impl_); }
+
+uint64_t Store::CompileKeyHashOfState() const {
   if (!ThreadHasState()) {
     std::lock_guard hash_lock(impl_->hash_mutex);
     if (!impl_->compile_hash_valid) {
@@ -765,8 +812,7 @@ uint64_t Store::CompileKeyHash() const {
 // Freezing and subscriptions.
 
 void Store::MarkInEffect(Family family, std::string_view key, std::string reason) {
-  int slot = impl_->FindSlot(family, key);
-  MSRT_INTERNAL_ASSERT(slot >= 0, "no context key '", key, "'");
+  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
   std::unique_lock lock(impl_->state_mutex);
   Slot& s = impl_->family(family).slots[slot];
   if (!s.in_effect) {
@@ -776,8 +822,7 @@ void Store::MarkInEffect(Family family, std::string_view key, std::string reason
 }
 
 bool Store::IsInEffect(Family family, std::string_view key) const {
-  int slot = impl_->FindSlot(family, key);
-  MSRT_INTERNAL_ASSERT(slot >= 0, "no context key '", key, "'");
+  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
   std::shared_lock lock(impl_->state_mutex);
   return impl_->family(family).slots[slot].in_effect;
 }
@@ -831,7 +876,10 @@ Value Store::Snapshot() const {
     const FamilyState& state = impl_->families[fi];
     Dict values;
     for (size_t slot = 0; slot < state.specs.size(); ++slot) {
-      SlotRead r = impl_->Read(static_cast<Family>(fi), static_cast<int>(slot), /*with_thread=*/true, nullptr,
+      // This thread's own per-thread keys, but not its scoped overrides:
+      // loading the snapshot later must not make an override permanent.
+      bool per_thread = state.specs[slot]->scope == Scope::kThread;
+      SlotRead r = impl_->Read(static_cast<Family>(fi), static_cast<int>(slot), /*with_thread=*/per_thread, nullptr,
                                &slots[fi][slot]);
       values.Set(std::string(state.specs[slot]->name), r.value);
     }
@@ -887,10 +935,9 @@ void Store::Load(const Value& snapshot) {
       }
       const OptionSpec& spec = *state.specs[slot];
       Value stored = value;
-      // Hidden slots are raw state with parsers of their own: validate them
-      // too. Keys with an `apply` keep a stored form of their own and are
-      // restored by kind.
-      if (spec.parse && !spec.apply) {
+      // Every slot with a parser is validated in its stored form (hidden
+      // slots too); the rest are restored by kind.
+      if (spec.parse) {
         KeyEnv env(family, spec.name, kFunction, tx, &warnings);
         env.loading = true;
         stored = spec.parse(value, env);

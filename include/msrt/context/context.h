@@ -154,7 +154,8 @@ class Store {
                          std::string consumer,
                          std::function<void(const Change&)> callback);
 
-  /// Hash of every compile-affecting key (with this thread's overrides).
+  /// Hash of every compile-affecting key (with this thread's overrides and
+  /// environment overrides).
   uint64_t CompileKeyHash() const;
 
   /// Per-thread scoped overrides; prefer ScopedOverride.
@@ -169,6 +170,7 @@ class Store {
   struct Impl;
 
  private:
+  uint64_t CompileKeyHashOfState() const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -36,8 +36,9 @@ TEST_F(OverrideTest, VisibleOnItsThreadOnly) {
     Explanation e = store_.Explain(kRt, "mode");
     EXPECT_EQ(e.source, Source::kOverride);
     EXPECT_EQ(e.source_detail, "this thread's context.override");
-    // The snapshot of this thread shows the override too.
-    EXPECT_EQ(*store_.Snapshot().as_dict().Find("context")->as_dict().Find("mode"), Value(kGraphMode));
+    // A snapshot holds the stored state, not the override: loading it later
+    // must not make the override permanent.
+    EXPECT_EQ(*store_.Snapshot().as_dict().Find("context")->as_dict().Find("mode"), Value(kPynativeMode));
   }
   EXPECT_EQ(store_.Get(kRt, "mode"), Value(kPynativeMode));
   EXPECT_EQ(store_.Get(kRt, "max_call_depth"), Value(1000));

@@ -415,8 +415,6 @@ def test_load_rejects_malformed_snapshots(mutate, error, tokens):
     assert state() == before
 
 
-@pytest.mark.xfail(strict=True, reason="engine defect: load() checks keys that have an apply hook, and hidden "
-                   "keys, by kind only, so out-of-range values are restored")
 @pytest.mark.parametrize(
     "section,key,value",
     [("auto_parallel_context", "device_num", 0),

@@ -946,8 +946,6 @@ def test_mark_in_effect_does_not_freeze_other_keys(python_subprocess):
     assert proc.result == [ms.PYNATIVE_MODE, False]
 
 
-@pytest.mark.xfail(strict=True, reason="engine defect: _mark_in_effect with an unknown key raises "
-                   "msrt's internal-error RuntimeError instead of a ValueError naming the key")
 def test_mark_in_effect_unknown_key_is_a_value_error():
     with pytest.raises(ValueError) as excinfo:
         ms.context._mark_in_effect("no_such_key", "x")
@@ -963,7 +961,6 @@ def _ignored_deprecated_keys():
     return [k for k in _deprecated_keys() if ALL_OPTIONS[k]["deprecation_action"] == "ignored"]
 
 
-@pytest.mark.xfail(strict=True, reason="engine defect: a deprecated-and-ignored key skips its type check")
 @pytest.mark.parametrize("key", _ignored_deprecated_keys(), ids=_ids(_ignored_deprecated_keys()))
 def test_type_is_checked_before_the_deprecation_filter(key):
     opt = ALL_OPTIONS[key]
@@ -972,8 +969,6 @@ def test_type_is_checked_before_the_deprecation_filter(key):
         _set(opt, object())
 
 
-@pytest.mark.xfail(strict=True, reason="engine defect: a key that does not apply on the device target "
-                   "skips its type check")
 @pytest.mark.parametrize("key", [k for k in KEYS if "CPU" not in ALL_OPTIONS[k]["devices"]],
                          ids=_ids([k for k in KEYS if "CPU" not in ALL_OPTIONS[k]["devices"]]))
 def test_type_is_checked_before_the_device_filter(key):
