@@ -26,8 +26,7 @@ _GRAPH_WARNING = "GRAPH_MODE compilation is not available yet; running eagerly"
 
 
 class _CallState(threading.local):
-    depth = 0
-    graph_warned = False
+    depth = 0  # > 0 while a top-level cell call runs on this thread
 
 
 _state = _CallState()
