@@ -5,6 +5,11 @@
 """
 import os as _os
 
+# oneDNN's OpenMP workers must not spin while idle: on a small machine they
+# starve the Python thread and the eager dispatcher (a LeNet step went from
+# ~1 ms to ~450 ms). It must be set before libgomp loads with _C.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 # The native module lives in the build tree: <repo>/build by default, or the
 # build directory named by MSRT_BUILD_DIR.
 _build = _os.environ.get("MSRT_BUILD_DIR") or _os.path.join(_os.path.dirname(__file__), "..", "..", "build")
@@ -87,5 +92,5 @@ __all__ = [
 __all__ += dtype.__all__
 
 # Cells, optimizers and the training loop (`ms.nn`, `ms.train.Model`, and `ms.Model` as MindSpore 2.x exports it).
-from . import nn, train  # noqa: E402
+from . import dataset, nn, train  # noqa: E402
 from .train import Callback, CheckpointConfig, LossMonitor, Model, ModelCheckpoint, RunContext, TimeMonitor  # noqa: E402
