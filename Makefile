@@ -24,7 +24,7 @@ test-cpp:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-python:
-	$(PY) -m pytest -q tests/python
+	MSRT_BUILD_DIR=$(abspath $(BUILD)) $(PY) -m pytest -q -p no:cacheprovider tests/python
 
 # The main job: LeNet-5 on Fashion-MNIST (Debian's dataset-fashion-mnist), 3 epochs.
 # OpenMP workers (oneDNN) that spin between kernels starve the Python and
@@ -53,9 +53,13 @@ bench: build
 	cmake --build build-bench --target context_bench
 	build-bench/benchmarks/context_bench
 	$(PY) benchmarks/context_bench.py
+	$(PY) benchmarks/tensor_op_overhead.py
+	$(PY) benchmarks/lenet_step.py
+	$(PY) benchmarks/conv_matmul.py
+	$(PY) benchmarks/dataset_pipeline.py
 
 docs: build
-	$(PY) tools/gen_context_docs.py > docs/context.md
+	MSRT_BUILD_DIR=$(abspath $(BUILD)) $(PY) tools/gen_context_docs.py > docs/context.md
 
 clean:
 	rm -rf $(BUILD) build-tsan build-fuzz build-bench
