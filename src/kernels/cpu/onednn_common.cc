@@ -96,9 +96,10 @@ PrimitiveCache& Cache() {
 dnnl::engine& Engine() { return Current().engine; }
 dnnl::stream& Stream() { return Current().stream; }
 
-int SyncThreads() {
+int SyncThreads(int limit) {
   thread_local int applied = -1;
   int threads = IntraOpThreads();
+  if (limit > 0 && limit < threads) threads = limit;
   if (threads != applied) {
     omp_set_num_threads(threads);
     applied = threads;
@@ -195,10 +196,10 @@ void Execute(const dnnl::primitive& primitive, const std::unordered_map<int, dnn
   Stream().wait();
 }
 
-Key::Key(std::string_view op) : bytes_(op) {
+Key::Key(std::string_view op, int thread_limit) : bytes_(op) {
   bytes_.push_back('\0');
   Add(static_cast<int64_t>(Current().index));
-  Add(static_cast<int64_t>(SyncThreads()));
+  Add(static_cast<int64_t>(SyncThreads(thread_limit)));
 }
 
 std::shared_ptr<void> CacheFind(const Key& key) { return Cache().Find(key.str()); }

@@ -31,8 +31,15 @@ dnnl::engine& Engine();
 dnnl::stream& Stream();
 
 /// Makes this thread's OpenMP team (oneDNN's threads) follow IntraOpThreads(),
-/// i.e. the context key runtime_num_threads; returns the count.
-int SyncThreads();
+/// i.e. the context key runtime_num_threads, or `limit` when that is smaller
+/// (and positive); returns the count.
+int SyncThreads(int limit = 0);
+
+/// Thread limits for small primitives, which run on one thread: waking a
+/// second one costs more than it saves (tens of microseconds when OpenMP
+/// threads wait passively or other processes share the cores).
+inline int ThreadLimitForFlops(int64_t flops) { return flops < (int64_t{1} << 21) ? 1 : 0; }
+inline int ThreadLimitForElements(int64_t elements) { return elements < (int64_t{1} << 15) ? 1 : 0; }
 
 /// Whether the oneDNN kernels take `dtype` on this CPU: float32 always,
 /// bfloat16 where oneDNN computes it natively (AVX-512 cores).
@@ -92,7 +99,7 @@ void Execute(const dnnl::primitive& primitive, const std::unordered_map<int, dnn
 /// are appended as raw bytes: keys are built on every call.
 class Key {
  public:
-  explicit Key(std::string_view op);
+  explicit Key(std::string_view op, int thread_limit = 0);
   Key& Add(int64_t value) {
     bytes_.append(reinterpret_cast<const char*>(&value), sizeof(value));
     return *this;

@@ -127,7 +127,7 @@ memory::desc OperandDesc(const Shape& batch, int64_t rows, int64_t cols, bool tr
 // Not `available` when oneDNN has no implementation for this product (the
 // caller falls back to the reference loop; the answer is cached too).
 std::shared_ptr<MatmulPrimitive> MatmulFor(std::string_view op, const Product& p, DType dtype, bool has_bias) {
-  dn::Key key(op);
+  dn::Key key(op, dn::ThreadLimitForFlops(2 * NumElements(p.batch) * p.m * p.n * p.k));
   key.AddAll(dtype, p.batch, p.a_batch, p.b_batch, p.m, p.n, p.k, p.ta, p.tb, has_bias);
   if (auto hit = dn::CacheFind(key)) return std::static_pointer_cast<MatmulPrimitive>(hit);
   auto built = std::make_shared<MatmulPrimitive>();
@@ -238,7 +238,7 @@ void BiasAddOneDnn(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
   if (x.numel() == 0) return;
   Shape view = ChannelView(x.shape());
-  auto prim = dn::Cached<BinaryPrimitive>(dn::Key("bias_add").AddAll(x.dtype(), view), [&] {
+  auto prim = dn::Cached<BinaryPrimitive>(dn::Key("bias_add", dn::ThreadLimitForElements(x.numel())).AddAll(x.dtype(), view), [&] {
     BinaryPrimitive b;
     b.x = dn::PlainDesc(dn::Dims(view), x.dtype());
     b.bias = dn::PlainDesc({1, view[1], 1}, x.dtype());

@@ -1,0 +1,185 @@
+"""conv2d and matmul forward + backward on LeNet-5's shapes: msrt (oneDNN
+kernels) against PyTorch (Debian python3-torch) in the same run.
+
+For batch 32 and 256, each layer's forward, gradient w.r.t. the input and
+gradient w.r.t. the weights:
+- msrt: the ops conv2d / conv2d_backprop_input / conv2d_backprop_filter and
+  matmul (with the transposes dense's gradient uses), run where they are
+  called (pynative_synchronize=True, as PyTorch runs); --async goes through
+  the eager dispatcher thread instead and waits for each call;
+- PyTorch: F.conv2d, aten.convolution_backward (what autograd calls) and mm.
+Both run float32 on 2 threads (runtime_num_threads=2, torch.set_num_threads(2)).
+Rounds alternate between the two so that load from elsewhere hits both alike;
+the figures are medians over rounds. GFLOP/s are against the machine's peak:
+cores x 2 FMA units x 8 float32 lanes (AVX2) x 2 flops x clock (from
+/proc/cpuinfo).
+
+OpenMP threads (oneDNN's and PyTorch's, one libgomp) wait passively unless
+OMP_WAIT_POLICY says otherwise: spinning ones starve everything else on a
+2-core machine and turn every parallel region into a scheduling lottery when
+other processes share the cores (as benchmarks/lenet_step.py does).
+
+    .venv/bin/python benchmarks/conv_matmul.py [--quick] [--async]
+"""
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read when libgomp loads: before msrt and torch
+
+import numpy as np
+
+import msrt as ms
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # the peer is optional; install it with scripts/setup.sh --bench
+    torch = None
+
+_C = ms._C
+THREADS = 2
+
+
+def clock_ghz():
+    mhz = []
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("cpu MHz"):
+                mhz.append(float(line.split(":")[1]))
+    return max(mhz) / 1000 if mhz else float("nan")
+
+
+def peak_gflops(cores):
+    return cores * 2 * 8 * 2 * clock_ghz()  # FMA units x float32 lanes x (mul + add) x GHz
+
+
+def lenet_layers(batch):
+    """(name, kind, x shape, w shape): LeNet-5's convolutions and dense layers."""
+    return [
+        ("conv1 1->6 5x5 32x32", "conv", (batch, 1, 32, 32), (6, 1, 5, 5)),
+        ("conv2 6->16 5x5 14x14", "conv", (batch, 6, 14, 14), (16, 6, 5, 5)),
+        ("fc1 400->120", "dense", (batch, 400), (120, 400)),
+        ("fc2 120->84", "dense", (batch, 120), (84, 120)),
+        ("fc3 84->10", "dense", (batch, 84), (10, 84)),
+    ]
+
+
+def conv_out(x_shape, w_shape):
+    return (x_shape[0], w_shape[0], x_shape[2] - w_shape[2] + 1, x_shape[3] - w_shape[3] + 1)
+
+
+def layer_ops(kind, x_shape, w_shape, rng):
+    """[(pass, flops, msrt callable, torch callable)] for one layer."""
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal(w_shape).astype(np.float32)
+    if kind == "conv":
+        y_shape = conv_out(x_shape, w_shape)
+        flops = 2 * np.prod(y_shape) * np.prod(w_shape[1:])
+        attrs = {"pad_mode": "valid"}
+    else:
+        y_shape = (x_shape[0], w_shape[0])
+        flops = 2 * x_shape[0] * w_shape[0] * w_shape[1]
+    dy = rng.standard_normal(y_shape).astype(np.float32)
+    mx, mw, mdy = (_C.TensorBase(a) for a in (x, w, dy))
+
+    def msrt_call(op, inputs, op_attrs):
+        def run():
+            _C.call(op, inputs, op_attrs)[0]._sync()
+        return run
+
+    if kind == "conv":
+        m = [msrt_call("conv2d", [mx, mw], attrs),
+             msrt_call("conv2d_backprop_input", [mdy, mw], dict(attrs, input_shape=list(x_shape))),
+             msrt_call("conv2d_backprop_filter", [mdy, mx], dict(attrs, filter_shape=list(w_shape)))]
+    else:  # y = x @ w^T; dx = dy @ w; dw = dy^T @ x
+        m = [msrt_call("matmul", [mx, mw], {"transpose_b": True}),
+             msrt_call("matmul", [mdy, mw], {}),
+             msrt_call("matmul", [mdy, mx], {"transpose_a": True})]
+    t = [None, None, None]
+    if torch is not None:
+        tx, tw, tdy = (torch.from_numpy(a) for a in (x, w, dy))
+        if kind == "conv":
+            def backward(mask):
+                return lambda: torch.ops.aten.convolution_backward(tdy, tx, tw, None, [1, 1], [0, 0], [1, 1], False,
+                                                                   [0, 0], 1, mask)
+            t = [lambda: F.conv2d(tx, tw), backward([True, False, False]), backward([False, True, False])]
+        else:
+            t = [lambda: torch.mm(tx, tw.t()), lambda: torch.mm(tdy, tw), lambda: torch.mm(tdy.t(), tx)]
+    return [(p, flops, mf, tf) for p, mf, tf in zip(("forward", "backward input", "backward weight"), m, t)]
+
+
+def time_block(fn, calls):
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def measure(msrt_fn, torch_fn, rounds, target_s=0.02):
+    """Median seconds per call of each, rounds alternating between them."""
+    for fn in (msrt_fn, torch_fn):  # warm up: primitives, caches, thread teams
+        if fn is not None:
+            for _ in range(3):
+                fn()
+    calls = max(1, int(target_s / max(time_block(msrt_fn, 3), 1e-6)))
+    ms_times, torch_times = [], []
+    for _ in range(rounds):
+        ms_times.append(time_block(msrt_fn, calls))
+        if torch_fn is not None:
+            torch_times.append(time_block(torch_fn, calls))
+    return statistics.median(ms_times), (statistics.median(torch_times) if torch_times else None)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    parser.add_argument("--batches", type=int, nargs="*", default=[32, 256])
+    parser.add_argument("--async", dest="asynchronous", action="store_true",
+                        help="run msrt's kernels on the eager dispatcher thread (adds its hand-off per call)")
+    args = parser.parse_args()
+    rounds = 5 if args.quick else 15
+
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU", runtime_num_threads=THREADS,
+                   pynative_synchronize=not args.asynchronous)
+    if torch is not None:
+        torch.set_num_threads(THREADS)
+    cores = min(THREADS, len(os.sched_getaffinity(0)))
+    peak = peak_gflops(cores)
+    print(f"conv2d / matmul forward + backward, LeNet-5 shapes, float32, {cores} threads")
+    print(f"peak {peak:.1f} GFLOP/s ({cores} cores x 2 FMA x 8 lanes x 2 flops x {clock_ghz():.3f} GHz); "
+          f"peer: {'PyTorch ' + torch.__version__ if torch is not None else 'none (install python3-torch)'}")
+    print(f"msrt kernels run {'on the dispatcher thread' if args.asynchronous else 'where called'}; medians of "
+          f"{rounds} alternating rounds; 'vs torch' = torch time / msrt time (> 1: msrt faster)")
+    print(f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}; load average at start: {os.getloadavg()[0]:.2f} "
+          f"(other processes on these cores skew both sides)\n")
+    rng = np.random.default_rng(0)
+    header = f"{'layer':<24}{'pass':<17}{'msrt us':>10}{'GFLOP/s':>9}{'%peak':>7}{'torch us':>10}{'GFLOP/s':>9}" \
+             f"{'vs torch':>10}"
+    for batch in args.batches:
+        print(f"batch {batch}")
+        print(header)
+        total_ms = total_torch = 0.0
+        total_flops = 0
+        for name, kind, x_shape, w_shape in lenet_layers(batch):
+            for pass_name, flops, msrt_fn, torch_fn in layer_ops(kind, x_shape, w_shape, rng):
+                ms_s, torch_s = measure(msrt_fn, torch_fn, rounds)
+                total_ms += ms_s
+                total_flops += flops
+                gf = flops / ms_s / 1e9
+                line = f"{name:<24}{pass_name:<17}{ms_s * 1e6:10.1f}{gf:9.1f}{100 * gf / peak:7.1f}"
+                if torch_s is not None:
+                    total_torch += torch_s
+                    line += f"{torch_s * 1e6:10.1f}{flops / torch_s / 1e9:9.1f}{torch_s / ms_s:10.2f}"
+                print(line)
+                name = ""
+        gf = total_flops / total_ms / 1e9
+        line = f"{'all layers':<24}{'fwd + bwd':<17}{total_ms * 1e6:10.1f}{gf:9.1f}{100 * gf / peak:7.1f}"
+        if total_torch:
+            line += f"{total_torch * 1e6:10.1f}{total_flops / total_torch / 1e9:9.1f}{total_torch / total_ms:10.2f}"
+        print(line + "\n")
+
+
+if __name__ == "__main__":
+    main()
