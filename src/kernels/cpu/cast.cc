@@ -17,9 +17,12 @@ void ConvertInto(const Tensor& src, Tensor& dst) {
   }
   Dispatch(AllTypeList{}, src.dtype(), "cast", [&]<typename From>() {
     Dispatch(AllTypeList{}, dst.dtype(), "cast", [&]<typename To>() {
-      const From* in = src.raw<From>();
-      To* out = dst.raw<To>();
-      UnaryLoop(in, out, n, [](From v) { return ConvertValue<To>(v); });
+      // Bools are read and written as bytes (0 or 1), so the loops vectorise.
+      using FromStorage = StorageOf<From>;
+      using ToStorage = StorageOf<To>;
+      const FromStorage* in = src.raw<FromStorage>();
+      ToStorage* out = dst.raw<ToStorage>();
+      UnaryLoop(in, out, n, [](FromStorage v) { return static_cast<ToStorage>(ConvertValue<To>(v)); });
     });
   });
 }

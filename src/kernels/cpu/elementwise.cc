@@ -31,7 +31,8 @@ void RunUnary(KernelArgs& args) {
   Tensor yc = y.dtype() == compute ? y : Tensor::Empty(y.shape(), compute);
   DispatchNative(compute, [&]<typename T>() {
     if constexpr (Op::template kSupports<T>) {
-      UnaryLoop(xc.raw<T>(), yc.raw<T>(), x.numel(), [](T v) { return static_cast<T>(Op::Apply(v)); });
+      using S = StorageOf<T>;
+      UnaryLoop(xc.raw<S>(), yc.raw<S>(), x.numel(), [](S v) { return static_cast<S>(Op::Apply(v)); });
     } else {
       MSRT_INTERNAL_ASSERT(false, args.op.name, " has no kernel for ", DTypeName(compute));
     }
@@ -126,10 +127,7 @@ struct Relu6 {
 struct LogicalNot {
   template <typename T>
   static constexpr bool kSupports = kBoolOnly<T>;
-  template <typename T>
-  static T Apply(T x) {
-    return !x;
-  }
+  static uint8_t Apply(uint8_t x) { return x ^ 1; }  // bools arrive as bytes
 };
 
 // gelu: tanh form 0.5 x (1 + tanh(k (x + c x^3))), or the exact x Phi(x).
@@ -214,9 +212,10 @@ void RunBinary(KernelArgs& args) {
   Tensor oc = out.dtype() == out_native ? out : Tensor::Empty(out.shape(), out_native);
   DispatchNative(compute, [&]<typename T>() {
     if constexpr (Op::template kSupports<T>) {
-      using O = std::conditional_t<Op::kPredicate, bool, T>;
-      BinaryLoop(ac.raw<T>(), a.shape(), bc.raw<T>(), b.shape(), oc.raw<O>(), out.shape(),
-                 [](T x, T y) { return static_cast<O>(Op::Apply(x, y)); });
+      using S = StorageOf<T>;  // bools as bytes
+      using O = StorageOf<std::conditional_t<Op::kPredicate, bool, T>>;
+      BinaryLoop(ac.raw<S>(), a.shape(), bc.raw<S>(), b.shape(), oc.raw<O>(), out.shape(),
+                 [](S x, S y) { return static_cast<O>(Op::Apply(x, y)); });
     } else {
       MSRT_INTERNAL_ASSERT(false, args.op.name, " has no kernel for ", DTypeName(compute));
     }
@@ -246,9 +245,9 @@ MSRT_BINARY(Less, kAnyNative, true, x < y)
 MSRT_BINARY(LessEqual, kAnyNative, true, x <= y)
 MSRT_BINARY(Greater, kAnyNative, true, x > y)
 MSRT_BINARY(GreaterEqual, kAnyNative, true, x >= y)
-MSRT_BINARY(LogicalAnd, kBoolOnly, false, x&& y)
-MSRT_BINARY(LogicalOr, kBoolOnly, false, x || y)
-MSRT_BINARY(LogicalXor, kBoolOnly, false, x != y)
+MSRT_BINARY(LogicalAnd, kBoolOnly, false, x& y)  // bools arrive as bytes 0 or 1
+MSRT_BINARY(LogicalOr, kBoolOnly, false, x | y)
+MSRT_BINARY(LogicalXor, kBoolOnly, false, x ^ y)
 #undef MSRT_BINARY
 
 // Integer powers by squaring; negative exponents give 0 except for bases 1 and -1.
@@ -291,10 +290,11 @@ void Select(KernelArgs& args) {
   Tensor& out = args.outputs[0];
   Tensor x = ConvertTensor(args.inputs[1], out.dtype());
   Tensor y = ConvertTensor(args.inputs[2], out.dtype());
-  // Select only moves values, so half types need no detour.
-  Dispatch(AllTypeList{}, out.dtype(), "select", [&]<typename T>() {
-    TernaryLoop(c.raw<bool>(), c.shape(), x.raw<T>(), x.shape(), y.raw<T>(), y.shape(), out.raw<T>(), out.shape(),
-                [](bool k, T a, T b) { return k ? a : b; });
+  // Select only moves values: it works on unsigned integers of the element
+  // size (so half types need no detour), and the condition as bytes.
+  DispatchBytes(ItemSize(out.dtype()), [&]<typename U>() {
+    TernaryLoop(c.raw<uint8_t>(), c.shape(), x.raw<U>(), x.shape(), y.raw<U>(), y.shape(), out.raw<U>(), out.shape(),
+                [](uint8_t k, U a, U b) { return k ? a : b; });
   });
 }
 

@@ -31,6 +31,11 @@ inline constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>
 template <typename T>
 inline constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
+/// The type loops read and write a T as: bool as its byte (0 or 1), since
+/// GCC does not vectorise loops that load bool.
+template <typename T>
+using StorageOf = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+
 /// float16 and bfloat16 are computed through float32.
 inline bool IsHalfType(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
 inline DType NativeComputeType(DType d) { return IsHalfType(d) ? DType::kFloat32 : d; }
@@ -95,6 +100,19 @@ void Dispatch(TypeList<Ts...>, DType dtype, std::string_view op, Body&& body) {
 template <typename Body>
 void DispatchNative(DType dtype, Body&& body) {
   Dispatch(NativeTypeList{}, dtype, "kernel", std::forward<Body>(body));
+}
+
+/// Calls body.template operator()<U>() with an unsigned type of `size`
+/// bytes: for kernels that only move elements.
+template <typename Body>
+void DispatchBytes(size_t size, Body&& body) {
+  switch (size) {
+    case 1: return body.template operator()<uint8_t>();
+    case 2: return body.template operator()<uint16_t>();
+    case 4: return body.template operator()<uint32_t>();
+    case 8: return body.template operator()<uint64_t>();
+  }
+  MSRT_INTERNAL_ASSERT(false, "element size ", size);
 }
 
 /// ParallelFor with the elementwise grain, inline for small n.
@@ -189,11 +207,20 @@ void ForEachRow(const BroadcastPlan<N>& plan, int64_t begin, int64_t end, Run&& 
   }
 }
 
+// Note [Loop pointers are locals]
+// Loop bodies copy the pointers and values they use into locals first: a
+// lambda reads its captures through memory (the closure), and a store
+// through a byte pointer (bool outputs are bytes) may alias that memory, so
+// GCC would reload them on every iteration and not vectorise the loop.
+
 /// out[i] = f(a[i]) over contiguous data.
 template <typename A, typename O, typename F>
 void UnaryLoop(const A* a, O* out, int64_t n, F f) {
   ParallelElements(n, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) out[i] = f(a[i]);
+    const A* pa = a;
+    O* po = out;
+    const F g = f;
+    for (int64_t i = begin; i < end; ++i) po[i] = g(pa[i]);
   });
 }
 
@@ -204,23 +231,36 @@ void BinaryLoop(const A* a, const Shape& a_shape, const B* b, const Shape& b_sha
   const int64_t n = NumElements(out_shape);
   if (n == 0) return;
   const int64_t na = NumElements(a_shape), nb = NumElements(b_shape);
+  // Loops read locals, not captures (Note [Loop pointers are locals]).
   if (na == n && nb == n) {
     ParallelElements(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) out[i] = f(a[i], b[i]);
+      const A* pa = a;
+      const B* pb = b;
+      O* po = out;
+      const F g = f;
+      for (int64_t i = begin; i < end; ++i) po[i] = g(pa[i], pb[i]);
     });
     return;
   }
   if (na == n && nb == 1) {
     const B s = b[0];
     ParallelElements(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) out[i] = f(a[i], s);
+      const A* pa = a;
+      const B sb = s;
+      O* po = out;
+      const F g = f;
+      for (int64_t i = begin; i < end; ++i) po[i] = g(pa[i], sb);
     });
     return;
   }
   if (na == 1 && nb == n) {
     const A s = a[0];
     ParallelElements(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) out[i] = f(s, b[i]);
+      const A sa = s;
+      const B* pb = b;
+      O* po = out;
+      const F g = f;
+      for (int64_t i = begin; i < end; ++i) po[i] = g(sa, pb[i]);
     });
     return;
   }
@@ -231,20 +271,43 @@ void BinaryLoop(const A* a, const Shape& a_shape, const B* b, const Shape& b_sha
       const A* pa = a + off[0];
       const B* pb = b + off[1];
       O* po = out + o;
+      const F g = f;
       if (sa == 1 && sb == 1) {
-        for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i], pb[i]);
+        for (int64_t i = 0; i < count; ++i) po[i] = g(pa[i], pb[i]);
       } else if (sa == 1) {
         const B s = pb[0];
-        for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i], s);
+        for (int64_t i = 0; i < count; ++i) po[i] = g(pa[i], s);
       } else if (sb == 1) {
         const A s = pa[0];
-        for (int64_t i = 0; i < count; ++i) po[i] = f(s, pb[i]);
+        for (int64_t i = 0; i < count; ++i) po[i] = g(s, pb[i]);
       } else {
-        const O v = f(pa[0], pb[0]);
+        const O v = g(pa[0], pb[0]);
         for (int64_t i = 0; i < count; ++i) po[i] = v;
       }
     });
   });
+}
+
+/// One row of a ternary loop; each operand advances (true) or stays (false).
+/// The strides are template arguments so that every combination vectorises.
+template <bool kA, bool kB, bool kC, typename A, typename B, typename C, typename O, typename F>
+inline void TernaryRow(const A* a, const B* b, const C* c, O* out, int64_t count, F& f) {
+  for (int64_t i = 0; i < count; ++i) out[i] = f(a[kA ? i : 0], b[kB ? i : 0], c[kC ? i : 0]);
+}
+
+template <typename A, typename B, typename C, typename O, typename F>
+inline void TernaryRowDispatch(const A* a, int64_t sa, const B* b, int64_t sb, const C* c, int64_t sc, O* out,
+                               int64_t count, F& f) {
+  switch ((sa != 0) * 4 + (sb != 0) * 2 + (sc != 0)) {
+    case 0: return TernaryRow<false, false, false>(a, b, c, out, count, f);
+    case 1: return TernaryRow<false, false, true>(a, b, c, out, count, f);
+    case 2: return TernaryRow<false, true, false>(a, b, c, out, count, f);
+    case 3: return TernaryRow<false, true, true>(a, b, c, out, count, f);
+    case 4: return TernaryRow<true, false, false>(a, b, c, out, count, f);
+    case 5: return TernaryRow<true, false, true>(a, b, c, out, count, f);
+    case 6: return TernaryRow<true, true, false>(a, b, c, out, count, f);
+    default: return TernaryRow<true, true, true>(a, b, c, out, count, f);
+  }
 }
 
 /// out = f(a, b, c) with NumPy broadcasting (select).
@@ -253,9 +316,12 @@ void TernaryLoop(const A* a, const Shape& a_shape, const B* b, const Shape& b_sh
                  O* out, const Shape& out_shape, F f) {
   const int64_t n = NumElements(out_shape);
   if (n == 0) return;
-  if (NumElements(a_shape) == n && NumElements(b_shape) == n && NumElements(c_shape) == n) {
+  const int64_t na = NumElements(a_shape), nb = NumElements(b_shape), nc = NumElements(c_shape);
+  // Every operand full-size or a single value: one flat row.
+  if ((na == n || na == 1) && (nb == n || nb == 1) && (nc == n || nc == 1)) {
+    const int64_t sa = na == n ? 1 : 0, sb = nb == n ? 1 : 0, sc = nc == n ? 1 : 0;
     ParallelElements(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) out[i] = f(a[i], b[i], c[i]);
+      TernaryRowDispatch(a + begin * sa, sa, b + begin * sb, sb, c + begin * sc, sc, out + begin, end - begin, f);
     });
     return;
   }
@@ -263,15 +329,7 @@ void TernaryLoop(const A* a, const Shape& a_shape, const B* b, const Shape& b_sh
   const int64_t sa = plan.strides[0].back(), sb = plan.strides[1].back(), sc = plan.strides[2].back();
   ParallelElements(n, [&](int64_t begin, int64_t end) {
     ForEachRow<3>(plan, begin, end, [&](int64_t o, const std::array<int64_t, 3>& off, int64_t count) {
-      const A* pa = a + off[0];
-      const B* pb = b + off[1];
-      const C* pc = c + off[2];
-      O* po = out + o;
-      if (sa == 1 && sb == 1 && sc == 1) {
-        for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i], pb[i], pc[i]);
-      } else {
-        for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i * sa], pb[i * sb], pc[i * sc]);
-      }
+      TernaryRowDispatch(a + off[0], sa, b + off[1], sb, c + off[2], sc, out + o, count, f);
     });
   });
 }

@@ -120,7 +120,7 @@ void RunArgReduce(KernelArgs& args) {
   const AxisView v = x.ndim() == 0 ? AxisView{} : ViewAlong(x.shape(), axis);
   Tensor xc = ConvertTensor(x, NativeComputeType(x.dtype()));
   int32_t* out = y.raw<int32_t>();
-  DispatchNative(xc.dtype(), [&]<typename T>() {
+  Dispatch(NumberTypeList{}, xc.dtype(), args.op.name, [&]<typename T>() {
     const T* p = xc.raw<T>();
     // Better: strictly greater (first index wins ties), or the first NaN.
     auto better = [](T candidate, T best) {
@@ -130,6 +130,23 @@ void RunArgReduce(KernelArgs& args) {
         return candidate < best || (candidate != candidate && best == best);
       }
     };
+    if (v.B == 1 && v.R > 1) {
+      // Rows: the extreme with the vectorised reduction, then its first index.
+      ParallelElements(v.A, [&](int64_t a0, int64_t a1) {
+        for (int64_t a = a0; a < a1; ++a) {
+          const T* row = p + a * v.R;
+          const T best = kMax ? ReduceContiguous<MaxOp>(row, v.R) : ReduceContiguous<MinOp>(row, v.R);
+          int64_t r = 0;
+          if (best != best) {
+            while (row[r] == row[r]) ++r;  // the first NaN
+          } else {
+            while (row[r] != best) ++r;
+          }
+          out[a] = static_cast<int32_t>(r);
+        }
+      }, std::max<int64_t>(kGrain / v.R, 1));
+      return;
+    }
     ParallelElements(v.A * v.B, [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
         const int64_t a = o / v.B, b = o % v.B;

@@ -11,18 +11,6 @@
 namespace msrt::kernels::cpu {
 namespace {
 
-// Calls body.template operator()<U>() with an unsigned type of `size` bytes.
-template <typename Body>
-void DispatchBytes(size_t size, Body&& body) {
-  switch (size) {
-    case 1: return body.template operator()<uint8_t>();
-    case 2: return body.template operator()<uint16_t>();
-    case 4: return body.template operator()<uint32_t>();
-    case 8: return body.template operator()<uint64_t>();
-  }
-  MSRT_INTERNAL_ASSERT(false, "element size ", size);
-}
-
 std::vector<int64_t> Strides(const Shape& shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
