@@ -1,9 +1,12 @@
 """Elementwise and reduction kernels: msrt vs NumPy (and PyTorch when
 installed) on the same tensors, in the same run.
 
-Each msrt call is waited for (the op is dispatched, run and synchronised),
-so the figure includes msrt's per-op dispatch cost as well as the kernel.
-Times are the best of several timeit repeats, in microseconds per call.
+Each msrt call is waited for, so the figures include msrt's per-op cost
+(binding, inference, allocation) as well as the kernel: "sync" runs the op
+on the calling thread (pynative_synchronize=True), "async" hands it to the
+dispatcher thread and waits for it (two thread hand-offs per call, which a
+pipelined training loop overlaps with Python). Times are the best of several
+timeit repeats, in microseconds per call.
 
     .venv/bin/python benchmarks/elementwise_ops.py [--threads N] [--shape 256,1024]
 """
@@ -69,18 +72,23 @@ def main(argv=None):
         pass
 
     print(f"float32 {shape}, msrt with {args.threads} threads; microseconds per call (best of 7)")
-    header = f"{'op':24s} {'msrt':>9s} {'numpy':>9s} {'numpy/msrt':>10s}"
+    header = f"{'op':24s} {'msrt sync':>9s} {'async':>9s} {'numpy':>9s} {'numpy/sync':>10s}"
     if torch_cases:
-        header += f" {'torch':>9s} {'torch/msrt':>10s}"
+        header += f" {'torch':>9s} {'torch/sync':>10s}"
     print(header)
     for name, m, n in cases:
         for fn in (m, n):
             fn()  # warm up (allocator caches, thread pool)
-        tm, tn = best_us(m, args.number), best_us(n, args.number)
-        line = f"{name:24s} {tm:9.1f} {tn:9.1f} {tn / tm:10.2f}"
+        ta = best_us(m, args.number)
+        ms.set_context(pynative_synchronize=True)
+        m()
+        ts = best_us(m, args.number)
+        ms.set_context(pynative_synchronize=False)
+        tn = best_us(n, args.number)
+        line = f"{name:24s} {ts:9.1f} {ta:9.1f} {tn:9.1f} {tn / ts:10.2f}"
         if name in torch_cases:
             tt = best_us(torch_cases[name], args.number)
-            line += f" {tt:9.1f} {tt / tm:10.2f}"
+            line += f" {tt:9.1f} {tt / ts:10.2f}"
         print(line, flush=True)
     print("ratios above 1: msrt is faster")
     return 0
