@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "context/store_impl.h"
+#include "core/strings.h"
 
 namespace msrt::context {
 
@@ -196,24 +197,10 @@ int Store::Impl::FindSlot(Family f, std::string_view name) const {
 }
 
 std::vector<std::string> ClosestNames(std::string_view key, const std::vector<std::string_view>& names) {
-  auto distance = [](std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-      size_t diagonal = row[0];
-      row[0] = i;
-      for (size_t j = 1; j <= b.size(); ++j) {
-        size_t above = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        diagonal = above;
-      }
-    }
-    return row[b.size()];
-  };
   std::vector<std::pair<size_t, std::string_view>> scored;
   size_t limit = std::max<size_t>(2, key.size() / 3);
   for (std::string_view name : names) {
-    size_t d = distance(key.substr(0, 200), name);
+    size_t d = EditDistance(key.substr(0, 200), name);
     bool contains = key.size() >= 4 && name.find(key) != std::string_view::npos;
     if (d <= limit || contains) scored.emplace_back(contains ? std::min(d, limit) : d, name);
   }
