@@ -18,6 +18,9 @@ import threading
 from . import _C
 from ._tensor import Tensor, _op, _wrap
 
+_C.declare_consumer("context", "grad_for_scalar", "ms.grad / GradOperation")
+_C.declare_consumer("context", "check_bprop", "ms.grad / GradOperation (custom bprop)")
+
 __all__ = ["grad", "value_and_grad", "GradOperation"]
 
 

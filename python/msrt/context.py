@@ -117,6 +117,11 @@ def override(**kwargs):
             _C.pop_override()
 
 
+def _declare_consumer(key, consumer):
+    """Names a part of msrt that acts on `key` (shown by explain and the docs)."""
+    _C.declare_consumer(_family_of(key), key, consumer)
+
+
 def _mark_in_effect(key, reason):
     """Marks a key as used by the runtime (a different value is then refused)."""
     _C.mark_in_effect(_family_of(key), key, reason)

@@ -113,6 +113,9 @@ void BindContext(py::module_& m) {
   m.def("is_in_effect", [](const std::string& family, const std::string& key) {
     return context::Global().IsInEffect(FamilyFromName(family), key);
   });
+  m.def("declare_consumer", [](const std::string& family, const std::string& key, const std::string& consumer) {
+    context::Global().DeclareConsumer(FamilyFromName(family), key, consumer);
+  });
   m.def("compile_key_hash", [] { return context::Global().CompileKeyHash(); });
 }
 

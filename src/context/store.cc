@@ -617,7 +617,7 @@ void Notify(Store::Impl& impl, const CommitResult& result) {
     for (const std::string& key : changed) {
       if (std::find(entry->keys.begin(), entry->keys.end(), key) != entry->keys.end()) change.keys.push_back(key);
     }
-    if (change.keys.empty() || !entry->active) continue;
+    if (change.keys.empty() || !entry->active || !entry->callback) continue;
     try {
       entry->callback(change);
     } catch (const std::exception& e) {
@@ -835,6 +835,16 @@ Subscription Store::Subscribe(Family family, const std::vector<std::string>& key
   Subscription sub;
   sub.entry_ = std::move(entry);
   return sub;
+}
+
+void Store::DeclareConsumer(Family family, std::string_view key, std::string consumer) {
+  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
+  auto entry = std::make_shared<Subscription::Entry>();
+  entry->family = family;
+  entry->keys = {std::string(impl_->family(family).specs[slot]->name)};
+  entry->consumer = std::move(consumer);
+  std::lock_guard lock(impl_->subscribers_mutex);
+  impl_->subscribers.push_back(std::move(entry));  // kept for the store's life
 }
 
 Subscription& Subscription::operator=(Subscription&& other) noexcept {

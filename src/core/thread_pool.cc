@@ -149,6 +149,12 @@ class Pool {
   std::atomic<int64_t> remaining_{0};
 };
 
+// Declared at load so explain() and the docs name the pool before its first use.
+const bool kConsumerDeclared = [] {
+  context::Global().DeclareConsumer(context::Family::kRuntime, "runtime_num_threads", "CPU thread pool");
+  return true;
+}();
+
 Pool& GlobalPool() {
   static Pool* pool = new Pool();  // never destroyed: workers may be parked at exit
   return *pool;

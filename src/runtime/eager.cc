@@ -243,6 +243,11 @@ class EagerExecutor final : public ops::Executor {
 };
 
 EagerExecutor g_eager;
+const bool kConsumersDeclared = [] {
+  context::Global().DeclareConsumer(Family::kRuntime, "device_target", "eager dispatcher (backend check)");
+  context::Global().DeclareConsumer(Family::kRuntime, "pynative_synchronize", "eager dispatcher");
+  return true;
+}();
 const bool kInstalled = (ops::SetDefaultExecutor(&g_eager), true);
 
 }  // namespace

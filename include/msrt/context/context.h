@@ -154,6 +154,10 @@ class Store {
                          std::string consumer,
                          std::function<void(const Change&)> callback);
 
+  /// Records that `consumer` reads `key` when it runs (without asking to be
+  /// called back); Explain and the docs list it.
+  void DeclareConsumer(Family family, std::string_view key, std::string consumer);
+
   /// Hash of every compile-affecting key (with this thread's overrides and
   /// environment overrides).
   uint64_t CompileKeyHash() const;

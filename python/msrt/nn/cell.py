@@ -14,6 +14,8 @@ from .. import context as _context
 from .._warnings import MsrtWarning
 from ..common.parameter import Parameter
 
+_context._declare_consumer("reserve_class_name_in_scope", "nn.Cell scope names")
+
 try:  # MindSpore keeps ParameterTuple beside Parameter.
     from ..common.parameter import ParameterTuple
 except ImportError:  # pragma: no cover - the tensor package may not define it

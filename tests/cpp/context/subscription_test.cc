@@ -262,3 +262,19 @@ TEST_F(SubscriptionTest, SubscribingFromACallbackIsAllowed) {
 
 }  // namespace
 }  // namespace msrt::context
+
+namespace msrt::context {
+namespace {
+
+TEST(DeclaredConsumerTest, IsListedByExplainAndNeverCalled) {
+  Store store(Profile::kR2_3);
+  store.DeclareConsumer(Family::kRuntime, "max_call_depth", "graph compiler");
+  store.DeclareConsumer(Family::kRuntime, "max_call_depth", "graph compiler");  // listed once
+  EXPECT_EQ(store.Explain(Family::kRuntime, "max_call_depth").consumers, std::vector<std::string>{"graph compiler"});
+  store.Set(Family::kRuntime, Dict{{"max_call_depth", 20}});  // no callback to call
+  EXPECT_EQ(store.Get(Family::kRuntime, "max_call_depth"), Value(20));
+  EXPECT_THROW(store.DeclareConsumer(Family::kRuntime, "no_such_key", "x"), ValueError);
+}
+
+}  // namespace
+}  // namespace msrt::context
