@@ -5,6 +5,46 @@
 
 namespace msrt::context {
 
+std::string_view FamilyName(Family family) {
+  switch (family) {
+    case Family::kRuntime: return "context";
+    case Family::kAutoParallel: return "auto_parallel_context";
+    case Family::kParameterServer: return "ps_context";
+  }
+  return "context";
+}
+
+std::string_view ProfileName(Profile profile) {
+  switch (profile) {
+    case Profile::kR0_5: return "r0.5";
+    case Profile::kR1_0: return "r1.0";
+    case Profile::kR1_6: return "r1.6";
+    case Profile::kR2_3: return "r2.3";
+  }
+  return "r2.3";
+}
+
+Profile ParseProfile(std::string_view name) {
+  for (int i = 0; i < kProfileCount; ++i) {
+    auto p = static_cast<Profile>(i);
+    if (ProfileName(p) == name) return p;
+  }
+  throw ValueError(StrCat("The context profile must be one of ['r0.5', 'r1.0', 'r1.6', 'r2.3'], but got '",
+                          name, "'."));
+}
+
+std::string_view SourceName(Source source) {
+  switch (source) {
+    case Source::kDefault: return "default";
+    case Source::kEnvironment: return "environment";
+    case Source::kApi: return "api";
+    case Source::kOverride: return "override";
+    case Source::kLoad: return "load";
+    case Source::kDerived: return "derived";
+  }
+  return "default";
+}
+
 OptionInfo MakeOptionInfo(const FamilyState& state, const OptionSpec& spec, Value default_value) {
   OptionInfo info;
   info.family = state.table->family;

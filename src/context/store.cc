@@ -25,46 +25,6 @@
 
 namespace msrt::context {
 
-std::string_view FamilyName(Family family) {
-  switch (family) {
-    case Family::kRuntime: return "context";
-    case Family::kAutoParallel: return "auto_parallel_context";
-    case Family::kParameterServer: return "ps_context";
-  }
-  return "context";
-}
-
-std::string_view ProfileName(Profile profile) {
-  switch (profile) {
-    case Profile::kR0_5: return "r0.5";
-    case Profile::kR1_0: return "r1.0";
-    case Profile::kR1_6: return "r1.6";
-    case Profile::kR2_3: return "r2.3";
-  }
-  return "r2.3";
-}
-
-Profile ParseProfile(std::string_view name) {
-  for (int i = 0; i < kProfileCount; ++i) {
-    auto p = static_cast<Profile>(i);
-    if (ProfileName(p) == name) return p;
-  }
-  throw ValueError(StrCat("The context profile must be one of ['r0.5', 'r1.0', 'r1.6', 'r2.3'], but got '",
-                          name, "'."));
-}
-
-std::string_view SourceName(Source source) {
-  switch (source) {
-    case Source::kDefault: return "default";
-    case Source::kEnvironment: return "environment";
-    case Source::kApi: return "api";
-    case Source::kOverride: return "override";
-    case Source::kLoad: return "load";
-    case Source::kDerived: return "derived";
-  }
-  return "default";
-}
-
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -793,73 +753,6 @@ uint64_t Store::CompileKeyHashOfState() const {
     return impl_->compile_hash;
   }
   return impl_->ComputeCompileHash(true);
-}
-
-// ---------------------------------------------------------------------------
-// Freezing and subscriptions.
-
-void Store::MarkInEffect(Family family, std::string_view key, std::string reason) {
-  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
-  std::unique_lock lock(impl_->state_mutex);
-  Slot& s = impl_->family(family).slots[slot];
-  if (!s.in_effect) {
-    s.in_effect = true;
-    s.in_effect_reason = std::move(reason);
-  }
-}
-
-bool Store::IsInEffect(Family family, std::string_view key) const {
-  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
-  std::shared_lock lock(impl_->state_mutex);
-  return impl_->family(family).slots[slot].in_effect;
-}
-
-Subscription Store::Subscribe(Family family, const std::vector<std::string>& keys, std::string consumer,
-                              std::function<void(const Change&)> callback) {
-  for (const std::string& key : keys) {
-    int slot = impl_->FindSlot(family, key);
-    if (slot < 0 || impl_->family(family).specs[slot]->visibility != Visibility::kPublic) {
-      throw ValueError(StrCat("Store::Subscribe: '", key, "' is not a key of ", FamilyName(family), "."));
-    }
-  }
-  auto entry = std::make_shared<Subscription::Entry>();
-  entry->family = family;
-  entry->keys = keys;
-  entry->consumer = std::move(consumer);
-  entry->callback = std::move(callback);
-  {
-    std::lock_guard lock(impl_->subscribers_mutex);
-    std::erase_if(impl_->subscribers, [](const auto& e) { return !e->active; });
-    impl_->subscribers.push_back(entry);
-  }
-  Subscription sub;
-  sub.entry_ = std::move(entry);
-  return sub;
-}
-
-void Store::DeclareConsumer(Family family, std::string_view key, std::string consumer) {
-  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
-  auto entry = std::make_shared<Subscription::Entry>();
-  entry->family = family;
-  entry->keys = {std::string(impl_->family(family).specs[slot]->name)};
-  entry->consumer = std::move(consumer);
-  std::lock_guard lock(impl_->subscribers_mutex);
-  impl_->subscribers.push_back(std::move(entry));  // kept for the store's life
-}
-
-Subscription& Subscription::operator=(Subscription&& other) noexcept {
-  if (this != &other) {
-    Reset();
-    entry_ = std::move(other.entry_);
-  }
-  return *this;
-}
-
-Subscription::~Subscription() { Reset(); }
-
-void Subscription::Reset() {
-  if (entry_) entry_->active = false;
-  entry_.reset();
 }
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,72 @@
+// Freezing keys in effect, subscriptions and declared consumers.
+#include <algorithm>
+
+#include "context/store_impl.h"
+
+namespace msrt::context {
+
+void Store::MarkInEffect(Family family, std::string_view key, std::string reason) {
+  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
+  std::unique_lock lock(impl_->state_mutex);
+  Slot& s = impl_->family(family).slots[slot];
+  if (!s.in_effect) {
+    s.in_effect = true;
+    s.in_effect_reason = std::move(reason);
+  }
+}
+
+bool Store::IsInEffect(Family family, std::string_view key) const {
+  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
+  std::shared_lock lock(impl_->state_mutex);
+  return impl_->family(family).slots[slot].in_effect;
+}
+
+Subscription Store::Subscribe(Family family, const std::vector<std::string>& keys, std::string consumer,
+                              std::function<void(const Change&)> callback) {
+  for (const std::string& key : keys) {
+    int slot = impl_->FindSlot(family, key);
+    if (slot < 0 || impl_->family(family).specs[slot]->visibility != Visibility::kPublic) {
+      throw ValueError(StrCat("Store::Subscribe: '", key, "' is not a key of ", FamilyName(family), "."));
+    }
+  }
+  auto entry = std::make_shared<Subscription::Entry>();
+  entry->family = family;
+  entry->keys = keys;
+  entry->consumer = std::move(consumer);
+  entry->callback = std::move(callback);
+  {
+    std::lock_guard lock(impl_->subscribers_mutex);
+    std::erase_if(impl_->subscribers, [](const auto& e) { return !e->active; });
+    impl_->subscribers.push_back(entry);
+  }
+  Subscription sub;
+  sub.entry_ = std::move(entry);
+  return sub;
+}
+
+void Store::DeclareConsumer(Family family, std::string_view key, std::string consumer) {
+  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
+  auto entry = std::make_shared<Subscription::Entry>();
+  entry->family = family;
+  entry->keys = {std::string(impl_->family(family).specs[slot]->name)};
+  entry->consumer = std::move(consumer);
+  std::lock_guard lock(impl_->subscribers_mutex);
+  impl_->subscribers.push_back(std::move(entry));  // kept for the store's life
+}
+
+Subscription& Subscription::operator=(Subscription&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    entry_ = std::move(other.entry_);
+  }
+  return *this;
+}
+
+Subscription::~Subscription() { Reset(); }
+
+void Subscription::Reset() {
+  if (entry_) entry_->active = false;
+  entry_.reset();
+}
+
+}  // namespace msrt::context
