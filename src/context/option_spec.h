@@ -228,5 +228,14 @@ Value SubDictDefault(const std::vector<SubKey>& sub_keys);
 
 /// Realpath of a path string; "" for "".
 std::string RealPath(std::string_view path);
+/// Text quoted in a message, with bytes outside printable ASCII escaped so
+/// the message stays valid UTF-8 for Python.
+std::string Printable(std::string_view text);
+/// A str argument naming a path; NUL bytes are refused (the file system would
+/// silently cut the name there).
+const std::string& PathText(const Value& in, const KeyEnv& env);
+/// Accepts the "unset" stored form ("") when loading a snapshot, for keys
+/// whose default is unset but which users may only set to listed values.
+Parser OrUnsetWhenLoading(Parser parse);
 
 }  // namespace msrt::context

@@ -236,4 +236,41 @@ std::string RealPath(std::string_view path) {
   return abs.string();
 }
 
+// Text quoted in a message: bytes outside printable ASCII are escaped so the
+// message stays valid UTF-8 for Python.
+std::string Printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    }
+  }
+  return out;
+}
+
+/// A str argument naming a path; a NUL byte is refused (as Python's os.path
+/// functions do) because the file system would silently cut the name there.
+const std::string& PathText(const Value& in, const KeyEnv& env) {
+  if (!in.is_string()) env.FailType("str", in);
+  if (in.as_string().find('\0') != std::string::npos) {
+    env.FailValue("should be a path without NUL bytes", in);
+  }
+  return in.as_string();
+}
+
+/// Accepts the "unset" stored form ("") when loading a snapshot, for keys
+/// whose default is unset but which users may only set to listed values.
+Parser OrUnsetWhenLoading(Parser parse) {
+  return [parse = std::move(parse)](const Value& in, const KeyEnv& env) -> Value {
+    if (env.loading && in.is_string() && in.as_string().empty()) return in;
+    return parse(in, env);
+  };
+}
+
 }  // namespace msrt::context
