@@ -559,6 +559,55 @@ CommitResult Commit(Store::Impl& impl, const std::map<SlotId, Value>& writes, So
   return result;
 }
 
+// Keys computed by a `read` hook from other slots that some subscriber
+// follows, with their value before a commit.
+using DerivedValues = std::vector<std::pair<SlotId, Value>>;
+
+DerivedValues ReadFollowedDerivedKeys(const Store::Impl& impl) {
+  DerivedValues out;
+  std::vector<std::shared_ptr<Subscription::Entry>> entries;
+  {
+    std::lock_guard lock(const_cast<Store::Impl&>(impl).subscribers_mutex);
+    entries = impl.subscribers;
+  }
+  for (const auto& entry : entries) {
+    if (!entry->active || !entry->callback) continue;
+    for (const std::string& key : entry->keys) {
+      int slot = impl.FindSlot(entry->family, key);
+      if (slot < 0 || !impl.family(entry->family).specs[slot]->read) continue;
+      SlotId id{static_cast<int>(entry->family), slot};
+      bool seen = std::any_of(out.begin(), out.end(), [&id](const auto& d) { return d.first == id; });
+      if (seen) continue;
+      Value v;
+      try {
+        v = impl.ReadPublic(entry->family, slot, nullptr);
+      } catch (const Error&) {
+        v = Value::Object("error", "<unreadable>");
+      }
+      out.emplace_back(id, std::move(v));
+    }
+  }
+  return out;
+}
+
+// Adds derived keys whose value a commit changed, so their subscribers hear.
+void AddChangedDerivedKeys(const Store::Impl& impl, const DerivedValues& before, CommitResult& result) {
+  for (const auto& [id, old_value] : before) {
+    auto family = static_cast<Family>(id.first);
+    Value now;
+    try {
+      now = impl.ReadPublic(family, id.second, nullptr);
+    } catch (const Error&) {
+      now = Value::Object("error", "<unreadable>");
+    }
+    auto& changed = result.changed[id.first];
+    std::string name(impl.family(family).specs[id.second]->name);
+    if (now != old_value && std::find(changed.begin(), changed.end(), name) == changed.end()) {
+      changed.push_back(std::move(name));
+    }
+  }
+}
+
 void Notify(Store::Impl& impl, const CommitResult& result) {
   std::vector<std::shared_ptr<Subscription::Entry>> entries;
   {
@@ -588,6 +637,13 @@ void Notify(Store::Impl& impl, const CommitResult& result) {
   }
 }
 
+void CommitAndNotify(Store::Impl& impl, const std::map<SlotId, Value>& writes, Source source) {
+  DerivedValues before = ReadFollowedDerivedKeys(impl);
+  CommitResult result = Commit(impl, writes, source);
+  AddChangedDerivedKeys(impl, before, result);
+  Notify(impl, result);
+}
+
 void RefuseFromSubscriber() {
   if (t_notifying) {
     throw RuntimeError("The context can not be changed from inside a context subscriber callback.");
@@ -601,7 +657,7 @@ void Store::Set(Family family, const Dict& kwargs) {
   std::lock_guard write_lock(impl_->write_mutex);
   Validated v = ValidateCall(*impl_, family, kwargs, /*for_override=*/false);
   IssueWarnings(v.warnings);
-  Notify(*impl_, Commit(*impl_, v.writes, Source::kApi));
+  CommitAndNotify(*impl_, v.writes, Source::kApi);
 }
 
 void Store::Reset(Family family) {
@@ -615,7 +671,7 @@ void Store::Reset(Family family) {
     writes[{static_cast<int>(family), static_cast<int>(slot)}] = impl_->DefaultFor(spec, impl_->profile.load());
   }
   CheckFrozen(*impl_, writes, state.table->set_function, Source::kDefault);
-  Notify(*impl_, Commit(*impl_, writes, Source::kDefault));
+  CommitAndNotify(*impl_, writes, Source::kDefault);
 }
 
 void Store::SetProfile(Profile profile) {
@@ -638,7 +694,7 @@ void Store::SetProfile(Profile profile) {
   std::erase_if(writes, [&](const auto& w) {
     return impl_->families[w.first.first].specs[w.first.second]->scope == Scope::kThread;
   });
-  Notify(*impl_, Commit(*impl_, writes, Source::kDefault));
+  CommitAndNotify(*impl_, writes, Source::kDefault);
 }
 
 void Store::PushOverride(Family family, const Dict& kwargs) {
@@ -843,7 +899,7 @@ void Store::Load(const Value& snapshot) {
   CheckFrozen(*impl_, writes, kFunction, Source::kLoad);
   IssueWarnings(warnings);
   impl_->profile = profile;
-  Notify(*impl_, Commit(*impl_, writes, Source::kLoad));
+  CommitAndNotify(*impl_, writes, Source::kLoad);
 }
 
 // ---------------------------------------------------------------------------

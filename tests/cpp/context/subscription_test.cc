@@ -278,3 +278,22 @@ TEST(DeclaredConsumerTest, IsListedByExplainAndNeverCalled) {
 
 }  // namespace
 }  // namespace msrt::context
+
+namespace msrt::context {
+namespace {
+
+TEST(DerivedKeySubscriptionTest, FiresWhenTheKeysItIsComputedFromChange) {
+  Store store(Profile::kR2_3);
+  std::vector<std::vector<std::string>> calls;
+  Subscription sub = store.Subscribe(Family::kAutoParallel, {"strategy_ckpt_config"}, "test",
+                                     [&](const Change& c) { calls.push_back(c.keys); });
+  store.Set(Family::kAutoParallel, Dict{{"strategy_ckpt_load_file", "/tmp/a.ckpt"}});
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0], std::vector<std::string>{"strategy_ckpt_config"});
+  store.Set(Family::kAutoParallel, Dict{{"strategy_ckpt_load_file", "/tmp/a.ckpt"}});  // unchanged
+  store.Set(Family::kAutoParallel, Dict{{"gradients_mean", true}});                    // unrelated
+  EXPECT_EQ(calls.size(), 1u);
+}
+
+}  // namespace
+}  // namespace msrt::context
