@@ -559,55 +559,6 @@ CommitResult Commit(Store::Impl& impl, const std::map<SlotId, Value>& writes, So
   return result;
 }
 
-// Keys computed by a `read` hook from other slots that some subscriber
-// follows, with their value before a commit.
-using DerivedValues = std::vector<std::pair<SlotId, Value>>;
-
-DerivedValues ReadFollowedDerivedKeys(const Store::Impl& impl) {
-  DerivedValues out;
-  std::vector<std::shared_ptr<Subscription::Entry>> entries;
-  {
-    std::lock_guard lock(const_cast<Store::Impl&>(impl).subscribers_mutex);
-    entries = impl.subscribers;
-  }
-  for (const auto& entry : entries) {
-    if (!entry->active || !entry->callback) continue;
-    for (const std::string& key : entry->keys) {
-      int slot = impl.FindSlot(entry->family, key);
-      if (slot < 0 || !impl.family(entry->family).specs[slot]->read) continue;
-      SlotId id{static_cast<int>(entry->family), slot};
-      bool seen = std::any_of(out.begin(), out.end(), [&id](const auto& d) { return d.first == id; });
-      if (seen) continue;
-      Value v;
-      try {
-        v = impl.ReadPublic(entry->family, slot, nullptr);
-      } catch (const Error&) {
-        v = Value::Object("error", "<unreadable>");
-      }
-      out.emplace_back(id, std::move(v));
-    }
-  }
-  return out;
-}
-
-// Adds derived keys whose value a commit changed, so their subscribers hear.
-void AddChangedDerivedKeys(const Store::Impl& impl, const DerivedValues& before, CommitResult& result) {
-  for (const auto& [id, old_value] : before) {
-    auto family = static_cast<Family>(id.first);
-    Value now;
-    try {
-      now = impl.ReadPublic(family, id.second, nullptr);
-    } catch (const Error&) {
-      now = Value::Object("error", "<unreadable>");
-    }
-    auto& changed = result.changed[id.first];
-    std::string name(impl.family(family).specs[id.second]->name);
-    if (now != old_value && std::find(changed.begin(), changed.end(), name) == changed.end()) {
-      changed.push_back(std::move(name));
-    }
-  }
-}
-
 void Notify(Store::Impl& impl, const CommitResult& result) {
   std::vector<std::shared_ptr<Subscription::Entry>> entries;
   {
@@ -640,7 +591,7 @@ void Notify(Store::Impl& impl, const CommitResult& result) {
 void CommitAndNotify(Store::Impl& impl, const std::map<SlotId, Value>& writes, Source source) {
   DerivedValues before = ReadFollowedDerivedKeys(impl);
   CommitResult result = Commit(impl, writes, source);
-  AddChangedDerivedKeys(impl, before, result);
+  AddChangedDerivedKeys(impl, before, result.changed);
   Notify(impl, result);
 }
 

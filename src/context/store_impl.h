@@ -105,6 +105,14 @@ struct Store::Impl {
   uint64_t ComputeCompileHash(bool with_thread) const;
 };
 
+/// Keys computed by a `read` hook that some subscriber follows, with their
+/// value before a commit; AddChangedDerivedKeys adds those a commit changed
+/// to `changed` (per family), so their subscribers hear about it.
+using DerivedValues = std::vector<std::pair<SlotId, Value>>;
+using ChangedKeys = std::array<std::vector<std::string>, kFamilyCount>;
+DerivedValues ReadFollowedDerivedKeys(const Store::Impl& impl);
+void AddChangedDerivedKeys(const Store::Impl& impl, const DerivedValues& before, ChangedKeys& changed);
+
 /// Python-ish closest names, for "did you mean".
 std::vector<std::string> ClosestNames(std::string_view key, const std::vector<std::string_view>& names);
 
