@@ -11,6 +11,7 @@ import numbers
 from .._tensor import Tensor, _op, _wrap, _scalar_base
 from ..common import dtype as mstype
 from . import functional as F
+from . import nn_functional as _nn_functional
 
 __all__ = [
     "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register",
@@ -418,16 +419,16 @@ class Conv2D(Primitive):
             raise ValueError(f"For 'Conv2D', only 'NCHW' data_format is supported by msrt, but got {data_format!r}.")
         if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same", "pad"):
             raise ValueError(f"For 'Conv2D', 'pad_mode' must be one of ['valid', 'same', 'pad'], but got {pad_mode!r}.")
-        pad4 = F._four_pad(pad, "Conv2D")
+        pad4 = _nn_functional._four_pad(pad, "Conv2D")
         if pad_mode.lower() != "pad" and any(pad4):
             raise ValueError(f"For 'Conv2D', the 'pad' must be zero when 'pad_mode' is not 'pad', but got {pad!r}.")
         self.out_channel = out_channel
-        self.kernel_size = F._two(kernel_size, "kernel_size", "Conv2D")
+        self.kernel_size = _nn_functional._two(kernel_size, "kernel_size", "Conv2D")
         self.mode = mode
         self.pad_mode = pad_mode.lower()
         self.pad = pad4
-        self.stride = F._two(stride, "stride", "Conv2D")
-        self.dilation = F._two(dilation, "dilation", "Conv2D")
+        self.stride = _nn_functional._two(stride, "stride", "Conv2D")
+        self.dilation = _nn_functional._two(dilation, "dilation", "Conv2D")
         self.group = int(group)
         self.add_prim_attr("out_channel", out_channel).add_prim_attr("kernel_size", tuple(self.kernel_size))
         self._attrs = dict(stride=self.stride, pad_mode=self.pad_mode, pad=self.pad, dilation=self.dilation,
@@ -447,8 +448,8 @@ class _Pool(Primitive):
                              f"but got {data_format!r}.")
         if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same"):
             raise ValueError(f"For '{self.name}', 'pad_mode' must be 'valid' or 'same', but got {pad_mode!r}.")
-        self.kernel_size = F._two(kernel_size, "kernel_size", self.name)
-        self.strides = F._two(strides, "strides", self.name)
+        self.kernel_size = _nn_functional._two(kernel_size, "kernel_size", self.name)
+        self.strides = _nn_functional._two(strides, "strides", self.name)
         self.pad_mode = pad_mode.lower()
 
     def __call__(self, x):
