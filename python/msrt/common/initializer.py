@@ -224,9 +224,8 @@ class XavierNormal(Initializer):
         _assign(arr, _normal(self._rng(), 0, std, arr.shape))
 
 
-@_register("he_uniform")
-class HeUniform(Initializer):
-    """Samples from U(-b, b) with b = gain * sqrt(3 / fan)."""
+class _He(Initializer):
+    """Shared by HeUniform and HeNormal: std = gain / sqrt(fan)."""
 
     def __init__(self, negative_slope=0, mode="fan_in", nonlinearity="leaky_relu"):
         super().__init__(negative_slope=negative_slope, mode=mode, nonlinearity=nonlinearity)
@@ -234,27 +233,26 @@ class HeUniform(Initializer):
         self.mode = mode
         self.nonlinearity = nonlinearity
 
+    def _std(self, shape):
+        fan = _calculate_correct_fan(shape, self.mode)
+        return _calculate_gain(self.nonlinearity, self.negative_slope) / math.sqrt(fan)
+
+
+@_register("he_uniform")
+class HeUniform(_He):
+    """Samples from U(-b, b) with b = gain * sqrt(3 / fan)."""
+
     def _initialize(self, arr):
-        fan = _calculate_correct_fan(arr.shape, self.mode)
-        gain = _calculate_gain(self.nonlinearity, self.negative_slope)
-        bound = math.sqrt(3.0) * gain / math.sqrt(fan)
+        bound = math.sqrt(3.0) * self._std(arr.shape)
         _assign(arr, _uniform(self._rng(), -bound, bound, arr.shape))
 
 
 @_register("he_normal")
-class HeNormal(Initializer):
+class HeNormal(_He):
     """Samples from N(0, s²) with s = gain / sqrt(fan)."""
 
-    def __init__(self, negative_slope=0, mode="fan_in", nonlinearity="leaky_relu"):
-        super().__init__(negative_slope=negative_slope, mode=mode, nonlinearity=nonlinearity)
-        self.negative_slope = negative_slope
-        self.mode = mode
-        self.nonlinearity = nonlinearity
-
     def _initialize(self, arr):
-        fan = _calculate_correct_fan(arr.shape, self.mode)
-        gain = _calculate_gain(self.nonlinearity, self.negative_slope)
-        _assign(arr, _normal(self._rng(), 0, gain / math.sqrt(fan), arr.shape))
+        _assign(arr, _normal(self._rng(), 0, self._std(arr.shape), arr.shape))
 
 
 @_register()

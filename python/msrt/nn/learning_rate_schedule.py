@@ -61,8 +61,9 @@ class _HostSchedule(LearningRateSchedule):
         return Tensor(np.float32(self.lr_at(float(global_step))))
 
 
-class ExponentialDecayLR(_HostSchedule):
-    """learning_rate * decay_rate ^ (step / decay_steps) (floored when is_stair)."""
+class _StepDecay(_HostSchedule):
+    """Schedules of the form f(learning_rate, decay_rate, p) with
+    p = step / decay_steps, floored when is_stair."""
 
     def __init__(self, learning_rate, decay_rate, decay_steps, is_stair=False):
         super().__init__()
@@ -73,42 +74,27 @@ class ExponentialDecayLR(_HostSchedule):
 
     def lr_at(self, step):
         p = step / self.decay_steps
-        if self.is_stair:
-            p = math.floor(p)
+        return self._decay(math.floor(p) if self.is_stair else p)
+
+
+class ExponentialDecayLR(_StepDecay):
+    """learning_rate * decay_rate ^ (step / decay_steps) (floored when is_stair)."""
+
+    def _decay(self, p):
         return self.learning_rate * self.decay_rate ** p
 
 
-class NaturalExpDecayLR(_HostSchedule):
+class NaturalExpDecayLR(_StepDecay):
     """learning_rate * e^(-decay_rate * step / decay_steps) (floored when is_stair)."""
 
-    def __init__(self, learning_rate, decay_rate, decay_steps, is_stair=False):
-        super().__init__()
-        self.learning_rate = _check_float(learning_rate, "learning_rate", self.cls_name)
-        self.decay_rate = _check_float(decay_rate, "decay_rate", self.cls_name)
-        self.decay_steps = _check_positive_int(decay_steps, "decay_steps", self.cls_name)
-        self.is_stair = _check_bool(is_stair, "is_stair", self.cls_name)
-
-    def lr_at(self, step):
-        p = step / self.decay_steps
-        if self.is_stair:
-            p = math.floor(p)
+    def _decay(self, p):
         return self.learning_rate * math.exp(-self.decay_rate * p)
 
 
-class InverseDecayLR(_HostSchedule):
+class InverseDecayLR(_StepDecay):
     """learning_rate / (1 + decay_rate * step / decay_steps) (floored when is_stair)."""
 
-    def __init__(self, learning_rate, decay_rate, decay_steps, is_stair=False):
-        super().__init__()
-        self.learning_rate = _check_float(learning_rate, "learning_rate", self.cls_name)
-        self.decay_rate = _check_float(decay_rate, "decay_rate", self.cls_name)
-        self.decay_steps = _check_positive_int(decay_steps, "decay_steps", self.cls_name)
-        self.is_stair = _check_bool(is_stair, "is_stair", self.cls_name)
-
-    def lr_at(self, step):
-        p = step / self.decay_steps
-        if self.is_stair:
-            p = math.floor(p)
+    def _decay(self, p):
         return self.learning_rate / (1.0 + self.decay_rate * p)
 
 
