@@ -31,6 +31,7 @@ struct OpProperties {
   std::vector<int> writes_inputs = {};  // other inputs it updates in place (e.g. optimizer state)
   bool random = false;       // draws from the generator (not pure)
   bool reduction = false;
+  bool side_effect = false;  // has an effect beyond its outputs (printing, I/O): passes never drop or merge it
 };
 
 /// An attribute and its default. A None default marks a required attribute.

@@ -23,6 +23,7 @@
 #include "kernels/kernel.h"
 #include "msrt/context/context.h"
 #include "ops/call.h"
+#include "runtime/launch.h"
 
 namespace msrt::runtime {
 namespace {
@@ -54,8 +55,8 @@ std::string Where(const std::string& origin) { return origin.empty() ? "" : StrC
 
 void RunKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const std::vector<Tensor>& inputs,
                std::vector<Tensor>& outputs, const Dict& attrs) {
-  kernels::KernelArgs args{op, inputs, outputs, attrs};
-  kernel.run(args);
+  static const LaunchSite kEagerSite{};
+  LaunchKernel(kernel, op, inputs, outputs, attrs, kEagerSite);
 }
 
 // Re-raises the current exception as the same Python type with context.
