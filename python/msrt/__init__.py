@@ -44,6 +44,9 @@ from .common.parameter import Parameter, ParameterTuple  # noqa: E402
 from .common.seed import get_seed, set_seed  # noqa: E402
 from ._grad import grad, value_and_grad  # noqa: E402
 from . import ops  # noqa: E402
+from ._jit import jit, ms_function  # noqa: E402
+
+GraphCaptureError = _C.GraphCaptureError
 
 _CHECKPOINT_FUNCTIONS = ("save_checkpoint", "load_checkpoint", "load_param_into_net")
 
@@ -82,6 +85,9 @@ __all__ = [
     "get_seed",
     "grad",
     "value_and_grad",
+    "jit",
+    "ms_function",
+    "GraphCaptureError",
     "save_checkpoint",
     "load_checkpoint",
     "load_param_into_net",

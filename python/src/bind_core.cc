@@ -100,7 +100,18 @@ py::object FromValue(const Value& value) {
   return py::none();
 }
 
+// msrt.GraphCaptureError: a RuntimeError that graph compilation catches to
+// fall back to eager execution (jit_syntax_level LAX/COMPATIBLE).
+PyObject* GraphCaptureErrorType() {
+  static PyObject* type = PyErr_NewExceptionWithDoc(
+      "msrt.GraphCaptureError",
+      "A Tensor's value was needed while a graph was being compiled (tensor-dependent Python control flow).",
+      PyExc_RuntimeError, nullptr);
+  return type;
+}
+
 void BindCore(py::module_& m) {
+  m.attr("GraphCaptureError") = py::reinterpret_borrow<py::object>(GraphCaptureErrorType());
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -116,6 +127,7 @@ void BindCore(py::module_& m) {
         case ErrorKind::kNotImplemented: type = PyExc_NotImplementedError; break;
         case ErrorKind::kRuntime:
         case ErrorKind::kInternal: type = PyExc_RuntimeError; break;
+        case ErrorKind::kGraphCapture: type = GraphCaptureErrorType(); break;
       }
       PyErr_SetString(type, e.what());
     }

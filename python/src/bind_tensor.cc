@@ -110,6 +110,24 @@ std::string PythonOrigin() {
   return "";
 }
 
+// "a.py:3 <- b.py:10 <- ...": the Python stack (innermost first), msrt's own
+// frames included, for graph nodes compiled with debug_level=DEBUG.
+std::string PythonStack() {
+  std::string out;
+  PyFrameObject* frame = PyEval_GetFrame();
+  for (int depth = 0; frame != nullptr && depth < 24; ++depth) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    const char* file = PyUnicode_AsUTF8(code->co_filename);
+    const char* func = PyUnicode_AsUTF8(code->co_name);
+    out += StrCat(out.empty() ? "" : " <- ", file ? file : "?", ":", PyFrame_GetLineNumber(frame), " (",
+                  func ? func : "?", ")");
+    Py_DECREF(code);
+    frame = PyFrame_GetBack(frame);
+    if (frame != nullptr) Py_DECREF(frame);
+  }
+  return out;
+}
+
 // Note [Custom gradients from Python]
 // A Cell with a `bprop` method differentiates through that method rather
 // than through the ops of its forward pass. msrt/_grad.py runs the forward
@@ -163,6 +181,7 @@ const ops::OpDef kCustomBpropOp{
 
 void BindTensor(py::module_& m) {
   runtime::SetOriginHook(&PythonOrigin);
+  runtime::SetStackHook(&PythonStack);
 
   py::class_<Tensor>(m, "TensorBase")
       .def(py::init([](const py::array& array, std::optional<std::string> dtype) { return FromArray(array, dtype); }),

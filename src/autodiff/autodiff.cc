@@ -148,6 +148,7 @@ std::vector<Tensor> GradTape::Gradient(const std::vector<Tensor>& outputs, const
       need_any |= needs[i];
     }
     if (!need_any) continue;
+    ops::GradientContext gradient_of(&node->outputs.front());
     std::vector<Tensor> grads = node->op->grad(ops::GradArgs{node->inputs, node->outputs, dys, node->attrs, needs});
     MSRT_INTERNAL_ASSERT(grads.size() == node->inputs.size(), "gradient of ", node->op->name, " returned ",
                          grads.size(), " tensors for ", node->inputs.size(), " inputs");

@@ -13,6 +13,7 @@ const char* ErrorKindName(ErrorKind kind) {
     case ErrorKind::kIndex: return "IndexError";
     case ErrorKind::kNotImplemented: return "NotImplementedError";
     case ErrorKind::kInternal: return "RuntimeError";
+    case ErrorKind::kGraphCapture: return "GraphCaptureError";
   }
   return "RuntimeError";
 }
@@ -28,6 +29,7 @@ void ThrowError(ErrorKind kind, std::string message) {
     case ErrorKind::kIndex: throw IndexError(std::move(message));
     case ErrorKind::kNotImplemented: throw NotImplementedError(std::move(message));
     case ErrorKind::kInternal: throw InternalError(std::move(message));
+    case ErrorKind::kGraphCapture: throw GraphCaptureError(std::move(message));
   }
   throw RuntimeError(std::move(message));
 }

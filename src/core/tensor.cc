@@ -57,6 +57,15 @@ Storage::~Storage() {
   if (release_ != nullptr) release_(data_, nbytes_);
 }
 
+Tensor Tensor::Symbolic(const Shape& shape, DType dtype, DeviceTarget device) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(nullptr, 0, device, nullptr);
+  impl->shape = shape;
+  impl->dtype = dtype;
+  impl->symbolic = true;
+  return Tensor(std::move(impl));
+}
+
 Tensor Tensor::Empty(const Shape& shape, DType dtype, DeviceTarget device) {
   for (int64_t d : shape) {
     MSRT_CHECK_VALUE(d >= 0, "A tensor shape can not have negative dimensions, but got ", ShapeRepr(shape), ".");
@@ -111,6 +120,13 @@ void Tensor::set_pending(std::shared_ptr<Completion> completion) const {
 }
 
 void Tensor::Sync() const {
+  if (impl_->symbolic) {
+    throw GraphCaptureError(StrCat(
+        "The value of a Tensor", (impl_->name.empty() ? "" : " '" + impl_->name + "'"), " of shape ",
+        ShapeRepr(impl_->shape), " is not known while a graph is being compiled (GRAPH_MODE or ms.jit): "
+        "Python code read it (e.g. 'if x.sum() > 0:', 'float(x)', 'x.asnumpy()'). Use tensor ops (ops.select, "
+        "ops.where) instead of Python control flow on Tensor values, or run this code in PYNATIVE_MODE."));
+  }
   std::shared_ptr<Completion> p = pending();
   if (p) {
     p->Wait();
@@ -137,6 +153,7 @@ Tensor Tensor::Reshaped(const Shape& shape) const {
   impl->offset = impl_->offset;
   impl->shape = shape;
   impl->dtype = impl_->dtype;
+  impl->symbolic = impl_->symbolic;
   impl->pending = pending();
   return Tensor(std::move(impl));
 }

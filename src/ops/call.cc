@@ -5,6 +5,7 @@ namespace {
 
 Executor* g_default_executor = nullptr;
 thread_local Executor* t_executor = nullptr;
+thread_local const Tensor* t_gradient_of = nullptr;
 Recorder g_recorder;
 
 }  // namespace
@@ -15,6 +16,12 @@ ExecutorScope::ExecutorScope(Executor* executor) : previous_(t_executor) { t_exe
 ExecutorScope::~ExecutorScope() { t_executor = previous_; }
 
 void SetRecorder(Recorder recorder) { g_recorder = recorder; }
+
+GradientContext::GradientContext(const Tensor* forward_output) : previous_(t_gradient_of) {
+  t_gradient_of = forward_output;
+}
+GradientContext::~GradientContext() { t_gradient_of = previous_; }
+const Tensor* GradientContext::Current() { return t_gradient_of; }
 
 std::vector<Tensor> Call(std::string_view name, const std::vector<Tensor>& inputs, const Dict& attrs) {
   const OpDef& op = GetOp(name);

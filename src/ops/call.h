@@ -37,6 +37,21 @@ class ExecutorScope {
   Executor* previous_;
 };
 
+/// While alive, calls on this thread compute the gradient of the op that
+/// produced `forward_output` (graph capture scopes them "Gradients/<its scope>").
+class GradientContext {
+ public:
+  explicit GradientContext(const Tensor* forward_output);
+  ~GradientContext();
+  GradientContext(const GradientContext&) = delete;
+  GradientContext& operator=(const GradientContext&) = delete;
+  /// The forward output whose gradient is being computed, or nullptr.
+  static const Tensor* Current();
+
+ private:
+  const Tensor* previous_;
+};
+
 /// Autodiff's view of calls: consulted after each call whose op has a
 /// gradient (set once by the autodiff library).
 struct Recorder {

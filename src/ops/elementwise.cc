@@ -268,7 +268,7 @@ MSRT_REGISTER_OP({.name = "cast",
                     }
                     return {fn::Cast(a.dys[0], a.inputs[0].dtype())};
                   },
-                  .props = kElementwise,
+                  .props = {.elementwise = true, .noop_if_same_meta = true},
                   .doc = "x converted to another dtype"});
 
 // ---- binary ----
@@ -287,7 +287,7 @@ MSRT_REGISTER_OP({.name = "add",
                     const Tensor& dy = a.dys[0];
                     return {IfNeeded(a, 0, [&] { return dy; }), IfNeeded(a, 1, [&] { return dy; })};
                   },
-                  .props = kElementwise,
+                  .props = {.elementwise = true, .right_identity = 0.0, .left_identity = 0.0},
                   .doc = "x + y"});
 
 MSRT_REGISTER_OP({.name = "sub",
@@ -297,7 +297,7 @@ MSRT_REGISTER_OP({.name = "sub",
                     const Tensor& dy = a.dys[0];
                     return {IfNeeded(a, 0, [&] { return dy; }), IfNeeded(a, 1, [&] { return fn::Neg(dy); })};
                   },
-                  .props = kElementwise,
+                  .props = {.elementwise = true, .right_identity = 0.0},
                   .doc = "x - y"});
 
 MSRT_REGISTER_OP({.name = "mul",
@@ -310,7 +310,7 @@ MSRT_REGISTER_OP({.name = "mul",
                     return {IfNeeded(a, 0, [&] { return fn::Mul(dy, y); }),
                             IfNeeded(a, 1, [&] { return fn::Mul(dy, x); })};
                   },
-                  .props = kElementwise,
+                  .props = {.elementwise = true, .right_identity = 1.0, .left_identity = 1.0},
                   .doc = "x * y"});
 
 MSRT_REGISTER_OP({.name = "div",
@@ -323,7 +323,7 @@ MSRT_REGISTER_OP({.name = "div",
                     return {IfNeeded(a, 0, [&] { return fn::Div(dy, y); }),
                             IfNeeded(a, 1, [&] { return fn::Neg(fn::Mul(fn::Div(dy, y), out)); })};
                   },
-                  .props = kElementwise,
+                  .props = {.elementwise = true, .right_identity = 1.0},
                   .doc = "x / y (true division: integer inputs give float32)"});
 
 MSRT_REGISTER_OP({.name = "pow",

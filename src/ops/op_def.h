@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,12 @@ struct OpProperties {
   bool random = false;       // draws from the generator (not pure)
   bool reduction = false;
   bool side_effect = false;  // has an effect beyond its outputs (printing, I/O): passes never drop or merge it
+  // Algebraic simplification (graph mode): `x op c` (right) or `c op x`
+  // (left) is x when c is a constant filled with this value and the result
+  // keeps x's shape and dtype.
+  std::optional<double> right_identity = std::nullopt;
+  std::optional<double> left_identity = std::nullopt;
+  bool noop_if_same_meta = false;  // output is input 0 when shape and dtype do not change
 };
 
 /// An attribute and its default. A None default marks a required attribute.

@@ -34,6 +34,7 @@ MSRT_REGISTER_OP({.name = "reshape",
                                   in[0].dtype}};
                   },
                   .grad = ReshapeBack(),
+                  .props = {.noop_if_same_meta = true},
                   .doc = "the same elements in another shape"});
 
 MSRT_REGISTER_OP({.name = "transpose",
@@ -97,6 +98,7 @@ MSRT_REGISTER_OP({.name = "squeeze",
                     return Metas{{out, in[0].dtype}};
                   },
                   .grad = ReshapeBack(),
+                  .props = {.noop_if_same_meta = true},
                   .doc = "x without size-1 axes"});
 
 MSRT_REGISTER_OP({.name = "flatten",
@@ -112,6 +114,7 @@ MSRT_REGISTER_OP({.name = "flatten",
                     return Metas{{{shape[0], rest}, in[0].dtype}};
                   },
                   .grad = ReshapeBack(),
+                  .props = {.noop_if_same_meta = true},
                   .doc = "(N, ...) to (N, rest)"});
 
 MSRT_REGISTER_OP({.name = "concat",
@@ -343,6 +346,7 @@ MSRT_REGISTER_OP({.name = "broadcast_to",
                     if (!a.dys[0].defined()) return {Tensor()};
                     return {SumToShape(a.dys[0], a.inputs[0].shape())};
                   },
+                  .props = {.noop_if_same_meta = true},
                   .doc = "x broadcast to shape (NumPy rules)"});
 
 MSRT_REGISTER_OP({.name = "tile",

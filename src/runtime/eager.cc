@@ -31,6 +31,7 @@ namespace {
 using context::Family;
 
 OriginFn g_origin_hook = nullptr;
+OriginFn g_stack_hook = nullptr;
 
 struct WorkItem {
   const kernels::KernelDef* kernel;
@@ -254,6 +255,12 @@ const bool kInstalled = (ops::SetDefaultExecutor(&g_eager), true);
 }  // namespace
 
 void SetOriginHook(OriginFn hook) { g_origin_hook = hook; }
+void SetStackHook(OriginFn hook) { g_stack_hook = hook; }
+
+std::string CallOrigin(bool whole_stack) {
+  OriginFn hook = whole_stack && g_stack_hook != nullptr ? g_stack_hook : g_origin_hook;
+  return hook != nullptr ? hook() : std::string();
+}
 
 void Synchronize() { GlobalDispatcher().WaitAll(); }
 

@@ -9,6 +9,11 @@ namespace msrt::runtime {
 /// Python binding installs one so async errors can name the Python line.
 using OriginFn = std::string (*)();
 void SetOriginHook(OriginFn hook);
+/// Like the origin hook, but the whole Python stack of the call
+/// ("model.py:12 <- train.py:40"), for graphs compiled with debug_level=DEBUG.
+void SetStackHook(OriginFn hook);
+/// Where the current call comes from: the innermost line, or the whole stack.
+std::string CallOrigin(bool whole_stack = false);
 
 /// Waits until every queued op has run.
 void Synchronize();

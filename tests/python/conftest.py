@@ -37,6 +37,8 @@ CONTEXT_ENV_VARS = (
 )
 for _name in CONTEXT_ENV_VARS:
     os.environ.pop(_name, None)
+# Every compiled graph is verified after every pass (src/compiler/pipeline.cc).
+os.environ["MSRT_VERIFY_IR"] = "1"
 
 import msrt as ms  # noqa: E402
 

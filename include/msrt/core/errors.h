@@ -23,6 +23,7 @@ enum class ErrorKind {
   kIndex,
   kNotImplemented,
   kInternal,
+  kGraphCapture,  // a Tensor's value was read while a graph was being captured (a RuntimeError)
 };
 
 /// Name of the Python exception for `kind` ("TypeError", ...).
@@ -55,6 +56,7 @@ MSRT_DEFINE_ERROR(OSError, ErrorKind::kOS)
 MSRT_DEFINE_ERROR(IndexError, ErrorKind::kIndex)
 MSRT_DEFINE_ERROR(NotImplementedError, ErrorKind::kNotImplemented)
 MSRT_DEFINE_ERROR(InternalError, ErrorKind::kInternal)
+MSRT_DEFINE_ERROR(GraphCaptureError, ErrorKind::kGraphCapture)
 #undef MSRT_DEFINE_ERROR
 
 /// Concatenates the streamable arguments into one string.

@@ -84,6 +84,9 @@ struct TensorImpl {
   std::shared_ptr<autodiff::Node> grad_node;
   int grad_output_index = 0;
   std::string name;  // parameters carry their name
+  // A value in a graph being captured: shape and dtype only, no data
+  // (reading it raises GraphCaptureError).
+  bool symbolic = false;
 };
 
 class Tensor {
@@ -98,6 +101,8 @@ class Tensor {
   static Tensor FromHost(const void* data, size_t nbytes, const Shape& shape, DType dtype);
   /// A 0-d tensor holding `value` converted to `dtype`.
   static Tensor Scalar(double value, DType dtype);
+  /// A value of a graph being captured: metadata and a storage identity, no data.
+  static Tensor Symbolic(const Shape& shape, DType dtype, DeviceTarget device);
 
   bool defined() const { return impl_ != nullptr; }
   const Shape& shape() const { return impl_->shape; }
@@ -109,6 +114,7 @@ class Tensor {
   TensorImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
   bool same(const Tensor& other) const { return impl_ == other.impl_; }
+  bool symbolic() const { return impl_->symbolic; }
 
   /// Waits for pending writes (re-raising their error), then the data.
   const void* data() const;

@@ -7,11 +7,10 @@ parameters as MindSpore does ("conv1.weight"), tracks training mode and runs
 """
 import re
 import threading
-import warnings
 from collections import OrderedDict
 
+from .. import _jit
 from .. import context as _context
-from .._warnings import MsrtWarning
 from ..common.parameter import Parameter
 
 _context._declare_consumer("reserve_class_name_in_scope", "nn.Cell scope names")
@@ -24,7 +23,6 @@ except ImportError:  # pragma: no cover - the tensor package may not define it
 __all__ = ["Cell", "GraphCell"]
 
 _DEFAULT_PARAM_NAME = re.compile(r"^(Parameter(\$?\d+)?)?$")
-_GRAPH_WARNING = "GRAPH_MODE compilation is not available yet; running eagerly"
 
 
 class _CallState(threading.local):
@@ -32,13 +30,6 @@ class _CallState(threading.local):
 
 
 _state = _CallState()
-_graph_warned = [False]
-
-
-def _warn_graph_mode_once():
-    if not _graph_warned[0]:
-        _graph_warned[0] = True
-        warnings.warn(_GRAPH_WARNING, MsrtWarning, stacklevel=3)
 
 
 class _HookHandle:
@@ -371,21 +362,35 @@ class Cell:
     def __call__(self, *args, **kwargs):
         state = _state
         if state.depth:
+            if _jit._state.capture is not None:
+                return _jit.call_nested_cell(self, args, kwargs)
             if self._slow_call:
                 return self._run_slow(args, kwargs)
             return self.construct(*args, **kwargs)
         # A top-level call: the place for per-call checks.
-        if _context.get_context("mode") == _context.GRAPH_MODE:
-            _warn_graph_mode_once()
         if self._scope_key != (id(self), _context.get_context("reserve_class_name_in_scope")):
             self._assign_scopes()
+        if _jit._state.capture is not None:  # called by a function being compiled
+            return self._run_top(*args, **kwargs)
+        if _context.get_context("mode") == _context.GRAPH_MODE:
+            return _jit.call_cell(self, args, kwargs)
+        return self._run_top(*args, **kwargs)
+
+    def _run_top(self, *args, **kwargs):
+        """Runs the cell as the outermost one on this thread."""
+        state = _state
         state.depth = 1
         try:
-            if self._slow_call:
-                return self._run_slow(args, kwargs)
-            return self.construct(*args, **kwargs)
+            if _jit._state.capture is not None:
+                return _jit.call_nested_cell(self, args, kwargs)
+            return self._run_body(args, kwargs)
         finally:
             state.depth = 0
+
+    def _run_body(self, args, kwargs):
+        if self._slow_call:
+            return self._run_slow(args, kwargs)
+        return self.construct(*args, **kwargs)
 
     def _run_slow(self, args, kwargs):
         for hook in list(self._forward_pre_hooks.values()):

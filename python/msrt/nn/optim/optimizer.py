@@ -9,6 +9,7 @@ from ..._tensor import Tensor
 from ...common import dtype as mstype
 from ...common.initializer import initializer
 from ...common.parameter import Parameter
+from ... import _jit
 from ...ops import _op
 from ..cell import Cell, ParameterTuple
 from ..learning_rate_schedule import LearningRateSchedule, _HostSchedule
@@ -255,9 +256,12 @@ class Optimizer(Cell):
         elif self.dynamic_lr:
             lr = self._lr_value(lr)
         if self.dynamic_lr:
-            self._step += 1
+            _jit.host_call(self._advance_host_step)
             _op("assign_add", self.global_step, self._one)
         return lr
+
+    def _advance_host_step(self):
+        self._step += 1
 
     def _lr_value(self, lr):
         if isinstance(lr, Parameter):
@@ -265,7 +269,8 @@ class Optimizer(Cell):
         if isinstance(lr, _ConstantLR):
             return lr.learning_rate
         if isinstance(lr, (_HostSchedule, _IteratorLearningRate)):
-            return _scalar(lr.lr_at(self._step))
+            # Computed on the host at every step, in graph mode too.
+            return _jit.host_value(lambda: _scalar(lr.lr_at(self._step)), (), "float32")
         value = lr(self.global_step)  # a user schedule computes from the global step tensor (shape [1])
         if not isinstance(value, Tensor):
             return _scalar(float(value))

@@ -1,0 +1,297 @@
+"""Graph mode: Cells called in GRAPH_MODE and functions wrapped by `ms.jit`
+are captured into a graph, optimised and run by the C++ graph executor.
+
+A compile traces the Python body once with symbolic tensors (Note [Graph
+capture] in src/compiler/capture.h) and is cached per (callable, argument
+signature, training flag, hash of every compile-affecting context key): a
+changed key recompiles, an unchanged one reuses. Python values among the
+arguments are constants of the graph (another value compiles another graph).
+
+Host values (`host_value`, `host_call`) let Python-side state that changes
+per step — a learning-rate schedule computed on the host, a step counter —
+run on every execution of the graph rather than once at capture.
+
+Tensor-dependent Python control flow (`if x.sum() > 0:`) cannot be traced:
+with jit_syntax_level=STRICT it is an error naming the line; with LAX or
+COMPATIBLE the callable runs eagerly instead, with a warning saying why.
+"""
+import functools
+import os
+import threading
+import traceback
+import warnings
+
+from . import _C
+from . import context as _context
+from ._tensor import Tensor, _wrap
+from ._warnings import MsrtWarning
+
+__all__ = ["jit", "ms_function", "host_value", "host_call", "capturing", "compile_report"]
+
+_GraphCaptureError = _C.GraphCaptureError
+_STRICT = 0
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+for _key, _user in (("jit_syntax_level", "graph capture (tensor-dependent control flow)"),
+                    ("max_call_depth", "graph capture (nested calls)"),
+                    ("precompile_only", "graph calls"),
+                    ("debug_level", "graph capture (source locations)"),
+                    ("mode", "nn.Cell calls (graph or eager)")):
+    _context._declare_consumer(_key, _user)
+
+
+class _State(threading.local):
+    capture = None  # the _C.GraphCapture recording on this thread
+    host = None     # host steps registered by the capture: [(kind, fn)]
+
+
+_state = _State()
+_EAGER = object()  # cache entry: this signature runs eagerly (capture fell back)
+
+
+def capturing():
+    """Whether a graph is being captured on this thread."""
+    return _state.capture is not None
+
+
+def host_value(fn, shape, dtype):
+    """`fn()` — a Tensor computed on the host. Inside a graph capture, `fn`
+    runs before every execution of the graph instead, and its result (of
+    `shape` and `dtype`) enters the graph as an input."""
+    cap = _state.capture
+    if cap is None:
+        return fn()
+    base = cap.input(list(shape), dtype, f"host_value_{len(_state.host)}")
+    _state.host.append(("value", fn))
+    return _wrap(base)
+
+
+def host_call(fn):
+    """`fn()` now; inside a graph capture, before every execution of the graph
+    (in order with `host_value`s)."""
+    if _state.capture is None:
+        fn()
+    else:
+        _state.host.append(("call", fn))
+
+
+# --- structures of arguments and results ------------------------------------------
+def _flatten(value, out):
+    if isinstance(value, Tensor):
+        out.append(value)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _flatten(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _flatten(v, out)
+    return out
+
+
+def _rebuild(value, tensors):
+    if isinstance(value, Tensor):
+        return next(tensors)
+    if isinstance(value, tuple):
+        return tuple(_rebuild(v, tensors) for v in value)
+    if isinstance(value, list):
+        return [_rebuild(v, tensors) for v in value]
+    if isinstance(value, dict):
+        return {k: _rebuild(v, tensors) for k, v in value.items()}
+    return value
+
+
+def _signature(value):
+    """A hashable description: tensors by shape and dtype, Python values by value."""
+    if isinstance(value, Tensor):
+        t = value._t
+        return (t.shape, t.dtype_name)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(_signature(v) for v in value)
+    if isinstance(value, dict):
+        return ("dict",) + tuple((k, _signature(v)) for k, v in value.items())
+    try:
+        hash(value)
+    except TypeError:
+        return ("unhashable", type(value).__name__, repr(value))
+    return (type(value), value)
+
+
+def _symbolic(value, cap, names, path):
+    """`value` with every Tensor replaced by a new graph input."""
+    if isinstance(value, Tensor):
+        names.append(path)
+        return _wrap(cap.input(list(value._t.shape), value._t.dtype_name, path))
+    if isinstance(value, tuple):
+        return tuple(_symbolic(v, cap, names, f"{path}.{i}") for i, v in enumerate(value))
+    if isinstance(value, list):
+        return [_symbolic(v, cap, names, f"{path}.{i}") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _symbolic(v, cap, names, f"{path}.{k}") for k, v in value.items()}
+    return value
+
+
+def _user_frame(tb):
+    """(file, line, code) of the innermost traceback frame outside msrt."""
+    found = None
+    for frame in traceback.extract_tb(tb):
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR):
+            found = frame
+    if found is None:
+        return "<unknown>", 0, ""
+    return found.filename, found.lineno, (found.line or "").strip()
+
+
+# --- compiled entries -------------------------------------------------------------------
+class _Entry:
+    __slots__ = ("compiled", "template", "weights", "host", "name")
+
+    def __init__(self, compiled, template, weights, host, name):
+        self.compiled = compiled
+        self.template = template
+        self.weights = weights
+        self.host = host
+        self.name = name
+
+    def run(self, args, kwargs):
+        inputs = [t._t for t in _flatten((args, kwargs), [])]
+        for kind, fn in self.host:
+            if kind == "value":
+                inputs.append(fn()._t)
+            else:
+                fn()
+        weights = [p._t if p is not None else None for p in self.weights] if self.weights else []
+        outs = self.compiled.run(inputs, weights)
+        return _rebuild(self.template, iter([_wrap(o) for o in outs]))
+
+
+def _param_table(owner):
+    """Parameters by name, for rebinding weights whose data object was replaced."""
+    if owner is None:
+        return {}
+    table = {}
+    for _, p in owner.parameters_and_names():
+        if p.name in table and table[p.name] is not p:
+            table[p.name] = None  # ambiguous: keep what was captured
+        else:
+            table[p.name] = p
+    return table
+
+
+def _compile(body, args, kwargs, name, owner):
+    """Captures `body(*args, **kwargs)` and compiles it. Returns an _Entry, or
+    _EAGER when the body needs tensor values (LAX/COMPATIBLE)."""
+    get = _context.get_context
+    whole_stack = get("debug_level") == 1 or get("save_graphs") >= 3
+    cap = _C.GraphCapture(name, get("max_call_depth"), whole_stack)
+    names = []
+    sym_args, sym_kwargs = _symbolic((args, kwargs), cap, names, "arg")
+    outer = (_state.capture, _state.host)
+    host = []
+    _state.capture, _state.host = cap, host
+    try:
+        with cap:
+            out = body(*sym_args, **sym_kwargs)
+    except _GraphCaptureError as e:
+        file, line, code = _user_frame(e.__traceback__)
+        where = f"{file}:{line}" + (f": '{code}'" if code else "")
+        if get("jit_syntax_level") == _STRICT:
+            raise RuntimeError(f"Graph compilation of '{name}' failed at {where}: the Python code depends on a "
+                               f"Tensor's value, which jit_syntax_level=STRICT does not allow. {e}") from None
+        warnings.warn(f"'{name}' runs in PYNATIVE mode instead of as a graph: the Python code at {where} depends "
+                      f"on a Tensor's value, which graph capture cannot follow (set jit_syntax_level=STRICT to "
+                      f"make this an error).", MsrtWarning, stacklevel=4)
+        return _EAGER
+    finally:
+        _state.capture, _state.host = outer
+    flat = _flatten(out, [])
+    compiled = cap.compile([t._t for t in flat])
+    table = _param_table(owner)
+    weights = [table.get(n) for n in compiled.weight_names()] if table else None
+    if weights is not None and not any(w is not None for w in weights):
+        weights = None
+    return _Entry(compiled, out, weights, host, name)
+
+
+def _call(cache, key_prefix, body, args, kwargs, name, owner):
+    key = (key_prefix, _signature((args, kwargs)), _C.compile_key_hash())
+    entry = cache.get(key)
+    if entry is None:
+        entry = _compile(body, args, kwargs, name, owner)
+        cache[key] = entry
+        if entry is not _EAGER and _context.get_context("precompile_only"):
+            return None
+    if entry is _EAGER:
+        return body(*args, **kwargs)
+    if _context.get_context("precompile_only"):
+        return None
+    return entry.run(args, kwargs)
+
+
+# --- Cells ----------------------------------------------------------------------------------
+def call_cell(cell, args, kwargs):
+    """A top-level call of `cell` in GRAPH_MODE."""
+    cache = cell.__dict__.get("_graph_cache")
+    if cache is None:
+        cache = cell.__dict__["_graph_cache"] = {}
+    return _call(cache, cell.training, cell._run_top, args, kwargs, f"{cell.cls_name}", cell)
+
+
+def call_nested_cell(cell, args, kwargs):
+    """A Cell called while a graph is captured: its body is inlined under its scope."""
+    cap = _state.capture
+    cap.push_scope(cell.scope)
+    try:
+        return cell._run_body(args, kwargs)
+    finally:
+        cap.pop_scope()
+
+
+def compile_report(cell_or_function):
+    """What the last compiles of a Cell or jit function did: a list of dicts
+    (graph id, op counts, pass timings, IR files written, planned memory)."""
+    cache = getattr(cell_or_function, "_graph_cache", None)
+    if cache is None:
+        cache = cell_or_function.__dict__.get("_graph_cache", {}) if hasattr(cell_or_function, "__dict__") else {}
+    return [e.compiled.report() for e in cache.values() if e is not _EAGER]
+
+
+# --- functions --------------------------------------------------------------------------
+def jit(function=None, mode="PSJit", input_signature=None, hash_args=None, jit_config=None, compile_once=False):
+    """Compiles `function` into a graph on its first call for each argument
+    signature, in PYNATIVE_MODE as in GRAPH_MODE (MindSpore's `ms.jit`).
+    Usable as `@jit` or `@jit(...)`. A method of a Cell compiles with the
+    cell's parameters as the graph's weights."""
+    if mode not in ("PSJit", "PIJit"):
+        raise ValueError(f"For 'jit', the 'mode' must be 'PSJit' or 'PIJit', but got {mode!r}.")
+
+    def wrap(fn):
+        if not callable(fn):
+            raise TypeError(f"For 'jit', the decorated object must be callable, but got {type(fn).__name__}.")
+        cache = {}
+        name = getattr(fn, "__qualname__", getattr(fn, "__name__", "jit_function")).replace("<", "").replace(">", "")
+
+        @functools.wraps(fn)
+        def compiled(*args, **kwargs):
+            if _state.capture is not None:  # inside another capture: inline
+                return fn(*args, **kwargs)
+            owner = args[0] if args and _is_cell(args[0]) else None
+            return _call(cache, id(owner), fn, args, kwargs, name, owner)
+
+        compiled._graph_cache = cache
+        compiled.__wrapped_jit__ = fn
+        return compiled
+
+    if function is not None:
+        return wrap(function)
+    return wrap
+
+
+def _is_cell(value):
+    from .nn.cell import Cell
+
+    return isinstance(value, Cell)
+
+
+def ms_function(fn=None, obj=None, input_signature=None):
+    """The name `jit` had before MindSpore 2.0; works the same."""
+    warnings.warn("'ms_function' is deprecated: use 'ms.jit', which it calls.", FutureWarning, stacklevel=2)
+    return jit(fn, input_signature=input_signature)

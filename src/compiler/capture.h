@@ -1,0 +1,80 @@
+// Graph capture: tracing a Python function into IR.
+//
+// Note [Graph capture]
+// While a Capture is installed as the thread's executor (ops::ExecutorScope),
+// every op call becomes an IR node instead of running: its outputs are
+// symbolic tensors (shape and dtype, no data; each has its own Storage, the
+// key of its IR value). Python control flow on Python values simply runs,
+// which unrolls it; reading a symbolic tensor's value raises
+// GraphCaptureError, which the Python front end turns into a STRICT error or
+// an eager fallback. Real tensors reaching an op are bound by reference:
+// named ones (Parameters) become weights, others constants, and a constant
+// some op writes in place becomes unnamed mutable state (a weight). Gradients
+// taken during capture run the ops' gradient rules on the symbolic tensors,
+// so the backward pass is captured too, in the "Gradients/" scope.
+// In-place ops return their input tensor, as in eager mode; later readers of
+// a symbolic tensor see the writing node's output.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ops/call.h"
+
+namespace msrt::compiler {
+
+class Capture final : public ops::Executor {
+ public:
+  /// `max_call_depth`: nested scopes allowed (RuntimeError beyond);
+  /// `whole_stack`: record the whole Python stack per node (debug_level=DEBUG).
+  Capture(std::string graph_name, int64_t max_call_depth, bool whole_stack);
+
+  /// A graph input: returns its symbolic tensor.
+  Tensor AddInput(const Shape& shape, DType dtype, DeviceTarget device, std::string name);
+
+  /// Enters a nested call (a Cell's construct) with this scope.
+  void PushScope(std::string scope);
+  void PopScope();
+  size_t depth() const { return scopes_.size(); }
+
+  std::vector<Tensor> Run(const ops::OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
+                          const std::vector<ops::TensorMeta>& outputs) override;
+
+  /// Ends capture with these results; the capture cannot be used afterwards.
+  std::shared_ptr<ir::Graph> Finish(const std::vector<Tensor>& outputs);
+
+ private:
+  ir::ValueRef Lookup(const Tensor& t);
+  std::string CurrentScope() const;
+
+  std::shared_ptr<ir::Graph> graph_;
+  int64_t max_call_depth_;
+  bool whole_stack_;
+  // Symbolic values by storage; real tensors by TensorImpl (kept alive).
+  std::unordered_map<const Storage*, ir::ValueRef> symbolic_;
+  std::unordered_map<const TensorImpl*, int32_t> bound_;
+  std::vector<Tensor> keep_alive_;
+  std::vector<std::string> scopes_;
+  int64_t unnamed_states_ = 0;
+};
+
+/// Installs `capture` as this thread's executor while alive.
+class CaptureScope {
+ public:
+  explicit CaptureScope(Capture* capture);
+  ~CaptureScope();
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+
+ private:
+  ops::ExecutorScope executor_;
+  Capture* previous_;
+};
+
+/// The capture installed on this thread, or nullptr.
+Capture* ActiveCapture();
+
+}  // namespace msrt::compiler

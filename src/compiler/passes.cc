@@ -1,0 +1,198 @@
+// The generic graph passes. They read op properties (OpDef::props), never
+// op names: an op joins a simplification by declaring it (op_def.h).
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "compiler/pass_manager.h"
+#include "ops/call.h"
+
+namespace msrt::compiler {
+namespace {
+
+using ir::Graph;
+using ir::Node;
+using ir::NodeKind;
+using ir::ValueRef;
+
+bool Pure(const Graph& graph, int32_t id) {
+  const Node& n = graph.node(id);
+  return n.kind == NodeKind::kOp && n.fused.empty() && !n.op->props.random && !graph.HasSideEffects(id);
+}
+
+// Inputs of node `n` that it writes in place.
+std::vector<size_t> WrittenInputs(const Node& n) {
+  std::vector<size_t> out;
+  if (n.kind != NodeKind::kOp) return out;
+  if (n.op->props.inplace) out.push_back(0);
+  for (int w : n.op->props.writes_inputs) out.push_back(static_cast<size_t>(w));
+  return out;
+}
+
+struct RefHash {
+  size_t operator()(const ValueRef& v) const { return std::hash<int64_t>()((int64_t{v.node} << 16) ^ v.index); }
+};
+
+// Values some node writes in place.
+std::unordered_map<ValueRef, int, RefHash> WriteCounts(const Graph& graph) {
+  std::unordered_map<ValueRef, int, RefHash> counts;
+  for (const Node& n : graph.nodes()) {
+    if (n.dead) continue;
+    for (size_t i : WrittenInputs(n)) ++counts[n.inputs[i]];
+  }
+  return counts;
+}
+
+bool IsGraphOutput(const Graph& graph, ValueRef v) {
+  for (const ValueRef& o : graph.outputs()) {
+    if (o == v) return true;
+  }
+  return false;
+}
+
+// Whether every element of constant `t` equals `value`.
+bool FilledWith(const Tensor& t, double value) {
+  if (t.numel() > kFoldLimitElements) return false;
+  Tensor as_double = ops::Call1("cast", {t}, {{"dtype", Value("float64")}});
+  const auto* data = as_double.data<double>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (data[i] != value) return false;
+  }
+  return true;
+}
+
+bool SameMeta(const ops::TensorMeta& a, const ops::TensorMeta& b) { return a.shape == b.shape && a.dtype == b.dtype; }
+
+}  // namespace
+
+bool EliminateDeadCode(Graph& graph) {
+  auto& nodes = graph.nodes();
+  std::vector<bool> needed(nodes.size(), false);
+  for (const ValueRef& v : graph.outputs()) needed[static_cast<size_t>(v.node)] = true;
+  bool changed = false;
+  for (size_t i = nodes.size(); i-- > 0;) {
+    Node& n = nodes[i];
+    if (n.dead) continue;
+    auto id = static_cast<int32_t>(i);
+    bool live = needed[i] || n.kind == NodeKind::kInput || graph.HasSideEffects(id);
+    if (!live) {
+      n.dead = true;
+      changed = true;
+      continue;
+    }
+    for (const ValueRef& v : n.inputs) needed[static_cast<size_t>(v.node)] = true;
+  }
+  if (changed) graph.Compact();
+  return changed;
+}
+
+bool EliminateCommonSubexpressions(Graph& graph) {
+  std::unordered_map<std::string, int32_t> seen;
+  std::unordered_map<ValueRef, int, RefHash> version;  // writes so far, per value
+  auto written = WriteCounts(graph);
+  bool changed = false;
+  auto& nodes = graph.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node& n = nodes[i];
+    auto id = static_cast<int32_t>(i);
+    if (n.dead) continue;
+    std::string key;
+    if (n.kind == NodeKind::kConstant && n.value.numel() <= 64 && !written.count({id, 0})) {
+      const auto* bytes = static_cast<const unsigned char*>(n.value.data());
+      key = StrCat("const|", DTypeName(n.value.dtype()), ShapeRepr(n.value.shape()), "|");
+      key.append(reinterpret_cast<const char*>(bytes), n.value.nbytes());
+    } else if (Pure(graph, id)) {
+      key = StrCat(n.op->name, "|");
+      for (const ValueRef& v : n.inputs) {
+        auto it = version.find(v);
+        key += StrCat(v.node, ".", v.index, "@", it == version.end() ? 0 : it->second, ",");
+      }
+      for (const auto& [name, value] : n.attrs) key += StrCat("|", name, "=", value.repr());
+    }
+    if (!key.empty()) {
+      auto [it, inserted] = seen.emplace(std::move(key), id);
+      if (!inserted) {
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+          graph.ReplaceAllUses({id, static_cast<int32_t>(k)}, {it->second, static_cast<int32_t>(k)});
+        }
+        n.dead = true;
+        changed = true;
+        continue;
+      }
+    }
+    for (size_t w : WrittenInputs(n)) ++version[n.inputs[w]];
+  }
+  if (changed) graph.Compact();
+  return changed;
+}
+
+bool FoldConstants(Graph& graph) {
+  bool changed = false;
+  auto& nodes = graph.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto id = static_cast<int32_t>(i);
+    Node& n = nodes[i];
+    if (n.dead || !Pure(graph, id) || n.outputs.size() != 1 || NumElements(n.outputs[0].shape) > kFoldLimitElements) {
+      continue;
+    }
+    bool all_constant = true;
+    std::vector<Tensor> args;
+    for (const ValueRef& v : n.inputs) {
+      const Node& src = graph.node(v.node);
+      all_constant &= src.kind == NodeKind::kConstant;
+      if (all_constant) args.push_back(src.value);
+    }
+    if (!all_constant) continue;
+    Tensor value = ops::Call1(n.op->name, args, n.attrs);
+    value.Sync();
+    n.kind = NodeKind::kConstant;
+    n.value = value;
+    n.op = nullptr;
+    n.inputs.clear();
+    n.attrs = Dict();
+    changed = true;
+  }
+  if (changed) EliminateDeadCode(graph);
+  return changed;
+}
+
+bool SimplifyAlgebra(Graph& graph) {
+  auto written = WriteCounts(graph);
+  bool changed = false;
+  auto& nodes = graph.nodes();
+  auto constant_filled = [&graph](ValueRef v, double value) {
+    const Node& src = graph.node(v.node);
+    return src.kind == NodeKind::kConstant && FilledWith(src.value, value);
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto id = static_cast<int32_t>(i);
+    Node& n = nodes[i];
+    if (n.dead || !Pure(graph, id) || n.outputs.size() != 1) continue;
+    ValueRef out{id, 0};
+    // Dropping the node makes its result the operand itself: not when the
+    // result is written in place, nor when it is returned and the operand
+    // is an input, weight or constant (the caller would get that tensor).
+    if (written.count(out)) continue;
+    bool returned = IsGraphOutput(graph, out);
+    const ops::OpProperties& p = n.op->props;
+    std::optional<ValueRef> same;
+    auto keeps = [&](ValueRef operand) { return SameMeta(graph.Meta(operand), n.outputs[0]); };
+    if (p.noop_if_same_meta && keeps(n.inputs[0])) {
+      same = n.inputs[0];
+    } else if (n.inputs.size() == 2) {
+      if (p.right_identity && keeps(n.inputs[0]) && constant_filled(n.inputs[1], *p.right_identity)) {
+        same = n.inputs[0];
+      } else if (p.left_identity && keeps(n.inputs[1]) && constant_filled(n.inputs[0], *p.left_identity)) {
+        same = n.inputs[1];
+      }
+    }
+    if (!same || (returned && graph.node(same->node).kind != NodeKind::kOp)) continue;
+    graph.ReplaceAllUses(out, *same);
+    n.dead = true;
+    changed = true;
+  }
+  if (changed) EliminateDeadCode(graph);
+  return changed;
+}
+
+}  // namespace msrt::compiler

@@ -1,0 +1,166 @@
+#include "compiler/pipeline.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "compiler/pass_manager.h"
+#include "context/env_config.h"
+#include "msrt/context/context.h"
+
+namespace msrt::compiler {
+namespace {
+
+using context::Family;
+
+// save_graphs: one file per stage (level 1), per pass and the execution
+// order (2), graphviz and detailed sources (3).
+class IrDumper final : public PassInstrument {
+ public:
+  IrDumper(int level, std::filesystem::path dir, int64_t graph_id, CompileReport& report)
+      : level_(level), dir_(std::move(dir)), graph_id_(graph_id), report_(report) {}
+
+  void AfterStage(std::string_view stage, const ir::Graph& graph) override {
+    if (level_ >= 1) Write(stage, graph);
+  }
+  void AfterPass(std::string_view pass, const ir::Graph& graph, bool changed, double seconds) override {
+    (void)changed;
+    (void)seconds;
+    if (level_ >= 2) Write(pass, graph);
+  }
+  void Artifact(std::string_view name, int min_level, const std::string& text) override {
+    if (level_ >= min_level) WriteFile(StrCat(Prefix(name), ".ir"), text);
+  }
+
+ private:
+  std::string Prefix(std::string_view what) {
+    char number[8];
+    std::snprintf(number, sizeof number, "%02d", index_++);
+    char id[16];
+    std::snprintf(id, sizeof id, "%04lld", static_cast<long long>(graph_id_));
+    return StrCat(number, "_", what, "_", id);
+  }
+  void Write(std::string_view what, const ir::Graph& graph) {
+    std::string prefix = Prefix(what);
+    WriteFile(prefix + ".ir", ir::PrintText(graph));
+    if (level_ >= 3) WriteFile(prefix + ".dot", ir::PrintDot(graph));
+  }
+  void WriteFile(const std::string& name, const std::string& text) {
+    std::filesystem::path path = dir_ / name;
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) throw OSError(StrCat("save_graphs: could not write '", path.string(), "'."));
+    report_.files.push_back(path.string());
+  }
+
+  int level_;
+  std::filesystem::path dir_;
+  int64_t graph_id_;
+  CompileReport& report_;
+  int index_ = 0;
+};
+
+class Verifier final : public PassInstrument {
+ public:
+  void AfterStage(std::string_view stage, const ir::Graph& graph) override { ir::Verify(graph, stage); }
+  void AfterPass(std::string_view pass, const ir::Graph& graph, bool changed, double seconds) override {
+    (void)seconds;
+    if (changed) ir::Verify(graph, pass);
+  }
+};
+
+class PassTimer final : public PassInstrument {
+ public:
+  explicit PassTimer(CompileReport& report) : report_(report) {}
+  void AfterPass(std::string_view pass, const ir::Graph& graph, bool changed, double seconds) override {
+    (void)graph;
+    (void)changed;
+    report_.pass_seconds.emplace_back(std::string(pass), seconds);
+  }
+
+ private:
+  CompileReport& report_;
+};
+
+// The verifier runs after every pass in debug builds, and wherever
+// MSRT_VERIFY_IR=1 (the test suites set it).
+bool VerifyEnabled() {
+  const char* env = std::getenv("MSRT_VERIFY_IR");
+  if (env != nullptr) return std::string_view(env) == "1";
+#ifdef NDEBUG
+  return false;
+#else
+  return true;
+#endif
+}
+
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::atomic<int64_t> g_next_graph_id{0};
+
+const bool kConsumersDeclared = [] {
+  for (const char* key : {"save_graphs", "save_graphs_path", "memory_optimize_level", "env_config_path"}) {
+    context::Global().DeclareConsumer(Family::kRuntime, key, "graph compiler");
+  }
+  return true;
+}();
+
+}  // namespace
+
+int64_t NextGraphId() { return g_next_graph_id.fetch_add(1); }
+
+Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id) {
+  static const context::OptionRef<int64_t> kSaveGraphs(Family::kRuntime, "save_graphs");
+  static const context::OptionRef<std::string> kSaveGraphsPath(Family::kRuntime, "save_graphs_path");
+  static const context::OptionRef<int64_t> kMemoryLevel(Family::kRuntime, "memory_optimize_level");
+  static const context::OptionRef<std::string> kDeviceTarget(Family::kRuntime, "device_target");
+  static const context::OptionRef<std::string> kEnvConfig(Family::kRuntime, "env_config_path");
+
+  Compiled result;
+  CompileReport& report = result.report;
+  report.graph_id = graph_id;
+  report.captured_ops = graph->OpCount();
+
+  PassManager manager;
+  if (VerifyEnabled()) manager.AddInstrument(std::make_shared<Verifier>());
+  manager.AddInstrument(std::make_shared<PassTimer>(report));
+  int64_t level = kSaveGraphs.Get();
+  if (level > 0) {
+    std::string dir = kSaveGraphsPath.Get();
+    manager.AddInstrument(std::make_shared<IrDumper>(static_cast<int>(level), dir.empty() ? "." : dir, graph_id,
+                                                     report));
+  }
+
+  manager.EndStage("capture", *graph);
+  auto start = std::chrono::steady_clock::now();
+  manager.RunStage("optimize", *graph,
+                   {{"simplify_algebra", SimplifyAlgebra},
+                    {"fold_constants", FoldConstants},
+                    {"eliminate_common_subexpressions", EliminateCommonSubexpressions},
+                    {"eliminate_dead_code", EliminateDeadCode}},
+                   /*max_rounds=*/4);
+  report.optimize_seconds = Since(start);
+
+  start = std::chrono::steady_clock::now();
+  runtime::GraphOptions options;
+  options.device = ParseDeviceTarget(kDeviceTarget.Get()).value_or(DeviceTarget::kCPU);
+  options.memory_level = static_cast<int>(kMemoryLevel.Get());
+  std::string env_config = kEnvConfig.Get();
+  if (!env_config.empty()) options.buffer_reuse = context::LoadEnvConfigFile(env_config).mem_reuse;
+  manager.EndStage("backend", *graph);
+  result.executable = std::make_shared<runtime::GraphExecutable>(graph, options);
+  report.backend_seconds = Since(start);
+  report.final_ops = graph->OpCount();
+  manager.Artifact("execution_order", 2, result.executable->ExecutionOrderText());
+  return result;
+}
+
+}  // namespace msrt::compiler

@@ -1,0 +1,42 @@
+// The compile pipeline: a captured graph in, an executable out.
+//
+// Stages (each one an `<NN>_<stage>_<graph id>.ir` file with save_graphs >= 1):
+//   capture   the traced program, forward and backward;
+//   optimize  algebraic simplification, constant folding, CSE, DCE to a fixpoint;
+//   backend   graph-kernel fusion (when enabled), kernel selection, memory plan.
+// save_graphs >= 2 adds one file per pass and the execution order; 3 adds
+// graphviz `.dot` files. The context keys are read once per compile.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "runtime/graph_executor.h"
+
+namespace msrt::compiler {
+
+struct CompileReport {
+  int64_t graph_id = 0;
+  size_t captured_ops = 0;  // op nodes before optimisation
+  size_t final_ops = 0;     // kernels executed per run
+  double optimize_seconds = 0;
+  double backend_seconds = 0;
+  std::vector<std::pair<std::string, double>> pass_seconds;  // every pass run, in order
+  std::vector<std::string> files;                           // IR files written
+};
+
+struct Compiled {
+  std::shared_ptr<runtime::GraphExecutable> executable;
+  CompileReport report;
+};
+
+/// Optimises `graph` (in place) and builds its executable, following the
+/// context's compile keys (save_graphs, memory_optimize_level, device_target...).
+Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id);
+
+/// A new id for a graph about to be captured (used in IR file names).
+int64_t NextGraphId();
+
+}  // namespace msrt::compiler

@@ -1,0 +1,290 @@
+// See Note [Graph execution] in graph_executor.h.
+#include "runtime/graph_executor.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/random.h"
+#include "runtime/eager.h"
+#include "runtime/launch.h"
+
+namespace msrt::runtime {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+size_t Aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+size_t MetaBytes(const ops::TensorMeta& m) { return static_cast<size_t>(NumElements(m.shape)) * ItemSize(m.dtype); }
+
+bool SameMeta(const ops::TensorMeta& m, const Tensor& t) { return m.shape == t.shape() && m.dtype == t.dtype(); }
+
+std::string Describe(const std::vector<Tensor>& tensors) {
+  std::string out;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    out += StrCat(i ? ", " : "", DTypeName(tensors[i].dtype()), ShapeRepr(tensors[i].shape()));
+  }
+  return out;
+}
+
+}  // namespace
+
+GraphExecutable::GraphExecutable(std::shared_ptr<const ir::Graph> graph, GraphOptions options)
+    : graph_(std::move(graph)), options_(options) {
+  Build();
+  PlanMemory();
+}
+
+void GraphExecutable::Build() {
+  const ir::Graph& g = *graph_;
+  const auto& nodes = g.nodes();
+  slot_of_node_.assign(nodes.size(), -1);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].dead) continue;
+    slot_of_node_[i] = static_cast<int32_t>(slot_meta_.size());
+    for (const auto& m : nodes[i].outputs) slot_meta_.push_back(m);
+  }
+  alias_of_.assign(slot_meta_.size(), -1);
+  auto slot = [this](ir::ValueRef v) {
+    int32_t s = slot_of_node_.at(static_cast<size_t>(v.node)) + v.index;
+    while (alias_of_[static_cast<size_t>(s)] >= 0) s = alias_of_[static_cast<size_t>(s)];
+    return s;
+  };
+  for (int32_t id : g.inputs()) input_bindings_.push_back({slot_of_node_[static_cast<size_t>(id)], id});
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node& n = nodes[i];
+    auto id = static_cast<int32_t>(i);
+    if (n.dead) continue;
+    if (n.kind == ir::NodeKind::kWeight) weight_bindings_.push_back({slot_of_node_[i], id});
+    if (n.kind == ir::NodeKind::kConstant) constant_bindings_.push_back({slot_of_node_[i], id});
+    if (n.kind != ir::NodeKind::kOp) continue;
+    MSRT_INTERNAL_ASSERT(n.fused.empty(), "fused node reached an executor without fusion support");
+    Step step;
+    step.node = id;
+    step.op = n.op;
+    step.attrs = n.attrs;
+    step.name = g.NodeName(id);
+    std::vector<ops::TensorMeta> metas;
+    for (const ir::ValueRef& v : n.inputs) {
+      step.inputs.push_back(slot(v));
+      metas.push_back(g.Meta(v));
+    }
+    step.kernel = kernels::SelectKernel(n.op->name, options_.device, metas, n.attrs);
+    if (step.kernel == nullptr) {
+      std::string described;
+      for (size_t k = 0; k < metas.size(); ++k) {
+        described += StrCat(k ? ", " : "", DTypeName(metas[k].dtype), ShapeRepr(metas[k].shape));
+      }
+      throw TypeError(StrCat("[", n.op->name, "] has no ", DeviceTargetName(options_.device), " kernel for inputs ",
+                             described, " (graph node ", step.name, n.source.empty() ? "" : ", defined at ",
+                             n.source, ")."));
+    }
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      int32_t out = slot_of_node_[i] + static_cast<int32_t>(k);
+      if (k == 0 && n.op->props.inplace) alias_of_[static_cast<size_t>(out)] = step.inputs.at(0);
+      step.outputs.push_back(out);
+    }
+    steps_.push_back(std::move(step));
+  }
+  for (const ir::ValueRef& v : g.outputs()) output_slots_.push_back(slot(v));
+}
+
+void GraphExecutable::PlanMemory() {
+  // Intermediates: op outputs that are not aliases and not graph outputs.
+  size_t count = slot_meta_.size();
+  std::vector<int64_t> first(count, -1), last(count, -1);
+  auto root = [this](int32_t s) {
+    while (alias_of_[static_cast<size_t>(s)] >= 0) s = alias_of_[static_cast<size_t>(s)];
+    return s;
+  };
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    auto at = static_cast<int64_t>(i);
+    for (int32_t s : steps_[i].outputs) {
+      if (alias_of_[static_cast<size_t>(s)] < 0) first[static_cast<size_t>(s)] = at;
+      last[static_cast<size_t>(root(s))] = at;
+    }
+    for (int32_t s : steps_[i].inputs) last[static_cast<size_t>(root(s))] = at;
+  }
+  std::vector<bool> escapes(count, false);
+  for (int32_t s : output_slots_) escapes[static_cast<size_t>(root(s))] = true;
+
+  struct Buffer {
+    int32_t slot;
+    size_t bytes;
+    int64_t begin, end;
+    size_t offset = 0;
+  };
+  std::vector<Buffer> buffers;
+  for (size_t s = 0; s < count; ++s) {
+    if (first[s] < 0 || escapes[s]) continue;
+    buffers.push_back({static_cast<int32_t>(s), Aligned(std::max<size_t>(MetaBytes(slot_meta_[s]), 1)), first[s],
+                       last[s]});
+  }
+  // The most bytes alive at once.
+  std::vector<int64_t> delta(steps_.size() + 1, 0);
+  size_t total = 0;
+  for (const Buffer& b : buffers) {
+    delta[static_cast<size_t>(b.begin)] += static_cast<int64_t>(b.bytes);
+    delta[static_cast<size_t>(b.end) + 1] -= static_cast<int64_t>(b.bytes);
+    total += b.bytes;
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t d : delta) peak = std::max(peak, live += d);
+  memory_stats_.peak_live_bytes = static_cast<size_t>(peak);
+  memory_stats_.intermediate_count = buffers.size();
+  arena_offset_.assign(count, -1);
+  if (options_.memory_level == 0) {
+    memory_stats_.planned_bytes = total;
+    return;
+  }
+  // Largest first; each buffer takes the lowest offset that overlaps no
+  // placed buffer alive at the same time.
+  std::vector<size_t> order(buffers.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return buffers[a].bytes > buffers[b].bytes; });
+  std::vector<size_t> placed;
+  size_t arena = 0;
+  for (size_t i : order) {
+    Buffer& b = buffers[i];
+    std::vector<std::pair<size_t, size_t>> taken;  // address ranges of buffers alive with b
+    for (size_t j : placed) {
+      const Buffer& p = buffers[j];
+      bool overlap_in_time = !options_.buffer_reuse || (p.begin <= b.end && b.begin <= p.end);
+      if (overlap_in_time) taken.emplace_back(p.offset, p.offset + p.bytes);
+    }
+    std::sort(taken.begin(), taken.end());
+    size_t offset = 0;
+    for (const auto& [lo, hi] : taken) {
+      if (offset + b.bytes <= lo) break;
+      offset = std::max(offset, hi);
+    }
+    b.offset = offset;
+    arena = std::max(arena, offset + b.bytes);
+    arena_offset_[static_cast<size_t>(b.slot)] = static_cast<int64_t>(offset);
+    placed.push_back(i);
+  }
+  arena_bytes_ = arena;
+  memory_stats_.planned_bytes = arena;
+}
+
+Tensor GraphExecutable::OutputTensor(int32_t slot, const ops::TensorMeta& meta, std::vector<Tensor>& slots) {
+  int32_t alias = alias_of_[static_cast<size_t>(slot)];
+  if (alias >= 0) return slots[static_cast<size_t>(alias)];
+  int64_t offset = arena_offset_[static_cast<size_t>(slot)];
+  if (offset < 0) return Tensor::Empty(meta.shape, meta.dtype, options_.device);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = arena_.impl()->storage;
+  impl->offset = arena_.impl()->offset + static_cast<size_t>(offset);
+  impl->shape = meta.shape;
+  impl->dtype = meta.dtype;
+  return Tensor(std::move(impl));
+}
+
+std::vector<std::string> GraphExecutable::WeightNames() const {
+  std::vector<std::string> names;
+  for (const Binding& b : weight_bindings_) names.push_back(graph_->node(b.node).name);
+  return names;
+}
+
+std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, const std::vector<Tensor>& weights) {
+  std::lock_guard lock(run_mutex_);
+  const ir::Graph& g = *graph_;
+  if (inputs.size() != input_bindings_.size()) {
+    throw TypeError(StrCat("Graph '", g.name(), "' takes ", input_bindings_.size(), " inputs, but got ",
+                           inputs.size(), "."));
+  }
+  if (!weights.empty() && weights.size() != weight_bindings_.size()) {
+    throw TypeError(StrCat("Graph '", g.name(), "' binds ", weight_bindings_.size(), " weights, but got ",
+                           weights.size(), "."));
+  }
+  Synchronize();  // eager ops queued before this call run first (they may read what the graph writes)
+  std::vector<Tensor> slots(slot_meta_.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ops::TensorMeta& m = slot_meta_[static_cast<size_t>(input_bindings_[i].slot)];
+    if (!inputs[i].defined() || !SameMeta(m, inputs[i])) {
+      throw ValueError(StrCat("Graph '", g.name(), "' input ", i, " must be ", DTypeName(m.dtype), ShapeRepr(m.shape),
+                              ", but got ", inputs[i].defined() ? inputs[i].Describe() : "an undefined tensor", "."));
+    }
+    inputs[i].Sync();
+    slots[static_cast<size_t>(input_bindings_[i].slot)] = inputs[i];
+  }
+  for (size_t i = 0; i < weight_bindings_.size(); ++i) {
+    const Binding& b = weight_bindings_[i];
+    Tensor t = (!weights.empty() && weights[i].defined()) ? weights[i] : g.node(b.node).value;
+    const ops::TensorMeta& m = slot_meta_[static_cast<size_t>(b.slot)];
+    if (!SameMeta(m, t)) {
+      throw ValueError(StrCat("Graph '", g.name(), "' was compiled for weight '", g.node(b.node).name, "' as ",
+                              DTypeName(m.dtype), ShapeRepr(m.shape), ", but it is now ", t.Describe(), "."));
+    }
+    t.Sync();
+    slots[static_cast<size_t>(b.slot)] = std::move(t);
+  }
+  for (const Binding& b : constant_bindings_) slots[static_cast<size_t>(b.slot)] = g.node(b.node).value;
+  if (arena_bytes_ > 0 && !arena_.defined()) {
+    arena_ = Tensor::Empty({static_cast<int64_t>(arena_bytes_)}, DType::kUInt8, options_.device);
+  }
+
+  std::vector<Tensor> in, out;
+  for (const Step& step : steps_) {
+    in.clear();
+    out.clear();
+    for (int32_t s : step.inputs) in.push_back(slots[static_cast<size_t>(s)]);
+    for (int32_t s : step.outputs) {
+      out.push_back(OutputTensor(s, slot_meta_[static_cast<size_t>(s)], slots));
+      slots[static_cast<size_t>(s)] = out.back();
+    }
+    Dict random_attrs;
+    const Dict* attrs = &step.attrs;
+    if (step.op->props.random) {
+      random_attrs = step.attrs;
+      random::ReserveStream(random_attrs);
+      attrs = &random_attrs;
+    }
+    LaunchSite site{g.name(), step.name, runs_};
+    try {
+      LaunchKernel(*step.kernel, *step.op, in, out, *attrs, site);
+    } catch (const Error& e) {
+      const ir::Node& n = g.node(step.node);
+      ThrowError(e.kind(), StrCat(e.message(), " [while running '", step.op->name, "' (graph '", g.name(), "', node ",
+                                  step.name, n.source.empty() ? "" : ", defined at " + n.source, ") on inputs ",
+                                  Describe(in), "]"));
+    }
+  }
+  ++runs_;
+  std::vector<Tensor> results;
+  results.reserve(output_slots_.size());
+  for (int32_t s : output_slots_) results.push_back(slots[static_cast<size_t>(s)]);
+  return results;
+}
+
+std::string GraphExecutable::ExecutionOrderText() const {
+  std::ostringstream out;
+  const char* level = options_.memory_level == 0 ? "O0" : "O1";
+  out << "# msrt execution order v1\n# graph: " << graph_->name() << "\n# device: "
+      << DeviceTargetName(options_.device) << ", memory_optimize_level: " << level
+      << ", buffer reuse: " << (options_.buffer_reuse ? "on" : "off") << "\n# intermediates: "
+      << memory_stats_.intermediate_count << ", planned bytes: " << memory_stats_.planned_bytes
+      << ", peak live bytes: " << memory_stats_.peak_live_bytes << "\n\n";
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
+    out << i << ": " << s.op->name << " [" << s.kernel->impl << "] " << s.name << "\n    in:";
+    for (int32_t slot : s.inputs) out << " $" << slot;
+    out << "  out:";
+    for (int32_t slot : s.outputs) {
+      out << " $" << slot;
+      int64_t offset = arena_offset_[static_cast<size_t>(slot)];
+      if (alias_of_[static_cast<size_t>(slot)] >= 0) {
+        out << "(in place of $" << alias_of_[static_cast<size_t>(slot)] << ")";
+      } else if (offset >= 0) {
+        out << "@" << offset << "+" << Aligned(MetaBytes(slot_meta_[static_cast<size_t>(slot)]));
+      }
+    }
+    out << "\n";
+  }
+  out << "return:";
+  for (int32_t s : output_slots_) out << " $" << s;
+  out << "\n";
+  return out.str();
+}
+
+}  // namespace msrt::runtime

@@ -1,0 +1,97 @@
+// Running a compiled graph.
+//
+// Note [Graph execution]
+// A GraphExecutable turns a Graph into steps: one kernel per op node,
+// chosen once at build time, in program order (which keeps in-place
+// updates and Print in the program's order). Every node output gets a
+// slot. Inputs are bound per call; weights and constants are bound to the
+// tensors captured with the graph, and weights may be rebound per call (a
+// Parameter whose data object was replaced). Runs are synchronous on the
+// calling thread (kernels parallelise on the runtime pool) and serialised
+// per executable. Memory (memory_optimize_level):
+//  - O0: each intermediate is allocated from the pool when produced and
+//    returned when the run ends: no planning, nothing shared.
+//  - O1: a static plan gives each intermediate an offset in one arena by
+//    lifetime (buffers whose lifetimes do not overlap share bytes; with
+//    sys.mem_Reuse=false none do); the arena is allocated once and kept.
+// Graph outputs never live in the arena: they outlive the run.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "kernels/kernel.h"
+
+namespace msrt::runtime {
+
+struct GraphOptions {
+  DeviceTarget device = DeviceTarget::kCPU;
+  int memory_level = 0;      // memory_optimize_level: 0 or 1
+  bool buffer_reuse = true;  // env_config_path sys.mem_Reuse
+};
+
+struct GraphMemoryStats {
+  size_t planned_bytes = 0;       // O1: the arena; O0: the sum of every intermediate
+  size_t peak_live_bytes = 0;     // the most intermediates alive at once (lower bound of any plan)
+  size_t intermediate_count = 0;  // planned buffers
+};
+
+class GraphExecutable {
+ public:
+  GraphExecutable(std::shared_ptr<const ir::Graph> graph, GraphOptions options);
+
+  /// One tensor per graph input (metadata must match); `weights`: one per
+  /// weight (an undefined tensor keeps the captured one), or empty.
+  std::vector<Tensor> Run(const std::vector<Tensor>& inputs, const std::vector<Tensor>& weights = {});
+
+  const ir::Graph& graph() const { return *graph_; }
+  const GraphOptions& options() const { return options_; }
+  /// Names of the weights, in the order Run's `weights` takes them.
+  std::vector<std::string> WeightNames() const;
+  /// Kernels in execution order with their memory: the final execution-order IR.
+  std::string ExecutionOrderText() const;
+  GraphMemoryStats memory_stats() const { return memory_stats_; }
+  uint64_t runs() const { return runs_; }
+
+ private:
+  struct Step {
+    int32_t node = -1;
+    const kernels::KernelDef* kernel = nullptr;
+    const ops::OpDef* op = nullptr;
+    Dict attrs;
+    std::vector<int32_t> inputs;   // slots
+    std::vector<int32_t> outputs;  // slots
+    std::vector<int32_t> release;  // slots whose last use this is (O0: nothing is released early)
+    std::string name;
+  };
+  struct Binding {
+    int32_t slot;
+    int32_t node;
+  };
+
+  void Build();
+  void PlanMemory();
+  Tensor OutputTensor(int32_t slot, const ops::TensorMeta& meta, std::vector<Tensor>& slots);
+
+  std::shared_ptr<const ir::Graph> graph_;
+  GraphOptions options_;
+  std::vector<Step> steps_;
+  std::vector<int32_t> slot_of_node_;          // first output slot of each node
+  std::vector<ops::TensorMeta> slot_meta_;
+  std::vector<Binding> input_bindings_;        // graph inputs, in argument order
+  std::vector<Binding> weight_bindings_;       // weights, in Run's order
+  std::vector<Binding> constant_bindings_;
+  std::vector<int32_t> output_slots_;
+  std::vector<int64_t> arena_offset_;          // per slot; -1: not in the arena
+  std::vector<int32_t> alias_of_;              // per slot: in-place outputs alias their input's slot; -1 otherwise
+  size_t arena_bytes_ = 0;
+  Tensor arena_;
+  GraphMemoryStats memory_stats_;
+  std::mutex run_mutex_;
+  uint64_t runs_ = 0;
+};
+
+}  // namespace msrt::runtime
