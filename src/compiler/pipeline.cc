@@ -118,8 +118,6 @@ const bool kConsumersDeclared = [] {
 int64_t NextGraphId() { return g_next_graph_id.fetch_add(1); }
 
 Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id) {
-  static const context::OptionRef<int64_t> kSaveGraphs(Family::kRuntime, "save_graphs");
-  static const context::OptionRef<std::string> kSaveGraphsPath(Family::kRuntime, "save_graphs_path");
   static const context::OptionRef<int64_t> kMemoryLevel(Family::kRuntime, "memory_optimize_level");
   static const context::OptionRef<std::string> kDeviceTarget(Family::kRuntime, "device_target");
   static const context::OptionRef<std::string> kEnvConfig(Family::kRuntime, "env_config_path");
@@ -132,9 +130,10 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id) {
   PassManager manager;
   if (VerifyEnabled()) manager.AddInstrument(std::make_shared<Verifier>());
   manager.AddInstrument(std::make_shared<PassTimer>(report));
-  int64_t level = kSaveGraphs.Get();
+  // MS_DEV_SAVE_GRAPHS / MS_DEV_SAVE_GRAPHS_PATH win over the context values.
+  int64_t level = context::Global().Effective(Family::kRuntime, "save_graphs").as_int();
   if (level > 0) {
-    std::string dir = kSaveGraphsPath.Get();
+    std::string dir = context::Global().Effective(Family::kRuntime, "save_graphs_path").as_string();
     manager.AddInstrument(std::make_shared<IrDumper>(static_cast<int>(level), dir.empty() ? "." : dir, graph_id,
                                                      report));
   }

@@ -1,0 +1,196 @@
+"""Compile-time context keys: save_graphs, scopes, passes, memory_optimize_level, ms.jit."""
+import shutil
+import subprocess
+import warnings
+
+import numpy as np
+import pytest
+
+import msrt as ms
+from msrt import nn
+
+from .helpers import SmallNet, batches, compiles, make_training
+
+
+def _files(path):
+    return sorted(p.name for p in path.iterdir())
+
+
+def test_save_graphs_level_1_writes_one_ir_file_per_stage(tmp_path, graph_mode):
+    ms.set_context(save_graphs=1, save_graphs_path=str(tmp_path / "ir"))
+    SmallNet()(batches(1)[0][0])
+    names = _files(tmp_path / "ir")
+    assert [n.split("_")[0] for n in names] == ["00", "01", "02"]
+    assert [n.rsplit("_", 1)[0][3:] for n in names] == ["capture", "optimize", "backend"]
+    text = (tmp_path / "ir" / names[0]).read_text()
+    assert text.startswith("# msrt IR v1\n# graph: SmallNet")
+    assert "conv2d(" in text and "weight \"conv.weight\"" in text
+    assert "# Default/conv-Conv2d/conv2d-op" in text  # scope with class names
+    assert "# source: " in text and "helpers.py" in text
+
+
+def test_save_graphs_level_2_adds_every_pass_and_the_execution_order(tmp_path, graph_mode):
+    ms.set_context(save_graphs=True, save_graphs_path=str(tmp_path))  # True means 2
+    assert ms.get_context("save_graphs") == 2
+    net, step = make_training()
+    step(*batches(1)[0])
+    names = _files(tmp_path)
+    assert any("eliminate_dead_code" in n for n in names)
+    assert any("fold_constants" in n for n in names)
+    order = next(n for n in names if "execution_order" in n)
+    text = (tmp_path / order).read_text()
+    assert "[onednn]" in text and "apply_momentum" in text
+    assert not any(n.endswith(".dot") for n in names)
+    capture = (tmp_path / next(n for n in names if "capture" in n)).read_text()
+    assert "# Gradients/Default/" in capture  # the backward pass, scoped after its forward op
+
+
+def test_save_graphs_level_3_writes_graphviz_that_renders(tmp_path, graph_mode):
+    ms.set_context(save_graphs=3, save_graphs_path=str(tmp_path))
+    SmallNet()(batches(1)[0][0])
+    dots = [n for n in _files(tmp_path) if n.endswith(".dot")]
+    assert dots and all((tmp_path / d).read_text().startswith("digraph") for d in dots)
+    capture = (tmp_path / next(n for n in _files(tmp_path) if n.startswith("00_capture") and n.endswith(".ir")))
+    assert " <- " in capture.read_text()  # level 3 keeps the whole Python stack of each node
+    if shutil.which("dot"):
+        subprocess.run(["dot", "-Tsvg", str(tmp_path / dots[0]), "-o", str(tmp_path / "g.svg")], check=True)
+        assert (tmp_path / "g.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_the_save_graphs_environment_variables_override_the_context(tmp_path, python_subprocess):
+    proc_dir = tmp_path / "env_ir"
+    code = f"""
+        import numpy as np
+        from msrt import nn
+        ms.set_context(mode=ms.GRAPH_MODE, save_graphs=0, save_graphs_path={str(tmp_path / 'ctx')!r})
+        nn.ReLU()(ms.Tensor(np.ones(2, np.float32)))
+    """
+    python_subprocess(code, env={"MS_DEV_SAVE_GRAPHS": "1", "MS_DEV_SAVE_GRAPHS_PATH": str(proc_dir)})
+    assert [n.split("_", 1)[1].rsplit("_", 1)[0] for n in _files(proc_dir)] == ["capture", "optimize", "backend"]
+    assert not (tmp_path / "ctx").exists() or not any((tmp_path / "ctx").iterdir())
+
+
+def test_scopes_drop_class_names_without_reserve_class_name_in_scope(tmp_path, graph_mode):
+    ms.set_context(save_graphs=1, save_graphs_path=str(tmp_path), reserve_class_name_in_scope=False)
+    SmallNet()(batches(1)[0][0])
+    text = (tmp_path / _files(tmp_path)[0]).read_text()
+    assert "# Default/conv/conv2d-op" in text and "Conv2d" not in text.split("graph @")[1].split("conv2d(")[0]
+
+
+def test_debug_level_keeps_the_whole_stack_in_the_ir(tmp_path, graph_mode):
+    ms.set_context(save_graphs=1, save_graphs_path=str(tmp_path), debug_level=ms.context.DEBUG)
+    nn.ReLU()(ms.Tensor(np.ones(2, np.float32)))
+    text = (tmp_path / _files(tmp_path)[0]).read_text()
+    assert " <- " in text and "(construct)" in text
+
+
+# --- passes ----------------------------------------------------------------------------------
+def test_optimisation_removes_identities_duplicates_and_dead_code():
+    @ms.jit
+    def f(x):
+        unused = x * 7  # dead
+        a = ms.ops.exp(x) * 1.0 + 0.0  # identities
+        b = ms.ops.exp(x)  # the same as the exp above
+        c = ms.Tensor(np.float32(2.0)) * ms.Tensor(np.float32(3.0))  # folded
+        return a + b * c
+
+    x = ms.Tensor(np.array([0.0, 1.0], np.float32))
+    np.testing.assert_allclose(f(x).asnumpy(), np.exp([0.0, 1.0]) * 7, rtol=1e-6)
+    report = ms._jit.compile_report(f)[0]
+    assert report["captured_ops"] == 8
+    assert report["final_ops"] == 3  # exp, mul by the folded 6, add
+    assert {name for name, _ in report["passes"]} >= {"simplify_algebra", "fold_constants",
+                                                      "eliminate_common_subexpressions", "eliminate_dead_code"}
+
+
+def test_reads_of_a_weight_are_not_merged_across_an_in_place_update():
+    w = ms.Parameter(ms.Tensor(np.array([1.0], np.float32)), name="w")
+
+    @ms.jit
+    def f():
+        before = w * 2
+        ms.ops.assign_add(w, ms.Tensor(np.array([1.0], np.float32)))
+        after = w * 2
+        return before, after
+
+    before, after = f()
+    assert before.asnumpy().tolist() == [2.0] and after.asnumpy().tolist() == [4.0]
+    before, after = f()
+    assert before.asnumpy().tolist() == [4.0] and after.asnumpy().tolist() == [6.0]
+
+
+# --- memory_optimize_level ----------------------------------------------------------------------
+def test_o1_plans_less_memory_than_o0_with_the_same_results():
+    data = batches(2)
+    results, planned = {}, {}
+    for level in ("O0", "O1"):
+        ms.set_context(mode=ms.GRAPH_MODE, memory_optimize_level=level)
+        net, step = make_training()
+        results[level] = [float(step(x, y).asnumpy()) for x, y in data]
+        report = ms._jit.compile_report(step)[0]
+        planned[level] = report["planned_bytes"]
+        assert report["memory_optimize_level"] == (1 if level == "O1" else 0)
+        assert report["planned_bytes"] >= report["peak_live_bytes"]
+    assert results["O0"] == results["O1"]
+    assert planned["O1"] <= 0.7 * planned["O0"]
+
+
+def test_sys_mem_reuse_false_turns_off_sharing_in_the_plan(tmp_path):
+    config = tmp_path / "env.json"
+    config.write_text('{"sys": {"mem_Reuse": false}}')
+    ms.set_context(mode=ms.GRAPH_MODE, memory_optimize_level="O1")
+    _, step = make_training()
+    step(*batches(1)[0])
+    shared = ms._jit.compile_report(step)[0]["planned_bytes"]
+    ms.set_context(env_config_path=str(config))
+    _, step = make_training()
+    step(*batches(1)[0])
+    unshared = ms._jit.compile_report(step)[0]
+    assert unshared["planned_bytes"] > shared
+    assert unshared["planned_bytes"] >= unshared["peak_live_bytes"]
+
+
+# --- ms.jit -----------------------------------------------------------------------------------------
+def test_jit_compiles_a_function_in_pynative_mode():
+    calls = []
+
+    @ms.jit
+    def f(x, y):
+        calls.append(1)  # runs at capture only
+        return ms.ops.relu(x) + y
+
+    x = ms.Tensor(np.array([-1.0, 2.0], np.float32))
+    y = ms.Tensor(np.array([1.0, 1.0], np.float32))
+    assert ms.get_context("mode") == ms.PYNATIVE_MODE
+    assert f(x, y).asnumpy().tolist() == [1.0, 3.0]
+    assert f(y, x).asnumpy().tolist() == [0.0, 3.0]
+    assert len(calls) == 1 and compiles(f) == 1
+
+
+def test_jit_as_a_decorator_with_arguments_and_on_a_cell_method():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(3, 2)
+
+        @ms.jit(mode="PSJit")
+        def construct(self, x):
+            return self.dense(x) * 2
+
+    net = Net()
+    x = ms.Tensor(np.ones((1, 3), np.float32))
+    expected = (net.dense(x) * 2).asnumpy()
+    np.testing.assert_allclose(net(x).asnumpy(), expected, rtol=1e-6)
+    # The weight is rebound per call: replacing its data is seen by the compiled graph.
+    net.dense.weight.set_data(ms.Tensor(np.zeros((2, 3), np.float32)))
+    np.testing.assert_allclose(net(x).asnumpy(), (net.dense.bias.asnumpy() * 2)[None], rtol=1e-6)
+    with pytest.raises(ValueError, match="'mode' must be 'PSJit' or 'PIJit'"):
+        ms.jit(lambda v: v, mode="Fast")
+
+
+def test_ms_function_is_the_deprecated_name_of_jit():
+    with pytest.warns(FutureWarning, match="ms_function"):
+        f = ms.ms_function(lambda v: v + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert f(ms.Tensor(np.array([1.0], np.float32))).asnumpy().tolist() == [2.0]
