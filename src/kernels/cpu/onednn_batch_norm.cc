@@ -182,7 +182,7 @@ struct BatchNormBackward {
 };
 
 dn::Key NormKey(std::string_view op, const Layout& l, float epsilon, bool training) {
-  return std::move(dn::Key(op).AddAll(l.batch, l.channels, l.inner, static_cast<double>(epsilon), training));
+  return std::move(dn::Key(op, dn::ThreadLimitForElements(l.batch * l.channels * l.inner)).AddAll(l.batch, l.channels, l.inner, static_cast<double>(epsilon), training));
 }
 
 void BatchNormOneDnn(KernelArgs& args) {

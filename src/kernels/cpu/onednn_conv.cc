@@ -87,7 +87,9 @@ struct ConvDescs {
 };
 
 dn::Key ConvKey(std::string_view op, const Conv2dGeometry& g, DType dtype) {
-  return std::move(dn::Key(op).AddAll(dtype, g.input_shape(), g.filter_shape(), g.group, g.stride_h, g.stride_w,
+  // Small convolutions run on one thread: waking the pool costs more than it saves.
+  int64_t flops = 2 * g.batch * g.out_channels * g.out_h * g.out_w * (g.in_channels / g.group) * g.kernel_h * g.kernel_w;
+  return std::move(dn::Key(op, dn::ThreadLimitForFlops(flops)).AddAll(dtype, g.input_shape(), g.filter_shape(), g.group, g.stride_h, g.stride_w,
                                       g.dilation_h, g.dilation_w, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
 }
 

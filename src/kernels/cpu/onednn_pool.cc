@@ -63,7 +63,8 @@ struct PoolDescs {
 };
 
 dn::Key PoolKey(std::string_view op, const Pool2dGeometry& g, DType dtype) {
-  return std::move(dn::Key(op).AddAll(dtype, g.input_shape(), g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
+  int64_t work = g.batch * g.channels * g.out_h * g.out_w * g.kernel_h * g.kernel_w;
+  return std::move(dn::Key(op, dn::ThreadLimitForElements(work)).AddAll(dtype, g.input_shape(), g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
                                       g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
 }
 
