@@ -24,6 +24,7 @@ py::dict ReportDict(const compiler::CompileReport& r, const runtime::GraphExecut
   d["graph_id"] = r.graph_id;
   d["captured_ops"] = r.captured_ops;
   d["final_ops"] = r.final_ops;
+  d["fused_chains"] = r.fused_chains;
   d["optimize_seconds"] = r.optimize_seconds;
   d["backend_seconds"] = r.backend_seconds;
   py::list passes;

@@ -1,5 +1,6 @@
 #include "compiler/pipeline.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -7,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "compiler/fusion.h"
 #include "compiler/pass_manager.h"
+#include "context/graph_kernel_flags.h"
 #include "context/env_config.h"
 #include "msrt/context/context.h"
 
@@ -107,7 +110,8 @@ double Since(std::chrono::steady_clock::time_point start) {
 std::atomic<int64_t> g_next_graph_id{0};
 
 const bool kConsumersDeclared = [] {
-  for (const char* key : {"save_graphs", "save_graphs_path", "memory_optimize_level", "env_config_path"}) {
+  for (const char* key : {"save_graphs", "save_graphs_path", "memory_optimize_level", "env_config_path",
+                          "enable_graph_kernel", "graph_kernel_flags"}) {
     context::Global().DeclareConsumer(Family::kRuntime, key, "graph compiler");
   }
   return true;
@@ -121,6 +125,7 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id) {
   static const context::OptionRef<int64_t> kMemoryLevel(Family::kRuntime, "memory_optimize_level");
   static const context::OptionRef<std::string> kDeviceTarget(Family::kRuntime, "device_target");
   static const context::OptionRef<std::string> kEnvConfig(Family::kRuntime, "env_config_path");
+  static const context::OptionRef<bool> kEnableGraphKernel(Family::kRuntime, "enable_graph_kernel");
 
   Compiled result;
   CompileReport& report = result.report;
@@ -151,6 +156,27 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id) {
   start = std::chrono::steady_clock::now();
   runtime::GraphOptions options;
   options.device = ParseDeviceTarget(kDeviceTarget.Get()).value_or(DeviceTarget::kCPU);
+  // Graph-kernel fusion: enable_graph_kernel, or graph_kernel_flags --opt_level >= 1
+  // (MS_DEV_GRAPH_KERNEL_FLAGS wins); bad flags warned when they were set.
+  context::GraphKernelFlags flags = context::ParseGraphKernelFlags(
+      context::Global().Effective(Family::kRuntime, "graph_kernel_flags").as_string(), kEnableGraphKernel.Get(),
+      /*graph_mode=*/true, nullptr);
+  if (flags.enabled()) {
+    std::string decisions;
+    manager.RunStage("graph_kernel_fusion", *graph,
+                     {{"fuse_elementwise", [&](ir::Graph& g) { return FuseElementwise(g, options.device, &decisions); }}});
+    report.fused_chains = static_cast<size_t>(std::count(decisions.begin(), decisions.end(), '\n'));
+    if (flags.dump_as_text) {
+      std::filesystem::path dir = "graph_kernel_dump";
+      std::filesystem::create_directories(dir);
+      std::filesystem::path file = dir / StrCat("fusion_", graph_id, ".txt");
+      std::ofstream out(file, std::ios::trunc);
+      out << "# graph-kernel fusion of graph '" << graph->name() << "' (" << report.fused_chains << " chains)\n"
+          << decisions;
+      if (!out) throw OSError(StrCat("graph_kernel_flags --dump_as_text: could not write '", file.string(), "'."));
+      report.files.push_back(std::filesystem::absolute(file).string());
+    }
+  }
   options.memory_level = static_cast<int>(kMemoryLevel.Get());
   std::string env_config = kEnvConfig.Get();
   if (!env_config.empty()) options.buffer_reuse = context::LoadEnvConfigFile(env_config).mem_reuse;

@@ -316,10 +316,9 @@ Value ParseGraphKernelFlagsKey(const Value& in, const KeyEnv& env) {
   if (!in.is_string()) env.FailType("str", in);
   if (env.loading) return in;
   Value enable = env.view.Get(Family::kRuntime, "enable_graph_kernel");
-  Value mode = env.view.Get(Family::kRuntime, "mode");
   std::vector<std::string> warnings;
-  ParseGraphKernelFlags(in.as_string(), enable.is_bool() && enable.as_bool(),
-                        mode.is_int() && mode.as_int() == kGraphMode, &warnings);
+  // msrt fuses in every compiled graph, ms.jit functions in PYNATIVE_MODE included.
+  ParseGraphKernelFlags(in.as_string(), enable.is_bool() && enable.as_bool(), /*graph_mode=*/true, &warnings);
   for (std::string& warning : warnings) env.Warn(WarningKind::kGeneral, std::move(warning));
   return in;
 }

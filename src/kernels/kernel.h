@@ -18,6 +18,8 @@ struct KernelArgs {
   const std::vector<Tensor>& inputs;
   std::vector<Tensor>& outputs;  // allocated from inference (aliases for in-place ops)
   const Dict& attrs;
+  /// Executor-built data for compiler-generated kernels (a fused chain's plan); null otherwise.
+  const void* plan = nullptr;
 };
 
 using KernelFn = void (*)(KernelArgs& args);

@@ -6,6 +6,7 @@
 
 #include "core/random.h"
 #include "runtime/eager.h"
+#include "runtime/fused_kernel.h"
 #include "runtime/launch.h"
 
 namespace msrt::runtime {
@@ -58,7 +59,6 @@ void GraphExecutable::Build() {
     if (n.kind == ir::NodeKind::kWeight) weight_bindings_.push_back({slot_of_node_[i], id});
     if (n.kind == ir::NodeKind::kConstant) constant_bindings_.push_back({slot_of_node_[i], id});
     if (n.kind != ir::NodeKind::kOp) continue;
-    MSRT_INTERNAL_ASSERT(n.fused.empty(), "fused node reached an executor without fusion support");
     Step step;
     step.node = id;
     step.op = n.op;
@@ -69,7 +69,13 @@ void GraphExecutable::Build() {
       step.inputs.push_back(slot(v));
       metas.push_back(g.Meta(v));
     }
-    step.kernel = kernels::SelectKernel(n.op->name, options_.device, metas, n.attrs);
+    if (!n.fused.empty()) {
+      step.op = &FusedOp();
+      step.kernel = &FusedKernel();
+      step.plan = std::make_shared<FusedPlan>(BuildFusedPlan(g, id, options_.device));
+    } else {
+      step.kernel = kernels::SelectKernel(n.op->name, options_.device, metas, n.attrs);
+    }
     if (step.kernel == nullptr) {
       std::string described;
       for (size_t k = 0; k < metas.size(); ++k) {
@@ -81,7 +87,7 @@ void GraphExecutable::Build() {
     }
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       int32_t out = slot_of_node_[i] + static_cast<int32_t>(k);
-      if (k == 0 && n.op->props.inplace) alias_of_[static_cast<size_t>(out)] = step.inputs.at(0);
+      if (k == 0 && n.fused.empty() && n.op->props.inplace) alias_of_[static_cast<size_t>(out)] = step.inputs.at(0);
       step.outputs.push_back(out);
     }
     steps_.push_back(std::move(step));
@@ -242,7 +248,7 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
     }
     LaunchSite site{g.name(), step.name, runs_};
     try {
-      LaunchKernel(*step.kernel, *step.op, in, out, *attrs, site);
+      LaunchKernel(*step.kernel, *step.op, in, out, *attrs, site, step.plan.get());
     } catch (const Error& e) {
       const ir::Node& n = g.node(step.node);
       ThrowError(e.kind(), StrCat(e.message(), " [while running '", step.op->name, "' (graph '", g.name(), "', node ",

@@ -64,8 +64,8 @@ class GraphExecutable {
     Dict attrs;
     std::vector<int32_t> inputs;   // slots
     std::vector<int32_t> outputs;  // slots
-    std::vector<int32_t> release;  // slots whose last use this is (O0: nothing is released early)
     std::string name;
+    std::shared_ptr<const struct FusedPlan> plan;  // fused nodes
   };
   struct Binding {
     int32_t slot;

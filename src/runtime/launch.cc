@@ -43,8 +43,8 @@ void RemoveKernelObserver(KernelObserver* observer) {
 }
 
 void LaunchKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const std::vector<Tensor>& inputs,
-                  std::vector<Tensor>& outputs, const Dict& attrs, const LaunchSite& site) {
-  kernels::KernelArgs args{op, inputs, outputs, attrs};
+                  std::vector<Tensor>& outputs, const Dict& attrs, const LaunchSite& site, const void* plan) {
+  kernels::KernelArgs args{op, inputs, outputs, attrs, plan};
   if (Observers().count.load(std::memory_order_relaxed) == 0) {
     kernel.run(args);
     return;

@@ -45,6 +45,7 @@ void RemoveKernelObserver(KernelObserver* observer);
 /// Runs `kernel` and notifies the observers. Costs one relaxed atomic load
 /// when there are none.
 void LaunchKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const std::vector<Tensor>& inputs,
-                  std::vector<Tensor>& outputs, const Dict& attrs, const LaunchSite& site);
+                  std::vector<Tensor>& outputs, const Dict& attrs, const LaunchSite& site,
+                  const void* plan = nullptr);
 
 }  // namespace msrt::runtime

@@ -1,0 +1,141 @@
+// Graph-kernel fusion: chains of elementwise ops become one node that the
+// executor runs tile by tile (src/runtime/fused_kernel.cc), so the
+// intermediates of a chain stay in cache instead of going through memory.
+//
+// Note [Elementwise fusion]
+// A node joins a chain when its op is elementwise and pure, its kernel is a
+// plain vectorised loop, every input has the output's shape or one element,
+// and it consumes the chain's result, which nothing else uses. The fused
+// node takes the place of the chain's last node; the chain's other nodes go.
+// Evaluating them later is only safe if nothing in between writes what they
+// read, so a chain stops at such a write. Decisions are reported as text
+// (graph_kernel_flags --dump_as_text).
+#include "compiler/fusion.h"
+
+#include <algorithm>
+#include <map>
+
+#include "kernels/kernel.h"
+
+namespace msrt::compiler {
+namespace {
+
+using ir::Graph;
+using ir::Node;
+using ir::NodeKind;
+using ir::ValueRef;
+
+struct Chain {
+  std::vector<int32_t> members;  // program order
+  std::vector<ValueRef> externals;
+};
+
+}  // namespace
+
+bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
+  auto& nodes = graph.nodes();
+  auto uses = graph.UseCounts();
+  // Positions of in-place writes of each value.
+  std::map<std::pair<int32_t, int32_t>, std::vector<int32_t>> writes;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    if (n.dead || n.kind != NodeKind::kOp) continue;
+    std::vector<int> written(n.op->props.writes_inputs.begin(), n.op->props.writes_inputs.end());
+    if (n.op->props.inplace) written.push_back(0);
+    for (int w : written) {
+      const ValueRef& v = n.inputs.at(static_cast<size_t>(w));
+      writes[{v.node, v.index}].push_back(static_cast<int32_t>(i));
+    }
+  }
+  auto written_between = [&](ValueRef v, int32_t after, int32_t before) {
+    auto it = writes.find({v.node, v.index});
+    if (it == writes.end()) return false;
+    return std::any_of(it->second.begin(), it->second.end(), [&](int32_t p) { return p > after && p < before; });
+  };
+
+  auto candidate = [&](int32_t id) {
+    const Node& n = nodes[static_cast<size_t>(id)];
+    if (n.dead || n.kind != NodeKind::kOp || !n.fused.empty() || !n.op->props.elementwise || n.op->props.random ||
+        graph.HasSideEffects(id) || n.outputs.size() != 1) {
+      return false;
+    }
+    std::vector<ops::TensorMeta> metas;
+    for (const ValueRef& v : n.inputs) {
+      const ops::TensorMeta& m = graph.Meta(v);
+      if (m.shape != n.outputs[0].shape && NumElements(m.shape) != 1) return false;
+      metas.push_back(m);
+    }
+    const kernels::KernelDef* kernel = kernels::SelectKernel(n.op->name, device, metas, n.attrs);
+    return kernel != nullptr && kernel->impl == "vectorized";
+  };
+
+  std::vector<Chain> chains;
+  std::vector<int32_t> chain_of(nodes.size(), -1);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    auto id = static_cast<int32_t>(i);
+    if (!candidate(id)) continue;
+    const Node& n = nodes[i];
+    int32_t joined = -1;
+    for (const ValueRef& v : n.inputs) {
+      int32_t c = chain_of[static_cast<size_t>(v.node)];
+      if (c < 0 || chains[static_cast<size_t>(c)].members.back() != v.node) continue;  // only a chain's result
+      if (uses[static_cast<size_t>(v.node)][0] != 1) continue;
+      if (graph.Meta(v).shape != n.outputs[0].shape) continue;
+      const Chain& chain = chains[static_cast<size_t>(c)];
+      bool hazard = false;
+      for (int32_t member : chain.members) {
+        for (const ValueRef& in : nodes[static_cast<size_t>(member)].inputs) hazard |= written_between(in, member, id);
+      }
+      if (!hazard) {
+        joined = c;
+        break;
+      }
+    }
+    if (joined < 0) {
+      joined = static_cast<int32_t>(chains.size());
+      chains.push_back({});
+    }
+    chains[static_cast<size_t>(joined)].members.push_back(id);
+    chain_of[i] = joined;
+  }
+
+  bool changed = false;
+  for (Chain& chain : chains) {
+    if (chain.members.size() < 2) continue;
+    std::vector<ir::FusedOp> steps;
+    std::vector<ValueRef> externals;
+    std::map<int32_t, int32_t> step_of;  // member node → step index
+    for (int32_t member : chain.members) {
+      const Node& n = nodes[static_cast<size_t>(member)];
+      ir::FusedOp step{n.op, n.attrs, {}, n.outputs[0]};
+      for (const ValueRef& v : n.inputs) {
+        auto internal = step_of.find(v.node);
+        if (internal != step_of.end()) {
+          step.operands.push_back(-internal->second - 1);
+          continue;
+        }
+        auto it = std::find(externals.begin(), externals.end(), v);
+        if (it == externals.end()) it = externals.insert(externals.end(), v);
+        step.operands.push_back(static_cast<int32_t>(it - externals.begin()));
+      }
+      step_of[member] = static_cast<int32_t>(steps.size());
+      steps.push_back(std::move(step));
+    }
+    Node& last = nodes[static_cast<size_t>(chain.members.back())];
+    if (report != nullptr) {
+      *report += StrCat("fused ", chain.members.size(), " ops into ", graph.NodeName(chain.members.back()), ":");
+      for (const ir::FusedOp& s : steps) *report += StrCat(" ", s.op->name);
+      *report += StrCat(" (", externals.size(), " inputs, ", DTypeName(last.outputs[0].dtype),
+                        ShapeRepr(last.outputs[0].shape), ")\n");
+    }
+    for (size_t k = 0; k + 1 < chain.members.size(); ++k) nodes[static_cast<size_t>(chain.members[k])].dead = true;
+    last.inputs = std::move(externals);
+    last.fused = std::move(steps);
+    last.attrs = Dict();
+    changed = true;
+  }
+  if (changed) graph.Compact();
+  return changed;
+}
+
+}  // namespace msrt::compiler

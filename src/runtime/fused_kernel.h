@@ -1,0 +1,37 @@
+// Running a fused elementwise chain (graph-kernel fusion, see Note
+// [Elementwise fusion] in src/compiler/fusion.cc).
+//
+// The output is split into tiles small enough to stay in cache; each tile
+// runs every step's own vectorised kernel on views of the inputs and on
+// per-step tile buffers, so a chain reads its inputs and writes its output
+// once. Tiles are spread over the runtime thread pool.
+#pragma once
+
+#include <vector>
+
+#include "ir/graph.h"
+#include "kernels/kernel.h"
+
+namespace msrt::runtime {
+
+struct FusedPlan {
+  struct Step {
+    const ops::OpDef* op;
+    const kernels::KernelDef* kernel;
+    Dict attrs;
+    std::vector<int32_t> operands;  // >= 0: a fused-node input; < 0: step (-k - 1)
+    DType dtype;
+  };
+  std::vector<Step> steps;
+  Shape shape;  // of every full-size operand and of the output
+};
+
+/// Builds the plan of fused node `node` for `device`; TypeError if a step has no kernel.
+FusedPlan BuildFusedPlan(const ir::Graph& graph, int32_t node, DeviceTarget device);
+
+/// The kernel executors launch for fused nodes (its KernelArgs::plan is a FusedPlan).
+const kernels::KernelDef& FusedKernel();
+/// The op fused nodes are launched as (named "fused_elementwise").
+const ops::OpDef& FusedOp();
+
+}  // namespace msrt::runtime
