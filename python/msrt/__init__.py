@@ -45,7 +45,7 @@ from .common.seed import get_seed, set_seed  # noqa: E402
 from ._grad import grad, value_and_grad  # noqa: E402
 from . import ops  # noqa: E402
 
-_CHECKPOINT_FUNCTIONS = ("save_checkpoint", "load_checkpoint", "load_param_into_net")
+_CHECKPOINT_FUNCTIONS = ("save_checkpoint", "load_checkpoint", "load_param_into_net", "parse_print")
 
 
 def __getattr__(name):
@@ -85,6 +85,7 @@ __all__ = [
     "save_checkpoint",
     "load_checkpoint",
     "load_param_into_net",
+    "parse_print",
     "ops",
     "common",
     "dtype",
