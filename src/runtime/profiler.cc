@@ -291,6 +291,11 @@ bool Session::running() const {
 
 const Options& Session::options() const { return state_->options; }
 
+bool Session::empty() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->events.empty();
+}
+
 std::vector<std::string> Session::Write() const {
   std::vector<Event> events;
   int64_t origin;
@@ -444,6 +449,10 @@ class ContextProfiling {
   void FinishLocked() {
     std::unique_ptr<Session> session = std::move(session_);
     session->Stop();
+    if (session->empty()) {  // switched on and off with nothing run: no files
+      MSRT_LOG(Info) << "profiler: nothing was recorded; no results written";
+      return;
+    }
     try {
       std::vector<std::string> paths = session->Write();
       MSRT_LOG(Info) << "profiler: wrote " << paths[0] << " and " << paths[1];

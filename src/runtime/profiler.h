@@ -44,6 +44,8 @@ class Session {
   void Stop();
   bool running() const;
   const Options& options() const;
+  /// Whether nothing has been recorded.
+  bool empty() const;
 
   /// Writes trace_<rank>.json and op_summary_<rank>.csv into
   /// <output_path>/profiler/ (created); returns their paths. OSError when

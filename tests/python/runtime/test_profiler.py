@@ -119,3 +119,9 @@ def test_context_profiling_is_written_at_exit(python_subprocess, tmp_path):
     """)
     _, ops, _ = read_trace(tmp_path / "data" / "profiler" / "trace_0.json")
     assert [e["name"] for e in ops] == ["add"]
+
+
+def test_context_profiling_with_nothing_run_writes_nothing(in_tmp):
+    ms.set_context(enable_profiling=True, profiling_options=json.dumps({"output": str(in_tmp / "none")}))
+    ms.set_context(enable_profiling=False)
+    assert not (in_tmp / "none").exists()
