@@ -234,7 +234,9 @@ class Reader {
     }
     pos_ = sizeof(kMagic);
     uint32_t version = Get<uint32_t>("the version");
-    if (version != kVersion) Fail(StrCat("its format version is ", version, ", but this build reads version ", kVersion));
+    if (version != kVersion) {
+      Fail(StrCat("its format version is ", version, ", but this build reads version ", kVersion));
+    }
     Get<uint32_t>("the flags");
     std::vector<PrintItem> items;
     while (pos_ < data_.size()) {
@@ -302,7 +304,7 @@ class Sink {
     std::string path = kPath.Get();
     if (!path.empty()) {
       std::string record = EncodeRecord(items);
-      std::lock_guard lock(mutex_);
+      std::lock_guard lock(FileMutex());
       Append(path, record);
       return;
     }
@@ -315,12 +317,13 @@ class Sink {
       }
       text += '\n';
     }
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(FileMutex());
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   }
 
-  void Append(const std::string& path, const std::string& record) {
+  // Callers hold FileMutex().
+  static void Append(const std::string& path, const std::string& record) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
       throw OSError(StrCat("[print] print_file_path '", Printable(path), "' is a directory; expected a file path."));
@@ -346,8 +349,10 @@ class Sink {
     if (!ok) throw OSError(StrCat("[print] writing print_file_path '", Printable(path), "' failed."));
   }
 
- private:
-  std::mutex mutex_;
+  static std::mutex& FileMutex() {
+    static auto* mutex = new std::mutex();
+    return *mutex;
+  }
 };
 
 void EmitToSink(const std::vector<PrintItem>& items) {
@@ -378,7 +383,9 @@ std::string FormatTensor(const Tensor& tensor) {
 }
 
 void AppendPrintRecord(const std::string& path, const std::vector<PrintItem>& items) {
-  Sink().Append(path, EncodeRecord(items));
+  std::string record = EncodeRecord(items);
+  std::lock_guard lock(Sink::FileMutex());
+  Sink::Append(path, record);
 }
 
 std::vector<PrintItem> ReadPrintFile(const std::string& path) {

@@ -191,7 +191,13 @@ bool SwitchOn(const Json& options, std::string_view key) {
   return it->is_boolean() ? it->get<bool>() : it->get<std::string>() == "on";
 }
 
-std::string Micros(int64_t ns) { return StrCat(ns / 1000, ".", std::string(3 - std::to_string(ns % 1000).size(), '0'), ns % 1000); }
+// "12.034": microseconds with three decimals.
+std::string Micros(int64_t ns) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%lld.%03lld", static_cast<long long>(ns / 1000),
+                static_cast<long long>(ns % 1000));
+  return buffer;
+}
 
 }  // namespace
 

@@ -2,6 +2,9 @@
 #include "runtime/kernel_dump.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "msrt/context/context.h"
@@ -16,7 +19,8 @@ using testing::ScratchDir;
 
 TEST(KernelDump, GraphLaunchesWriteNodeNamedFilesUnderTheGraphAndIteration) {
   ScratchDir dir;
-  context::Global().Set(Family::kRuntime, {{"enable_dump", Value(true)}, {"save_dump_path", Value(dir.path().string())}});
+  context::Global().Set(Family::kRuntime,
+                        {{"enable_dump", Value(true)}, {"save_dump_path", Value(dir.path().string())}});
   std::vector<float> a = {1, 2, 3}, b = {10, 20, 30};
   Tensor x = Tensor::FromHost(a.data(), 12, {3}, DType::kFloat32);
   Tensor y = Tensor::FromHost(b.data(), 12, {3}, DType::kFloat32);
