@@ -1,13 +1,13 @@
-"""LeNet-5 training-step time: msrt PYNATIVE vs PyTorch eager, same run.
+"""LeNet-5 training-step time: msrt GRAPH_MODE and PYNATIVE_MODE vs PyTorch
+eager and TorchScript, same run.
 
 A step is forward + backward + optimizer update (Momentum 0.9) with
 SoftmaxCrossEntropy, at batch 1, 32 and 256 on 32x32 inputs, with 2 threads
 on both sides (ms.set_context(runtime_num_threads=2), torch.set_num_threads(2)).
-
-- "step": median of single steps, each waited for to the end (msrt runs ops
-  asynchronously, so a step's time includes waiting for its last kernel);
-- "pipelined": mean over a run of steps with one wait at the end (how a
-  training loop without per-step loss reads runs).
+Times are medians of single steps, each waited for to the end (msrt runs
+PYNATIVE ops asynchronously, so a step's time includes waiting for its last
+kernel). In GRAPH_MODE the step is one compiled graph (compiled before timing;
+the compile time is printed); TorchScript scripts the network's forward.
 
 Also the per-op dispatch overhead: a chain of 1000 dependent `x + y` on
 2x2 float32 tensors, in microseconds per op (msrt waits once at the end).
@@ -40,12 +40,13 @@ def _median_time(fn, reps, rounds=1):
 
 
 # --- msrt ---------------------------------------------------------------------------------
-def msrt_setup(batch):
+def msrt_setup(batch, mode="pynative"):
     import msrt as ms
     from msrt import nn
     from msrt.examples.lenet import LeNet5
 
-    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU", runtime_num_threads=2)
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE, device_target="CPU",
+                   runtime_num_threads=2)
     ms.set_seed(0)
     net = LeNet5()
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
@@ -59,12 +60,7 @@ def msrt_setup(batch):
     def step():
         train(x, y).asnumpy()  # waits for the step's kernels
 
-    def pipelined(n):
-        for _ in range(n):
-            out = train(x, y)
-        out.asnumpy()
-
-    return step, pipelined
+    return step
 
 
 def msrt_add_chain(n):
@@ -83,7 +79,7 @@ def msrt_add_chain(n):
 
 
 # --- PyTorch ------------------------------------------------------------------------------------
-def torch_setup(batch):
+def torch_setup(batch, script=False):
     import torch
     from torch import nn
 
@@ -107,6 +103,8 @@ def torch_setup(batch):
             return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
 
     net = LeNet5()
+    if script:
+        net = torch.jit.script(net)
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     rng = np.random.default_rng(0)
@@ -120,11 +118,7 @@ def torch_setup(batch):
         opt.step()
         loss.item()
 
-    def pipelined(n):
-        for _ in range(n):
-            step()
-
-    return step, pipelined
+    return step
 
 
 def torch_add_chain(n):
@@ -142,17 +136,14 @@ def torch_add_chain(n):
     return run
 
 
-def measure(setup, batch, reps, pipeline_steps, warmup=5):
-    step, pipelined = setup(batch)
+def measure(setup, batch, reps, warmup=5):
+    step = setup(batch)
+    start = time.perf_counter()
+    step()  # GRAPH_MODE compiles here
+    first = time.perf_counter() - start
     for _ in range(warmup):
         step()
-    step_time = _median_time(step, reps)
-    runs = []
-    for _ in range(3):
-        start = time.perf_counter()
-        pipelined(pipeline_steps)
-        runs.append((time.perf_counter() - start) / pipeline_steps)
-    return step_time, min(runs)
+    return _median_time(step, reps), first
 
 
 def main(argv=None):
@@ -167,21 +158,20 @@ def main(argv=None):
     import msrt as ms
 
     scale = 0.25 if args.quick else 1.0
-    plan = {1: (200, 200), 32: (60, 60), 256: (15, 10)}
-    print(f"LeNet-5 training step (forward + backward + Momentum update), 2 threads; "
-          f"msrt {ms.__version__} PYNATIVE vs PyTorch {torch.__version__} eager; "
-          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
-    print(f"{'batch':>5} | {'msrt step':>10} {'torch step':>10} {'ratio':>6} | "
-          f"{'msrt pipe':>10} {'torch pipe':>10} {'ratio':>6}")
-    rows = []
-    for batch, (reps, pipe) in plan.items():
-        reps, pipe = max(int(reps * scale), 5), max(int(pipe * scale), 3)
-        m_step, m_pipe = measure(msrt_setup, batch, reps, pipe)
-        t_step, t_pipe = measure(torch_setup, batch, reps, pipe)
-        rows.append((batch, m_step, t_step, m_pipe, t_pipe))
-        print(f"{batch:>5} | {m_step * 1e3:8.3f}ms {t_step * 1e3:8.3f}ms {m_step / t_step:6.2f} | "
-              f"{m_pipe * 1e3:8.3f}ms {t_pipe * 1e3:8.3f}ms {m_pipe / t_pipe:6.2f}", flush=True)
-    print("ratio = msrt time / torch time (below 1: msrt is faster)")
+    plan = {1: 300, 32: 80, 256: 20}
+    print(f"LeNet-5 training step (forward + backward + Momentum update), 2 threads, median ms; "
+          f"msrt {ms.__version__}, PyTorch {torch.__version__}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
+    print(f"{'batch':>5} | {'GRAPH':>8} {'PYNATIVE':>8} {'torch':>8} {'script':>8} | "
+          f"{'G/torch':>7} {'G/PYN':>6} {'G/script':>8} | first GRAPH call (compile + run)")
+    for batch, reps in plan.items():
+        reps = max(int(reps * scale), 5)
+        graph, first = measure(lambda b: msrt_setup(b, "graph"), batch, reps)
+        pynative, _ = measure(msrt_setup, batch, reps)
+        eager, _ = measure(torch_setup, batch, reps)
+        script, _ = measure(lambda b: torch_setup(b, script=True), batch, reps)
+        print(f"{batch:>5} | {graph * 1e3:8.3f} {pynative * 1e3:8.3f} {eager * 1e3:8.3f} {script * 1e3:8.3f} | "
+              f"{graph / eager:7.2f} {graph / pynative:6.2f} {graph / script:8.2f} | {first * 1e3:.1f} ms", flush=True)
+    print("ratio = msrt GRAPH time / other time (below 1: msrt GRAPH is faster)")
 
     n = 1000
     m_chain = msrt_add_chain(n)

@@ -48,7 +48,7 @@ from ._jit import jit, ms_function  # noqa: E402
 
 GraphCaptureError = _C.GraphCaptureError
 
-_CHECKPOINT_FUNCTIONS = ("save_checkpoint", "load_checkpoint", "load_param_into_net")
+_CHECKPOINT_FUNCTIONS = ("save_checkpoint", "load_checkpoint", "load_param_into_net", "parse_print")
 
 
 def __getattr__(name):
@@ -91,12 +91,15 @@ __all__ = [
     "save_checkpoint",
     "load_checkpoint",
     "load_param_into_net",
+    "parse_print",
     "ops",
+    "Profiler",
     "common",
     "dtype",
 ]
 __all__ += dtype.__all__
 
 # Cells, optimizers and the training loop (`ms.nn`, `ms.train.Model`, and `ms.Model` as MindSpore 2.x exports it).
-from . import dataset, nn, train  # noqa: E402
+from . import dataset, nn, profiler, train  # noqa: E402
+from .profiler import Profiler  # noqa: E402
 from .train import Callback, CheckpointConfig, LossMonitor, Model, ModelCheckpoint, RunContext, TimeMonitor  # noqa: E402

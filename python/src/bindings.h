@@ -21,5 +21,6 @@ void BindContext(py::module_& m);
 void BindTensor(py::module_& m);
 void BindRandom(py::module_& m);
 void BindGraph(py::module_& m);
+void BindRuntime(py::module_& m);
 
 }  // namespace msrt::python

@@ -7,4 +7,5 @@ PYBIND11_MODULE(_C, m) {
   msrt::python::BindTensor(m);
   msrt::python::BindRandom(m);
   msrt::python::BindGraph(m);
+  msrt::python::BindRuntime(m);
 }

@@ -663,21 +663,26 @@ FamilyTable MakeRuntimeTable() {
            .parse = ParseBool(),
            .mindspore_devices = kAscendOnly,
            .device_note = "msrt's kernel data dump works on every device.",
-           .doc = "Dump kernels' input and output data during execution."},
+           .doc = "Write every executed kernel's inputs and outputs as .npy files under "
+                  "save_dump_path/rank_<id>/<graph or pynative>/<iteration>/, with an index "
+                  "(docs/observability.md)."},
           {.name = "save_dump_path",
            .type = "str",
            .default_value = Value("."),
            .parse = ParseString(),
            .mindspore_devices = kAscendOnly,
            .device_note = "msrt's kernel data dump works on every device.",
-           .doc = "Directory for the data written by enable_dump."},
+           .doc = "Directory for the data written by enable_dump; a relative path is taken from "
+                  "the working directory when a kernel runs."},
           {.name = "enable_profiling",
            .type = "bool",
            .default_value = Value(false),
            .parse = ParseBool(),
            .mindspore_devices = kAscendOnly,
            .device_note = "msrt's profiler honours it on every device.",
-           .doc = "Collect profiling data as described by profiling_options."},
+           .doc = "Profile kernels (and training steps) as profiling_options says; turning it "
+                  "off, or the end of the process, writes <output>/profiler/trace_<rank>.json "
+                  "and op_summary_<rank>.csv."},
           {.name = "profiling_options",
            .type = "str",
            .default_value = Value("training_trace"),
@@ -685,7 +690,8 @@ FamilyTable MakeRuntimeTable() {
            .mindspore_devices = kAscendOnly,
            .device_note = "msrt's profiler honours it on every device.",
            .doc = "What the profiler collects: a trace name such as \"training_trace\" or a "
-                  "JSON object like '{\"output\": \"/dir\", \"training_trace\": \"on\"}'."},
+                  "JSON object like '{\"output\": \"/dir\", \"training_trace\": \"on\"}' "
+                  "(default folder ./data); read when enable_profiling turns on."},
 
           // --- Device-specific -------------------------------------------------
           {.name = "ascend_config",

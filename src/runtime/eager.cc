@@ -24,6 +24,7 @@
 #include "msrt/context/context.h"
 #include "ops/call.h"
 #include "runtime/launch.h"
+#include "runtime/step.h"
 
 namespace msrt::runtime {
 namespace {
@@ -42,6 +43,7 @@ struct WorkItem {
   Dict attrs;
   std::shared_ptr<Completion> completion;
   std::string origin;
+  uint64_t step = 0;  // the training step the op was called in (Note [Eager iterations])
 };
 
 std::string DescribeInputs(const std::vector<Tensor>& inputs) {
@@ -55,9 +57,9 @@ std::string DescribeInputs(const std::vector<Tensor>& inputs) {
 std::string Where(const std::string& origin) { return origin.empty() ? "" : StrCat(" (launched at ", origin, ")"); }
 
 void RunKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const std::vector<Tensor>& inputs,
-               std::vector<Tensor>& outputs, const Dict& attrs) {
-  static const LaunchSite kEagerSite{};
-  LaunchKernel(kernel, op, inputs, outputs, attrs, kEagerSite);
+               std::vector<Tensor>& outputs, const Dict& attrs, uint64_t step) {
+  const LaunchSite site{.graph = {}, .node = {}, .iteration = step};
+  LaunchKernel(kernel, op, inputs, outputs, attrs, site);
 }
 
 // Re-raises the current exception as the same Python type with context.
@@ -140,7 +142,7 @@ class Dispatcher {
         }
       }
       try {
-        RunKernel(*item.kernel, *item.op, item.inputs, item.outputs, item.attrs);
+        RunKernel(*item.kernel, *item.op, item.inputs, item.outputs, item.attrs, item.step);
       } catch (...) {
         RethrowWithContext(*item.op, item.inputs, item.origin);
       }
@@ -207,17 +209,20 @@ class EagerExecutor final : public ops::Executor {
       run_attrs = &random_attrs;
     }
 
-    if (kSynchronize.Get()) {
+    // Side effects (printing) happen at the call, after every earlier op, in
+    // order with the caller's own output.
+    if (kSynchronize.Get() || op.props.side_effect) {
+      if (op.props.side_effect) GlobalDispatcher().WaitAll();
       for (const Tensor& t : inputs) t.Sync();
       try {
-        RunKernel(*kernel, op, inputs, outputs, *run_attrs);
+        RunKernel(*kernel, op, inputs, outputs, *run_attrs, CurrentStep());
       } catch (...) {
         RethrowWithContext(op, inputs, "");
       }
       return outputs;
     }
     WorkItem item{kernel, &op, inputs, {}, outputs, *run_attrs, std::make_shared<Completion>(),
-                  g_origin_hook ? g_origin_hook() : std::string()};
+                  g_origin_hook ? g_origin_hook() : std::string(), CurrentStep()};
     item.input_writes.reserve(inputs.size());
     for (const Tensor& t : inputs) item.input_writes.push_back(t.pending());
     for (const Tensor& t : outputs) t.set_pending(item.completion);

@@ -24,7 +24,7 @@ __all__ = [
     "split", "strided_slice", "slice", "gather", "one_hot", "broadcast_to", "tile", "zeros", "ones", "fill", "full",
     "zeros_like", "ones_like", "full_like", "arange", "eye",
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-    "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "identity",
+    "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "identity", "print_",
     "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array",
     "clip_by_value", "clip_by_global_norm", "partial", "tensor_add", "tensor_sub", "tensor_mul", "tensor_div",
     "tensor_pow", "tensor_lt", "tensor_le", "tensor_gt", "tensor_ge",
@@ -671,6 +671,29 @@ def assign_sub(variable, value):
 def depend(value, expr):
     """Returns `value` (eager execution already orders `expr` before it)."""
     return value
+
+
+def print_(*input_x):
+    """Prints Tensors, str, int, float and bool values (tuples and lists are
+    printed item by item), one per line, or appends them to print_file_path
+    (read back with `ms.parse_print`). Returns an int32 0-d tensor."""
+    import sys
+
+    tensors, items = [], []
+
+    def flatten(value):
+        if isinstance(value, Tensor):
+            tensors.append(value)
+            items.append(None)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                flatten(v)
+        else:
+            items.append(value)
+
+    flatten(input_x)
+    sys.stdout.flush()  # the op writes to the process's stdout after what Python printed
+    return _op("print", *tensors, items=items)
 
 
 def stop_gradient(value):

@@ -25,7 +25,7 @@ __all__ = [
     "Gather", "GatherV2", "OneHot", "BroadcastTo", "Tile", "Fill", "Fills", "Zeros", "Ones", "ZerosLike",
     "OnesLike", "Identity", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "NLLLoss",
     "Assign", "AssignAdd", "AssignSub", "ApplyMomentum", "ApplyGradientDescent", "Adam", "AdamWeightDecay",
-    "Shape", "Rank", "Size", "DType", "Depend", "StopGradient", "ScalarToTensor", "TupleToArray", "L2Loss",
+    "Shape", "Rank", "Size", "DType", "Depend", "StopGradient", "Print", "ScalarToTensor", "TupleToArray", "L2Loss",
     "SigmoidCrossEntropyWithLogits",
 ]
 
@@ -825,6 +825,16 @@ class Depend(Primitive):
 
     def __call__(self, value, expr):
         return value
+
+
+class Print(Primitive):
+    """Prints its inputs (see `ops.print_`); a side-effect op, so graphs keep it."""
+
+    def __init__(self):
+        super().__init__()
+
+    def __call__(self, *input_x):
+        return F.print_(*input_x)
 
 
 class StopGradient(Primitive):

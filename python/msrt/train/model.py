@@ -4,6 +4,7 @@ import numpy as np
 from .. import context as _context
 from .._tensor import Tensor
 from .. import nn
+from ..profiler import _span, _spanned
 from .callback import RunContext, _CallbackManager, _InternalCallbackParam
 from .metrics import Loss, get_metrics
 
@@ -181,14 +182,15 @@ class Model:
             for i in range(initial_epoch, epoch):
                 cb_params.cur_epoch_num = i + 1
                 callbacks.on_train_epoch_begin(run_context)
-                for row in _rows(train_dataset):
+                for row in _spanned(_rows(train_dataset)):
                     if self._loss_fn is not None and len(row) != 2:
                         raise ValueError(f"When 'loss_fn' is not None, 'train_dataset' should return two elements, "
                                          f"but got {len(row)}")
                     cb_params.cur_step_num += 1
                     cb_params.train_dataset_element = row
                     callbacks.on_train_step_begin(run_context)
-                    cb_params.net_outputs = network(*row)
+                    with _span("step"):
+                        cb_params.net_outputs = network(*row)
                     callbacks.on_train_step_end(run_context)
                     if run_context.get_stop_requested():
                         break

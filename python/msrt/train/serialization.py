@@ -17,7 +17,7 @@ from .._tensor import Tensor, _TensorBase, _wrap
 from ..common import dtype as mstype
 from ..common.parameter import Parameter
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
+__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net", "parse_print"]
 
 MAGIC = b"MSRTCKPT"
 VERSION = 1
@@ -312,3 +312,15 @@ def load_param_into_net(net, parameter_dict, strict_load=False, **kwargs):
         used.add(key)
     ckpt_not_load = [k for k in parameter_dict if k not in used]
     return param_not_load, ckpt_not_load
+
+
+def parse_print(print_file_name):
+    """The values the Print op appended to `print_file_name` (see
+    print_file_path), in order: Tensors and strings."""
+    from .. import _C
+
+    if not isinstance(print_file_name, str):
+        raise TypeError(f"For 'parse_print', the argument 'print_file_name' must be str, "
+                        f"but got {type(print_file_name).__name__}.")
+    path = os.path.realpath(print_file_name)
+    return [_wrap(v) if isinstance(v, _TensorBase) else v for v in _C.parse_print(path)]

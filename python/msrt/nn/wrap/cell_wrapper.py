@@ -1,4 +1,6 @@
 """Wrappers that build training and evaluation networks."""
+from ... import _C
+from ...profiler import _span
 from ..cell import Cell
 from .. import _grad_bridge as _bridge
 
@@ -61,11 +63,19 @@ class TrainOneStepCell(Cell):
         self.grad_reducer = None
         self._grad_fn = _bridge.ForwardAndGrad(self.network, self.weights)
 
+    def __call__(self, *inputs):
+        # One call is one training step: PYNATIVE_MODE's iteration (dumps, profiler).
+        outputs = super().__call__(*inputs)
+        _C.advance_step()
+        return outputs
+
     def construct(self, *inputs):
-        loss, grads = self._grad_fn(inputs, self.sens)
-        if self.grad_reducer is not None:
-            grads = self.grad_reducer(grads)
-        self.optimizer(grads)
+        with _span("forward_backward"):
+            loss, grads = self._grad_fn(inputs, self.sens)
+        with _span("update"):
+            if self.grad_reducer is not None:
+                grads = self.grad_reducer(grads)
+            self.optimizer(grads)
         if self.return_grad:
             return loss, {w.name: g for w, g in zip(self.weights, grads)}
         return loss
