@@ -45,6 +45,7 @@ from .common.seed import get_seed, set_seed  # noqa: E402
 from ._grad import grad, value_and_grad  # noqa: E402
 from . import ops  # noqa: E402
 from ._jit import jit, ms_function  # noqa: E402
+from ._graph_files import export, load  # noqa: E402
 
 GraphCaptureError = _C.GraphCaptureError
 
@@ -87,6 +88,8 @@ __all__ = [
     "value_and_grad",
     "jit",
     "ms_function",
+    "export",
+    "load",
     "GraphCaptureError",
     "save_checkpoint",
     "load_checkpoint",

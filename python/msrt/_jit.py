@@ -18,10 +18,12 @@ COMPATIBLE the callable runs eagerly instead, with a warning saying why.
 import functools
 import os
 import threading
+import time
 import traceback
 import warnings
 
 from . import _C
+from . import _graph_files
 from . import context as _context
 from ._tensor import Tensor, _wrap
 from ._warnings import MsrtWarning
@@ -88,7 +90,7 @@ def _flatten(value, out):
 
 
 def _rebuild(value, tensors):
-    if isinstance(value, Tensor):
+    if isinstance(value, (Tensor, _graph_files._Slot)):
         return next(tensors)
     if isinstance(value, tuple):
         return tuple(_rebuild(v, tensors) for v in value)
@@ -142,7 +144,7 @@ def _user_frame(tb):
 
 # --- compiled entries -------------------------------------------------------------------
 class _Entry:
-    __slots__ = ("compiled", "template", "weights", "host", "name")
+    __slots__ = ("compiled", "template", "weights", "host", "name", "info")
 
     def __init__(self, compiled, template, weights, host, name):
         self.compiled = compiled
@@ -150,6 +152,7 @@ class _Entry:
         self.weights = weights
         self.host = host
         self.name = name
+        self.info = {}  # how the entry was made: compile seconds, compile cache use
 
     def run(self, args, kwargs):
         inputs = [t._t for t in _flatten((args, kwargs), [])]
@@ -176,9 +179,9 @@ def _param_table(owner):
     return table
 
 
-def _compile(body, args, kwargs, name, owner):
+def _compile(body, args, kwargs, name, owner, fallback=True):
     """Captures `body(*args, **kwargs)` and compiles it. Returns an _Entry, or
-    _EAGER when the body needs tensor values (LAX/COMPATIBLE)."""
+    _EAGER when the body needs tensor values (LAX/COMPATIBLE, if `fallback`)."""
     get = _context.get_context
     whole_stack = get("debug_level") == 1 or get("save_graphs") >= 3
     cap = _C.GraphCapture(name, get("max_call_depth"), whole_stack)
@@ -193,7 +196,7 @@ def _compile(body, args, kwargs, name, owner):
     except _GraphCaptureError as e:
         file, line, code = _user_frame(e.__traceback__)
         where = f"{file}:{line}" + (f": '{code}'" if code else "")
-        if get("jit_syntax_level") == _STRICT:
+        if get("jit_syntax_level") == _STRICT or not fallback:
             raise RuntimeError(f"Graph compilation of '{name}' failed at {where}: the Python code depends on a "
                                f"Tensor's value, which jit_syntax_level=STRICT does not allow. {e}") from None
         warnings.warn(f"'{name}' runs in PYNATIVE mode instead of as a graph: the Python code at {where} depends "
@@ -204,18 +207,61 @@ def _compile(body, args, kwargs, name, owner):
         _state.capture, _state.host = outer
     flat = _flatten(out, [])
     compiled = cap.compile([t._t for t in flat])
+    return _Entry(compiled, out, _bind_weights(compiled, owner), host, name)
+
+
+def _bind_weights(compiled, owner):
+    """The Parameters to bind per call, by weight name (None: keep the captured tensor)."""
     table = _param_table(owner)
     weights = [table.get(n) for n in compiled.weight_names()] if table else None
     if weights is not None and not any(w is not None for w in weights):
         weights = None
-    return _Entry(compiled, out, weights, host, name)
+    return weights
 
 
-def _call(cache, key_prefix, body, args, kwargs, name, owner):
-    key = (key_prefix, _signature((args, kwargs)), _C.compile_key_hash())
+def _compile_or_load(body, args, kwargs, name, owner, key_text):
+    """A compiled entry, from the persistent compile cache when it is on and
+    holds this graph."""
+    start = time.perf_counter()
+    disk = _graph_files.CompileCache.active()
+    if disk is None:
+        entry = _compile(body, args, kwargs, name, owner)
+        if entry is not _EAGER:
+            entry.info = {"seconds": time.perf_counter() - start, "compile_cache": None}
+        return entry
+    index = disk.next_index()
+    dependency = _graph_files.dependency_hash(body, owner)
+    loaded = disk.load(index, key_text, dependency)
+    if loaded is not None:
+        compiled, record = loaded
+        weights = _bind_weights(compiled, owner)
+        names = compiled.weight_names()
+        if not names or (weights is not None and all(w is not None for w in weights)):
+            entry = _Entry(compiled, record["template"], weights, [], name)
+            entry.info = {"seconds": time.perf_counter() - start, "compile_cache": "loaded",
+                          "file": disk.path(index)}
+            return entry
+        warnings.warn(f"Compile cache entry {disk.path(index)} needs weights this network does not have: "
+                      f"compiling again.", MsrtWarning, stacklevel=4)
+    entry = _compile(body, args, kwargs, name, owner)
+    if entry is _EAGER:
+        return entry
+    entry.info = {"seconds": time.perf_counter() - start, "compile_cache": None}
+    unbound = entry.weights is None and entry.compiled.weight_names()
+    if unbound or (entry.weights is not None and None in entry.weights):
+        warnings.warn(f"'{name}' uses tensors that are not parameters of the network, which a cached graph can not "
+                      f"bind: it is not cached.", MsrtWarning, stacklevel=4)
+    elif disk.store(index, key_text, dependency, entry):
+        entry.info.update(compile_cache="stored", file=disk.path(index))
+    return entry
+
+
+def _call(cache, key_prefix, body, args, kwargs, name, owner, key_name):
+    signature = _signature((args, kwargs))
+    key = (key_prefix, signature, _C.compile_key_hash())
     entry = cache.get(key)
     if entry is None:
-        entry = _compile(body, args, kwargs, name, owner)
+        entry = _compile_or_load(body, args, kwargs, name, owner, repr((key_name, signature)))
         cache[key] = entry
         if entry is not _EAGER and _context.get_context("precompile_only"):
             return None
@@ -232,7 +278,8 @@ def call_cell(cell, args, kwargs):
     cache = cell.__dict__.get("_graph_cache")
     if cache is None:
         cache = cell.__dict__["_graph_cache"] = {}
-    return _call(cache, cell.training, cell._run_top, args, kwargs, f"{cell.cls_name}", cell)
+    return _call(cache, cell.training, cell._run_top, args, kwargs, f"{cell.cls_name}", cell,
+                 (type(cell).__qualname__, cell.training))
 
 
 def call_nested_cell(cell, args, kwargs):
@@ -251,7 +298,7 @@ def compile_report(cell_or_function):
     cache = getattr(cell_or_function, "_graph_cache", None)
     if cache is None:
         cache = cell_or_function.__dict__.get("_graph_cache", {}) if hasattr(cell_or_function, "__dict__") else {}
-    return [e.compiled.report() for e in cache.values() if e is not _EAGER]
+    return [dict(e.compiled.report(), **e.info) for e in cache.values() if e is not _EAGER]
 
 
 # --- functions --------------------------------------------------------------------------
@@ -274,7 +321,8 @@ def jit(function=None, mode="PSJit", input_signature=None, hash_args=None, jit_c
             if _state.capture is not None:  # inside another capture: inline
                 return fn(*args, **kwargs)
             owner = args[0] if args and _is_cell(args[0]) else None
-            return _call(cache, id(owner), fn, args, kwargs, name, owner)
+            return _call(cache, id(owner), fn, args, kwargs, name, owner,
+                         (name, type(owner).__qualname__ if owner is not None else None))
 
         compiled._graph_cache = cache
         compiled.__wrapped_jit__ = fn

@@ -4,6 +4,7 @@
 #include "bindings.h"
 #include "compiler/capture.h"
 #include "compiler/pipeline.h"
+#include "ir/serialize.h"
 
 namespace msrt::python {
 namespace {
@@ -91,7 +92,24 @@ void BindGraph(py::module_& m) {
            "The optimised graph as text (docs/ir.md).")
       .def("execution_order", [](const PyCompiled& c) { return c.compiled.executable->ExecutionOrderText(); })
       .def("report", [](const PyCompiled& c) { return ReportDict(c.compiled.report, *c.compiled.executable); })
-      .def_property_readonly("runs", [](const PyCompiled& c) { return c.compiled.executable->runs(); });
+      .def_property_readonly("runs", [](const PyCompiled& c) { return c.compiled.executable->runs(); })
+      .def(
+          "serialize",
+          [](const PyCompiled& c, bool embed_weights, const py::bytes& metadata) {
+            return py::bytes(ir::SerializeGraph(*c.compiled.optimized, embed_weights, std::string(metadata)));
+          },
+          py::arg("embed_weights"), py::arg("metadata"),
+          "The optimised graph as bytes (the compile cache and ms.export format).");
+
+  m.def(
+      "load_graph",
+      [](const py::bytes& data, const std::string& what) {
+        ir::LoadedGraph loaded = ir::DeserializeGraph(std::string(data), what);
+        int64_t id = compiler::NextGraphId();
+        PyCompiled compiled{compiler::Compile(std::move(loaded.graph), id, /*front_end=*/false)};
+        return py::make_tuple(std::move(compiled), py::bytes(loaded.metadata));
+      },
+      py::arg("data"), py::arg("what"), "Compiles a saved graph; returns (CompiledGraph, metadata bytes).");
 }
 
 }  // namespace msrt::python

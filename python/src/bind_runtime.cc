@@ -5,6 +5,7 @@
 #include "bindings.h"
 #include "runtime/print_sink.h"
 #include "runtime/profiler.h"
+#include "runtime/rank.h"
 #include "runtime/step.h"
 
 namespace msrt::python {
@@ -31,6 +32,7 @@ void BindRuntime(py::module_& m) {
       py::arg("path"), "The values of a print file in order: str, or TensorBase.");
   m.def("current_step", [] { return runtime::CurrentStep(); },
         "Completed training steps (PYNATIVE_MODE's iteration; Note [Eager iterations]).");
+  m.def("rank_id", &runtime::RankId, "This process's rank (rank_<id> folders of dumps and caches).");
   m.def("advance_step", [] { return runtime::AdvanceStep(); }, "Ends a training step; returns the new count.");
 
   namespace prof = runtime::profiler;

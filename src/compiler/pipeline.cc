@@ -121,7 +121,7 @@ const bool kConsumersDeclared = [] {
 
 int64_t NextGraphId() { return g_next_graph_id.fetch_add(1); }
 
-Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id) {
+Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_end) {
   static const context::OptionRef<int64_t> kMemoryLevel(Family::kRuntime, "memory_optimize_level");
   static const context::OptionRef<std::string> kDeviceTarget(Family::kRuntime, "device_target");
   static const context::OptionRef<std::string> kEnvConfig(Family::kRuntime, "env_config_path");
@@ -143,15 +143,20 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id) {
                                                      report));
   }
 
-  manager.EndStage("capture", *graph);
   auto start = std::chrono::steady_clock::now();
-  manager.RunStage("optimize", *graph,
-                   {{"simplify_algebra", SimplifyAlgebra},
-                    {"fold_constants", FoldConstants},
-                    {"eliminate_common_subexpressions", EliminateCommonSubexpressions},
-                    {"eliminate_dead_code", EliminateDeadCode}},
-                   /*max_rounds=*/4);
+  if (front_end) {
+    manager.EndStage("capture", *graph);
+    manager.RunStage("optimize", *graph,
+                     {{"simplify_algebra", SimplifyAlgebra},
+                      {"fold_constants", FoldConstants},
+                      {"eliminate_common_subexpressions", EliminateCommonSubexpressions},
+                      {"eliminate_dead_code", EliminateDeadCode}},
+                     /*max_rounds=*/4);
+  } else {
+    manager.EndStage("loaded", *graph);
+  }
   report.optimize_seconds = Since(start);
+  result.optimized = std::make_shared<ir::Graph>(*graph);
 
   start = std::chrono::steady_clock::now();
   runtime::GraphOptions options;

@@ -30,12 +30,16 @@ struct CompileReport {
 
 struct Compiled {
   std::shared_ptr<runtime::GraphExecutable> executable;
+  /// The graph after the front end (before fusion): what the compile cache and ms.export save.
+  std::shared_ptr<const ir::Graph> optimized;
   CompileReport report;
 };
 
 /// Optimises `graph` (in place) and builds its executable, following the
 /// context's compile keys (save_graphs, memory_optimize_level, device_target...).
-Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id);
+/// With `front_end` false (a graph loaded from the compile cache or a file)
+/// the capture and optimize stages are skipped.
+Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_end = true);
 
 /// A new id for a graph about to be captured (used in IR file names).
 int64_t NextGraphId();

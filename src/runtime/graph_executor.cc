@@ -218,6 +218,10 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
     const Binding& b = weight_bindings_[i];
     Tensor t = (!weights.empty() && weights[i].defined()) ? weights[i] : g.node(b.node).value;
     const ops::TensorMeta& m = slot_meta_[static_cast<size_t>(b.slot)];
+    if (!t.defined()) {
+      throw ValueError(StrCat("Graph '", g.name(), "' needs weight '", g.node(b.node).name, "' (",
+                              DTypeName(m.dtype), ShapeRepr(m.shape), "), but none was bound."));
+    }
     if (!SameMeta(m, t)) {
       throw ValueError(StrCat("Graph '", g.name(), "' was compiled for weight '", g.node(b.node).name, "' as ",
                               DTypeName(m.dtype), ShapeRepr(m.shape), ", but it is now ", t.Describe(), "."));

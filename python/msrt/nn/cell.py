@@ -461,8 +461,22 @@ def _is_parameter_sequence(value):
 
 
 class GraphCell(Cell):
-    """Placeholder for MindSpore's GraphCell (loading exported MindIR)."""
+    """Runs a graph loaded by `ms.load` (from `ms.export`), with the weights
+    saved in it, in either mode."""
 
     def __init__(self, graph, params_init=None, obf_random_seed=None):
         super().__init__()
-        raise NotImplementedError("GraphCell (loading MindIR graphs) is not supported by msrt yet.")
+        from .._graph_files import Graph
+
+        if not isinstance(graph, Graph):
+            raise TypeError(f"For 'GraphCell', the 'graph' must be what ms.load returns, but got "
+                            f"{type(graph).__name__}.")
+        if params_init is not None:
+            raise ValueError("For 'GraphCell', 'params_init' is not supported: the weights come from the file.")
+        self.__dict__["graph"] = graph
+
+    def construct(self, *inputs):
+        return self.graph(*inputs)
+
+    def __call__(self, *inputs):
+        return self.graph(*inputs)

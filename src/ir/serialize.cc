@@ -1,0 +1,193 @@
+// Graph files: the compile cache and ms.export/ms.load share this format.
+//
+// Note [Graph file format]
+//   bytes 0-7   magic "MSRTGRPH"
+//   bytes 8-11  format version (uint32, little endian), 1
+//   bytes 12-19 header length H (uint64)
+//   H bytes     header: JSON {graph, inputs, outputs, nodes[...], metadata_bytes}
+//   then        the caller's metadata (opaque, e.g. the Python result structure)
+//   then        tensor data, each constant (and embedded weight) at the offset
+//               its node names, contiguous, native byte order
+// Every read is bounds-checked: a truncated or corrupt file raises
+// ValueError and never yields a partial graph.
+#include "ir/serialize.h"
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+namespace msrt::ir {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr char kMagic[8] = {'M', 'S', 'R', 'T', 'G', 'R', 'P', 'H'};
+constexpr uint32_t kVersion = 1;
+
+Json ToJson(const Value& v) {
+  switch (v.kind()) {
+    case ValueKind::kNone: return nullptr;
+    case ValueKind::kBool: return v.as_bool();
+    case ValueKind::kInt: return v.as_int();
+    case ValueKind::kFloat: return Json{{"f", v.as_float()}};
+    case ValueKind::kString: return Json{{"s", v.as_string()}};
+    case ValueKind::kList:
+    case ValueKind::kTuple: {
+      Json items = Json::array();
+      for (const Value& item : v.as_list()) items.push_back(ToJson(item));
+      return Json{{v.is_tuple() ? "t" : "l", items}};
+    }
+    case ValueKind::kDict: {
+      Json items = Json::array();
+      for (const auto& [key, item] : v.as_dict()) items.push_back(Json::array({key, ToJson(item)}));
+      return Json{{"d", items}};
+    }
+    case ValueKind::kObject: break;
+  }
+  throw ValueError(StrCat("a graph attribute of type ", v.repr(), " can not be saved"));
+}
+
+Value FromJson(const Json& j) {
+  if (j.is_null()) return Value();
+  if (j.is_boolean()) return Value(j.get<bool>());
+  if (j.is_number_integer()) return Value(j.get<int64_t>());
+  if (!j.is_object() || j.size() != 1) throw ValueError("bad attribute encoding");
+  const auto& [tag, body] = *j.items().begin();
+  if (tag == "f") return Value(body.get<double>());
+  if (tag == "s") return Value(body.get<std::string>());
+  if (tag == "l" || tag == "t") {
+    List items;
+    for (const Json& item : body) items.push_back(FromJson(item));
+    return tag == "t" ? Value::Tuple(std::move(items)) : Value(std::move(items));
+  }
+  if (tag == "d") {
+    Dict items;
+    for (const Json& pair : body) items.Set(pair.at(0).get<std::string>(), FromJson(pair.at(1)));
+    return Value(std::move(items));
+  }
+  throw ValueError(StrCat("bad attribute tag '", tag, "'"));
+}
+
+Json MetaJson(const ops::TensorMeta& m) { return Json{{"shape", m.shape}, {"dtype", DTypeAttrName(m.dtype)}}; }
+
+ops::TensorMeta MetaFromJson(const Json& j) {
+  auto dtype = ParseDType(j.at("dtype").get<std::string>());
+  if (!dtype) throw ValueError("unknown dtype");
+  return {j.at("shape").get<Shape>(), *dtype};
+}
+
+template <typename T>
+void Put(std::string& out, T value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+}  // namespace
+
+std::string SerializeGraph(const Graph& graph, bool embed_weights, std::string_view metadata) {
+  Json nodes = Json::array();
+  std::string data;
+  for (const Node& n : graph.nodes()) {
+    if (n.dead) throw InternalError("serialising a graph with deleted nodes");
+    if (!n.fused.empty()) throw InternalError("serialising a fused graph (save before the backend stage)");
+    Json j{{"kind", NodeKindName(n.kind)}, {"scope", n.scope}, {"source", n.source}, {"name", n.name}};
+    Json outputs = Json::array();
+    for (const auto& m : n.outputs) outputs.push_back(MetaJson(m));
+    j["outputs"] = outputs;
+    if (n.kind == NodeKind::kOp) {
+      j["op"] = n.op->name;
+      Json inputs = Json::array();
+      for (const ValueRef& v : n.inputs) inputs.push_back(Json::array({v.node, v.index}));
+      j["inputs"] = inputs;
+      Json attrs = Json::array();
+      for (const auto& [key, value] : n.attrs) attrs.push_back(Json::array({key, ToJson(value)}));
+      j["attrs"] = attrs;
+    }
+    bool store = n.kind == NodeKind::kConstant || (n.kind == NodeKind::kWeight && embed_weights);
+    if (store) {
+      if (!n.value.defined()) throw ValueError(StrCat("weight '", n.name, "' has no data to save"));
+      j["offset"] = data.size();
+      j["nbytes"] = n.value.nbytes();
+      data.append(static_cast<const char*>(n.value.data()), n.value.nbytes());
+    }
+    nodes.push_back(std::move(j));
+  }
+  Json refs = Json::array();
+  for (const ValueRef& v : graph.outputs()) refs.push_back(Json::array({v.node, v.index}));
+  Json header{{"graph", graph.name()}, {"inputs", graph.inputs()}, {"outputs", refs}, {"nodes", nodes},
+              {"metadata_bytes", metadata.size()}, {"data_bytes", data.size()}};
+  std::string text = header.dump();
+  std::string out(kMagic, sizeof kMagic);
+  Put(out, kVersion);
+  Put(out, static_cast<uint64_t>(text.size()));
+  out += text;
+  out.append(metadata);
+  out += data;
+  return out;
+}
+
+LoadedGraph DeserializeGraph(std::string_view bytes, std::string_view what) {
+  auto corrupt = [what](const std::string& why) -> ValueError {
+    return ValueError(StrCat("'", what, "' is not a valid msrt graph file: ", why, "."));
+  };
+  constexpr size_t kFixed = sizeof kMagic + sizeof(uint32_t) + sizeof(uint64_t);
+  if (bytes.size() < kFixed || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) throw corrupt("bad magic");
+  uint32_t version;
+  uint64_t header_size;
+  std::memcpy(&version, bytes.data() + 8, sizeof version);
+  std::memcpy(&header_size, bytes.data() + 12, sizeof header_size);
+  if (version != kVersion) throw corrupt(StrCat("format version ", version, ", this msrt reads ", kVersion));
+  if (header_size > bytes.size() - kFixed) throw corrupt("truncated header");
+  LoadedGraph loaded;
+  try {
+    Json header = Json::parse(bytes.substr(kFixed, header_size));
+    size_t metadata_size = header.at("metadata_bytes").get<size_t>();
+    size_t data_size = header.at("data_bytes").get<size_t>();
+    size_t body = kFixed + header_size;
+    if (metadata_size > bytes.size() - body || data_size != bytes.size() - body - metadata_size) {
+      throw corrupt("truncated or padded body");
+    }
+    loaded.metadata = std::string(bytes.substr(body, metadata_size));
+    std::string_view data = bytes.substr(body + metadata_size);
+    auto graph = std::make_shared<Graph>(header.at("graph").get<std::string>());
+    for (const Json& j : header.at("nodes")) {
+      Node n;
+      std::string kind = j.at("kind").get<std::string>();
+      n.kind = kind == "input"    ? NodeKind::kInput
+               : kind == "weight" ? NodeKind::kWeight
+               : kind == "constant" ? NodeKind::kConstant
+               : kind == "op"       ? NodeKind::kOp
+                                    : throw corrupt(StrCat("unknown node kind '", kind, "'"));
+      n.scope = j.at("scope").get<std::string>();
+      n.source = j.at("source").get<std::string>();
+      n.name = j.at("name").get<std::string>();
+      for (const Json& m : j.at("outputs")) n.outputs.push_back(MetaFromJson(m));
+      if (n.kind == NodeKind::kOp) {
+        n.op = ops::FindOp(j.at("op").get<std::string>());
+        if (n.op == nullptr) throw corrupt(StrCat("unknown op '", j.at("op").get<std::string>(), "'"));
+        for (const Json& v : j.at("inputs")) n.inputs.push_back({v.at(0).get<int32_t>(), v.at(1).get<int32_t>()});
+        for (const Json& a : j.at("attrs")) n.attrs.Set(a.at(0).get<std::string>(), FromJson(a.at(1)));
+      }
+      if (j.contains("offset")) {
+        size_t offset = j.at("offset").get<size_t>(), nbytes = j.at("nbytes").get<size_t>();
+        if (n.outputs.size() != 1 || offset > data.size() || nbytes > data.size() - offset) {
+          throw corrupt("tensor data out of range");
+        }
+        const ops::TensorMeta& m = n.outputs[0];
+        if (nbytes != static_cast<size_t>(NumElements(m.shape)) * ItemSize(m.dtype)) throw corrupt("tensor size");
+        n.value = Tensor::FromHost(data.data() + offset, nbytes, m.shape, m.dtype);
+        n.value.impl()->name = n.name;
+      }
+      graph->Add(std::move(n));
+    }
+    graph->inputs() = header.at("inputs").get<std::vector<int32_t>>();
+    for (const Json& v : header.at("outputs")) graph->outputs().push_back({v.at(0).get<int32_t>(), v.at(1).get<int32_t>()});
+    Verify(*graph, "load");
+    loaded.graph = std::move(graph);
+  } catch (const ValueError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw corrupt(e.what());
+  }
+  return loaded;
+}
+
+}  // namespace msrt::ir
