@@ -55,6 +55,9 @@ bench: build
 	$(PY) benchmarks/context_bench.py
 	$(PY) benchmarks/tensor_op_overhead.py
 	$(PY) benchmarks/lenet_step.py
+	$(PY) benchmarks/fusion.py
+	$(PY) benchmarks/memory_plan.py
+	$(PY) benchmarks/compile_time.py
 	$(PY) benchmarks/conv_matmul.py
 	$(PY) benchmarks/dataset_pipeline.py
 
