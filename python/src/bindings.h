@@ -20,5 +20,6 @@ void BindCore(py::module_& m);
 void BindContext(py::module_& m);
 void BindTensor(py::module_& m);
 void BindRandom(py::module_& m);
+void BindRuntime(py::module_& m);
 
 }  // namespace msrt::python

@@ -6,4 +6,5 @@ PYBIND11_MODULE(_C, m) {
   msrt::python::BindContext(m);
   msrt::python::BindTensor(m);
   msrt::python::BindRandom(m);
+  msrt::python::BindRuntime(m);
 }
