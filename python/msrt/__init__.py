@@ -21,6 +21,7 @@ from ._warnings import ContextDeprecationWarning, DeviceNotApplicableWarning, Ms
 _C._set_warning_classes(MsrtWarning, ContextDeprecationWarning, DeviceNotApplicableWarning)
 
 from . import context  # noqa: E402
+from . import runtime  # noqa: E402
 from .context import (  # noqa: E402
     GRAPH_MODE,
     PYNATIVE_MODE,
@@ -68,6 +69,7 @@ __all__ = [
     "PYNATIVE_MODE",
     "ParallelMode",
     "context",
+    "runtime",
     "get_auto_parallel_context",
     "get_context",
     "get_ps_context",

@@ -22,5 +22,6 @@ void BindTensor(py::module_& m);
 void BindRandom(py::module_& m);
 void BindGraph(py::module_& m);
 void BindRuntime(py::module_& m);
+void BindMemory(py::module_& m);
 
 }  // namespace msrt::python

@@ -8,4 +8,5 @@ PYBIND11_MODULE(_C, m) {
   msrt::python::BindRandom(m);
   msrt::python::BindGraph(m);
   msrt::python::BindRuntime(m);
+  msrt::python::BindMemory(m);
 }

@@ -11,7 +11,7 @@
 #include "compiler/fusion.h"
 #include "compiler/pass_manager.h"
 #include "context/graph_kernel_flags.h"
-#include "context/env_config.h"
+#include "memory/allocator.h"
 #include "msrt/context/context.h"
 
 namespace msrt::compiler {
@@ -124,7 +124,6 @@ int64_t NextGraphId() { return g_next_graph_id.fetch_add(1); }
 Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_end) {
   static const context::OptionRef<int64_t> kMemoryLevel(Family::kRuntime, "memory_optimize_level");
   static const context::OptionRef<std::string> kDeviceTarget(Family::kRuntime, "device_target");
-  static const context::OptionRef<std::string> kEnvConfig(Family::kRuntime, "env_config_path");
   static const context::OptionRef<bool> kEnableGraphKernel(Family::kRuntime, "enable_graph_kernel");
 
   Compiled result;
@@ -183,8 +182,7 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_
     }
   }
   options.memory_level = static_cast<int>(kMemoryLevel.Get());
-  std::string env_config = kEnvConfig.Get();
-  if (!env_config.empty()) options.buffer_reuse = context::LoadEnvConfigFile(env_config).mem_reuse;
+  options.buffer_reuse = memory::BufferReuseEnabled();  // env_config_path: sys.mem_Reuse
   manager.EndStage("backend", *graph);
   result.executable = std::make_shared<runtime::GraphExecutable>(graph, options);
   report.backend_seconds = Since(start);

@@ -463,21 +463,22 @@ FamilyTable MakeRuntimeTable() {
            .type = "int",
            .default_value = Value(int64_t{30}),
            .parse = ParseCount(0, "must be greater than or equal to 0"),
-           .doc = "Threads of the runtime pool (executors and CPU kernels), capped by the "
-                  "hardware threads. Default 30."},
+           .doc = "Threads of the runtime (schedulers and CPU kernels), capped by the hardware "
+                  "threads; 0 means all of them. Default 30. See docs/runtime.md for the split."},
           {.name = "inter_op_parallel_num",
            .type = "int",
            .default_value = Value(int64_t{0}),
            .parse = ParseCount(0, "must be greater than or equal to 0"),
-           .doc = "Operators run concurrently; 0 lets the runtime decide."},
+           .doc = "Scheduler threads (operators launched concurrently), added to "
+                  "runtime_num_threads; 0 lets the runtime decide (18% of runtime_num_threads)."},
           {.name = "op_timeout",
            .type = "int",
            .default_value = Value(int64_t{900}),
            .parse = ParseCount(0, "must be greater than or equal to 0"),
            .mindspore_devices = kGpuAscend,
            .device_note = "msrt enforces the per-operator time limit on every device.",
-           .doc = "Seconds one operator may run before it is stopped; 0 means the device's own "
-                  "limit. Default 900."},
+           .doc = "Seconds one operator may run before it is cancelled with a RuntimeError; 0 "
+                  "means the default, 900."},
 
           // --- Compilation -----------------------------------------------------
           {.name = "jit_syntax_level",
@@ -536,8 +537,8 @@ FamilyTable MakeRuntimeTable() {
            .mindspore_devices = kAscendOnly,
            .device_note = "msrt selects deterministic kernels on every device.",
            .affects_compile = true,
-           .doc = "\"ON\" makes repeated runs with the same inputs give bit-identical results; "
-                  "default \"OFF\"."},
+           .doc = "\"ON\" makes repeated runs with the same inputs give bit-identical results, "
+                  "whatever runtime_num_threads is; default \"OFF\"."},
           {.name = "reserve_class_name_in_scope",
            .type = "bool",
            .default_value = Value(true),

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "context/store_impl.h"
+#include "context/testing.h"
 
 namespace msrt::context {
 
@@ -14,6 +15,17 @@ void Store::MarkInEffect(Family family, std::string_view key, std::string reason
     s.in_effect_reason = std::move(reason);
   }
 }
+
+namespace testing {
+void ForgetInEffect(Store& store, Family family, std::string_view key) {
+  Store::Impl& impl = *store.impl_;
+  int slot = impl.ResolvePublic(family, key, /*is_set=*/false, nullptr);
+  std::unique_lock lock(impl.state_mutex);
+  Slot& s = impl.family(family).slots[slot];
+  s.in_effect = false;
+  s.in_effect_reason.clear();
+}
+}  // namespace testing
 
 bool Store::IsInEffect(Family family, std::string_view key) const {
   int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);

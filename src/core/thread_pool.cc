@@ -1,49 +1,75 @@
 #include "core/thread_pool.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "msrt/context/context.h"
 #include "msrt/core/device.h"
+#include "msrt/core/errors.h"
 #include "msrt/core/logging.h"
 
 namespace msrt {
+namespace detail {
+thread_local Cancellable* t_cancellable = nullptr;
+}  // namespace detail
+
 namespace {
+
+using context::Family;
 
 thread_local bool t_inside_pool = false;
 
-int ThreadsFor(int64_t requested) {
-  int hardware = HardwareConcurrency();
-  if (requested <= 0) return hardware;
-  return static_cast<int>(std::min<int64_t>(requested, hardware));
+ThreadPlan PlanFromContext() {
+  context::Store& ctx = context::Global();
+  return PlanThreads(ctx.Get(Family::kRuntime, "runtime_num_threads").as_int(),
+                     ctx.Get(Family::kRuntime, "inter_op_parallel_num").as_int(), HardwareConcurrency());
 }
 
 class Pool {
  public:
   Pool() {
-    using context::Family;
-    desired_ = ThreadsFor(context::Global().Get(Family::kRuntime, "runtime_num_threads").as_int());
+    Follow();
     subscription_ = context::Global().Subscribe(
-        Family::kRuntime, {"runtime_num_threads"}, "CPU thread pool", [this](const context::Change&) {
-          desired_ = ThreadsFor(context::Global().Get(Family::kRuntime, "runtime_num_threads").as_int());
+        Family::kRuntime, {"runtime_num_threads", "inter_op_parallel_num", "deterministic"}, "CPU thread pool",
+        [this](const context::Change&) {
+          Follow();
+          ThreadPlan plan = this->plan();
+          if (plan.oversubscribed) {
+            Warn(WarningKind::kGeneral,
+                 StrCat("runtime_num_threads=", plan.runtime_threads, " and inter_op_parallel_num=", plan.inter_op,
+                        " ask for ", plan.total, " threads (", plan.scheduler, " scheduler, ", plan.kernel,
+                        " kernel) on ", plan.hardware, " hardware threads; they will compete for the cores."));
+          }
         });
   }
 
-  int threads() const { return desired_.load(); }
+  ThreadPlan plan() const {
+    std::lock_guard lock(plan_mutex_);
+    return plan_;
+  }
+  int threads() const { return kernel_threads_.load(std::memory_order_relaxed) + 1; }
+  int workers() const { return started_workers_.load(); }
+  bool deterministic() const { return deterministic_.load(std::memory_order_relaxed); }
 
   void Run(int64_t n, int64_t grain, detail::RangeFn fn, void* context) {
     std::unique_lock job_lock(job_mutex_, std::try_to_lock);
     if (!job_lock.owns_lock() || t_inside_pool) {  // busy or nested: run here
+      CancellationPoint();
       fn(context, 0, n);
       return;
     }
-    Resize(desired_.load());
+    Resize(kernel_threads_.load(std::memory_order_relaxed));
     Split split = SplitWork(n, grain, static_cast<int>(workers_.size()) + 1);
     if (split.chunks <= 1) {
+      CancellationPoint();
       fn(context, 0, n);
       return;
     }
@@ -51,6 +77,8 @@ class Pool {
       std::lock_guard lock(mutex_);
       fn_ = fn;
       context_ = context;
+      cancellable_ = detail::t_cancellable;
+      error_ = nullptr;
       n_ = n;
       chunk_size_ = split.chunk_size;
       chunks_ = split.chunks;
@@ -66,32 +94,51 @@ class Pool {
     // it, so none can touch the next job's state.
     std::unique_lock lock(mutex_);
     done_.wait(lock, [this] { return remaining_.load() == 0 && active_ == 0; });
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   }
 
-  ~Pool() { Resize(1); }
+  ~Pool() { Resize(0); }
 
  private:
+  void Follow() {
+    ThreadPlan plan = PlanFromContext();
+    {
+      std::lock_guard lock(plan_mutex_);
+      plan_ = plan;
+    }
+    kernel_threads_.store(plan.kernel, std::memory_order_relaxed);
+    deterministic_ = context::Global().Get(Family::kRuntime, "deterministic").as_string() == "ON";
+  }
+
   void Work() {
+    Cancellable* saved = SetThreadCancellable(cancellable_);
     for (;;) {
       int64_t chunk = next_.fetch_add(1);
-      if (chunk >= chunks_) return;
+      if (chunk >= chunks_) break;
       int64_t begin = chunk * chunk_size_;
       int64_t end = std::min(n_, begin + chunk_size_);
-      fn_(context_, begin, end);
+      try {
+        CancellationPoint();
+        fn_(context_, begin, end);
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+        // Skip the chunks nobody has started; count them as done.
+        int64_t taken = next_.exchange(chunks_);
+        if (taken < chunks_) remaining_.fetch_sub(chunks_ - taken);
+      }
       if (remaining_.fetch_sub(1) == 1) {
         std::lock_guard lock(mutex_);
         done_.notify_all();
       }
     }
+    SetThreadCancellable(saved);
   }
 
-  void WorkerLoop(int index) {
+  // `seen`: the job generation when the worker was created, so a worker
+  // that starts running late still joins the job that follows its creation.
+  void WorkerLoop(int index, uint64_t seen) {
     t_inside_pool = true;
-    uint64_t seen;
-    {
-      std::lock_guard lock(mutex_);
-      seen = generation_;
-    }
     for (;;) {
       {
         std::unique_lock lock(mutex_);
@@ -106,9 +153,9 @@ class Pool {
     }
   }
 
-  // Called with job_mutex_ held: no job is running.
-  void Resize(int threads) {
-    int workers = std::max(threads - 1, 0);
+  // Called with job_mutex_ held (or at exit): no job is running.
+  void Resize(int workers) {
+    workers = std::max(workers, 0);
     if (static_cast<int>(workers_.size()) == workers) return;
     if (static_cast<int>(workers_.size()) > workers) {
       {
@@ -119,18 +166,26 @@ class Pool {
       for (size_t i = workers; i < workers_.size(); ++i) workers_[i].join();
       workers_.resize(workers);
     }
+    uint64_t generation;
     {
       std::lock_guard lock(mutex_);
       stop_index_ = 1 << 30;
+      generation = generation_;
     }
     while (static_cast<int>(workers_.size()) < workers) {
       int index = static_cast<int>(workers_.size());
-      workers_.emplace_back([this, index] { WorkerLoop(index); });
+      workers_.emplace_back([this, index, generation] { WorkerLoop(index, generation); });
+      pthread_setname_np(workers_.back().native_handle(), "msrt-kernel");  // shown by ps, top and /proc
     }
-    MSRT_LOG(Info) << "CPU thread pool: " << workers + 1 << " threads";
+    started_workers_.store(workers);
+    MSRT_LOG(Info) << "CPU thread pool: " << workers << " workers";
   }
 
-  std::atomic<int> desired_{1};
+  mutable std::mutex plan_mutex_;
+  ThreadPlan plan_;
+  std::atomic<int> kernel_threads_{1};
+  std::atomic<bool> deterministic_{false};
+  std::atomic<int> started_workers_{0};
   context::Subscription subscription_;
   std::mutex job_mutex_;
   std::mutex mutex_;
@@ -142,6 +197,8 @@ class Pool {
   int active_ = 0;  // workers inside the current job (guarded by mutex_)
   detail::RangeFn fn_ = nullptr;
   void* context_ = nullptr;
+  Cancellable* cancellable_ = nullptr;
+  std::exception_ptr error_;  // the first chunk's error (guarded by mutex_)
   int64_t n_ = 0;
   int64_t chunk_size_ = 0;
   int64_t chunks_ = 0;
@@ -151,7 +208,10 @@ class Pool {
 
 // Declared at load so explain() and the docs name the pool before its first use.
 const bool kConsumerDeclared = [] {
-  context::Global().DeclareConsumer(context::Family::kRuntime, "runtime_num_threads", "CPU thread pool");
+  for (const char* key : {"runtime_num_threads", "inter_op_parallel_num"}) {
+    context::Global().DeclareConsumer(Family::kRuntime, key, "CPU thread pool");
+  }
+  context::Global().DeclareConsumer(Family::kRuntime, "deterministic", "CPU kernels (fixed reduction order)");
   return true;
 }();
 
@@ -161,6 +221,27 @@ Pool& GlobalPool() {
 }
 
 }  // namespace
+
+ThreadPlan PlanThreads(int64_t runtime_num_threads, int64_t inter_op_parallel_num, int hardware) {
+  ThreadPlan plan;
+  plan.hardware = std::max(hardware, 1);
+  plan.runtime_threads = runtime_num_threads <= 0
+                             ? plan.hardware
+                             : static_cast<int>(std::min<int64_t>(runtime_num_threads, plan.hardware));
+  plan.inter_op = static_cast<int>(std::clamp<int64_t>(inter_op_parallel_num, 0, plan.hardware));
+  if (plan.inter_op == 0) {
+    plan.scheduler = std::max(static_cast<int>(std::floor(plan.runtime_threads * 0.18)), 1);
+    plan.total = plan.runtime_threads > plan.scheduler ? plan.runtime_threads : plan.scheduler + 1;
+  } else {
+    plan.scheduler = plan.inter_op;
+    plan.total = plan.runtime_threads + plan.inter_op;
+  }
+  plan.kernel = plan.total - plan.scheduler;
+  plan.oversubscribed = plan.total > plan.hardware;
+  return plan;
+}
+
+ThreadPlan CurrentThreadPlan() { return GlobalPool().plan(); }
 
 Split SplitWork(int64_t n, int64_t grain, int threads) {
   grain = std::max<int64_t>(grain, 1);
@@ -172,6 +253,11 @@ Split SplitWork(int64_t n, int64_t grain, int threads) {
 }
 
 int IntraOpThreads() { return GlobalPool().threads(); }
+int KernelPoolWorkers() { return GlobalPool().workers(); }
+bool DeterministicKernels() { return GlobalPool().deterministic(); }
+
+Cancellable* SetThreadCancellable(Cancellable* c) { return std::exchange(detail::t_cancellable, c); }
+Cancellable* ThreadCancellable() { return detail::t_cancellable; }
 
 namespace detail {
 void ParallelForImpl(int64_t n, int64_t grain, RangeFn fn, void* context) { GlobalPool().Run(n, grain, fn, context); }

@@ -1,17 +1,83 @@
-// The CPU thread pool kernels split their loops over.
+// The CPU thread pool kernels split their loops over, sized from the
+// context, and the cancellation points long loops check.
 //
-// Its size follows the context key runtime_num_threads (capped by the
-// hardware; 0 means all hardware threads) and changes when the key changes.
-// The calling thread works too, so a pool of N threads has N - 1 workers.
+// Note [Thread plan]
+// runtime_num_threads and inter_op_parallel_num size the runtime's threads
+// as MindSpore's actor runtime does: with `cores` hardware threads,
+// rt = min(runtime_num_threads, cores) (0: cores) and
+// iop = min(inter_op_parallel_num, cores). With iop = 0, scheduler threads
+// = max(floor(rt * 0.18), 1) and total = rt if rt > scheduler, else
+// scheduler + 1; otherwise scheduler = iop and total = rt + iop. Kernel
+// threads = total - scheduler. The scheduler threads launch kernels (the
+// eager dispatcher is one); the kernel pool has `kernel` worker threads, and
+// the launching thread works on the chunks of its own loops too, so a
+// ParallelFor runs on kernel + 1 threads. The pool follows changes of the
+// keys; oneDNN's OpenMP team is sized the same (IntraOpThreads).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 namespace msrt {
 
-/// Threads a ParallelFor uses (the caller included).
+/// How the runtime's threads are sized (Note [Thread plan]).
+struct ThreadPlan {
+  int hardware = 1;         // hardware threads
+  int runtime_threads = 1;  // runtime_num_threads after the cap (0: all)
+  int inter_op = 0;         // inter_op_parallel_num after the cap
+  int scheduler = 1;        // threads that launch kernels
+  int kernel = 1;           // kernel pool workers
+  int total = 2;            // scheduler + kernel
+  bool oversubscribed = false;  // total > hardware
+};
+ThreadPlan PlanThreads(int64_t runtime_num_threads, int64_t inter_op_parallel_num, int hardware);
+/// The plan for the context's current values.
+ThreadPlan CurrentThreadPlan();
+
+/// Threads a ParallelFor uses (the launching thread included): plan.kernel + 1.
 int IntraOpThreads();
+/// Worker threads the kernel pool has started (OS threads that exist now).
+int KernelPoolWorkers();
+
+/// Whether kernels must give bit-identical results whatever the thread
+/// count (context key deterministic="ON").
+bool DeterministicKernels();
+
+// ---------------------------------------------------------------------------
+// Cooperative cancellation (Note [Op timeout] in src/runtime/op_timeout.cc).
+
+/// What a launching thread installs while a kernel runs; someone else may
+/// request its cancellation. Loops of that kernel (including their chunks on
+/// pool workers) then stop at their next CancellationPoint.
+class Cancellable {
+ public:
+  virtual ~Cancellable() = default;
+  bool requested() const { return (state_.load(std::memory_order_relaxed) & kRequested) != 0; }
+  /// The error the kernel raises when stopped.
+  [[noreturn]] virtual void Throw() const = 0;
+
+ protected:
+  static constexpr uint64_t kRequested = 1;
+  /// Owner-defined bits, plus kRequested once cancellation was asked for.
+  std::atomic<uint64_t> state_{0};
+};
+
+/// Installs `c` (or nothing) for this thread; returns the previous one.
+Cancellable* SetThreadCancellable(Cancellable* c);
+Cancellable* ThreadCancellable();
+
+namespace detail {
+extern thread_local Cancellable* t_cancellable;
+}
+
+/// Throws the kernel's cancellation error when it was requested. One
+/// thread-local read and one relaxed load otherwise.
+inline void CancellationPoint() {
+  const Cancellable* c = detail::t_cancellable;
+  if (c != nullptr && c->requested()) c->Throw();
+}
 
 namespace detail {
 using RangeFn = void (*)(void* context, int64_t begin, int64_t end);
@@ -21,7 +87,10 @@ void ParallelForImpl(int64_t n, int64_t grain, RangeFn fn, void* context);
 /// Calls fn(begin, end) over [0, n) in chunks of at least `grain` items,
 /// across the pool. Chunk boundaries depend only on n, grain and the pool
 /// size, so a reduction that combines per-chunk partials in chunk order is
-/// reproducible for a given thread count. Nested calls run serially.
+/// reproducible for a given thread count. Nested calls run serially. An
+/// exception thrown by fn (on any thread) skips the chunks not yet started
+/// and is rethrown to the caller; a chunk starts only after a
+/// CancellationPoint.
 template <typename Fn>
 void ParallelFor(int64_t n, int64_t grain, Fn&& fn) {
   if (n <= 0) return;

@@ -1,120 +1,208 @@
 #include "memory/allocator.h"
 
 #include <atomic>
-#include <cstdlib>
+#include <cmath>
+#include <cstdio>
 #include <mutex>
-#include <unordered_map>
-#include <vector>
 
+#include "context/env_config.h"
+#include "context/testing.h"
+#include "msrt/context/context.h"
 #include "msrt/core/errors.h"
+#include "msrt/core/logging.h"
 
 namespace msrt::memory {
 namespace {
 
-constexpr size_t kAlignment = 64;
+using context::Family;
 
-// Rounds a request to its size class: multiples of 64 B up to 4 KiB, then
-// four classes per power of two (at most 25% slack).
-size_t SizeClass(size_t nbytes) {
-  if (nbytes <= 4096) return (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-  size_t power = size_t{1} << (63 - __builtin_clzll(nbytes - 1));
-  size_t step = power / 4;
-  return (nbytes + step - 1) / step * step;
+constexpr std::string_view kConsumer = "device memory pool";
+constexpr std::string_view kFrozenKeys[] = {"max_device_memory", "variable_memory_max_size", "mempool_block_size"};
+constexpr double kGiB = double(int64_t{1} << 30);
+
+// sys.mem_Reuse of the env_config_path file, followed as the key changes.
+class ReuseSetting {
+ public:
+  ReuseSetting() {
+    Read();
+    subscription_ = context::Global().Subscribe(Family::kRuntime, {"env_config_path"}, std::string(kConsumer),
+                                                [this](const context::Change&) { Read(); });
+  }
+  bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
+
+ private:
+  void Read() {
+    std::string path = context::Global().Get(Family::kRuntime, "env_config_path").as_string();
+    if (path.empty()) {
+      enabled_ = true;
+      return;
+    }
+    try {
+      enabled_ = context::LoadEnvConfigFile(path).mem_reuse;
+    } catch (const Error& e) {  // set_context checked it; it changed on disk since
+      MSRT_LOG(Warning) << "memory pool: keeping buffer reuse " << (enabled_ ? "on" : "off") << ": " << e.what();
+    }
+  }
+  std::atomic<bool> enabled_{true};
+  context::Subscription subscription_;
+};
+
+ReuseSetting& Reuse() {
+  static auto* setting = new ReuseSetting();
+  return *setting;
 }
 
-class CpuCache {
+std::string GbText(double gb) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", gb);
+  return text;
+}
+
+// The limits the context asks for now.
+PoolLimits LimitsFromContext() {
+  context::Store& ctx = context::Global();
+  PoolLimits limits;
+  double cap_gb = ctx.Get(Family::kRuntime, "max_device_memory").as_float();
+  limits.cap = static_cast<int64_t>(std::min(cap_gb * kGiB, 9.0e18));
+  limits.cap_origin = StrCat("max_device_memory=\"", GbText(cap_gb), "GB\"");
+  // Stored as "N * 1024 * 1024 * 1024", or "0" when unset.
+  std::string variable = ctx.Get(Family::kRuntime, "variable_memory_max_size").as_string();
+  int64_t variable_gb = std::atoll(variable.c_str());
+  if (variable_gb > 0 && variable_gb * (int64_t{1} << 30) < limits.cap) {
+    limits.cap = variable_gb * (int64_t{1} << 30);
+    limits.cap_origin = StrCat("variable_memory_max_size=\"", variable_gb, "GB\"");
+  }
+  limits.block_size = static_cast<int64_t>(ctx.Get(Family::kRuntime, "mempool_block_size").as_float() * kGiB);
+  limits.reuse = Reuse().enabled();
+  return limits;
+}
+
+class DevicePool {
  public:
-  void* Take(size_t size_class) {
-    std::lock_guard lock(mutex_);
-    auto it = free_.find(size_class);
-    if (it != free_.end() && !it->second.empty()) {
-      void* p = it->second.back();
-      it->second.pop_back();
-      cached_bytes_ -= static_cast<int64_t>(size_class);
-      return p;
-    }
-    return nullptr;
+  DevicePool() : pool_(MakeHostBlockSource(), LimitsFromContext()) {
+    subscription_ = context::Global().Subscribe(
+        Family::kRuntime, {"max_device_memory", "variable_memory_max_size", "mempool_block_size", "env_config_path"},
+        std::string(kConsumer), [this](const context::Change&) { pool_.SetLimits(LimitsFromContext()); });
   }
-  void Give(void* p, size_t size_class) {
-    std::lock_guard lock(mutex_);
-    free_[size_class].push_back(p);
-    cached_bytes_ += static_cast<int64_t>(size_class);
+
+  MemoryPool& Started() {
+    if (!started_.load(std::memory_order_acquire)) Start();
+    return pool_;
   }
-  int64_t cached_bytes() {
-    std::lock_guard lock(mutex_);
-    return cached_bytes_;
-  }
-  void Empty() {
-    std::lock_guard lock(mutex_);
-    for (auto& [size, blocks] : free_) {
-      for (void* p : blocks) std::free(p);
-    }
-    free_.clear();
-    cached_bytes_ = 0;
+  MemoryPool& pool() { return pool_; }
+  bool started() const { return started_.load(std::memory_order_acquire); }
+  void Thaw() {
+    std::lock_guard lock(start_mutex_);
+    for (std::string_view key : kFrozenKeys) context::testing::ForgetInEffect(context::Global(), Family::kRuntime, key);
+    started_.store(false, std::memory_order_release);
   }
 
  private:
-  std::mutex mutex_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
-  int64_t cached_bytes_ = 0;
+  void Start() {
+    std::lock_guard lock(start_mutex_);
+    if (started_.load(std::memory_order_relaxed)) return;
+    // Marked before reading, so a concurrent set_context cannot slip in between.
+    for (std::string_view key : kFrozenKeys) {
+      context::Global().MarkInEffect(Family::kRuntime, key, "the CPU memory pool started (first tensor allocation)");
+    }
+    pool_.SetLimits(LimitsFromContext());
+    started_.store(true, std::memory_order_release);
+  }
+
+  MemoryPool pool_;
+  std::mutex start_mutex_;
+  std::atomic<bool> started_{false};
+  context::Subscription subscription_;
 };
 
-CpuCache& Cache() {
-  static CpuCache* cache = new CpuCache();  // outlives tensors freed at exit
-  return *cache;
+DevicePool& HostPool() {
+  static auto* pool = new DevicePool();  // outlives tensors freed at exit
+  return *pool;
 }
 
-std::atomic<int64_t> g_allocated{0};
-std::atomic<int64_t> g_peak{0};
+std::atomic<void (*)()> g_pressure_hook{nullptr};
 
-void ReleaseCpu(void* p, size_t size_class) {
-  g_allocated.fetch_sub(static_cast<int64_t>(size_class), std::memory_order_relaxed);
-  Cache().Give(p, size_class);
+void ReleaseHost(void* p, size_t) { HostPool().pool().Free(p); }
+
+void RequireHost(DeviceTarget device) {
+  if (device != DeviceTarget::kCPU) {
+    throw RuntimeError(StrCat("No memory pool for device '", DeviceTargetName(device), "' in this build of msrt."));
+  }
 }
+
+// Declared at load so explain() and the docs name the pool before its first use.
+const bool kConsumersDeclared = [] {
+  for (std::string_view key : kFrozenKeys) context::Global().DeclareConsumer(Family::kRuntime, key, std::string(kConsumer));
+  context::Global().DeclareConsumer(Family::kRuntime, "env_config_path", "device memory pool (sys.mem_Reuse)");
+  return true;
+}();
 
 }  // namespace
 
 std::shared_ptr<Storage> Allocate(size_t nbytes, DeviceTarget device) {
-  if (device != DeviceTarget::kCPU) {
-    throw RuntimeError(StrCat("No memory allocator for device '", DeviceTargetName(device),
-                              "' in this build of msrt."));
-  }
-  size_t size_class = SizeClass(nbytes == 0 ? 1 : nbytes);
-  void* p = Cache().Take(size_class);
+  RequireHost(device);
+  MemoryPool& pool = HostPool().Started();
+  size_t granted = 0;
+  std::string why;
+  void* p = pool.TryAllocate(nbytes, &granted, &why);
   if (p == nullptr) {
-    p = std::aligned_alloc(kAlignment, size_class);
-    if (p == nullptr) {
-      Cache().Empty();
-      p = std::aligned_alloc(kAlignment, size_class);
-    }
-    if (p == nullptr) {
-      throw MemoryError(StrCat("Out of host memory: could not allocate ", nbytes, " bytes (", g_allocated.load(),
-                               " bytes are in use by tensors)."));
-    }
+    if (auto hook = g_pressure_hook.load()) hook();  // queued kernels may free what is needed
+    p = pool.Allocate(nbytes, &granted);
   }
-  int64_t now = g_allocated.fetch_add(static_cast<int64_t>(size_class), std::memory_order_relaxed) +
-                static_cast<int64_t>(size_class);
-  int64_t peak = g_peak.load(std::memory_order_relaxed);
-  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-  }
-  return std::make_shared<Storage>(p, size_class, device, &ReleaseCpu);
+  return std::make_shared<Storage>(p, granted, device, &ReleaseHost);
 }
 
-MemoryStats Stats(DeviceTarget device) {
-  MemoryStats s;
-  if (device != DeviceTarget::kCPU) return s;
-  s.allocated = g_allocated.load();
-  s.peak_allocated = g_peak.load();
-  s.reserved = s.allocated + Cache().cached_bytes();
-  return s;
+void SetPressureHook(void (*hook)()) { g_pressure_hook = hook; }
+
+PoolStats Stats(DeviceTarget device) {
+  RequireHost(device);
+  DevicePool& host = HostPool();
+  PoolStats stats = host.pool().Stats();
+  if (!host.started()) {
+    PoolLimits limits = LimitsFromContext();
+    stats.cap = std::min(limits.cap, host.pool().source().Capacity());
+    stats.block_size = limits.block_size;
+    stats.reuse = limits.reuse;
+  }
+  return stats;
 }
 
 void ResetPeak(DeviceTarget device) {
-  if (device == DeviceTarget::kCPU) g_peak.store(g_allocated.load());
+  RequireHost(device);
+  HostPool().pool().ResetPeak();
 }
 
 void EmptyCache(DeviceTarget device) {
-  if (device == DeviceTarget::kCPU) Cache().Empty();
+  RequireHost(device);
+  HostPool().pool().EmptyCache();
 }
+
+std::string Summary(DeviceTarget device) {
+  PoolStats s = Stats(device);
+  auto row = [](std::string_view name, int64_t bytes) {
+    char text[96];
+    std::snprintf(text, sizeof text, "  %-22s %12.2f MiB  (%lld bytes)\n", std::string(name).c_str(),
+                  static_cast<double>(bytes) / double(1 << 20), static_cast<long long>(bytes));
+    return std::string(text);
+  };
+  std::string out = StrCat("Memory pool of ", DeviceTargetName(device), HostPool().started() ? "" : " (not started)",
+                           "\n");
+  out += row("allocated", s.allocated);
+  out += row("peak allocated", s.peak_allocated);
+  out += row("reserved", s.reserved);
+  out += row("peak reserved", s.peak_reserved);
+  out += row("cap", s.cap);
+  out += row("block size", s.block_size);
+  out += StrCat("  blocks                 ", s.blocks, "\n", "  live tensors' buffers  ", s.live_pieces, "\n",
+                "  allocations            ", s.allocations, " (", s.reused_allocations, " from reused memory, ",
+                s.failed_allocations, " refused)\n", "  buffer reuse           ", s.reuse ? "on" : "off", "\n");
+  return out;
+}
+
+bool BufferReuseEnabled() { return Reuse().enabled(); }
+
+namespace testing {
+void ThawPools() { HostPool().Thaw(); }
+}  // namespace testing
 
 }  // namespace msrt::memory

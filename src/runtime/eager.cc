@@ -13,6 +13,8 @@
 // thread and raises at once, at the Python line of the failing op.
 #include "runtime/eager.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -21,6 +23,7 @@
 
 #include "core/random.h"
 #include "kernels/kernel.h"
+#include "memory/allocator.h"
 #include "msrt/context/context.h"
 #include "ops/call.h"
 #include "runtime/launch.h"
@@ -33,6 +36,7 @@ using context::Family;
 
 OriginFn g_origin_hook = nullptr;
 OriginFn g_stack_hook = nullptr;
+thread_local bool t_on_dispatcher = false;
 
 struct WorkItem {
   const kernels::KernelDef* kernel;
@@ -85,6 +89,7 @@ class Dispatcher {
       std::lock_guard lock(mutex_);
       if (!started_) {
         worker_ = std::thread([this] { Loop(); });
+        pthread_setname_np(worker_.native_handle(), "msrt-dispatch");
         worker_.detach();
         started_ = true;
       }
@@ -103,6 +108,7 @@ class Dispatcher {
 
  private:
   void Loop() {
+    t_on_dispatcher = true;
     for (;;) {
       // Python usually launches the next op within microseconds: spin a
       // little before sleeping, which saves a wake-up per op.
@@ -120,6 +126,7 @@ class Dispatcher {
         queue_size_.store(queue_.size(), std::memory_order_release);
       }
       Execute(item);
+      item = WorkItem{};  // free its tensors before anyone waiting hears it finished
       {
         std::lock_guard lock(mutex_);
         ++finished_;
@@ -256,6 +263,13 @@ const bool kConsumersDeclared = [] {
   return true;
 }();
 const bool kInstalled = (ops::SetDefaultExecutor(&g_eager), true);
+
+// A full memory pool waits for the queued kernels (whose tensors may then be
+// freed) before refusing; never on the dispatcher, which runs them.
+void WaitForQueuedKernels() {
+  if (!t_on_dispatcher) GlobalDispatcher().WaitAll();
+}
+const bool kPressureHookInstalled = (memory::SetPressureHook(&WaitForQueuedKernels), true);
 
 }  // namespace
 

@@ -51,8 +51,17 @@ void LaunchKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const 
   }
   auto observers = std::atomic_load(&Observers().current);
   LaunchEvent event{kernel, op, inputs, outputs, attrs, site};
-  for (KernelObserver* o : *observers) o->Before(event);
-  kernel.run(args);
+  size_t armed = 0;  // observers whose Before() returned
+  try {
+    for (KernelObserver* o : *observers) {
+      o->Before(event);
+      ++armed;
+    }
+    kernel.run(args);
+  } catch (...) {
+    for (size_t i = 0; i < armed; ++i) (*observers)[i]->Aborted(event);
+    throw;
+  }
   for (KernelObserver* o : *observers) o->After(event);
 }
 

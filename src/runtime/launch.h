@@ -29,12 +29,15 @@ struct LaunchEvent {
 
 /// Watches kernel launches. Before() runs on the launching thread right
 /// before the kernel, After() right after it succeeds; both may throw to
-/// fail the launch (the error is reported as the op's error).
+/// fail the launch (the error is reported as the op's error). When the
+/// kernel or a later observer's Before() throws, Aborted() runs instead of
+/// After() for every observer whose Before() returned.
 class KernelObserver {
  public:
   virtual ~KernelObserver() = default;
   virtual void Before(const LaunchEvent& event) { (void)event; }
   virtual void After(const LaunchEvent& event) { (void)event; }
+  virtual void Aborted(const LaunchEvent& event) noexcept { (void)event; }
 };
 
 /// Observers are called in the order they were added. Adding or removing

@@ -48,12 +48,19 @@ ms.context.set_profile(DEFAULT_PROFILE)
 
 @pytest.fixture(autouse=True)
 def _restore_context():
-    """Snapshots the context before each test and restores it afterwards."""
+    """Snapshots the context before each test and restores it afterwards.
+
+    The memory pool freezes its keys (max_device_memory, ...) at the first
+    tensor; the suite shares one process, so each test starts with them
+    thawed (a test-only hook) and freezing itself is tested in subprocesses.
+    """
+    ms._C._testing_thaw_memory_pools()
     profile = ms.context.get_profile()
     before = ms.context.snapshot()
     yield
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        ms._C._testing_thaw_memory_pools()
         after = ms.context.snapshot()
         if after != before or ms.context.get_profile() != profile:
             # Loading marks every key as loaded, so it is done only when needed.

@@ -90,6 +90,10 @@ struct Change {
 
 class Store;
 
+namespace testing {
+void ForgetInEffect(Store& store, Family family, std::string_view key);  // src/context/testing.h
+}
+
 /// Keeps a subscription alive; unsubscribes when destroyed.
 class Subscription {
  public:
@@ -174,6 +178,7 @@ class Store {
   struct Impl;
 
  private:
+  friend void testing::ForgetInEffect(Store& store, Family family, std::string_view key);
   uint64_t CompileKeyHashOfState() const;
   std::unique_ptr<Impl> impl_;
 };

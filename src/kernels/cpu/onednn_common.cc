@@ -98,7 +98,9 @@ dnnl::stream& Stream() { return Current().stream; }
 
 int SyncThreads(int limit) {
   thread_local int applied = -1;
-  int threads = IntraOpThreads();
+  // oneDNN splits its work (reductions included) by the team size, so
+  // deterministic="ON" runs its primitives on one thread.
+  int threads = DeterministicKernels() ? 1 : IntraOpThreads();
   if (limit > 0 && limit < threads) threads = limit;
   if (threads != applied) {
     omp_set_num_threads(threads);

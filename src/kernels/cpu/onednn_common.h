@@ -32,7 +32,7 @@ dnnl::stream& Stream();
 
 /// Makes this thread's OpenMP team (oneDNN's threads) follow IntraOpThreads(),
 /// i.e. the context key runtime_num_threads, or `limit` when that is smaller
-/// (and positive); returns the count.
+/// (and positive), or 1 when deterministic="ON"; returns the count.
 int SyncThreads(int limit = 0);
 
 /// Thread limits for small primitives, which run on one thread: waking a

@@ -71,6 +71,7 @@ void ReferenceProduct(const Product& p, const T* a, const T* b, T* out, const T*
   int64_t b_row = p.tb ? 1 : p.n, b_col = p.tb ? p.k : 1;
   ParallelFor(batches * p.m, 1, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
+      CancellationPoint();  // a large float64 product runs for seconds
       int64_t bi = row / p.m, i = row % p.m;
       int64_t a_off = 0, b_off = 0;
       for (size_t d = 0; d < p.batch.size(); ++d) {

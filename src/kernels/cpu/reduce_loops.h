@@ -1,7 +1,8 @@
 // Reduction loops over x viewed as (A, R, B): R is reduced, A and B kept.
 // B == 1 (the last axis, e.g. rows of (N, C)) and A == 1 (leading axes) are
 // the fast paths; every reduction order is fixed by the shape and the
-// thread count (partials are combined in chunk order, never atomically).
+// thread count (partials are combined in chunk order, never atomically), or
+// by the shape alone when deterministic="ON".
 #pragma once
 
 #include <algorithm>
@@ -13,6 +14,10 @@
 #include "kernels/cpu/vector_math.h"
 
 namespace msrt::kernels::cpu {
+
+/// Chunks a long reduction is cut into when deterministic="ON", whatever
+/// the thread count.
+inline constexpr int kDeterministicSplit = 16;
 
 /// Lanes a row reduction keeps: element i goes to lane i % kReduceLanes.
 /// Fixed, so the summation order does not depend on the vector width.
@@ -208,7 +213,9 @@ void ReduceARB(const T* x, T* out, int64_t A, int64_t R, int64_t B) {
     return;
   }
   const int64_t total = outputs * R;
-  const int threads = IntraOpThreads();
+  // deterministic="ON": the split (and so the order partials are combined
+  // in) must not depend on the thread count; the pool still runs the chunks.
+  const int threads = DeterministicKernels() ? kDeterministicSplit : IntraOpThreads();
   // Few outputs over a long reduction: split R and combine partials in order.
   if (total >= 2 * kGrain && outputs < 4 * threads) {
     const Split split = SplitWork(R, std::max<int64_t>(kGrain / outputs, 1), threads);

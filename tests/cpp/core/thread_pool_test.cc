@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <numeric>
 #include <random>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -18,6 +20,14 @@
 
 namespace msrt {
 namespace {
+
+// Two thread plans whose kernel loops run on 2 and 3 threads (one scheduler
+// and one kernel thread; two of each: Note [Thread plan]).
+const Dict kPlans[] = {
+    Dict{{"runtime_num_threads", Value(2)}, {"inter_op_parallel_num", Value(0)}},
+    Dict{{"runtime_num_threads", Value(2)}, {"inter_op_parallel_num", Value(2)}},
+};
+const Dict kDefaultPlan{{"runtime_num_threads", Value(30)}, {"inter_op_parallel_num", Value(0)}};
 
 TEST(SplitWork, CoversTheRangeInAtMostOneChunkPerThread) {
   for (int64_t n : {1, 7, 100, 32768, 65536, 65537, 1000003}) {
@@ -59,13 +69,13 @@ std::vector<std::pair<int64_t, int64_t>> RangesOf(int64_t n, int64_t grain) {
 }
 
 TEST(ParallelFor, ChunksAreExactlyThoseOfSplitWork) {
-  for (int threads : {1, 2}) {
-    SetContext(Dict{{"runtime_num_threads", Value(threads)}});
+  for (const Dict& plan : kPlans) {
+    SetContext(plan);
     for (int64_t n : {1, 5000, 65536, 100001, 1 << 20}) {
       for (int repeat = 0; repeat < 5; ++repeat) {
         auto ranges = RangesOf(n, 4096);
         Split s = SplitWork(n, 4096, IntraOpThreads());
-        ASSERT_EQ(static_cast<int64_t>(ranges.size()), s.chunks) << "n=" << n << " threads=" << threads;
+        ASSERT_EQ(static_cast<int64_t>(ranges.size()), s.chunks) << "n=" << n << " threads=" << IntraOpThreads();
         for (int64_t c = 0; c < s.chunks; ++c) {
           EXPECT_EQ(ranges[c].first, c * s.chunk_size);
           EXPECT_EQ(ranges[c].second, std::min(n, (c + 1) * s.chunk_size));
@@ -73,7 +83,7 @@ TEST(ParallelFor, ChunksAreExactlyThoseOfSplitWork) {
       }
     }
   }
-  SetContext(Dict{{"runtime_num_threads", Value(30)}});  // the default
+  SetContext(kDefaultPlan);
 }
 
 TEST(ParallelFor, VisitsEveryIndexOnce) {
@@ -122,12 +132,12 @@ TEST(ParallelFor, ChunkOrderedReductionsAreBitwiseRepeatable) {
   std::normal_distribution<float> normal;
   std::vector<float> x(1 << 20);
   for (float& v : x) v = normal(gen);
-  for (int threads : {1, 2}) {
-    SetContext(Dict{{"runtime_num_threads", Value(threads)}});
+  for (const Dict& plan : kPlans) {
+    SetContext(plan);
     const float first = ChunkedSum(x, 4096);
     for (int repeat = 0; repeat < 20; ++repeat) EXPECT_EQ(ChunkedSum(x, 4096), first);
   }
-  SetContext(Dict{{"runtime_num_threads", Value(30)}});
+  SetContext(kDefaultPlan);
 }
 
 TEST(ParallelFor, ReductionKernelsAreBitwiseRepeatable) {
@@ -136,8 +146,8 @@ TEST(ParallelFor, ReductionKernelsAreBitwiseRepeatable) {
   std::vector<float> data(3 * 400000);
   for (float& v : data) v = normal(gen);
   Tensor x = Tensor::FromHost(data.data(), data.size() * sizeof(float), {3, 400000}, DType::kFloat32);
-  for (int threads : {1, 2}) {
-    SetContext(Dict{{"runtime_num_threads", Value(threads)}});
+  for (const Dict& plan : kPlans) {
+    SetContext(plan);
     for (const Dict& attrs : {Dict{}, Dict{{"axis", Value(1)}}, Dict{{"axis", Value(0)}}}) {
       Tensor first = ops::Call1("reduce_sum", {x}, attrs);
       first.Sync();
@@ -148,7 +158,105 @@ TEST(ParallelFor, ReductionKernelsAreBitwiseRepeatable) {
       }
     }
   }
-  SetContext(Dict{{"runtime_num_threads", Value(30)}});
+  SetContext(kDefaultPlan);
+}
+
+// ---------------------------------------------------------------------------
+// The thread plan (Note [Thread plan]).
+
+TEST(ThreadPlan, FollowsTheActorRuntimeRule) {
+  // runtime_num_threads only: 18% schedulers (at least one), the rest kernel threads.
+  ThreadPlan p = PlanThreads(30, 0, 16);
+  EXPECT_EQ(p.runtime_threads, 16);
+  EXPECT_EQ(p.scheduler, 2);  // floor(16 * 0.18)
+  EXPECT_EQ(p.total, 16);
+  EXPECT_EQ(p.kernel, 14);
+  EXPECT_FALSE(p.oversubscribed);
+  p = PlanThreads(2, 0, 2);
+  EXPECT_EQ(p.scheduler, 1);
+  EXPECT_EQ(p.kernel, 1);
+  EXPECT_EQ(p.total, 2);
+  // rt no larger than the schedulers: one more thread for kernels.
+  p = PlanThreads(1, 0, 8);
+  EXPECT_EQ(p.scheduler, 1);
+  EXPECT_EQ(p.total, 2);
+  EXPECT_EQ(p.kernel, 1);
+  // inter_op_parallel_num > 0: that many schedulers on top of rt kernel threads.
+  p = PlanThreads(4, 3, 8);
+  EXPECT_EQ(p.scheduler, 3);
+  EXPECT_EQ(p.kernel, 4);
+  EXPECT_EQ(p.total, 7);
+  // Both capped by the hardware; 0 means all of it.
+  p = PlanThreads(64, 64, 4);
+  EXPECT_EQ(p.runtime_threads, 4);
+  EXPECT_EQ(p.inter_op, 4);
+  EXPECT_EQ(p.total, 8);
+  EXPECT_TRUE(p.oversubscribed);
+  EXPECT_EQ(PlanThreads(0, 0, 12).runtime_threads, 12);
+}
+
+TEST(ThreadPlan, ThePoolFollowsTheContext) {
+  SetContext(kPlans[1]);
+  ThreadPlan plan = CurrentThreadPlan();
+  EXPECT_EQ(IntraOpThreads(), plan.kernel + 1);
+  ParallelFor(1 << 20, 1024, [](int64_t, int64_t) {});
+  EXPECT_EQ(KernelPoolWorkers(), plan.kernel);
+  SetContext(kPlans[0]);
+  ParallelFor(1 << 20, 1024, [](int64_t, int64_t) {});
+  EXPECT_EQ(KernelPoolWorkers(), CurrentThreadPlan().kernel);
+  SetContext(kDefaultPlan);
+}
+
+// ---------------------------------------------------------------------------
+// Errors and cancellation inside ParallelFor.
+
+TEST(ParallelFor, AnErrorInAChunkReachesTheCallerAndThePoolGoesOn) {
+  SetContext(kPlans[1]);
+  for (int repeat = 0; repeat < 20; ++repeat) {
+    std::atomic<int64_t> ran{0};
+    EXPECT_THROW(ParallelFor(64, 1,
+                             [&](int64_t begin, int64_t end) {
+                               ran += end - begin;
+                               if (begin <= 5 && 5 < end) throw ValueError("chunk 5 failed");
+                             }),
+                 ValueError);
+    EXPECT_LE(ran.load(), 64);
+    auto ranges = RangesOf(100000, 1000);  // the next job runs whole
+    int64_t covered = 0;
+    for (auto [b, e] : ranges) covered += e - b;
+    EXPECT_EQ(covered, 100000);
+  }
+  SetContext(kDefaultPlan);
+}
+
+class TestCancellable final : public Cancellable {
+ public:
+  void Request() { state_.fetch_or(kRequested); }
+  [[noreturn]] void Throw() const override { throw RuntimeError("cancelled by the test"); }
+};
+
+TEST(ParallelFor, StopsAtACancellationPointOnEveryThread) {
+  SetContext(kPlans[1]);
+  TestCancellable token;
+  Cancellable* previous = SetThreadCancellable(&token);
+  std::atomic<int64_t> chunks_started{0};
+  std::thread requester([&] {
+    while (chunks_started.load() < 1) std::this_thread::yield();
+    token.Request();
+  });
+  try {
+    ParallelFor(1 << 20, 1, [&](int64_t begin, int64_t end) {
+      ++chunks_started;
+      for (;;) CancellationPoint();  // runs until cancelled, on whichever thread
+    });
+    ADD_FAILURE() << "ParallelFor returned";
+  } catch (const RuntimeError& e) {
+    EXPECT_STREQ(e.what(), "cancelled by the test");
+  }
+  requester.join();
+  SetThreadCancellable(previous);
+  EXPECT_EQ(RangesOf(5000, 1000).size(), SplitWork(5000, 1000, IntraOpThreads()).chunks);
+  SetContext(kDefaultPlan);
 }
 
 }  // namespace

@@ -52,14 +52,16 @@ TEST(OneDnnCache, ATrainingLoopBuildsItsPrimitivesOnce) {
   EXPECT_EQ(stats.entries, 6);
 }
 
-// Runs a matmul of a by a at 1, then 2 threads; returns the primitives built.
+// Runs a matmul of a by a on 2, then 3 kernel-loop threads (one scheduler
+// and one kernel thread; then two of each: Note [Thread plan]), then 2
+// again; returns the primitives built.
 int64_t MissesAcrossThreadCounts(const Tensor& a) {
   onednn::ClearCache();
-  for (int threads : {1, 2, 1}) {
-    SetContext(Dict{{"runtime_num_threads", Value(threads)}});
+  for (int inter_op : {0, 2, 0}) {
+    SetContext(Dict{{"runtime_num_threads", Value(2)}, {"inter_op_parallel_num", Value(inter_op)}});
     ops::Call1("matmul", {a, a}).Sync();
   }
-  SetContext(Dict{{"runtime_num_threads", Value(30)}});  // the default
+  SetContext(Dict{{"runtime_num_threads", Value(30)}, {"inter_op_parallel_num", Value(0)}});  // the defaults
   return onednn::CacheStats().misses;
 }
 

@@ -1,0 +1,73 @@
+"""What deterministic="ON" costs: LeNet-5 training steps with it OFF and ON,
+and PyTorch with torch.use_deterministic_algorithms off and on, same run.
+
+msrt's ON runs oneDNN primitives (conv, matmul, pooling) on one thread and
+cuts long reductions by the shape alone, so the parameters come out
+bit-identical whatever runtime_num_threads is (tests/python/runtime/
+test_deterministic.py); PyTorch's flag promises run-to-run determinism for a
+fixed thread count only. Both sides use 2 threads.
+
+    .venv/bin/python benchmarks/deterministic_cost.py [--quick]
+"""
+import argparse
+import os
+import sys
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as lenet_step.py: before libgomp loads
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lenet_step  # noqa: E402
+
+
+def msrt_setup_with(deterministic):
+    def setup(batch):
+        import msrt as ms
+
+        step, pipelined = lenet_step.msrt_setup(batch)
+        ms.set_context(deterministic=deterministic)
+        return step, pipelined
+
+    return setup
+
+
+def torch_setup_with(deterministic):
+    def setup(batch):
+        import torch
+
+        torch.use_deterministic_algorithms(deterministic)
+        return lenet_step.torch_setup(batch)
+
+    return setup
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args(argv)
+    try:
+        import torch
+    except ImportError:
+        print("PyTorch is not installed (Debian: apt install python3-torch); nothing to compare with.")
+        return 1
+    import msrt as ms
+
+    scale = 0.25 if args.quick else 1.0
+    plan = {32: (60, 60), 256: (15, 10)}
+    print(f"LeNet-5 training step, median of waited steps, 2 threads; msrt {ms.__version__} vs "
+          f"PyTorch {torch.__version__}")
+    print(f"{'batch':>5} | {'msrt OFF':>9} {'msrt ON':>9} {'cost':>6} | {'torch off':>9} {'torch on':>9} "
+          f"{'cost':>6} | {'ON/torch on':>11}")
+    for batch, (reps, pipe) in plan.items():
+        reps, pipe = max(int(reps * scale), 5), max(int(pipe * scale), 3)
+        m_off, _ = lenet_step.measure(msrt_setup_with("OFF"), batch, reps, pipe)
+        m_on, _ = lenet_step.measure(msrt_setup_with("ON"), batch, reps, pipe)
+        t_off, _ = lenet_step.measure(torch_setup_with(False), batch, reps, pipe)
+        t_on, _ = lenet_step.measure(torch_setup_with(True), batch, reps, pipe)
+        print(f"{batch:>5} | {m_off * 1e3:7.3f}ms {m_on * 1e3:7.3f}ms {m_on / m_off:6.2f} | "
+              f"{t_off * 1e3:7.3f}ms {t_on * 1e3:7.3f}ms {t_on / t_off:6.2f} | {m_on / t_on:11.2f}", flush=True)
+    print("cost = time ON / time OFF; ON/torch on = msrt deterministic time / torch deterministic time")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
