@@ -37,6 +37,7 @@ py::dict ReportDict(const compiler::CompileReport& r, const runtime::GraphExecut
   d["peak_live_bytes"] = m.peak_live_bytes;
   d["intermediates"] = m.intermediate_count;
   d["memory_optimize_level"] = exe.options().memory_level;
+  d["max_concurrent_kernels"] = exe.max_concurrent_kernels();
   return d;
 }
 

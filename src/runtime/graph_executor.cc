@@ -2,7 +2,13 @@
 #include "runtime/graph_executor.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <functional>
+#include <set>
 #include <sstream>
+#include <thread>
+
+#include "core/thread_pool.h"
 
 #include "core/random.h"
 #include "runtime/eager.h"
@@ -28,12 +34,150 @@ std::string Describe(const std::vector<Tensor>& tensors) {
   return out;
 }
 
+// Threads that run graph steps concurrently (inter_op_parallel_num), kept
+// for the process. One concurrent run at a time uses them; another run
+// meanwhile gets none and runs its steps on its own thread.
+class SchedulerThreads {
+ public:
+  static SchedulerThreads& Get() {
+    static auto* threads = new SchedulerThreads();
+    return *threads;
+  }
+
+  /// Runs `work` on the caller and on up to `helpers` other threads; returns
+  /// when every one has returned.
+  void Run(int helpers, const std::function<void()>& work) {
+    std::unique_lock run(run_mutex_, std::try_to_lock);
+    if (!run.owns_lock()) helpers = 0;
+    if (helpers > 0) {
+      std::lock_guard lock(mutex_);
+      while (static_cast<int>(threads_.size()) < helpers) {
+        int index = static_cast<int>(threads_.size());
+        threads_.emplace_back([this, index] { Loop(index); });
+        pthread_setname_np(threads_.back().native_handle(), "msrt-sched");
+        threads_.back().detach();
+      }
+      work_ = &work;
+      helpers_ = helpers;
+      outstanding_ = helpers;
+      ++generation_;
+    }
+    wake_.notify_all();
+    work();
+    if (helpers > 0) {
+      std::unique_lock lock(mutex_);
+      done_.wait(lock, [this] { return outstanding_ == 0; });
+      work_ = nullptr;
+    }
+  }
+
+ private:
+  void Loop(int index) {
+    uint64_t seen = 0;
+    for (;;) {
+      const std::function<void()>* work;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return generation_ != seen && work_ != nullptr; });
+        seen = generation_;
+        if (index >= helpers_) continue;
+        work = work_;
+      }
+      (*work)();
+      std::lock_guard lock(mutex_);
+      if (--outstanding_ == 0) done_.notify_all();
+    }
+  }
+
+  std::mutex run_mutex_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> threads_;
+  const std::function<void()>* work_ = nullptr;
+  int helpers_ = 0;
+  int outstanding_ = 0;
+  uint64_t generation_ = 0;
+};
+
 }  // namespace
 
 GraphExecutable::GraphExecutable(std::shared_ptr<const ir::Graph> graph, GraphOptions options)
     : graph_(std::move(graph)), options_(options) {
   Build();
   PlanMemory();
+  BuildDependencies();
+}
+
+void GraphExecutable::BuildDependencies() {
+  size_t n = steps_.size();
+  std::vector<std::set<int32_t>> preds(n);
+  auto root = [this](int32_t s) {
+    while (alias_of_[static_cast<size_t>(s)] >= 0) s = alias_of_[static_cast<size_t>(s)];
+    return s;
+  };
+  std::vector<int32_t> last_writer(slot_meta_.size(), -1);
+  std::vector<std::vector<int32_t>> readers(slot_meta_.size());
+  std::vector<std::vector<int32_t>> users(slot_meta_.size());  // every step touching a slot's bytes
+  int32_t last_side_effect = -1;
+  for (size_t i = 0; i < n; ++i) {
+    const Step& step = steps_[i];
+    auto me = static_cast<int32_t>(i);
+    std::vector<int32_t> writes;
+    if (step.plan == nullptr) {
+      if (step.op->props.inplace) writes.push_back(root(step.inputs.at(0)));
+      for (int w : step.op->props.writes_inputs) writes.push_back(root(step.inputs.at(static_cast<size_t>(w))));
+    }
+    for (int32_t s : step.inputs) {
+      int32_t r = root(s);
+      if (last_writer[static_cast<size_t>(r)] >= 0) preds[i].insert(last_writer[static_cast<size_t>(r)]);
+      users[static_cast<size_t>(r)].push_back(me);
+    }
+    for (int32_t w : writes) {
+      for (int32_t reader : readers[static_cast<size_t>(w)]) preds[i].insert(reader);
+      readers[static_cast<size_t>(w)].clear();
+      last_writer[static_cast<size_t>(w)] = me;
+    }
+    for (int32_t s : step.inputs) {
+      int32_t r = root(s);
+      if (std::find(writes.begin(), writes.end(), r) == writes.end()) readers[static_cast<size_t>(r)].push_back(me);
+    }
+    for (int32_t s : step.outputs) {
+      if (alias_of_[static_cast<size_t>(s)] < 0) {
+        last_writer[static_cast<size_t>(s)] = me;
+        users[static_cast<size_t>(s)].push_back(me);
+      }
+    }
+    if (step.op->props.side_effect) {
+      if (last_side_effect >= 0) preds[i].insert(last_side_effect);
+      last_side_effect = me;
+    }
+  }
+  // O1: a buffer's producer waits for every user of the bytes it reuses.
+  std::vector<int32_t> producer(slot_meta_.size(), -1);
+  for (size_t i = 0; i < n; ++i) {
+    for (int32_t s : steps_[i].outputs) producer[static_cast<size_t>(s)] = static_cast<int32_t>(i);
+  }
+  for (size_t b = 0; b < slot_meta_.size(); ++b) {
+    if (arena_offset_[b] < 0) continue;
+    size_t b_lo = static_cast<size_t>(arena_offset_[b]), b_hi = b_lo + MetaBytes(slot_meta_[b]);
+    for (size_t a = 0; a < slot_meta_.size(); ++a) {
+      if (a == b || arena_offset_[a] < 0 || producer[a] >= producer[b]) continue;
+      size_t a_lo = static_cast<size_t>(arena_offset_[a]), a_hi = a_lo + MetaBytes(slot_meta_[a]);
+      if (a_lo < b_hi && b_lo < a_hi) {
+        for (int32_t user : users[a]) {
+          if (user != producer[b]) preds[static_cast<size_t>(producer[b])].insert(user);
+        }
+      }
+    }
+  }
+  successors_.assign(n, {});
+  predecessor_count_.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    for (int32_t p : preds[i]) {
+      successors_[static_cast<size_t>(p)].push_back(static_cast<int32_t>(i));
+      ++predecessor_count_[i];
+    }
+  }
 }
 
 void GraphExecutable::Build() {
@@ -234,30 +378,19 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
     arena_ = Tensor::Empty({static_cast<int64_t>(arena_bytes_)}, DType::kUInt8, options_.device);
   }
 
-  std::vector<Tensor> in, out;
-  for (const Step& step : steps_) {
-    in.clear();
-    out.clear();
-    for (int32_t s : step.inputs) in.push_back(slots[static_cast<size_t>(s)]);
-    for (int32_t s : step.outputs) {
-      out.push_back(OutputTensor(s, slot_meta_[static_cast<size_t>(s)], slots));
-      slots[static_cast<size_t>(s)] = out.back();
-    }
-    Dict random_attrs;
-    const Dict* attrs = &step.attrs;
-    if (step.op->props.random) {
-      random_attrs = step.attrs;
-      random::ReserveStream(random_attrs);
-      attrs = &random_attrs;
-    }
-    LaunchSite site{g.name(), step.name, runs_};
-    try {
-      LaunchKernel(*step.kernel, *step.op, in, out, *attrs, site, step.plan.get());
-    } catch (const Error& e) {
-      const ir::Node& n = g.node(step.node);
-      ThrowError(e.kind(), StrCat(e.message(), " [while running '", step.op->name, "' (graph '", g.name(), "', node ",
-                                  step.name, n.source.empty() ? "" : ", defined at " + n.source, ") on inputs ",
-                                  Describe(in), "]"));
+  // Random ops take their streams in program order, whatever order they run in.
+  std::vector<Dict> random_attrs(steps_.size());
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (!steps_[i].op->props.random) continue;
+    random_attrs[i] = steps_[i].attrs;
+    random::ReserveStream(random_attrs[i]);
+  }
+  int threads = CurrentThreadPlan().inter_op;
+  if (threads > 1 && steps_.size() > 1) {
+    RunConcurrently(threads, slots, random_attrs);
+  } else {
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      RunStep(i, slots, steps_[i].op->props.random ? random_attrs[i] : steps_[i].attrs);
     }
   }
   ++runs_;
@@ -265,6 +398,80 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
   results.reserve(output_slots_.size());
   for (int32_t s : output_slots_) results.push_back(slots[static_cast<size_t>(s)]);
   return results;
+}
+
+void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Dict& attrs) {
+  const Step& step = steps_[index];
+  const ir::Graph& g = *graph_;
+  std::vector<Tensor> in, out;
+  in.reserve(step.inputs.size());
+  for (int32_t s : step.inputs) in.push_back(slots[static_cast<size_t>(s)]);
+  for (int32_t s : step.outputs) {
+    out.push_back(OutputTensor(s, slot_meta_[static_cast<size_t>(s)], slots));
+    slots[static_cast<size_t>(s)] = out.back();
+  }
+  LaunchSite site{g.name(), step.name, runs_};
+  try {
+    LaunchKernel(*step.kernel, *step.op, in, out, attrs, site, step.plan.get());
+  } catch (const Error& e) {
+    const ir::Node& n = g.node(step.node);
+    ThrowError(e.kind(), StrCat(e.message(), " [while running '", step.op->name, "' (graph '", g.name(), "', node ",
+                                step.name, n.source.empty() ? "" : ", defined at " + n.source, ") on inputs ",
+                                Describe(in), "]"));
+  } catch (const std::bad_alloc&) {
+    throw MemoryError(StrCat("Out of memory while running '", step.op->name, "' (graph '", g.name(), "', node ",
+                             step.name, ")"));
+  }
+}
+
+void GraphExecutable::RunConcurrently(int threads, std::vector<Tensor>& slots, const std::vector<Dict>& attrs) {
+  std::mutex mutex;
+  std::condition_variable ready_changed;
+  std::vector<int32_t> waiting = predecessor_count_;
+  std::vector<int32_t> ready;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (waiting[i] == 0) ready.push_back(static_cast<int32_t>(i));
+  }
+  std::reverse(ready.begin(), ready.end());  // program order first
+  size_t remaining = steps_.size();
+  int in_flight = 0;
+  std::exception_ptr error;
+  auto work = [&] {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      ready_changed.wait(lock, [&] { return !ready.empty() || remaining == 0 || error; });
+      if (remaining == 0 || error) return;
+      int32_t index = ready.back();
+      ready.pop_back();
+      ++in_flight;
+      int observed = in_flight;
+      lock.unlock();
+      int best = max_concurrent_.load();
+      while (observed > best && !max_concurrent_.compare_exchange_weak(best, observed)) {
+      }
+      std::exception_ptr failed;
+      try {
+        const Step& step = steps_[static_cast<size_t>(index)];
+        RunStep(static_cast<size_t>(index), slots, step.op->props.random ? attrs[static_cast<size_t>(index)]
+                                                                         : step.attrs);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      lock.lock();
+      --in_flight;
+      --remaining;
+      if (failed && !error) error = failed;
+      for (int32_t next : successors_[static_cast<size_t>(index)]) {
+        if (--waiting[static_cast<size_t>(next)] == 0) ready.push_back(next);
+      }
+      ready_changed.notify_all();
+    }
+  };
+  SchedulerThreads::Get().Run(threads - 1, work);
+  if (error) {
+    // Steps already started have finished; the rest never ran.
+    std::rethrow_exception(error);
+  }
 }
 
 std::string GraphExecutable::ExecutionOrderText() const {

@@ -15,8 +15,17 @@
 //    lifetime (buffers whose lifetimes do not overlap share bytes; with
 //    sys.mem_Reuse=false none do); the arena is allocated once and kept.
 // Graph outputs never live in the arena: they outlive the run.
+//
+// With inter_op_parallel_num = n > 1, steps whose inputs are ready run
+// concurrently on n scheduler threads (the caller and n - 1 helpers). The
+// order that matters is kept as dependencies: data, in-place writes after
+// every earlier read and write of what they write, reads after the write
+// they follow, side effects (Print) in program order, and in O1 a buffer's
+// producer after every user of the bytes it reuses. Random ops take their
+// streams in program order before the run, so results match a serial run.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,6 +64,8 @@ class GraphExecutable {
   std::string ExecutionOrderText() const;
   GraphMemoryStats memory_stats() const { return memory_stats_; }
   uint64_t runs() const { return runs_; }
+  /// The most kernels that ran at the same time in any run so far.
+  int max_concurrent_kernels() const { return max_concurrent_.load(); }
 
  private:
   struct Step {
@@ -74,6 +85,9 @@ class GraphExecutable {
 
   void Build();
   void PlanMemory();
+  void BuildDependencies();
+  void RunStep(size_t index, std::vector<Tensor>& slots, const Dict& attrs);
+  void RunConcurrently(int threads, std::vector<Tensor>& slots, const std::vector<Dict>& attrs);
   Tensor OutputTensor(int32_t slot, const ops::TensorMeta& meta, std::vector<Tensor>& slots);
 
   std::shared_ptr<const ir::Graph> graph_;
@@ -87,6 +101,9 @@ class GraphExecutable {
   std::vector<int32_t> output_slots_;
   std::vector<int64_t> arena_offset_;          // per slot; -1: not in the arena
   std::vector<int32_t> alias_of_;              // per slot: in-place outputs alias their input's slot; -1 otherwise
+  std::vector<std::vector<int32_t>> successors_;  // per step
+  std::vector<int32_t> predecessor_count_;        // per step
+  std::atomic<int> max_concurrent_{1};
   size_t arena_bytes_ = 0;
   Tensor arena_;
   GraphMemoryStats memory_stats_;

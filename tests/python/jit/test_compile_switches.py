@@ -245,3 +245,39 @@ def test_fusion_does_not_move_reads_past_an_in_place_write():
     out = f(ms.Tensor(np.array([5.0, 5.0], np.float32)))
     assert out.asnumpy().tolist() == [12.0, 12.0]
     assert w.asnumpy().tolist() == [5.0, 5.0]
+
+
+# --- inter_op_parallel_num -----------------------------------------------------------------------------
+def test_inter_op_parallel_num_runs_independent_nodes_concurrently():
+    ms.set_context(inter_op_parallel_num=2)
+    rng = np.random.default_rng(4)
+    a, b = (ms.Tensor(rng.standard_normal((256, 256)).astype(np.float32)) for _ in range(2))
+
+    @ms.jit
+    def branches(x, y):
+        left, right = x, y
+        for _ in range(6):  # two independent chains of matmuls
+            left = ms.ops.matmul(left, x) * 0.05
+            right = ms.ops.matmul(right, y) * 0.05
+        return left + right
+
+    expected = None
+    for _ in range(5):
+        out = branches(a, b).asnumpy()
+        expected = out if expected is None else expected
+        np.testing.assert_array_equal(out, expected)
+    assert ms._jit.compile_report(branches)[0]["max_concurrent_kernels"] >= 2
+
+
+@pytest.mark.parametrize("level", ["O0", "O1"])
+def test_concurrent_training_steps_match_serial_ones(level):
+    data = batches(3)
+    finals = {}
+    for inter_op in (0, 2):
+        ms.set_context(mode=ms.GRAPH_MODE, inter_op_parallel_num=inter_op, memory_optimize_level=level)
+        net, step = make_training()
+        losses = [float(step(x, y).asnumpy()) for x, y in data]
+        finals[inter_op] = (losses, [p.asnumpy() for p in net.trainable_params()])
+    np.testing.assert_allclose(finals[2][0], finals[0][0], rtol=1e-5)
+    for got, want in zip(finals[2][1], finals[0][1]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
