@@ -33,7 +33,7 @@ DEMO_DATA ?= /usr/share/datasets/fashion-mnist
 DEMO_EPOCHS ?= 3
 demo: build
 	OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-PASSIVE} MSRT_BUILD_DIR=$(abspath $(BUILD)) \
-	  $(PY) -m msrt.examples.lenet --mode pynative --epochs $(DEMO_EPOCHS) --data-dir $(DEMO_DATA) --batch-size 32
+	  $(PY) -m msrt.examples.lenet --mode graph --epochs $(DEMO_EPOCHS) --data-dir $(DEMO_DATA) --batch-size 32
 
 # Concurrency tests under ThreadSanitizer (clang).
 tsan: setup

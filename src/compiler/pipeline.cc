@@ -12,6 +12,7 @@
 #include "compiler/pass_manager.h"
 #include "context/graph_kernel_flags.h"
 #include "memory/allocator.h"
+#include "runtime/rank.h"
 #include "msrt/context/context.h"
 
 namespace msrt::compiler {
@@ -138,8 +139,10 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_
   int64_t level = context::Global().Effective(Family::kRuntime, "save_graphs").as_int();
   if (level > 0) {
     std::string dir = context::Global().Effective(Family::kRuntime, "save_graphs_path").as_string();
-    manager.AddInstrument(std::make_shared<IrDumper>(static_cast<int>(level), dir.empty() ? "." : dir, graph_id,
-                                                     report));
+    std::filesystem::path path = dir.empty() ? "." : dir;
+    // Distributed runs (a rank is known) write under rank_<id>/.
+    if (std::getenv("RANK_ID") != nullptr || runtime::RankId() > 0) path /= StrCat("rank_", runtime::RankId());
+    manager.AddInstrument(std::make_shared<IrDumper>(static_cast<int>(level), path, graph_id, report));
   }
 
   auto start = std::chrono::steady_clock::now();

@@ -7,7 +7,7 @@ Fashion-MNIST in 3 epochs; by default the rate follows nn.CosineDecayLR from
 0.02 to 0 over the run, which reaches about 89% (--lr-schedule constant
 --lr 0.01 gives the tutorial's setting).
 
-    python -m msrt.examples.lenet --mode pynative --epochs 3 \
+    python -m msrt.examples.lenet --mode graph --epochs 3 \
         --data-dir /usr/share/datasets/fashion-mnist --batch-size 32
 """
 import argparse

@@ -281,3 +281,14 @@ def test_concurrent_training_steps_match_serial_ones(level):
     np.testing.assert_allclose(finals[2][0], finals[0][0], rtol=1e-5)
     for got, want in zip(finals[2][1], finals[0][1]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_distributed_runs_write_their_ir_under_rank_dirs(tmp_path, python_subprocess):
+    python_subprocess(f"""
+        import numpy as np
+        from msrt import nn
+        ms.set_context(mode=ms.GRAPH_MODE, save_graphs=1, save_graphs_path={str(tmp_path / 'ir')!r})
+        nn.ReLU()(ms.Tensor(np.ones(2, np.float32)))
+    """, env={"RANK_ID": "3"})
+    assert [p.name for p in (tmp_path / "ir").iterdir()] == ["rank_3"]
+    assert len(list((tmp_path / "ir" / "rank_3").iterdir())) == 3
