@@ -69,8 +69,33 @@ bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
     return kernel != nullptr && kernel->impl == "vectorized";
   };
 
+  // Users of each node (single-output candidates only matter).
+  std::vector<std::vector<int32_t>> users(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].dead) continue;
+    for (const ValueRef& v : nodes[i].inputs) users[static_cast<size_t>(v.node)].push_back(static_cast<int32_t>(i));
+  }
+  std::vector<bool> returned(nodes.size(), false);
+  for (const ValueRef& v : graph.outputs()) returned[static_cast<size_t>(v.node)] = true;
+
   std::vector<Chain> chains;
   std::vector<int32_t> chain_of(nodes.size(), -1);
+  // Whether `id` may join `chain`: a fused node computes every member at the
+  // position of its last one, so each member's users outside the chain must
+  // come after `id`, and nothing in between may write what the chain reads.
+  auto may_join = [&](const Chain& chain, int32_t id) {
+    for (int32_t member : chain.members) {
+      for (int32_t user : users[static_cast<size_t>(member)]) {
+        if (user != id && chain_of[static_cast<size_t>(user)] != chain_of[static_cast<size_t>(member)] && user < id) {
+          return false;
+        }
+      }
+      for (const ValueRef& in : nodes[static_cast<size_t>(member)].inputs) {
+        if (written_between(in, member, id)) return false;
+      }
+    }
+    return true;
+  };
   for (size_t i = 0; i < nodes.size(); ++i) {
     auto id = static_cast<int32_t>(i);
     if (!candidate(id)) continue;
@@ -78,15 +103,8 @@ bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
     int32_t joined = -1;
     for (const ValueRef& v : n.inputs) {
       int32_t c = chain_of[static_cast<size_t>(v.node)];
-      if (c < 0 || chains[static_cast<size_t>(c)].members.back() != v.node) continue;  // only a chain's result
-      if (uses[static_cast<size_t>(v.node)][0] != 1) continue;
-      if (graph.Meta(v).shape != n.outputs[0].shape) continue;
-      const Chain& chain = chains[static_cast<size_t>(c)];
-      bool hazard = false;
-      for (int32_t member : chain.members) {
-        for (const ValueRef& in : nodes[static_cast<size_t>(member)].inputs) hazard |= written_between(in, member, id);
-      }
-      if (!hazard) {
+      if (c < 0 || graph.Meta(v).shape != n.outputs[0].shape) continue;
+      if (may_join(chains[static_cast<size_t>(c)], id)) {
         joined = c;
         break;
       }
@@ -121,16 +139,52 @@ bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
       step_of[member] = static_cast<int32_t>(steps.size());
       steps.push_back(std::move(step));
     }
+    // The node's outputs: members used outside the chain (or returned).
+    int32_t chain_id = chain_of[static_cast<size_t>(chain.members.front())];
+    std::vector<int32_t> output_steps;
+    std::vector<ops::TensorMeta> output_metas;
+    for (size_t k = 0; k < chain.members.size(); ++k) {
+      int32_t member = chain.members[k];
+      bool outside = returned[static_cast<size_t>(member)];
+      for (int32_t user : users[static_cast<size_t>(member)]) outside |= chain_of[static_cast<size_t>(user)] != chain_id;
+      if (outside || k + 1 == chain.members.size()) {
+        output_steps.push_back(static_cast<int32_t>(k));
+        output_metas.push_back(nodes[static_cast<size_t>(member)].outputs[0]);
+      }
+    }
     Node& last = nodes[static_cast<size_t>(chain.members.back())];
+    int32_t last_id = chain.members.back();
+    // The last member's own result is the last output: move its uses there
+    // first, then point the other members' uses at their outputs.
+    if (output_steps.size() > 1) {
+      int32_t k = static_cast<int32_t>(output_steps.size() - 1);
+      for (Node& user : nodes) {
+        if (&user == &last) continue;
+        for (ValueRef& v : user.inputs) {
+          if (v.node == last_id && v.index == 0 && chain_of[static_cast<size_t>(&user - nodes.data())] != chain_id) {
+            v.index = k;
+          }
+        }
+      }
+      for (ValueRef& v : graph.outputs()) {
+        if (v.node == last_id && v.index == 0) v.index = k;
+      }
+    }
+    for (size_t k = 0; k < output_steps.size(); ++k) {
+      int32_t member = chain.members[static_cast<size_t>(output_steps[k])];
+      if (member != last_id) graph.ReplaceAllUses({member, 0}, {last_id, static_cast<int32_t>(k)});
+    }
     if (report != nullptr) {
       *report += StrCat("fused ", chain.members.size(), " ops into ", graph.NodeName(chain.members.back()), ":");
       for (const ir::FusedOp& s : steps) *report += StrCat(" ", s.op->name);
-      *report += StrCat(" (", externals.size(), " inputs, ", DTypeName(last.outputs[0].dtype),
-                        ShapeRepr(last.outputs[0].shape), ")\n");
+      *report += StrCat(" (", externals.size(), " inputs, ", output_steps.size(), " outputs, ",
+                        DTypeName(last.outputs[0].dtype), ShapeRepr(last.outputs[0].shape), ")\n");
     }
     for (size_t k = 0; k + 1 < chain.members.size(); ++k) nodes[static_cast<size_t>(chain.members[k])].dead = true;
     last.inputs = std::move(externals);
     last.fused = std::move(steps);
+    last.fused_outputs = std::move(output_steps);
+    last.outputs = std::move(output_metas);
     last.attrs = Dict();
     changed = true;
   }

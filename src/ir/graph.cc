@@ -146,8 +146,13 @@ void Verify(const Graph& graph, std::string_view after_pass) {
       metas.push_back(graph.Meta(v));
     }
     if (!n.fused.empty()) {
-      if (n.outputs.size() != 1 || !SameMeta(n.fused.back().output, n.outputs[0])) {
-        fail(id, "a fused node's output differs from its last step");
+      if (n.fused_outputs.size() != n.outputs.size()) fail(id, "a fused node's outputs differ from its output steps");
+      for (size_t k = 0; k < n.outputs.size(); ++k) {
+        int32_t step = n.fused_outputs[k];
+        if (step < 0 || static_cast<size_t>(step) >= n.fused.size() ||
+            !SameMeta(n.fused[static_cast<size_t>(step)].output, n.outputs[k])) {
+          fail(id, StrCat("fused output ", k, " does not match its step"));
+        }
       }
       continue;
     }

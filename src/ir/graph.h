@@ -51,8 +51,10 @@ struct Node {
   std::string source;  // "lenet.py:42" (the whole Python stack with debug_level=DEBUG)
   std::string name;    // kInput / kWeight: the argument or parameter name
   Tensor value;        // kWeight / kConstant: the tensor bound at capture
-  /// Set by graph-kernel fusion: this node runs `fused` instead of `op`.
+  /// Set by graph-kernel fusion: this node runs `fused` instead of `op`,
+  /// and its outputs are the results of steps `fused_outputs`, in order.
   std::vector<FusedOp> fused;
+  std::vector<int32_t> fused_outputs;
   bool dead = false;   // deleted by a pass, dropped by Compact()
 };
 

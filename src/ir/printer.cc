@@ -56,7 +56,9 @@ std::string OpText(const Graph& graph, int32_t id) {
   if (n.fused.empty()) return StrCat(n.op->name, "(", args, ")", AttrText(n.attrs));
   std::string steps;
   for (const FusedOp& f : n.fused) steps += StrCat(steps.empty() ? "" : ", ", f.op->name);
-  return StrCat("fused_elementwise[", steps, "](", args, ")");
+  std::string outs;
+  for (int32_t k : n.fused_outputs) outs += StrCat(outs.empty() ? "" : ", ", k);
+  return StrCat("fused_elementwise[", steps, "](", args, ") {outputs of steps: ", outs, "}");
 }
 
 std::string DotEscape(const std::string& text) {

@@ -24,7 +24,7 @@ void RunFused(kernels::KernelArgs& args) {
   const int64_t total = NumElements(plan.shape);
   const int64_t tiles = (total + kTile - 1) / kTile;
   const std::vector<Tensor>& inputs = args.inputs;
-  const Tensor& output = args.outputs.at(0);
+  const std::vector<Tensor>& outputs = args.outputs;
   ParallelFor(tiles, 1, [&](int64_t first_tile, int64_t end_tile) {
     // Views made once per chunk; each tile moves their offsets.
     std::vector<Tensor> operand_views(inputs.size());
@@ -35,12 +35,18 @@ void RunFused(kernels::KernelArgs& args) {
       operand_views[i] = Tensor(View(inputs[i], full[i] ? Shape{kTile} : Shape{}));
       base_offsets[i] = inputs[i].impl()->offset;
     }
+    // A step's tile result: a view of the node output it is, or a scratch tile.
     std::vector<Tensor> results(plan.steps.size());
-    for (size_t k = 0; k + 1 < plan.steps.size(); ++k) {
-      results[k] = Tensor::Empty({std::min(kTile, total)}, plan.steps[k].dtype, output.device());
+    std::vector<size_t> result_offsets(plan.steps.size(), 0);
+    for (size_t k = 0; k < plan.steps.size(); ++k) {
+      int32_t out = plan.output_of_step[k];
+      if (out >= 0) {
+        results[k] = Tensor(View(outputs[static_cast<size_t>(out)], {kTile}));
+        result_offsets[k] = outputs[static_cast<size_t>(out)].impl()->offset;
+      } else {
+        results[k] = Tensor::Empty({std::min(kTile, total)}, plan.steps[k].dtype, outputs[0].device());
+      }
     }
-    Tensor out_view(View(output, {kTile}));
-    const size_t out_offset = output.impl()->offset;
     std::vector<Tensor> step_inputs;
     std::vector<Tensor> step_outputs(1);
     for (int64_t tile = first_tile; tile < end_tile; ++tile) {
@@ -52,9 +58,11 @@ void RunFused(kernels::KernelArgs& args) {
         v->offset = base_offsets[i] + static_cast<size_t>(begin) * ItemSize(v->dtype);
         v->shape[0] = length;
       }
-      for (size_t k = 0; k + 1 < plan.steps.size(); ++k) results[k].impl()->shape[0] = length;
-      out_view.impl()->offset = out_offset + static_cast<size_t>(begin) * ItemSize(output.dtype());
-      out_view.impl()->shape[0] = length;
+      for (size_t k = 0; k < plan.steps.size(); ++k) {
+        TensorImpl* r = results[k].impl();
+        r->shape[0] = length;
+        if (plan.output_of_step[k] >= 0) r->offset = result_offsets[k] + static_cast<size_t>(begin) * ItemSize(r->dtype);
+      }
       for (size_t k = 0; k < plan.steps.size(); ++k) {
         const FusedPlan::Step& step = plan.steps[k];
         step_inputs.clear();
@@ -62,7 +70,7 @@ void RunFused(kernels::KernelArgs& args) {
           step_inputs.push_back(operand >= 0 ? operand_views[static_cast<size_t>(operand)]
                                              : results[static_cast<size_t>(-operand - 1)]);
         }
-        step_outputs[0] = k + 1 == plan.steps.size() ? out_view : results[k];
+        step_outputs[0] = results[k];
         kernels::KernelArgs step_args{*step.op, step_inputs, step_outputs, step.attrs};
         step.kernel->run(step_args);
       }
@@ -99,6 +107,10 @@ FusedPlan BuildFusedPlan(const ir::Graph& graph, int32_t node, DeviceTarget devi
     }
     plan.steps.push_back({f.op, kernel, f.attrs, f.operands, f.output.dtype});
     step_metas.push_back(f.output);
+  }
+  plan.output_of_step.assign(n.fused.size(), -1);
+  for (size_t k = 0; k < n.fused_outputs.size(); ++k) {
+    plan.output_of_step.at(static_cast<size_t>(n.fused_outputs[k])) = static_cast<int32_t>(k);
   }
   return plan;
 }

@@ -23,7 +23,8 @@ struct FusedPlan {
     DType dtype;
   };
   std::vector<Step> steps;
-  Shape shape;  // of every full-size operand and of the output
+  std::vector<int32_t> output_of_step;  // per step: the node output it writes, or -1
+  Shape shape;  // of every full-size operand and of the outputs
 };
 
 /// Builds the plan of fused node `node` for `device`; TypeError if a step has no kernel.
