@@ -16,6 +16,8 @@ import numbers
 import threading
 
 from . import _C
+from ._structure import flatten as _flatten
+from ._structure import rebuild as _rebuild
 from ._tensor import Tensor, _op, _wrap
 
 _C.declare_consumer("context", "grad_for_scalar", "ms.grad / GradOperation")
@@ -40,26 +42,6 @@ def _context(key):
 
 
 # --- structures of outputs ------------------------------------------------------
-def _flatten(value, out):
-    if isinstance(value, Tensor):
-        out.append(value)
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            _flatten(v, out)
-    return out
-
-
-def _rebuild(value, tensors):
-    """`value` with its tensors replaced, in order, by `tensors` (an iterator)."""
-    if isinstance(value, Tensor):
-        return next(tensors)
-    if isinstance(value, tuple):
-        return tuple(_rebuild(v, tensors) for v in value)
-    if isinstance(value, list):
-        return [_rebuild(v, tensors) for v in value]
-    return value
-
-
 def _fresh(t):
     """A new handle on `t`'s data with its own identity on the tape."""
     return _wrap(t._t._reshaped(t._t.shape))

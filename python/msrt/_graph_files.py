@@ -20,7 +20,7 @@ import os
 import pickle
 import warnings
 
-from . import _C
+from . import _C, _structure
 from . import context as _context
 from ._tensor import Tensor
 from ._warnings import MsrtWarning
@@ -41,34 +41,11 @@ class _Slot:
 
 def template_to_bytes(template, **extra):
     """Pickles the result structure (tensors become slots) with `extra`."""
-    def strip(value):
-        if isinstance(value, Tensor):
-            return _Slot()
-        if isinstance(value, tuple):
-            return tuple(strip(v) for v in value)
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items()}
-        return value
-
-    return pickle.dumps(dict(extra, template=strip(template)), protocol=4)
-
-
-def _restore(value, outs):
-    if isinstance(value, _Slot):
-        return next(outs)
-    if isinstance(value, tuple):
-        return tuple(_restore(v, outs) for v in value)
-    if isinstance(value, list):
-        return [_restore(v, outs) for v in value]
-    if isinstance(value, dict):
-        return {k: _restore(v, outs) for k, v in value.items()}
-    return value
+    return pickle.dumps(dict(extra, template=_structure.map_leaves(template, lambda _: _Slot())), protocol=4)
 
 
 def rebuild(template, outs):
-    return _restore(template, iter(outs))
+    return _structure.rebuild(template, iter(outs), lambda v: isinstance(v, _Slot))
 
 
 # --- the compile cache ------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import traceback
 import warnings
 
 from . import _C
-from . import _graph_files
+from . import _graph_files, _structure
 from . import context as _context
 from ._tensor import Tensor, _wrap
 from ._warnings import MsrtWarning
@@ -77,28 +77,12 @@ def host_call(fn):
 
 
 # --- structures of arguments and results ------------------------------------------
-def _flatten(value, out):
-    if isinstance(value, Tensor):
-        out.append(value)
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            _flatten(v, out)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _flatten(v, out)
-    return out
+def _is_result_slot(value):
+    return isinstance(value, (Tensor, _graph_files._Slot))
 
 
-def _rebuild(value, tensors):
-    if isinstance(value, (Tensor, _graph_files._Slot)):
-        return next(tensors)
-    if isinstance(value, tuple):
-        return tuple(_rebuild(v, tensors) for v in value)
-    if isinstance(value, list):
-        return [_rebuild(v, tensors) for v in value]
-    if isinstance(value, dict):
-        return {k: _rebuild(v, tensors) for k, v in value.items()}
-    return value
+def _rebuild(template, tensors):
+    return _structure.rebuild(template, tensors, _is_result_slot)
 
 
 def _signature(value):
@@ -155,7 +139,7 @@ class _Entry:
         self.info = {}  # how the entry was made: compile seconds, compile cache use
 
     def run(self, args, kwargs):
-        inputs = [t._t for t in _flatten((args, kwargs), [])]
+        inputs = [t._t for t in _structure.flatten((args, kwargs))]
         for kind, fn in self.host:
             if kind == "value":
                 inputs.append(fn()._t)
@@ -205,7 +189,7 @@ def _compile(body, args, kwargs, name, owner, fallback=True):
         return _EAGER
     finally:
         _state.capture, _state.host = outer
-    flat = _flatten(out, [])
+    flat = _structure.flatten(out)
     compiled = cap.compile([t._t for t in flat])
     return _Entry(compiled, out, _bind_weights(compiled, owner), host, name)
 
