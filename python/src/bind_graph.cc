@@ -26,6 +26,7 @@ py::dict ReportDict(const compiler::CompileReport& r, const runtime::GraphExecut
   d["captured_ops"] = r.captured_ops;
   d["final_ops"] = r.final_ops;
   d["fused_chains"] = r.fused_chains;
+  d["fused_epilogues"] = r.fused_epilogues;
   d["optimize_seconds"] = r.optimize_seconds;
   d["backend_seconds"] = r.backend_seconds;
   py::list passes;

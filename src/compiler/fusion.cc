@@ -193,3 +193,50 @@ bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
 }
 
 }  // namespace msrt::compiler
+
+namespace msrt::compiler {
+
+bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report) {
+  auto& nodes = graph.nodes();
+  auto uses = graph.UseCounts();
+  std::vector<bool> returned(nodes.size(), false);
+  for (const ValueRef& v : graph.outputs()) returned[static_cast<size_t>(v.node)] = true;
+  bool changed = false;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node& n = nodes[i];
+    auto id = static_cast<int32_t>(i);
+    if (n.dead || n.kind != NodeKind::kOp || !n.fused.empty() || !n.op->props.elementwise || n.inputs.size() != 1 ||
+        n.op->props.random || graph.HasSideEffects(id) || n.outputs.size() != 1) {
+      continue;
+    }
+    ValueRef v = n.inputs[0];
+    Node& producer = nodes[static_cast<size_t>(v.node)];
+    if (producer.kind != NodeKind::kOp || !producer.op->props.accepts_epilogue || producer.outputs.size() != 1 ||
+        uses[static_cast<size_t>(v.node)][0] != 1 || returned[static_cast<size_t>(v.node)] ||
+        producer.outputs[0].shape != n.outputs[0].shape || producer.outputs[0].dtype != n.outputs[0].dtype) {
+      continue;
+    }
+    // Only when the producer's kernel applies the epilogue itself.
+    Dict attrs = producer.attrs;
+    List epilogue;
+    if (const Value* existing = attrs.Find(kernels::kEpilogueAttr)) epilogue = existing->as_list();
+    epilogue.emplace_back(std::string(n.op->name));
+    attrs.Set(std::string(kernels::kEpilogueAttr), Value(epilogue));
+    std::vector<ops::TensorMeta> metas;
+    for (const ValueRef& in : producer.inputs) metas.push_back(graph.Meta(in));
+    const kernels::KernelDef* kernel = kernels::SelectKernel(producer.op->name, device, metas, attrs);
+    if (kernel == nullptr) continue;
+    if (report != nullptr) {
+      *report += StrCat("epilogue ", n.op->name, " runs inside ", graph.NodeName(v.node), " [", kernel->impl, "]\n");
+    }
+    producer.attrs = std::move(attrs);
+    graph.ReplaceAllUses({id, 0}, v);
+    n.dead = true;
+    uses = graph.UseCounts();
+    changed = true;
+  }
+  if (changed) graph.Compact();
+  return changed;
+}
+
+}  // namespace msrt::compiler

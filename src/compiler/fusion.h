@@ -11,4 +11,10 @@ namespace msrt::compiler {
 /// vectorised loops. Appends one line per fused chain to `report` if given.
 bool FuseElementwise(ir::Graph& graph, DeviceTarget device, std::string* report = nullptr);
 
+/// Moves unary elementwise ops that follow an op with props.accepts_epilogue
+/// (conv2d, matmul, dense) into that op's kernel (kernels::kEpilogueAttr,
+/// oneDNN post-ops on CPU) when the result is not used otherwise and the
+/// kernel chosen for it supports them.
+bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report = nullptr);
+
 }  // namespace msrt::compiler

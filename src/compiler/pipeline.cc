@@ -171,8 +171,14 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_
   if (flags.enabled()) {
     std::string decisions;
     manager.RunStage("graph_kernel_fusion", *graph,
-                     {{"fuse_elementwise", [&](ir::Graph& g) { return FuseElementwise(g, options.device, &decisions); }}});
-    report.fused_chains = static_cast<size_t>(std::count(decisions.begin(), decisions.end(), '\n'));
+                     {{"fuse_epilogues", [&](ir::Graph& g) { return FuseEpilogues(g, options.device, &decisions); }},
+                      {"fuse_elementwise", [&](ir::Graph& g) { return FuseElementwise(g, options.device, &decisions); }}});
+    for (size_t at = decisions.find("fused "); at != std::string::npos; at = decisions.find("\nfused ", at + 1)) {
+      ++report.fused_chains;
+    }
+    for (size_t at = decisions.find("epilogue "); at != std::string::npos; at = decisions.find("\nepilogue ", at + 1)) {
+      ++report.fused_epilogues;
+    }
     if (flags.dump_as_text) {
       std::filesystem::path dir = "graph_kernel_dump";
       std::filesystem::create_directories(dir);

@@ -21,7 +21,8 @@ struct CompileReport {
   int64_t graph_id = 0;
   size_t captured_ops = 0;  // op nodes before optimisation
   size_t final_ops = 0;     // kernels executed per run
-  size_t fused_chains = 0;  // elementwise chains fused into one kernel
+  size_t fused_chains = 0;     // elementwise chains fused into one kernel
+  size_t fused_epilogues = 0;  // elementwise ops moved into a conv/matmul kernel
   double optimize_seconds = 0;
   double backend_seconds = 0;
   std::vector<std::pair<std::string, double>> pass_seconds;  // every pass run, in order

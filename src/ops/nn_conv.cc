@@ -75,6 +75,7 @@ MSRT_REGISTER_OP({
       if (g.needs[1]) dw = BackpropFilter(g.dys[0], x, w.shape(), g.attrs);
       return {dx, dw};
     },
+    .props = {.accepts_epilogue = true},
     .doc = "2-D convolution (cross-correlation) of NCHW x with weight (out, in / group, kh, kw).",
 });
 

@@ -80,6 +80,7 @@ MSRT_REGISTER_OP({
                                    AttrBool(g.attrs, "transpose_b"), g.needs[0], g.needs[1]);
       return {da, db};
     },
+    .props = {.accepts_epilogue = true},
     .doc = "op(a) @ op(b) for 2-D a and b, op transposing when asked.",
 });
 
@@ -187,6 +188,7 @@ MSRT_REGISTER_OP({
       if (g.needs[2]) db = fn::ReduceSum(dy2, {0}, false);
       return {dx, dw, db};
     },
+    .props = {.accepts_epilogue = true},
     .doc = "x @ weight^T + bias, weight of shape (out_channels, in_channels).",
 });
 

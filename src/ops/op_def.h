@@ -39,6 +39,10 @@ struct OpProperties {
   std::optional<double> right_identity = std::nullopt;
   std::optional<double> left_identity = std::nullopt;
   bool noop_if_same_meta = false;  // output is input 0 when shape and dtype do not change
+  // Graph-kernel fusion may attach unary elementwise ops to run on this op's
+  // output inside its kernel (attribute kernels::kEpilogueAttr), when the
+  // chosen kernel supports them.
+  bool accepts_epilogue = false;
 };
 
 /// An attribute and its default. A None default marks a required attribute.

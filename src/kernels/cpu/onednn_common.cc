@@ -5,8 +5,10 @@
 #include <atomic>
 #include <list>
 #include <mutex>
+#include <optional>
 
 #include "core/thread_pool.h"
+#include "kernels/kernel.h"
 #include "msrt/core/errors.h"
 
 namespace msrt::kernels::onednn {
@@ -91,7 +93,49 @@ PrimitiveCache& Cache() {
   return *cache;
 }
 
+// msrt's unary elementwise ops that oneDNN applies as eltwise post-ops.
+std::optional<dnnl::algorithm> EltwiseFor(std::string_view op) {
+  using A = dnnl::algorithm;
+  static const std::pair<std::string_view, A> kTable[] = {
+      {"relu", A::eltwise_relu}, {"sigmoid", A::eltwise_logistic}, {"tanh", A::eltwise_tanh},
+      {"exp", A::eltwise_exp},   {"abs", A::eltwise_abs},          {"sqrt", A::eltwise_sqrt},
+      {"square", A::eltwise_square}, {"log", A::eltwise_log}};
+  for (const auto& [name, algorithm] : kTable) {
+    if (name == op) return algorithm;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+Epilogue EpilogueOf(const Dict& attrs) {
+  Epilogue out;
+  const Value* list = attrs.Find(::msrt::kernels::kEpilogueAttr);
+  if (list == nullptr) return out;
+  for (const Value& name : list->as_list()) {
+    out.ops.push_back(name.as_string());
+    auto algorithm = EltwiseFor(out.ops.back());
+    if (!algorithm) {
+      out.supported = false;
+      continue;
+    }
+    out.post_ops.append_eltwise(1.0f, *algorithm, 0.0f, 0.0f);
+  }
+  return out;
+}
+
+void ApplyEpilogueInPlace(const Epilogue& epilogue, Tensor& t) {
+  for (const std::string& name : epilogue.ops) {
+    const ops::OpDef& op = ops::GetOp(name);
+    std::vector<ops::TensorMeta> metas{{t.shape(), t.dtype()}};
+    Dict attrs = ops::NormalizeAttrs(op, {});
+    const kernels::KernelDef* kernel = kernels::SelectKernel(name, t.device(), metas, attrs);
+    MSRT_INTERNAL_ASSERT(kernel != nullptr, "no kernel for epilogue op ", name);
+    std::vector<Tensor> in{t}, out{t};
+    kernels::KernelArgs args{op, in, out, attrs};
+    kernel->run(args);
+  }
+}
 
 dnnl::engine& Engine() { return Current().engine; }
 dnnl::stream& Stream() { return Current().stream; }

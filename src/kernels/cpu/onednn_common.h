@@ -54,6 +54,20 @@ dnnl::memory::desc StridedDesc(const dnnl::memory::dims& dims, const dnnl::memor
 /// A layout for oneDNN to choose.
 dnnl::memory::desc AnyDesc(const dnnl::memory::dims& dims, DType dtype);
 
+/// The epilogue (kernels::kEpilogueAttr) of `attrs` as oneDNN post-ops, and
+/// its op names (empty when there is none). `supported` is false when an op
+/// has no oneDNN eltwise equivalent.
+struct Epilogue {
+  std::vector<std::string> ops;
+  dnnl::post_ops post_ops;
+  bool supported = true;
+  bool empty() const { return ops.empty(); }
+};
+Epilogue EpilogueOf(const Dict& attrs);
+/// Runs the epilogue's ops on `t` in place with their own kernels (for paths
+/// that compute without oneDNN).
+void ApplyEpilogueInPlace(const Epilogue& epilogue, Tensor& t);
+
 /// `t`'s data seen through `desc` (no copy).
 dnnl::memory Wrap(const dnnl::memory::desc& desc, const Tensor& t);
 
@@ -109,6 +123,16 @@ class Key {
     return *this;
   }
   Key& Add(bool value) { return Add(static_cast<int64_t>(value)); }
+  Key& Add(std::string_view text) {
+    Add(static_cast<int64_t>(text.size()));
+    bytes_.append(text);
+    return *this;
+  }
+  Key& Add(const std::vector<std::string>& texts) {
+    Add(static_cast<int64_t>(texts.size()));
+    for (const std::string& t : texts) Add(std::string_view(t));
+    return *this;
+  }
   Key& Add(DType value) { return Add(static_cast<int64_t>(value)); }
   Key& Add(const Shape& shape) {
     Add(static_cast<int64_t>(shape.size()));

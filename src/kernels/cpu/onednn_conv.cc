@@ -20,9 +20,11 @@ using ops::Conv2dGeometry;
 constexpr int kOneDnnPriority = 20;
 constexpr int kReferencePriority = 0;
 
-bool OneDnnDType(const std::vector<ops::TensorMeta>& in, const Dict&) { return dn::Supports(in[0].dtype); }
-bool ReferenceDType(const std::vector<ops::TensorMeta>& in, const Dict&) {
-  return in[0].dtype == DType::kFloat64 || in[0].dtype == DType::kFloat32;
+bool OneDnnDType(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
+  return dn::Supports(in[0].dtype) && dn::EpilogueOf(attrs).supported;
+}
+bool ReferenceDType(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
+  return (in[0].dtype == DType::kFloat64 || in[0].dtype == DType::kFloat32) && !attrs.Contains(kEpilogueAttr);
 }
 
 // Geometry of each op from its inputs and attributes (validated by inference).
@@ -79,10 +81,11 @@ struct ConvDescs {
     return chosen.get_size() > 2 * Plain(d).get_size();
   }
 
-  dnnl::convolution_forward::primitive_desc Forward(dnnl::prop_kind kind) const {
+  dnnl::convolution_forward::primitive_desc Forward(dnnl::prop_kind kind,
+                                                    const dnnl::primitive_attr& attr = {}) const {
     return {dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, Any(src), Any(weights),
                                             Any(dst), strides, dilates, pad_l, pad_r),
-            dn::Engine()};
+            attr, dn::Engine()};
   }
 };
 
@@ -112,12 +115,15 @@ void Conv2dOneDnn(KernelArgs& args) {
   Conv2dGeometry g = ForwardGeometry(args);
   DType dtype = args.inputs[0].dtype();
   if (args.outputs[0].numel() == 0) return;
-  auto prim = dn::Cached<ConvForward>(ConvKey("conv2d", g, dtype), [&] {
+  dn::Epilogue epilogue = dn::EpilogueOf(args.attrs);  // fused elementwise ops, as post-ops
+  auto prim = dn::Cached<ConvForward>(std::move(ConvKey("conv2d", g, dtype).Add(epilogue.ops)), [&] {
     ConvDescs d(g, dtype);
-    auto pd = d.Forward(dnnl::prop_kind::forward_inference);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(epilogue.post_ops);
+    auto pd = d.Forward(dnnl::prop_kind::forward_inference, attr);
     if (d.Padded(pd.src_desc(), d.src) || d.Padded(pd.dst_desc(), d.dst)) {
       d.plain_only = true;
-      pd = d.Forward(dnnl::prop_kind::forward_inference);
+      pd = d.Forward(dnnl::prop_kind::forward_inference, attr);
     }
     return ConvForward{dnnl::convolution_forward(pd), dn::Layout::Input(d.Plain(d.src), pd.src_desc()),
                        dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),

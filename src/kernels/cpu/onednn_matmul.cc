@@ -18,9 +18,11 @@ using dnnl::memory;
 constexpr int kOneDnnPriority = 20;
 constexpr int kReferencePriority = 0;
 
-bool OneDnnDType(const std::vector<ops::TensorMeta>& in, const Dict&) { return dn::Supports(in[0].dtype); }
-bool ReferenceDType(const std::vector<ops::TensorMeta>& in, const Dict&) {
-  return in[0].dtype == DType::kFloat64 || in[0].dtype == DType::kFloat32;
+bool OneDnnDType(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
+  return dn::Supports(in[0].dtype) && dn::EpilogueOf(attrs).supported;
+}
+bool ReferenceDType(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
+  return (in[0].dtype == DType::kFloat64 || in[0].dtype == DType::kFloat32) && !attrs.Contains(kEpilogueAttr);
 }
 
 // ---------------------------------------------------------------------------
@@ -127,9 +129,10 @@ memory::desc OperandDesc(const Shape& batch, int64_t rows, int64_t cols, bool tr
 
 // Not `available` when oneDNN has no implementation for this product (the
 // caller falls back to the reference loop; the answer is cached too).
-std::shared_ptr<MatmulPrimitive> MatmulFor(std::string_view op, const Product& p, DType dtype, bool has_bias) {
+std::shared_ptr<MatmulPrimitive> MatmulFor(std::string_view op, const Product& p, DType dtype, bool has_bias,
+                                           const dn::Epilogue& epilogue) {
   dn::Key key(op, dn::ThreadLimitForFlops(2 * NumElements(p.batch) * p.m * p.n * p.k));
-  key.AddAll(dtype, p.batch, p.a_batch, p.b_batch, p.m, p.n, p.k, p.ta, p.tb, has_bias);
+  key.AddAll(dtype, p.batch, p.a_batch, p.b_batch, p.m, p.n, p.k, p.ta, p.tb, has_bias, epilogue.ops);
   if (auto hit = dn::CacheFind(key)) return std::static_pointer_cast<MatmulPrimitive>(hit);
   auto built = std::make_shared<MatmulPrimitive>();
   built->a = OperandDesc(p.a_batch, p.m, p.k, p.ta, dtype);
@@ -139,16 +142,18 @@ std::shared_ptr<MatmulPrimitive> MatmulFor(std::string_view op, const Product& p
   out_dims.push_back(p.n);
   built->out = dn::PlainDesc(dn::Dims(out_dims), dtype);
   built->has_bias = has_bias;
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(epilogue.post_ops);
   try {
     if (has_bias) {
       memory::dims bias_dims(out_dims.size(), 1);
       bias_dims.back() = p.n;
       built->bias = dn::PlainDesc(bias_dims, dtype);
       built->primitive = dnnl::matmul(dnnl::matmul::primitive_desc(
-          dnnl::matmul::desc(built->a, built->b, built->bias, built->out), dn::Engine()));
+          dnnl::matmul::desc(built->a, built->b, built->bias, built->out), attr, dn::Engine()));
     } else {
       built->primitive = dnnl::matmul(
-          dnnl::matmul::primitive_desc(dnnl::matmul::desc(built->a, built->b, built->out), dn::Engine()));
+          dnnl::matmul::primitive_desc(dnnl::matmul::desc(built->a, built->b, built->out), attr, dn::Engine()));
     }
     built->available = true;
   } catch (const dnnl::error&) {
@@ -177,11 +182,15 @@ bool TrivialProduct(const Product& p, Tensor& out, const Tensor* bias) {
 }
 
 void RunProduct(std::string_view op, const Product& p, const Tensor& a, const Tensor& b, Tensor& out,
-                const Tensor* bias) {
-  if (TrivialProduct(p, out, bias)) return;
-  auto prim = MatmulFor(op, p, a.dtype(), bias != nullptr);
+                const Tensor* bias, const dn::Epilogue& epilogue = {}) {
+  if (TrivialProduct(p, out, bias)) {
+    dn::ApplyEpilogueInPlace(epilogue, out);
+    return;
+  }
+  auto prim = MatmulFor(op, p, a.dtype(), bias != nullptr, epilogue);
   if (!prim->available) {
     RunReferenceProduct(p, a, b, out, bias, op);
+    dn::ApplyEpilogueInPlace(epilogue, out);
     return;
   }
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, dn::Wrap(prim->a, a)},
@@ -193,7 +202,7 @@ void RunProduct(std::string_view op, const Product& p, const Tensor& a, const Te
 
 void MatmulOneDnn(KernelArgs& args) {
   Product p = DescribeProduct(args.inputs[0], args.inputs[1], args.outputs[0], args.attrs);
-  RunProduct(args.op.name, p, args.inputs[0], args.inputs[1], args.outputs[0], nullptr);
+  RunProduct(args.op.name, p, args.inputs[0], args.inputs[1], args.outputs[0], nullptr, dn::EpilogueOf(args.attrs));
 }
 
 void MatmulReference(KernelArgs& args) {
@@ -214,7 +223,8 @@ Product DenseProduct(const Tensor& x, const Tensor& w) {
 
 void DenseOneDnn(KernelArgs& args) {
   Product p = DenseProduct(args.inputs[0], args.inputs[1]);
-  RunProduct("dense", p, args.inputs[0], args.inputs[1], args.outputs[0], &args.inputs[2]);
+  RunProduct("dense", p, args.inputs[0], args.inputs[1], args.outputs[0], &args.inputs[2],
+             dn::EpilogueOf(args.attrs));
 }
 
 void DenseReference(KernelArgs& args) {

@@ -311,3 +311,34 @@ def test_distributed_runs_write_their_ir_under_rank_dirs(tmp_path, python_subpro
     """, env={"RANK_ID": "3"})
     assert [p.name for p in (tmp_path / "ir").iterdir()] == ["rank_3"]
     assert len(list((tmp_path / "ir" / "rank_3").iterdir())) == 3
+
+
+def test_elementwise_epilogues_run_inside_conv_and_dense_kernels(graph_mode, tmp_path):
+    class Head(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.body = SmallNet()
+
+        def construct(self, x):
+            return ms.ops.sigmoid(self.body(x))
+
+    net = Head()
+    x = batches(1)[0][0]
+    expected = net(x).asnumpy()
+    ms.set_context(enable_graph_kernel=True, save_graphs=2, save_graphs_path=str(tmp_path))
+    got = net(x).asnumpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    report = ms._jit.compile_report(net)[-1]
+    assert report["fused_epilogues"] == 2  # relu into the conv, sigmoid into the dense
+    order = open(next(f for f in report["files"] if "execution_order" in f)).read()
+    assert "relu [" not in order and "sigmoid [" not in order
+
+
+def test_epilogues_leave_values_the_backward_pass_needs(graph_mode):
+    data = batches(2)
+    results = {}
+    for fuse in (False, True):
+        ms.set_context(enable_graph_kernel=fuse)
+        net, step = make_training()
+        results[fuse] = [float(step(x, y).asnumpy()) for x, y in data]
+    np.testing.assert_allclose(results[True], results[False], rtol=1e-5)
