@@ -223,3 +223,28 @@ def test_a_custom_bprop_is_used_and_checked_in_graph_mode(graph_mode):
 
     g = Loss()(ms.Tensor(np.array([1.0, 2.0], np.float32)))
     assert g.asnumpy().tolist() == [7.0, 7.0]
+
+
+def test_check_bprop_validates_custom_bprops_inside_compiled_functions():
+    class WrongShape(nn.Cell):
+        def construct(self, x):
+            return x * 2
+
+        def bprop(self, x, out, dout):
+            return (dout.sum(),)
+
+    class WrongDtype(nn.Cell):
+        def construct(self, x):
+            return x * 2
+
+        def bprop(self, x, out, dout):
+            return (ms.ops.cast(dout, ms.float16),)
+
+    x = ms.Tensor(np.array([1.0, 2.0], np.float32))
+    ms.set_context(check_bprop=True)
+    with pytest.raises(TypeError, match="WrongDtype.*dtype"):
+        ms.jit(lambda v: ms.grad(WrongDtype())(v))(x)
+    with pytest.raises(ValueError, match="WrongShape.*shape"):
+        ms.jit(lambda v: ms.grad(WrongShape())(v))(x)
+    ms.set_context(check_bprop=False)  # a compile key: recompiled without the check
+    assert ms.jit(lambda v: ms.grad(WrongDtype())(v))(x).shape == (2,)
