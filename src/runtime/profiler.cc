@@ -23,6 +23,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -65,6 +66,7 @@ struct Event {
   std::string name;    // op, span or counter name
   std::string kernel;  // "CPU:onednn"
   std::string graph, node, inputs;
+  bool updates = false;  // the op writes its inputs in place (an optimizer update)
   int64_t allocated = 0, reserved = 0, peak = 0;  // memory counters
 };
 
@@ -133,6 +135,7 @@ class Hub final : public KernelObserver {
     op.kernel = StrCat(DeviceTargetName(event.kernel.device), ":", event.kernel.impl);
     op.graph = event.site.graph;
     op.node = event.site.node;
+    op.updates = event.op.props.inplace || !event.op.props.writes_inputs.empty();
     Event counter;
     if (memory) {
       auto stats = memory::Stats(event.kernel.device);
@@ -361,6 +364,24 @@ std::vector<std::string> Session::Write() const {
     }
     add(Json{{"name", e.name}, {"cat", e.kind == Event::kOp ? "op" : "step"}, {"ph", "X"}, {"ts", ts},
              {"dur", dur}, {"pid", rank}, {"tid", e.tid}, {"args", args}});
+  }
+  // Graph runs have no host code per phase: their phases are the spans of
+  // their kernels, forward and backward first, then the in-place updates.
+  std::map<std::tuple<std::string, int64_t, bool>, std::pair<int64_t, int64_t>> phases;
+  for (const Event& e : events) {
+    if (e.kind != Event::kOp || e.graph.empty()) continue;
+    auto [it, fresh] = phases.try_emplace({e.graph, e.step, e.updates}, e.start_ns, e.start_ns + e.dur_ns);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, e.start_ns);
+      it->second.second = std::max(it->second.second, e.start_ns + e.dur_ns);
+    }
+  }
+  for (const auto& [key, range] : phases) {
+    const auto& [graph, step, updates] = key;
+    Json::number_float_t ts = static_cast<double>(std::max<int64_t>(range.first - origin, 0)) / 1000.0;
+    Json::number_float_t dur = static_cast<double>(range.second - range.first) / 1000.0;
+    add(Json{{"name", updates ? "update" : "forward_backward"}, {"cat", "step"}, {"ph", "X"}, {"ts", ts},
+             {"dur", dur}, {"pid", rank}, {"tid", 0}, {"args", {{"graph", graph}, {"step", step}}}});
   }
   trace += StrCat("\n], \"displayTimeUnit\": \"ms\", \"otherData\": ",
                   Json{{"producer", "msrt"}, {"format_version", 1}, {"rank", rank}}.dump(), "}\n");

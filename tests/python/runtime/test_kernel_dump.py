@@ -91,3 +91,27 @@ def test_an_unwritable_dump_path_fails_the_op_with_os_error(in_tmp):
     ms.set_context(enable_dump=True, save_dump_path=str(in_tmp / "file"), pynative_synchronize=True)
     with pytest.raises(OSError, match=r"enable_dump: can not create the dump folder '.*file/rank_0/pynative/\d+'"):
         ms.Tensor(np.ones(2, np.float32)) + 1
+
+
+def test_graph_mode_dumps_every_node_per_run(in_tmp):
+    ms.set_context(mode=ms.GRAPH_MODE)
+
+    class Net(ms.nn.Cell):
+        def construct(self, x):
+            return ms.ops.exp(x) * 2.0
+
+    net = Net()
+    x = ms.Tensor(np.array([0.0, 1.0], np.float32))
+    net(x)  # compiled and run once before dumping
+    ms.set_context(enable_dump=True, save_dump_path="dump")
+    net(x).asnumpy()
+    net(x).asnumpy()
+    ms.set_context(enable_dump=False)
+    lines = read_index(in_tmp / "dump" / "rank_0" / "index.jsonl")
+    assert {l["graph"] for l in lines} == {"Net"}
+    assert sorted({l["iteration"] for l in lines}) == [1, 2]  # the graph's runs
+    assert [l["op"] for l in lines if l["iteration"] == 1] == ["exp", "mul"]
+    mul = next(l for l in lines if l["op"] == "mul" and l["iteration"] == 2)
+    assert "Default/mul-op" in mul["name"] or "Default_mul-op" in mul["name"]
+    out = np.load(in_tmp / "dump" / "rank_0" / mul["outputs"][0]["file"])
+    np.testing.assert_allclose(out, np.exp([0.0, 1.0]) * 2, rtol=1e-6)

@@ -125,3 +125,30 @@ def test_context_profiling_with_nothing_run_writes_nothing(in_tmp):
     ms.set_context(enable_profiling=True, profiling_options=json.dumps({"output": str(in_tmp / "none")}))
     ms.set_context(enable_profiling=False)
     assert not (in_tmp / "none").exists()
+
+
+def test_graph_mode_runs_get_their_phases_from_their_kernels(in_tmp):
+    from msrt import nn
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_seed(0)
+    net = nn.Dense(4, 3)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.Momentum(net.trainable_params(), 0.1, 0.9))
+    x = ms.Tensor(np.ones((2, 4), np.float32))
+    y = ms.Tensor(np.zeros((2, 3), np.float32))
+    step(x, y)  # compiled outside the profile
+    prof = ms.Profiler(output_path="prof")
+    for _ in range(2):
+        step(x, y)
+    prof.analyse()
+    trace, ops, spans = read_trace(in_tmp / "prof" / "profiler" / "trace_0.json")
+    assert ops and all(e["args"]["graph"] == "TrainOneStepCell" for e in ops)
+    assert any(e["args"]["node"].startswith("Gradients/") for e in ops)
+    phases = [(e["name"], e["args"]["step"]) for e in spans if e["args"].get("graph") == "TrainOneStepCell"]
+    assert sorted(phases) == [("forward_backward", 1), ("forward_backward", 2), ("update", 1), ("update", 2)]
+    for name, run in (("forward_backward", 1), ("update", 1)):
+        span = next(e for e in spans if e["name"] == name and e["args"].get("step") == run and "graph" in e["args"])
+        inside = [e for e in ops if e["args"]["step"] == run and
+                  (e["name"] == "apply_momentum") == (name == "update")]
+        assert inside and all(span["ts"] <= e["ts"] + 1e-3 and e["ts"] + e["dur"] <= span["ts"] + span["dur"] + 1e-3
+                              for e in inside)
