@@ -8,6 +8,7 @@
 #include "compiler/fusion.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipeline.h"
+#include "msrt/context/context.h"
 #include "ops/call.h"
 
 namespace msrt {
@@ -157,6 +158,38 @@ TEST(Fusion, ChainsRunAsOneKernelWithTheSameResults) {
   EXPECT_NE(report.find("fused 4 ops"), std::string::npos);
   runtime::GraphExecutable a(plain, {}), b(fused, {});
   EXPECT_EQ(Read(a.Run({x})[0]), Read(b.Run({x})[0]));
+}
+
+// Independent branches and an in-place update under inter_op_parallel_num
+// (also run by `make tsan`).
+TEST(GraphConcurrency, ThreadsRunIndependentStepsWithSerialResults) {
+  Tensor state = Vec(std::vector<float>(4096, 0.0f));
+  state.impl()->name = "state";
+  auto body = [&state](const Tensor& x) {
+    Tensor a = x, b = x;
+    for (int i = 0; i < 8; ++i) {
+      a = ops::Call1("exp", {ops::Call1("neg", {a})});
+      b = ops::Call1("tanh", {ops::Call1("add", {b, x})});
+    }
+    Tensor sum = ops::Call1("add", {a, b});
+    ops::Call("assign_add", {state, sum});
+    return std::vector<Tensor>{ops::Call1("mul", {state, sum})};
+  };
+  std::vector<float> input(4096);
+  for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>(i % 13) * 0.05f;
+  Tensor x = Tensor::FromHost(input.data(), input.size() * 4, {4096}, DType::kFloat32);
+  runtime::GraphOptions o1;
+  o1.memory_level = 1;
+  runtime::GraphExecutable serial(CaptureOf(body, {4096}), o1);
+  std::vector<float> expected = Read(serial.Run({x})[0]);
+  std::fill(state.mutable_data<float>(), state.mutable_data<float>() + 4096, 0.0f);
+  context::ScopedOverride threads(context::Family::kRuntime, Dict{{"inter_op_parallel_num", Value(int64_t{2})}});
+  runtime::GraphExecutable concurrent(CaptureOf(body, {4096}), o1);
+  for (int run = 0; run < 20; ++run) {
+    std::fill(state.mutable_data<float>(), state.mutable_data<float>() + 4096, 0.0f);
+    EXPECT_EQ(Read(concurrent.Run({x})[0]), expected);
+  }
+  EXPECT_GE(concurrent.max_concurrent_kernels(), 1);
 }
 
 }  // namespace
