@@ -207,6 +207,14 @@ class Recorder final : public KernelObserver {
 
   void Aborted(const LaunchEvent& event) noexcept override {
     if (!event.site.graph.empty()) return;  // graph launches: the executor reports with its step
+    try {
+      RecordEagerFailure(event);
+    } catch (const std::exception& e) {
+      MSRT_LOG(Error) << "running data recorder: " << e.what();
+    }
+  }
+
+  void RecordEagerFailure(const LaunchEvent& event) {
     std::string type = "RuntimeError", message = "unknown error";
     if (std::exception_ptr error = std::current_exception()) {  // Aborted runs inside LaunchKernel's catch
       try {
