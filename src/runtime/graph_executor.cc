@@ -14,6 +14,7 @@
 #include "runtime/eager.h"
 #include "runtime/fused_kernel.h"
 #include "runtime/launch.h"
+#include "runtime/recorder.h"
 
 namespace msrt::runtime {
 namespace {
@@ -394,6 +395,7 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
     }
   }
   ++runs_;
+  if (recorder::Enabled()) recorder::GraphRan(*this);
   std::vector<Tensor> results;
   results.reserve(output_slots_.size());
   for (int32_t s : output_slots_) results.push_back(slots[static_cast<size_t>(s)]);
@@ -406,18 +408,23 @@ void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Di
   std::vector<Tensor> in, out;
   in.reserve(step.inputs.size());
   for (int32_t s : step.inputs) in.push_back(slots[static_cast<size_t>(s)]);
-  for (int32_t s : step.outputs) {
-    out.push_back(OutputTensor(s, slot_meta_[static_cast<size_t>(s)], slots));
-    slots[static_cast<size_t>(s)] = out.back();
-  }
   LaunchSite site{g.name(), step.name, runs_};
   try {
+    for (int32_t s : step.outputs) {  // inside: a MemoryError names the step too
+      out.push_back(OutputTensor(s, slot_meta_[static_cast<size_t>(s)], slots));
+      slots[static_cast<size_t>(s)] = out.back();
+    }
     LaunchKernel(*step.kernel, *step.op, in, out, attrs, site, step.plan.get());
   } catch (const Error& e) {
     const ir::Node& n = g.node(step.node);
-    ThrowError(e.kind(), StrCat(e.message(), " [while running '", step.op->name, "' (graph '", g.name(), "', node ",
-                                step.name, n.source.empty() ? "" : ", defined at " + n.source, ") on inputs ",
-                                Describe(in), "]"));
+    std::string message = StrCat(e.message(), " [while running '", step.op->name, "' (graph '", g.name(),
+                                 "', node ", step.name, n.source.empty() ? "" : ", defined at " + n.source,
+                                 ") on inputs ", Describe(in), "]");
+    // Running data recorder (src/runtime/recorder.h): one relaxed load when off.
+    if (recorder::Enabled()) {
+      recorder::GraphFailed(*this, {index, step.op->name, step.name, n.source, e.kind(), message, in});
+    }
+    ThrowError(e.kind(), std::move(message));
   } catch (const std::bad_alloc&) {
     throw MemoryError(StrCat("Out of memory while running '", step.op->name, "' (graph '", g.name(), "', node ",
                              step.name, ")"));
@@ -474,16 +481,19 @@ void GraphExecutable::RunConcurrently(int threads, std::vector<Tensor>& slots, c
   }
 }
 
-std::string GraphExecutable::ExecutionOrderText() const {
+std::string GraphExecutable::ExecutionOrderText(int64_t failed_step) const {
   std::ostringstream out;
   const char* level = options_.memory_level == 0 ? "O0" : "O1";
   out << "# msrt execution order v1\n# graph: " << graph_->name() << "\n# device: "
       << DeviceTargetName(options_.device) << ", memory_optimize_level: " << level
       << ", buffer reuse: " << (options_.buffer_reuse ? "on" : "off") << "\n# intermediates: "
       << memory_stats_.intermediate_count << ", planned bytes: " << memory_stats_.planned_bytes
-      << ", peak live bytes: " << memory_stats_.peak_live_bytes << "\n\n";
+      << ", peak live bytes: " << memory_stats_.peak_live_bytes << "\n";
+  if (failed_step >= 0) out << "# failed at step " << failed_step << " (marked =>)\n";
+  out << "\n";
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
+    if (failed_step >= 0) out << (static_cast<int64_t>(i) == failed_step ? "=> " : "   ");
     out << i << ": " << s.op->name << " [" << s.kernel->impl << "] " << s.name << "\n    in:";
     for (int32_t slot : s.inputs) out << " $" << slot;
     out << "  out:";

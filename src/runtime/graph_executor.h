@@ -57,11 +57,13 @@ class GraphExecutable {
   std::vector<Tensor> Run(const std::vector<Tensor>& inputs, const std::vector<Tensor>& weights = {});
 
   const ir::Graph& graph() const { return *graph_; }
+  const std::shared_ptr<const ir::Graph>& shared_graph() const { return graph_; }
   const GraphOptions& options() const { return options_; }
   /// Names of the weights, in the order Run's `weights` takes them.
   std::vector<std::string> WeightNames() const;
   /// Kernels in execution order with their memory: the final execution-order IR.
-  std::string ExecutionOrderText() const;
+  /// `failed_step` >= 0 marks that step "=>" (the running data recorder's view).
+  std::string ExecutionOrderText(int64_t failed_step = -1) const;
   GraphMemoryStats memory_stats() const { return memory_stats_; }
   uint64_t runs() const { return runs_; }
   /// The most kernels that ran at the same time in any run so far.
