@@ -73,6 +73,8 @@ def _train(level, epochs=6, **model_kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # float16 kernels computed through float32
         model.train(epochs, _data(), callbacks=[losses])
+    if ms.get_context("mode") == ms.GRAPH_MODE:
+        assert ms._jit.compile_report(model.train_network), "the training step was not compiled"
     return net, losses.values
 
 
