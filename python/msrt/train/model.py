@@ -10,6 +10,8 @@ from .metrics import Loss, get_metrics
 
 __all__ = ["Model"]
 
+_context._declare_consumer("enable_auto_mixed_precision", "train.Model (trains as amp_level O2)")
+
 
 def _to_tensor(value):
     if isinstance(value, Tensor):
