@@ -98,6 +98,7 @@ __all__ = [
     "load_param_into_net",
     "parse_print",
     "ops",
+    "amp",
     "Profiler",
     "common",
     "dtype",
@@ -106,5 +107,6 @@ __all__ += dtype.__all__
 
 # Cells, optimizers and the training loop (`ms.nn`, `ms.train.Model`, and `ms.Model` as MindSpore 2.x exports it).
 from . import dataset, nn, profiler, train  # noqa: E402
+from . import amp  # noqa: E402
 from .profiler import Profiler  # noqa: E402
 from .train import Callback, CheckpointConfig, LossMonitor, Model, ModelCheckpoint, RunContext, TimeMonitor  # noqa: E402

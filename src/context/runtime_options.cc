@@ -528,8 +528,9 @@ FamilyTable MakeRuntimeTable() {
            .mindspore_devices = kAscendOnly,
            .device_note = "msrt's kernel selection honours it on every device.",
            .affects_compile = true,
-           .doc = "When no kernel supports the exact dtype, allow one of lower precision "
-                  "(e.g. float16 for float32). Default True."},
+           .doc = "When no kernel takes an op's float dtype (float16 convolution or matmul on CPU), "
+                  "compute in the nearest one that has a kernel (float32) and convert back, warning once; "
+                  "False raises TypeError naming op and dtype. Default True."},
           {.name = "deterministic",
            .type = "str",
            .default_value = Value("OFF"),
@@ -573,7 +574,8 @@ FamilyTable MakeRuntimeTable() {
            .deprecation = {.since = Profile::kR1_6,
                            .action = DeprecationAction::kWarnAndIgnore,
                            .advice = "Use the amp_level of the training model instead."},
-           .doc = "Automatic mixed precision for the whole network (r0.5/r1.0)."},
+           .doc = "Automatic mixed precision for the whole network (r0.5/r1.0): Model trains as "
+                  "amp_level \"O2\" when True."},
 
           // --- Graph kernel fusion ---------------------------------------------
           {.name = "enable_graph_kernel",

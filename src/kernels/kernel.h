@@ -43,6 +43,14 @@ bool RegisterKernel(KernelDef def);
 /// The kernel that runs `op` on `device` for these inputs, or nullptr.
 const KernelDef* SelectKernel(std::string_view op, DeviceTarget device, const std::vector<ops::TensorMeta>& inputs,
                               const Dict& attrs);
+/// SelectKernel, else -- when no kernel takes the inputs' floating dtype but
+/// one takes a substitute (Note [Reduced precision]) -- a kernel that converts
+/// those inputs to the substitute, runs that kernel and converts the results
+/// back. The context key enable_reduce_precision allows the substitution (with
+/// a one-time warning per op and dtypes); when it is False this raises
+/// TypeError naming the op and dtype. nullptr when no dtype helps either.
+const KernelDef* SelectKernelOrConvert(std::string_view op, DeviceTarget device,
+                                       const std::vector<ops::TensorMeta>& inputs, const Dict& attrs);
 /// Every kernel registered for `op` (any device), best first.
 std::vector<const KernelDef*> KernelsOf(std::string_view op);
 

@@ -47,8 +47,11 @@ MSRT_REGISTER_OP({
       CheckActivation(op, in[0]);
       const char* names[] = {"x", "scale", "bias", "running_mean", "running_var"};
       int64_t channels = in[0].shape[1];
+      // Half-precision x may keep float32 running statistics (mixed precision
+      // casts trainable parameters only).
+      bool half = in[0].dtype == DType::kFloat16 || in[0].dtype == DType::kBFloat16;
       for (size_t i = 1; i < 5; ++i) {
-        CheckSameDType(op, "x", in[0], names[i], in[i]);
+        if (!(i >= 3 && half && in[i].dtype == DType::kFloat32)) CheckSameDType(op, "x", in[0], names[i], in[i]);
         CheckChannelVector(op, names[i], in[i], channels);
       }
       double epsilon = AttrFloat(attrs, "epsilon");
@@ -89,7 +92,7 @@ MSRT_REGISTER_OP({
     },
     .props = {.writes_inputs = {3, 4}},
     .doc = "Batch normalization over axis 1; returns (y, saved_mean, saved_inv_std). Training normalizes with the "
-           "batch's mean and biased variance and updates running_mean/running_var in place (unbiased variance); "
+           "batch's mean and biased variance and updates running_mean/running_var in place (unbiased variance; they may be float32 for float16/bfloat16 x); "
            "inference uses the running statistics, and saved_mean/saved_inv_std are then running_mean and "
            "1 / sqrt(running_var + epsilon).",
 });

@@ -194,7 +194,7 @@ class EagerExecutor final : public ops::Executor {
       }
       in_metas.push_back(ops::TensorMeta{t.shape(), t.dtype()});
     }
-    const kernels::KernelDef* kernel = kernels::SelectKernel(op.name, device, in_metas, attrs);
+    const kernels::KernelDef* kernel = kernels::SelectKernelOrConvert(op.name, device, in_metas, attrs);
     if (kernel == nullptr) {
       ops::OpError(ErrorKind::kType, op.name,
                    StrCat("has no ", DeviceTargetName(device), " kernel for inputs ", DescribeInputs(inputs)));

@@ -219,7 +219,7 @@ void GraphExecutable::Build() {
       step.kernel = &FusedKernel();
       step.plan = std::make_shared<FusedPlan>(BuildFusedPlan(g, id, options_.device));
     } else {
-      step.kernel = kernels::SelectKernel(n.op->name, options_.device, metas, n.attrs);
+      step.kernel = kernels::SelectKernelOrConvert(n.op->name, options_.device, metas, n.attrs);
     }
     if (step.kernel == nullptr) {
       std::string described;

@@ -75,6 +75,8 @@ class Cell:
             self.add_flags(**flags)
 
     _has_bprop = False
+    _amp_dtype = None  # set by to_float / amp.auto_mixed_precision
+    _amp_output_dtype = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -320,14 +322,24 @@ class Cell:
         return dict(self._flags)
 
     def to_float(self, dst_type):
-        """Mixed precision is not available in msrt yet: only float32 is accepted."""
+        """Runs this cell and every sub-cell in `dst_type` (float16, bfloat16
+        or float32): floating inputs and trainable parameters are cast to it
+        at each call (the Parameters keep their dtype). Returns self."""
         from ..common import dtype as mstype
 
-        if dst_type != mstype.float32:
-            raise NotImplementedError(
-                f"For '{self.cls_name}', to_float({dst_type}) is not supported yet; msrt computes in float32."
-            )
+        if dst_type not in (mstype.float16, mstype.bfloat16, mstype.float32):
+            raise ValueError(f"For '{self.cls_name}', the argument 'dst_type' must be float32, float16 or "
+                             f"bfloat16, but got {dst_type}.")
+        for _, cell in self.cells_and_names():
+            cell._set_amp(dst_type)
         return self
+
+    def _set_amp(self, dtype, output_dtype=None):
+        """Computes this cell alone in `dtype` and, when given, casts its
+        floating outputs to `output_dtype` (Note [Mixed precision] in amp.py)."""
+        self.__dict__["_amp_dtype"] = dtype
+        self.__dict__["_amp_output_dtype"] = output_dtype
+        self._update_slow_call()
 
     def recompute(self, **kwargs):
         """Accepted for MindSpore scripts; eager execution keeps activations."""
@@ -352,7 +364,7 @@ class Cell:
 
     def _update_slow_call(self):
         self.__dict__["_slow_call"] = bool(
-            self._forward_pre_hooks or self._forward_hooks or self._has_bprop
+            self._forward_pre_hooks or self._forward_hooks or self._has_bprop or self._amp_dtype is not None
         )
 
     # --- calling -------------------------------------------------------------
@@ -397,7 +409,9 @@ class Cell:
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
-        if self._has_bprop:
+        if self._amp_dtype is not None:
+            outputs = self._run_amp(args, kwargs)
+        elif self._has_bprop:
             outputs = _call_with_bprop(self, args, kwargs)
         else:
             outputs = self.construct(*args, **kwargs)
@@ -405,6 +419,32 @@ class Cell:
             result = hook(self, args, outputs)
             if result is not None:
                 outputs = result
+        return outputs
+
+    def _run_amp(self, args, kwargs):
+        """construct with floating inputs and trainable parameters in the
+        cell's amp dtype; parameters an op updates in place (BatchNorm's
+        running statistics) are not trainable and keep theirs."""
+        from ..ops import functional as F
+
+        dtype = self._amp_dtype
+        args = tuple(_cast_float(a, dtype, F) for a in args)
+        d = self.__dict__
+        swapped = []
+        for name, param in self._params.items():
+            if param is not None and param.requires_grad and _is_float(param) and param.dtype != dtype:
+                d[name] = F.cast(param, dtype)
+                swapped.append((name, param))
+        try:
+            if self._has_bprop:
+                outputs = _call_with_bprop(self, args, kwargs)
+            else:
+                outputs = self.construct(*args, **kwargs)
+        finally:
+            for name, param in swapped:
+                d[name] = param
+        if self._amp_output_dtype is not None:
+            outputs = _cast_float(outputs, self._amp_output_dtype, F)
         return outputs
 
     # --- printing ------------------------------------------------------------
@@ -442,6 +482,21 @@ def _call_with_bprop(cell, args, kwargs):
     if hook is None or kwargs:
         return cell.construct(*args, **kwargs)
     return hook(cell, *args)
+
+
+def _is_float(t):
+    from ..common import dtype as mstype
+
+    return t.dtype in (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64)
+
+
+def _cast_float(value, dtype, F):
+    """`value` with its floating tensors (also inside tuples/lists) cast to `dtype`."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_cast_float(v, dtype, F) for v in value)
+    if _is_tensor(value) and _is_float(value) and value.dtype != dtype:
+        return F.cast(value, dtype)
+    return value
 
 
 def _is_tensor(value):

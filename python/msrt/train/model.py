@@ -10,6 +10,8 @@ from .metrics import Loss, get_metrics
 
 __all__ = ["Model"]
 
+_context._declare_consumer("enable_auto_mixed_precision", "train.Model (trains as amp_level O2)")
+
 
 def _to_tensor(value):
     if isinstance(value, Tensor):
@@ -63,9 +65,11 @@ class Model:
         if amp_level not in ("O0", "O1", "O2", "O3", "auto"):
             raise ValueError(f"For 'Model', the argument 'amp_level' must be one of ['O0', 'O1', 'O2', 'O3', "
                              f"'auto'], but got {amp_level!r}.")
-        if amp_level in ("O1", "O2", "O3"):
-            raise NotImplementedError(f"For 'Model', amp_level={amp_level!r} (mixed precision) is not supported by "
-                                      "msrt yet; use 'O0' (or 'auto', which is 'O0' on CPU).")
+        if amp_level == "auto":
+            amp_level = "O0"  # MindSpore's "auto" is O0 on CPU
+        # Older profiles' enable_auto_mixed_precision=True trains as O2.
+        if amp_level == "O0" and _context.get_context("enable_auto_mixed_precision"):
+            amp_level = "O2"
         if kwargs.get("loss_scale_manager") is not None:
             raise NotImplementedError("For 'Model', 'loss_scale_manager' is not supported by msrt yet.")
         self._network = network
@@ -82,13 +86,17 @@ class Model:
 
     # --- building networks ---------------------------------------------------
     def _build_train_network(self):
+        from .. import amp
+
         network = self._network
+        if self._amp_level != "O0":
+            amp.auto_mixed_precision(network, self._amp_level)
         if self._optimizer is not None:
             if self._loss_fn is not None:
-                network = nn.WithLossCell(network, self._loss_fn)
+                network = amp._add_loss_network(network, self._loss_fn, self._amp_level)
             return nn.TrainOneStepCell(network, self._optimizer)
         if self._loss_fn is not None:
-            return nn.WithLossCell(network, self._loss_fn)
+            return amp._add_loss_network(network, self._loss_fn, self._amp_level)
         return network
 
     def _build_eval_network(self, metrics, eval_network, eval_indexes):
@@ -112,7 +120,7 @@ class Model:
                                  "optional, and then you can set `eval_network` or `loss_fn`. For the latter case, "
                                  "framework will automatically build an evaluation network with `network` and "
                                  "`loss_fn`.")
-            self._eval_network = nn.WithEvalCell(self._network, self._loss_fn)
+            self._eval_network = nn.WithEvalCell(self._network, self._loss_fn, add_cast_fp32=self._amp_level != "O0")
             self._eval_indexes = [0, 1, 2]
 
     @property

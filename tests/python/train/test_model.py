@@ -158,8 +158,6 @@ def test_model_errors(mnist_dir):
         Model(net, optimizer=opt, metrics={"acc"})
     with pytest.raises(KeyError):
         Model(net, loss, opt, metrics={"nope"})
-    with pytest.raises(NotImplementedError, match="amp_level"):
-        Model(net, loss, opt, amp_level="O2")
     with pytest.raises(ValueError, match="amp_level"):
         Model(net, loss, opt, amp_level="O9")
     with pytest.raises(ValueError, match="epoch"):

@@ -40,8 +40,11 @@ class WithEvalCell(Cell):
         if self.add_cast_fp32:
             from ...ops import _op
 
+            from ...common import dtype as mstype
+
             outputs = _op("cast", outputs, dtype="float32")
-            label = _op("cast", label, dtype="float32")
+            if label.dtype in (mstype.float16, mstype.bfloat16, mstype.float64):  # class indices stay integers
+                label = _op("cast", label, dtype="float32")
         loss = self._loss_fn(outputs, label)
         return loss, outputs, label
 

@@ -1,0 +1,240 @@
+"""`msrt.amp`: automatic mixed precision (MindSpore's `mindspore.amp`).
+
+Note [Mixed precision]
+A cell marked by `Cell.to_float(dtype)` casts its floating inputs and its
+trainable parameters to `dtype` at each call and runs `construct` on them;
+the Parameters themselves stay float32 (the master weights the optimizer
+updates), and gradients reach them through the casts. Levels, as MindSpore
+defines them:
+  O0  nothing changes;
+  O1  the white-listed cells (Dense, Conv2d) compute in `dtype`, their outputs
+      are cast back to float32;
+  O2  the whole network computes in `dtype` except the black-listed cells
+      (BatchNorm1d/2d), which compute in float32 and hand `dtype` on;
+  O3  the whole network computes in `dtype`, BatchNorm included (its running
+      statistics are not trainable and stay float32).
+`build_train_network` (and `Model(amp_level=...)`) also computes the loss in
+float32: the network's output is cast before the loss function. Kernels that
+lack `dtype` (every float16 convolution/matmul on CPU; bfloat16 ones on CPUs
+without AVX-512) compute in float32 and round back to `dtype`, as the context
+key enable_reduce_precision allows (see docs/runtime.md).
+"""
+from . import nn
+from ._tensor import Tensor
+from .common import dtype as mstype
+from .common.parameter import Parameter
+from .ops import functional as F
+
+__all__ = ["auto_mixed_precision", "build_train_network", "DynamicLossScaler", "StaticLossScaler", "LossScaler",
+           "all_finite"]
+
+AMP_WHITE_LIST = (nn.Dense, nn.Conv2d)
+AMP_BLACK_LIST = (nn.BatchNorm1d, nn.BatchNorm2d)
+_LEVELS = ("O0", "O1", "O2", "O3")
+
+
+def _check_dtype(dtype, where):
+    if dtype not in (mstype.float16, mstype.bfloat16):
+        raise ValueError(f"For '{where}', the argument 'dtype' must be float16 or bfloat16, but got {dtype}.")
+
+
+def _check_level(level, where, name="amp_level"):
+    if level not in _LEVELS:
+        raise ValueError(f"For '{where}', the argument '{name}' must be one of {list(_LEVELS)}, but got {level!r}.")
+
+
+def auto_mixed_precision(network, amp_level="O0", dtype=mstype.float16):
+    """Marks `network`'s cells to compute in `dtype` (float16 or bfloat16) as
+    `amp_level` says (Note [Mixed precision]); returns `network`."""
+    if not isinstance(network, nn.Cell):
+        raise TypeError(f"For 'auto_mixed_precision', the argument 'network' must be a Cell, but got "
+                        f"{type(network).__name__}.")
+    _check_level(amp_level, "auto_mixed_precision")
+    _check_dtype(dtype, "auto_mixed_precision")
+    if amp_level == "O1":
+        for _, cell in network.cells_and_names():
+            if isinstance(cell, AMP_WHITE_LIST):
+                cell.to_float(dtype)
+                cell._set_amp(dtype, output_dtype=mstype.float32)
+    elif amp_level in ("O2", "O3"):
+        network.to_float(dtype)
+        if amp_level == "O2":
+            for _, cell in network.cells_and_names():
+                if isinstance(cell, AMP_BLACK_LIST):
+                    cell.to_float(mstype.float32)
+                    cell._set_amp(mstype.float32, output_dtype=dtype)
+    return network
+
+
+class _LossInFloat32(nn.Cell):
+    """loss_fn(float32(backbone(data)), label): the loss of a low-precision network in float32."""
+
+    def __init__(self, backbone, loss_fn):
+        super().__init__(auto_prefix=False)
+        self._backbone = backbone
+        self._loss_fn = loss_fn
+
+    def construct(self, data, label):
+        out = self._backbone(data)
+        if out.dtype != mstype.float32:
+            out = F.cast(out, mstype.float32)
+        if label.dtype in (mstype.float16, mstype.bfloat16):
+            label = F.cast(label, mstype.float32)
+        return self._loss_fn(out, label)
+
+    @property
+    def backbone_network(self):
+        return self._backbone
+
+
+def _add_loss_network(network, loss_fn, level):
+    if level in ("O0",):
+        return nn.WithLossCell(network, loss_fn)
+    return _LossInFloat32(network, loss_fn)
+
+
+def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_level="O0", dtype=mstype.float16,
+                        **kwargs):
+    """TrainOneStepCell of `network` (with `loss_fn`, computed in float32)
+    after auto_mixed_precision(network, level, dtype). Returns the cell."""
+    if not isinstance(network, nn.Cell):
+        raise TypeError(f"For 'build_train_network', the argument 'network' must be a Cell, but got "
+                        f"{type(network).__name__}.")
+    if not isinstance(optimizer, nn.Cell):
+        raise TypeError(f"For 'build_train_network', the argument 'optimizer' must be a Cell, but got "
+                        f"{type(optimizer).__name__}.")
+    _check_level(level, "build_train_network", "level")
+    unknown = set(kwargs) - {"keep_batchnorm_fp32", "cast_model_type", "loss_scale_manager"}
+    if unknown:
+        raise ValueError(f"For 'build_train_network', unknown arguments {sorted(unknown)}; expected "
+                         f"'keep_batchnorm_fp32', 'cast_model_type' or 'loss_scale_manager'.")
+    if kwargs.get("loss_scale_manager") is not None:
+        raise NotImplementedError("For 'build_train_network', 'loss_scale_manager' is not supported by msrt yet; "
+                                  "scale with the optimizer's 'loss_scale' and TrainOneStepCell's 'sens'.")
+    cast_type = kwargs.get("cast_model_type")
+    if cast_type is not None:
+        if cast_type == mstype.float32:
+            level = "O0"
+        else:
+            _check_dtype(cast_type, "build_train_network")
+            dtype = cast_type
+            if level in ("O0", "O1"):
+                level = "O2"
+    if "keep_batchnorm_fp32" in kwargs and level in ("O2", "O3"):
+        keep = kwargs["keep_batchnorm_fp32"]
+        if not isinstance(keep, bool):
+            raise TypeError(f"For 'build_train_network', 'keep_batchnorm_fp32' must be a bool, but got "
+                            f"{type(keep).__name__}.")
+        level = "O2" if keep else "O3"
+    auto_mixed_precision(network, level, dtype)
+    if loss_fn is not None:
+        network = _add_loss_network(network, loss_fn, level)
+    return nn.TrainOneStepCell(network, optimizer)
+
+
+def _leaves(inputs):
+    if isinstance(inputs, (tuple, list)):
+        out = []
+        for x in inputs:
+            out.extend(_leaves(x))
+        return out
+    return [inputs]
+
+
+def _map(inputs, fn):
+    if isinstance(inputs, (tuple, list)):
+        return type(inputs)(_map(x, fn) for x in inputs)
+    return fn(inputs)
+
+
+def all_finite(inputs):
+    """A bool Tensor: True when no element of the tensors in `inputs` (a
+    tensor or a tuple/list of them) is inf or NaN."""
+    total = None
+    for t in _leaves(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"For 'all_finite', the inputs must be Tensors, but got {type(t).__name__}.")
+        # x * 0 is 0 for finite x and NaN for inf/NaN, so the sum is 0 exactly when all are finite.
+        part = F.sum(F.mul(F.cast(t, mstype.float32), 0.0))
+        total = part if total is None else F.add(total, part)
+    if total is None:
+        return Tensor(True)
+    return F.equal(total, 0.0)
+
+
+class LossScaler:
+    """Base of the loss scalers: scale the loss, unscale the gradients, adjust."""
+
+    def scale(self, inputs):
+        raise NotImplementedError
+
+    def unscale(self, inputs):
+        raise NotImplementedError
+
+    def adjust(self, grads_finite):
+        raise NotImplementedError
+
+
+def _check_scale_value(value, where):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"For '{where}', the argument 'scale_value' must be int or float, but got "
+                        f"{type(value).__name__}.")
+    if value <= 0:
+        raise ValueError(f"For '{where}', the argument 'scale_value' must be positive, but got {value}.")
+
+
+class StaticLossScaler(LossScaler):
+    """Multiplies the loss by a fixed `scale_value` and divides gradients by it."""
+
+    def __init__(self, scale_value):
+        _check_scale_value(scale_value, "StaticLossScaler")
+        self.scale_value = Parameter(Tensor(float(scale_value), mstype.float32), name="scale_value",
+                                     requires_grad=False)
+
+    def scale(self, inputs):
+        return _map(inputs, lambda x: F.mul(x, F.cast(self.scale_value, x.dtype)))
+
+    def unscale(self, inputs):
+        return _map(inputs, lambda x: F.div(x, F.cast(self.scale_value, x.dtype)))
+
+    def adjust(self, grads_finite):
+        return False
+
+
+class DynamicLossScaler(LossScaler):
+    """Scales by `scale_value`; `adjust(grads_finite)` divides the scale by
+    `scale_factor` (not below 1) after non-finite gradients and multiplies it
+    by `scale_factor` after `scale_window` finite steps in a row."""
+
+    def __init__(self, scale_value, scale_factor, scale_window):
+        _check_scale_value(scale_value, "DynamicLossScaler")
+        if isinstance(scale_factor, bool) or not isinstance(scale_factor, int) or scale_factor <= 0:
+            raise ValueError(f"For 'DynamicLossScaler', the argument 'scale_factor' must be a positive int, but got "
+                             f"{scale_factor!r}.")
+        if isinstance(scale_window, bool) or not isinstance(scale_window, int) or scale_window <= 0:
+            raise ValueError(f"For 'DynamicLossScaler', the argument 'scale_window' must be a positive int, but got "
+                             f"{scale_window!r}.")
+        self.scale_value = Parameter(Tensor(float(scale_value), mstype.float32), name="scale_value",
+                                     requires_grad=False)
+        self.scale_factor = scale_factor
+        self.scale_window = scale_window
+        self.counter = Parameter(Tensor(0, mstype.int32), name="counter", requires_grad=False)
+
+    def scale(self, inputs):
+        return _map(inputs, lambda x: F.mul(x, F.cast(self.scale_value, x.dtype)))
+
+    def unscale(self, inputs):
+        return _map(inputs, lambda x: F.div(x, F.cast(self.scale_value, x.dtype)))
+
+    def adjust(self, grads_finite):
+        one = F.cast(Tensor(1), mstype.int32)
+        count = F.add(self.counter, one)
+        grow = F.logical_and(grads_finite, F.equal(count, self.scale_window))
+        shrunk = F.maximum(F.div(self.scale_value, float(self.scale_factor)), 1.0)
+        grown = F.mul(self.scale_value, float(self.scale_factor))
+        new_scale = F.select(grads_finite, F.select(grow, grown, self.scale_value), shrunk)
+        zero = F.mul(count, 0)
+        new_count = F.select(F.logical_and(grads_finite, F.logical_not(grow)), count, zero)
+        F.assign(self.scale_value, new_scale)
+        F.assign(self.counter, new_count)
+        return grads_finite
