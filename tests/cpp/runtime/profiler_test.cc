@@ -40,12 +40,16 @@ TEST(Profiler, RecordsGraphLaunchesAndSpansWhileRunning) {
 
   std::vector<std::string> paths = session.Write();
   auto trace = nlohmann::json::parse(ReadFile(paths[0]));
-  std::vector<nlohmann::json> ops, spans, counters;
+  std::vector<nlohmann::json> ops, spans, phases, counters;
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] == "C") counters.push_back(e);
     if (e.value("cat", "") == "op") ops.push_back(e);
-    if (e.value("cat", "") == "step") spans.push_back(e);
+    if (e.value("cat", "") == "step") (e["args"].contains("graph") ? phases : spans).push_back(e);
   }
+  // The graph run's phase, made from its kernels.
+  ASSERT_EQ(phases.size(), 1u);
+  EXPECT_EQ(phases[0]["name"], "forward_backward");
+  EXPECT_EQ(phases[0]["args"]["graph"], "g");
   ASSERT_EQ(ops.size(), 1u);
   EXPECT_EQ(ops[0]["name"], "mul");
   EXPECT_EQ(ops[0]["args"]["graph"], "g");
