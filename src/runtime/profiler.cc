@@ -210,7 +210,8 @@ Options ParseProfilerArgs(const Dict& kwargs, bool* start) {
   Options options;
   *start = true;
   for (const auto& [name, value] : kwargs) {
-    auto expect = [&](bool ok, std::string_view type) {
+    // clang 14 cannot capture structured bindings: capture them by name.
+    auto expect = [&name = name, &value = value](bool ok, std::string_view type) {
       if (!ok) {
         throw TypeError(StrCat("For 'Profiler', the parameter '", name, "' must be ", type, ", but got ",
                                value.type_name(), " (", value.repr(), ")."));
