@@ -203,9 +203,32 @@ def np_batch_norm_grad(dy, x, scale, mean, inv):
 def test_kernels_are_onednn_then_reference(name):
     kernels = _C.op_info(name)["kernels"]
     if name == "max_pool2d_grad":  # Note [max_pool2d_grad without oneDNN] in onednn_pool.cc
-        assert kernels == ["CPU:reference"]
+        assert kernels == ["CPU:vectorized", "CPU:reference"]  # the 2x2 stride-2 loop first (pool_2x2.cc)
+    elif name == "max_pool2d":
+        assert kernels == ["CPU:vectorized", "CPU:onednn", "CPU:reference"]
     else:
         assert kernels == ["CPU:onednn", "CPU:reference"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2, 3, 6, 8), (1, 2, 7, 5)])  # odd sizes drop the last row/column
+def test_max_pool_2x2_fast_path_matches_numpy_with_ties(dtype, shape):
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 3, shape).astype(dtype)  # many ties: the first maximum takes the gradient
+    dy = rng.standard_normal((shape[0], shape[1], shape[2] // 2, shape[3] // 2)).astype(dtype)
+    attrs = dict(kernel_size=[2, 2], strides=[2, 2], pad_mode="valid")
+    (y,) = run_op("max_pool2d", [x], attrs)
+    (dx,) = run_op("max_pool2d_grad", [x, y, dy], attrs)
+    h, w = shape[2] // 2, shape[3] // 2
+    windows = x[:, :, :2 * h, :2 * w].reshape(shape[0], shape[1], h, 2, w, 2).transpose(0, 1, 2, 4, 3, 5)
+    windows = windows.reshape(shape[0], shape[1], h, w, 4)
+    np.testing.assert_array_equal(np.asarray(y), windows.max(-1))
+    first = windows.argmax(-1)  # numpy's argmax is the first maximum too
+    expected = np.zeros_like(x)
+    for n, c, i, j in np.ndindex(shape[0], shape[1], h, w):
+        k = first[n, c, i, j]
+        expected[n, c, 2 * i + k // 2, 2 * j + k % 2] = dy[n, c, i, j]
+    np.testing.assert_array_equal(np.asarray(dx), expected)
 
 
 # ---------------------------------------------------------------------------
