@@ -25,6 +25,7 @@ import warnings
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np  # noqa: E402
+from peers import torch_lenet5  # noqa: E402
 
 DATA = "/usr/share/datasets/fashion-mnist"
 
@@ -80,23 +81,7 @@ def run_torch(autocast, train, test, steps):
     torch.set_num_threads(2)
     torch.manual_seed(0)
 
-    class LeNet5(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 6, 5, bias=False)
-            self.conv2 = nn.Conv2d(6, 16, 5, bias=False)
-            self.pool = nn.MaxPool2d(2, 2)
-            self.fc1 = nn.Linear(400, 120)
-            self.fc2 = nn.Linear(120, 84)
-            self.fc3 = nn.Linear(84, 10)
-
-        def forward(self, x):
-            x = self.pool(torch.relu(self.conv1(x)))
-            x = self.pool(torch.relu(self.conv2(x)))
-            x = torch.flatten(x, 1)
-            return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
-
-    net = LeNet5()
+    net = torch_lenet5()
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     times = []

@@ -23,9 +23,9 @@ def msrt_setup_with(deterministic):
     def setup(batch):
         import msrt as ms
 
-        step, pipelined = lenet_step.msrt_setup(batch)
+        step = lenet_step.msrt_setup(batch)
         ms.set_context(deterministic=deterministic)
-        return step, pipelined
+        return step
 
     return setup
 
@@ -52,17 +52,17 @@ def main(argv=None):
     import msrt as ms
 
     scale = 0.25 if args.quick else 1.0
-    plan = {32: (60, 60), 256: (15, 10)}
+    plan = {32: 60, 256: 15}
     print(f"LeNet-5 training step, median of waited steps, 2 threads; msrt {ms.__version__} vs "
           f"PyTorch {torch.__version__}")
     print(f"{'batch':>5} | {'msrt OFF':>9} {'msrt ON':>9} {'cost':>6} | {'torch off':>9} {'torch on':>9} "
           f"{'cost':>6} | {'ON/torch on':>11}")
-    for batch, (reps, pipe) in plan.items():
-        reps, pipe = max(int(reps * scale), 5), max(int(pipe * scale), 3)
-        m_off, _ = lenet_step.measure(msrt_setup_with("OFF"), batch, reps, pipe)
-        m_on, _ = lenet_step.measure(msrt_setup_with("ON"), batch, reps, pipe)
-        t_off, _ = lenet_step.measure(torch_setup_with(False), batch, reps, pipe)
-        t_on, _ = lenet_step.measure(torch_setup_with(True), batch, reps, pipe)
+    for batch, reps in plan.items():
+        reps = max(int(reps * scale), 5)
+        m_off, _ = lenet_step.measure(msrt_setup_with("OFF"), batch, reps)
+        m_on, _ = lenet_step.measure(msrt_setup_with("ON"), batch, reps)
+        t_off, _ = lenet_step.measure(torch_setup_with(False), batch, reps)
+        t_on, _ = lenet_step.measure(torch_setup_with(True), batch, reps)
         print(f"{batch:>5} | {m_off * 1e3:7.3f}ms {m_on * 1e3:7.3f}ms {m_on / m_off:6.2f} | "
               f"{t_off * 1e3:7.3f}ms {t_on * 1e3:7.3f}ms {t_on / t_off:6.2f} | {m_on / t_on:11.2f}", flush=True)
     print("cost = time ON / time OFF; ON/torch on = msrt deterministic time / torch deterministic time")
