@@ -19,7 +19,9 @@ lack `dtype` (every float16 convolution/matmul on CPU; bfloat16 ones on CPUs
 without AVX-512) compute in float32 and round back to `dtype`, as the context
 key enable_reduce_precision allows (see docs/runtime.md).
 """
-from . import nn
+import abc
+
+from . import _structure, nn
 from ._tensor import Tensor
 from .common import dtype as mstype
 from .common.parameter import Parameter
@@ -132,26 +134,17 @@ def build_train_network(network, optimizer, loss_fn=None, level="O0", boost_leve
     return nn.TrainOneStepCell(network, optimizer)
 
 
-def _leaves(inputs):
-    if isinstance(inputs, (tuple, list)):
-        out = []
-        for x in inputs:
-            out.extend(_leaves(x))
-        return out
-    return [inputs]
-
-
-def _map(inputs, fn):
-    if isinstance(inputs, (tuple, list)):
-        return type(inputs)(_map(x, fn) for x in inputs)
-    return fn(inputs)
+def _not_a_sequence(value):
+    return not isinstance(value, (tuple, list))
 
 
 def all_finite(inputs):
     """A bool Tensor: True when no element of the tensors in `inputs` (a
     tensor or a tuple/list of them) is inf or NaN."""
     total = None
-    for t in _leaves(inputs):
+    leaves = []
+    _structure.map_leaves(inputs, leaves.append, _not_a_sequence)
+    for t in leaves:
         if not isinstance(t, Tensor):
             raise TypeError(f"For 'all_finite', the inputs must be Tensors, but got {type(t).__name__}.")
         # x * 0 is 0 for finite x and NaN for inf/NaN, so the sum is 0 exactly when all are finite.
@@ -162,17 +155,21 @@ def all_finite(inputs):
     return F.equal(total, 0.0)
 
 
-class LossScaler:
-    """Base of the loss scalers: scale the loss, unscale the gradients, adjust."""
+class LossScaler(abc.ABC):
+    """Base of the loss scalers: scale the loss by the Parameter `scale_value`,
+    unscale the gradients, adjust the scale after a step."""
+
+    scale_value = None  # a float32 Parameter, set by each scaler
 
     def scale(self, inputs):
-        raise NotImplementedError
+        return _structure.map_leaves(inputs, lambda x: F.mul(x, F.cast(self.scale_value, x.dtype)), _not_a_sequence)
 
     def unscale(self, inputs):
-        raise NotImplementedError
+        return _structure.map_leaves(inputs, lambda x: F.div(x, F.cast(self.scale_value, x.dtype)), _not_a_sequence)
 
+    @abc.abstractmethod
     def adjust(self, grads_finite):
-        raise NotImplementedError
+        """Updates the scale after a step whose gradients were finite or not."""
 
 
 def _check_scale_value(value, where):
@@ -190,12 +187,6 @@ class StaticLossScaler(LossScaler):
         _check_scale_value(scale_value, "StaticLossScaler")
         self.scale_value = Parameter(Tensor(float(scale_value), mstype.float32), name="scale_value",
                                      requires_grad=False)
-
-    def scale(self, inputs):
-        return _map(inputs, lambda x: F.mul(x, F.cast(self.scale_value, x.dtype)))
-
-    def unscale(self, inputs):
-        return _map(inputs, lambda x: F.div(x, F.cast(self.scale_value, x.dtype)))
 
     def adjust(self, grads_finite):
         return False
@@ -219,12 +210,6 @@ class DynamicLossScaler(LossScaler):
         self.scale_factor = scale_factor
         self.scale_window = scale_window
         self.counter = Parameter(Tensor(0, mstype.int32), name="counter", requires_grad=False)
-
-    def scale(self, inputs):
-        return _map(inputs, lambda x: F.mul(x, F.cast(self.scale_value, x.dtype)))
-
-    def unscale(self, inputs):
-        return _map(inputs, lambda x: F.div(x, F.cast(self.scale_value, x.dtype)))
 
     def adjust(self, grads_finite):
         one = F.cast(Tensor(1), mstype.int32)

@@ -6,6 +6,7 @@ Fan-in and fan-out follow MindSpore: for a weight of shape (out, in, *k),
 fan_in = in * prod(k) and fan_out = out * prod(k). Random draws come from the
 global seed (`ms.set_seed`), not from NumPy's global generator.
 """
+import abc
 import math
 import numbers
 
@@ -32,7 +33,7 @@ def _register(*aliases):
     return add
 
 
-class Initializer:
+class Initializer(abc.ABC):
     """Base class: subclasses fill a NumPy array in place in `_initialize(arr)`."""
 
     def __init__(self, **kwargs):
@@ -52,8 +53,9 @@ class Initializer:
             return np.random.default_rng(self._seed)
         return _init_generator()
 
+    @abc.abstractmethod
     def _initialize(self, arr):
-        raise NotImplementedError("Must be overridden!")
+        """Fills NumPy array `arr` in place."""
 
     def __call__(self, arr):
         return self._initialize(arr)

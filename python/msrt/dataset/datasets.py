@@ -12,6 +12,7 @@ run is a *pass*. Random choices (sampler order, the shuffle buffer) are drawn
 from (iterator seed, node kind, node depth, pass index), so a new iterator with
 the same `config.set_seed` reproduces the same rows, and each pass differs.
 """
+import abc
 import math
 
 import numpy as np
@@ -116,7 +117,7 @@ class _RunState:
 # --------------------------------------------------------------------------
 # The base class
 
-class Dataset:
+class Dataset(abc.ABC):
     """Base of all datasets: the operations that build pipelines and the ways to read them."""
 
     def __init__(self, children=None, num_parallel_workers=None):
@@ -130,13 +131,13 @@ class Dataset:
         self._saved_output_types = None
 
     # What each node defines -------------------------------------------------
+    @abc.abstractmethod
     def _run(self, state):
         """Yields the blocks of one pass."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _size(self):
         """Rows one epoch yields, by MindSpore's rules (repeat(-1) counts once)."""
-        raise NotImplementedError
 
     @property
     def _child(self):
@@ -272,11 +273,13 @@ class MappableDataset(Dataset):
         self.num_shards = num_shards
         self.shard_id = shard_id
 
+    @abc.abstractmethod
     def _load(self):
-        raise NotImplementedError
+        """The source's columns (arrays whose first axis is the row)."""
 
+    @abc.abstractmethod
     def _source_size(self):
-        raise NotImplementedError
+        """Rows of the source before sampling."""
 
     def _size(self):
         return self.sampler._count(self._source_size())

@@ -4,6 +4,8 @@ A sampler turns the number of rows of its source into an array of row
 indices, once per pass (every epoch and every repeat is a new pass); random
 samplers draw a new order each pass, reproducibly from the pipeline seed.
 """
+import abc
+
 import numpy as np
 
 from ._validate import INT32_MAX, INT64_MAX
@@ -51,7 +53,7 @@ def _limit(count, num_samples):
     return count if not num_samples else min(count, num_samples)
 
 
-class BuiltinSampler:
+class BuiltinSampler(abc.ABC):
     """Base of the samplers. `num_samples` None or 0 means every row the sampler selects."""
 
     def __init__(self, num_samples=None):
@@ -61,13 +63,13 @@ class BuiltinSampler:
     def get_num_samples(self):
         return self.num_samples
 
+    @abc.abstractmethod
     def _count(self, num_rows):
         """Rows one pass yields from a source of `num_rows` rows."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _indices(self, num_rows, seeds):
         """Row indices of one pass, an int64 array."""
-        raise NotImplementedError
 
     def __repr__(self):
         fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))

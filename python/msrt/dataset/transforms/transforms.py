@@ -5,6 +5,8 @@ Every transform is a callable on NumPy arrays. One with a vectorised path sets
 inputs along a new first axis, and the result stacks the outputs the same way,
 equal to calling the transform on each row. `map` uses it on whole blocks.
 """
+import abc
+
 import numpy as np
 
 
@@ -18,7 +20,7 @@ def _as_array(value, op_name):
     raise TypeError(f"{op_name}: input should be a NumPy array, got {type(value)}.")
 
 
-class TensorOperation:
+class TensorOperation(abc.ABC):
     """Base of the transforms: one input array, one output array."""
 
     _vectorised = False
@@ -28,13 +30,9 @@ class TensorOperation:
             raise TypeError(f"{type(self).__name__} takes 1 input array, got {len(args)}.")
         return self._apply(_as_array(args[0], type(self).__name__))
 
+    @abc.abstractmethod
     def _apply(self, array):
         """The transform of one input."""
-        raise NotImplementedError
-
-    def _apply_rows(self, rows):
-        """The transform of each row of `rows`, stacked (only when `_vectorised`)."""
-        raise NotImplementedError
 
     def __repr__(self):
         fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
@@ -128,6 +126,9 @@ class Compose(TensorOperation):
             result = op(*values)
             values = result if isinstance(result, tuple) else (result,)
         return values[0] if len(values) == 1 else tuple(values)
+
+    def _apply(self, array):
+        return self(array)
 
     def _apply_rows(self, rows):
         for op in self.transforms:
