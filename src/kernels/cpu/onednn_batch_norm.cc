@@ -15,8 +15,8 @@ namespace dn = onednn;
 using dnnl::memory;
 using dnnl::normalization_flags;
 
-constexpr int kOneDnnPriority = 20;
-constexpr int kReferencePriority = 0;
+using dn::kOneDnnPriority;
+using dn::kReferencePriority;
 
 // oneDNN keeps scale, shift and statistics in float32, so only float32 goes there.
 bool OneDnnDType(const std::vector<ops::TensorMeta>& in, const Dict&) {

@@ -124,6 +124,15 @@ Epilogue EpilogueOf(const Dict& attrs) {
   return out;
 }
 
+bool OneDnnSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
+  return Supports(in[0].dtype) && EpilogueOf(attrs).supported;
+}
+
+bool ReferenceSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
+  return (in[0].dtype == DType::kFloat64 || in[0].dtype == DType::kFloat32) &&
+         !attrs.Contains(::msrt::kernels::kEpilogueAttr);
+}
+
 void ApplyEpilogueInPlace(const Epilogue& epilogue, Tensor& t) {
   for (const std::string& name : epilogue.ops) {
     const ops::OpDef& op = ops::GetOp(name);

@@ -68,6 +68,15 @@ Epilogue EpilogueOf(const Dict& attrs);
 /// that compute without oneDNN).
 void ApplyEpilogueInPlace(const Epilogue& epilogue, Tensor& t);
 
+/// Kernel priorities of the ops that have a oneDNN kernel and a reference loop.
+inline constexpr int kOneDnnPriority = 20;
+inline constexpr int kReferencePriority = 0;
+/// `supports` of those kernels: oneDNN takes input 0's dtype (Supports) and
+/// any epilogue it can apply; the reference loops take float32 and float64
+/// and no epilogue.
+bool OneDnnSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs);
+bool ReferenceSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs);
+
 /// `t`'s data seen through `desc` (no copy).
 dnnl::memory Wrap(const dnnl::memory::desc& desc, const Tensor& t);
 

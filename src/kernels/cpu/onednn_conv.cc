@@ -17,15 +17,8 @@ namespace dn = onednn;
 using dnnl::memory;
 using ops::Conv2dGeometry;
 
-constexpr int kOneDnnPriority = 20;
-constexpr int kReferencePriority = 0;
-
-bool OneDnnDType(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
-  return dn::Supports(in[0].dtype) && dn::EpilogueOf(attrs).supported;
-}
-bool ReferenceDType(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
-  return (in[0].dtype == DType::kFloat64 || in[0].dtype == DType::kFloat32) && !attrs.Contains(kEpilogueAttr);
-}
+using dn::kOneDnnPriority;
+using dn::kReferencePriority;
 
 // Geometry of each op from its inputs and attributes (validated by inference).
 Conv2dGeometry ForwardGeometry(const KernelArgs& a) {
@@ -333,10 +326,10 @@ void Conv2dBackpropFilterReference(KernelArgs& args) {
 }
 
 #define MSRT_CONV_KERNELS(op_name, onednn_fn, reference_fn)                                                     \
-  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "onednn", .priority = kOneDnnPriority, .supports = &OneDnnDType, \
+  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "onednn", .priority = kOneDnnPriority, .supports = &dn::OneDnnSupports, \
                         .run = &onednn_fn});                                                                      \
   MSRT_REGISTER_KERNEL({.op = op_name, .impl = "reference", .priority = kReferencePriority,                      \
-                        .supports = &ReferenceDType, .run = &reference_fn})
+                        .supports = &dn::ReferenceSupports, .run = &reference_fn})
 
 MSRT_CONV_KERNELS("conv2d", Conv2dOneDnn, Conv2dReference);
 MSRT_CONV_KERNELS("conv2d_backprop_input", Conv2dBackpropInputOneDnn, Conv2dBackpropInputReference);

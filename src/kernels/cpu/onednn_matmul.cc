@@ -15,15 +15,8 @@ namespace {
 namespace dn = onednn;
 using dnnl::memory;
 
-constexpr int kOneDnnPriority = 20;
-constexpr int kReferencePriority = 0;
-
-bool OneDnnDType(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
-  return dn::Supports(in[0].dtype) && dn::EpilogueOf(attrs).supported;
-}
-bool ReferenceDType(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
-  return (in[0].dtype == DType::kFloat64 || in[0].dtype == DType::kFloat32) && !attrs.Contains(kEpilogueAttr);
-}
+using dn::kOneDnnPriority;
+using dn::kReferencePriority;
 
 // ---------------------------------------------------------------------------
 // The product op(a) @ op(b) over broadcast batch dims, as both kernels see it.
@@ -281,10 +274,10 @@ void BiasAddReference(KernelArgs& args) {
 }
 
 #define MSRT_NN_KERNELS(op_name, onednn_fn, reference_fn)                                                       \
-  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "onednn", .priority = kOneDnnPriority, .supports = &OneDnnDType, \
+  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "onednn", .priority = kOneDnnPriority, .supports = &dn::OneDnnSupports, \
                         .run = &onednn_fn});                                                                      \
   MSRT_REGISTER_KERNEL({.op = op_name, .impl = "reference", .priority = kReferencePriority,                      \
-                        .supports = &ReferenceDType, .run = &reference_fn})
+                        .supports = &dn::ReferenceSupports, .run = &reference_fn})
 
 MSRT_NN_KERNELS("matmul", MatmulOneDnn, MatmulReference);
 MSRT_NN_KERNELS("batch_matmul", MatmulOneDnn, MatmulReference);

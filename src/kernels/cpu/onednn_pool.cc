@@ -30,13 +30,8 @@ namespace dn = onednn;
 using dnnl::memory;
 using ops::Pool2dGeometry;
 
-constexpr int kOneDnnPriority = 20;
-constexpr int kReferencePriority = 0;
-
-bool OneDnnDType(const std::vector<ops::TensorMeta>& in, const Dict&) { return dn::Supports(in[0].dtype); }
-bool ReferenceDType(const std::vector<ops::TensorMeta>& in, const Dict&) {
-  return in[0].dtype == DType::kFloat64 || in[0].dtype == DType::kFloat32;
-}
+using dn::kOneDnnPriority;
+using dn::kReferencePriority;
 
 Pool2dGeometry Geometry(const KernelArgs& a) { return ops::PoolGeometry(a.op.name, a.inputs[0].shape(), a.attrs); }
 
@@ -228,16 +223,16 @@ void AvgPoolGradReference(KernelArgs& args) {
 }
 
 #define MSRT_POOL_KERNELS(op_name, onednn_fn, reference_fn)                                                     \
-  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "onednn", .priority = kOneDnnPriority, .supports = &OneDnnDType, \
+  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "onednn", .priority = kOneDnnPriority, .supports = &dn::OneDnnSupports, \
                         .run = &onednn_fn});                                                                      \
   MSRT_REGISTER_KERNEL({.op = op_name, .impl = "reference", .priority = kReferencePriority,                      \
-                        .supports = &ReferenceDType, .run = &reference_fn})
+                        .supports = &dn::ReferenceSupports, .run = &reference_fn})
 
 MSRT_POOL_KERNELS("max_pool2d", PoolOneDnn, PoolReference);
 MSRT_POOL_KERNELS("avg_pool2d", PoolOneDnn, PoolReference);
 MSRT_POOL_KERNELS("avg_pool2d_grad", AvgPoolGradOneDnn, AvgPoolGradReference);
 MSRT_REGISTER_KERNEL({.op = "max_pool2d_grad", .impl = "reference", .priority = kReferencePriority,
-                      .supports = &ReferenceDType, .run = &MaxPoolGrad});
+                      .supports = &dn::ReferenceSupports, .run = &MaxPoolGrad});
 
 }  // namespace
 }  // namespace msrt::kernels
