@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 
 packages=(
   cmake ninja-build g++ clang libclang-rt-14-dev
-  libgtest-dev libbenchmark-dev nlohmann-json3-dev libdnnl-dev
+  # oneDNN's CMake package looks for OpenCL (its GPU runtime); Debian only
+  # recommends ocl-icd-opencl-dev, so it is named here.
+  libgtest-dev libbenchmark-dev nlohmann-json3-dev libdnnl-dev ocl-icd-opencl-dev
   dataset-fashion-mnist
   python3-dev python3-venv python3-numpy python3-pytest pybind11-dev
 )
