@@ -165,8 +165,11 @@ MSRT_REGISTER_OP({.name = "tanh",
 MSRT_REGISTER_OP({.name = "relu",
                   .inputs = {"x"},
                   .infer = UnaryInfer("relu", DTypeClass::kNumber),
-                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
-                    return fn::Select(fn::Greater(x, Scalar(0, x)), dy, Scalar(0, dy));
+                  // From the output (y > 0 exactly where x > 0): the input
+                  // need not be kept, so a graph can fuse relu into the
+                  // kernel that produced x (an epilogue) even when training.
+                  .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) {
+                    return fn::Select(fn::Greater(y, Scalar(0, y)), dy, Scalar(0, dy));
                   }),
                   .props = kElementwise,
                   .doc = "max(x, 0) (NaN stays NaN)"});

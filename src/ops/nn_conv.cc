@@ -23,6 +23,7 @@ std::vector<AttrSpec> ConvAttrSpecs(std::vector<AttrSpec> extra = {}) {
                    "(top, bottom, left, right) padding for pad_mode 'pad'"});
   specs.push_back({"dilation", Value(List{Value(1), Value(1)}), "(h, w) dilation, or an int for both"});
   specs.push_back({"group", Value(1), "number of channel groups"});
+  specs.push_back({"data_format", Value("NCHW"), "layout of x and dy: 'NCHW' or 'NHWC' (channels-last)"});
   return specs;
 }
 
@@ -75,14 +76,15 @@ MSRT_REGISTER_OP({
       if (g.needs[1]) dw = BackpropFilter(g.dys[0], x, w.shape(), g.attrs);
       return {dx, dw};
     },
-    .props = {.accepts_epilogue = true},
-    .doc = "2-D convolution (cross-correlation) of NCHW x with weight (out, in / group, kh, kw).",
+    .props = {.accepts_epilogue = true,
+              .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}, .prefers_channels_last = true}},
+    .doc = "2-D convolution (cross-correlation) of NCHW (or NHWC) x with weight (out, in / group, kh, kw).",
 });
 
 MSRT_REGISTER_OP({
     .name = "conv2d_backprop_input",
     .inputs = {"dy", "weight"},
-    .attrs = ConvAttrSpecs({{"input_shape", Value(), "shape (N, C, H, W) of conv2d's x"}}),
+    .attrs = ConvAttrSpecs({{"input_shape", Value(), "shape of conv2d's x (N, C, H, W), or (N, H, W, C) for NHWC"}}),
     .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
       constexpr std::string_view op = "conv2d_backprop_input";
       CheckDType(op, "dy", in[0], DTypeClass::kFloat);
@@ -100,6 +102,10 @@ MSRT_REGISTER_OP({
       if (g.needs[1]) d_w = BackpropFilter(dy, ddx, w.shape(), g.attrs);
       return {d_dy, d_w};
     },
+    .props = {.layout = LayoutSpec{.activation_inputs = {0},
+                                   .activation_outputs = {0},
+                                   .shape_attrs = {"input_shape"},
+                                   .prefers_channels_last = true}},
     .doc = "Gradient of conv2d with respect to x, given dy and weight.",
 });
 
@@ -124,6 +130,7 @@ MSRT_REGISTER_OP({
       if (g.needs[1]) d_x = BackpropInput(dy, ddw, x.shape(), g.attrs);
       return {d_dy, d_x};
     },
+    .props = {.layout = LayoutSpec{.activation_inputs = {0, 1}, .activation_outputs = {}, .prefers_channels_last = true}},
     .doc = "Gradient of conv2d with respect to weight, given dy and x.",
 });
 

@@ -69,11 +69,40 @@ Axis WindowAxis(std::string_view op, std::string_view axis_name, const std::stri
   return a;
 }
 
+// (N, C, H, W) of a 4-D shape in the data format.
+struct Nchw {
+  int64_t n, c, h, w;
+};
+Nchw SplitShape(const Shape& x, bool channels_last) {
+  if (channels_last) return {x[0], x[3], x[1], x[2]};
+  return {x[0], x[1], x[2], x[3]};
+}
+
 }  // namespace
 
+bool ChannelsLast(std::string_view op, const Dict& attrs) {
+  std::string format = AttrString(attrs, kDataFormatAttr);
+  if (format == "NCHW") return false;
+  if (format == "NHWC") return true;
+  OpError(ErrorKind::kValue, op, StrCat("'data_format' must be 'NCHW' or 'NHWC'; but got '", format, "'"));
+}
+
+Shape ActivationShape(bool channels_last, int64_t n, int64_t c, int64_t h, int64_t w) {
+  if (channels_last) return {n, h, w, c};
+  return {n, c, h, w};
+}
+
+Strides4 ActivationStrides(bool channels_last, int64_t c, int64_t h, int64_t w) {
+  if (channels_last) return {h * w * c, 1, w * c, c};
+  return {c * h * w, h * w, w, 1};
+}
+
 Conv2dGeometry ConvGeometry(std::string_view op, const Shape& x, const Shape& w, const Dict& attrs) {
+  bool channels_last = ChannelsLast(op, attrs);
   if (x.size() != 4) {
-    OpError(ErrorKind::kValue, op, StrCat("x must be a 4-D tensor (N, C, H, W); but got shape ", ShapeRepr(x)));
+    OpError(ErrorKind::kValue, op,
+            StrCat("x must be a 4-D tensor ", channels_last ? "(N, H, W, C)" : "(N, C, H, W)", "; but got shape ",
+                   ShapeRepr(x)));
   }
   if (w.size() != 4) {
     OpError(ErrorKind::kValue, op,
@@ -81,10 +110,12 @@ Conv2dGeometry ConvGeometry(std::string_view op, const Shape& x, const Shape& w,
                    ShapeRepr(w)));
   }
   Conv2dGeometry g;
-  g.batch = x[0];
-  g.in_channels = x[1];
-  g.in_h = x[2];
-  g.in_w = x[3];
+  g.channels_last = channels_last;
+  Nchw dims = SplitShape(x, channels_last);
+  g.batch = dims.n;
+  g.in_channels = dims.c;
+  g.in_h = dims.h;
+  g.in_w = dims.w;
   g.out_channels = w[0];
   g.kernel_h = w[2];
   g.kernel_w = w[3];
@@ -131,14 +162,19 @@ Conv2dGeometry ConvGeometry(std::string_view op, const Shape& x, const Shape& w,
 }
 
 Pool2dGeometry PoolGeometry(std::string_view op, const Shape& x, const Dict& attrs) {
+  bool channels_last = ChannelsLast(op, attrs);
   if (x.size() != 4) {
-    OpError(ErrorKind::kValue, op, StrCat("x must be a 4-D tensor (N, C, H, W); but got shape ", ShapeRepr(x)));
+    OpError(ErrorKind::kValue, op,
+            StrCat("x must be a 4-D tensor ", channels_last ? "(N, H, W, C)" : "(N, C, H, W)", "; but got shape ",
+                   ShapeRepr(x)));
   }
   Pool2dGeometry g;
-  g.batch = x[0];
-  g.channels = x[1];
-  g.in_h = x[2];
-  g.in_w = x[3];
+  g.channels_last = channels_last;
+  Nchw dims = SplitShape(x, channels_last);
+  g.batch = dims.n;
+  g.channels = dims.c;
+  g.in_h = dims.h;
+  g.in_w = dims.w;
   std::tie(g.kernel_h, g.kernel_w) = PositivePair(op, attrs, "kernel_size");
   std::tie(g.stride_h, g.stride_w) = PositivePair(op, attrs, "strides");
   std::string mode = PadMode(op, attrs, /*allow_pad=*/false);
@@ -155,7 +191,7 @@ Pool2dGeometry PoolGeometry(std::string_view op, const Shape& x, const Dict& att
 
 Dict ConvAttrs(const Dict& attrs) {
   Dict out;
-  for (std::string_view name : {"stride", "pad_mode", "pad", "dilation", "group"}) {
+  for (std::string_view name : {"stride", "pad_mode", "pad", "dilation", "group", "data_format"}) {
     out.Set(std::string(name), Attr(attrs, name));
   }
   return out;

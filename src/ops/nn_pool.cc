@@ -12,11 +12,12 @@ const std::vector<AttrSpec> kPoolAttrs = {
     {"kernel_size", Value(List{Value(1), Value(1)}), "(h, w) window, or an int for both"},
     {"strides", Value(List{Value(1), Value(1)}), "(h, w) stride, or an int for both"},
     {"pad_mode", Value("valid"), "'valid' or 'same'"},
+    {"data_format", Value("NCHW"), "layout of x, y and dy: 'NCHW' or 'NHWC' (channels-last)"},
 };
 
 Dict PoolAttrs(const Dict& attrs) {
   Dict out;
-  for (std::string_view name : {"kernel_size", "strides", "pad_mode"}) out.Set(std::string(name), Attr(attrs, name));
+  for (std::string_view name : {"kernel_size", "strides", "pad_mode", "data_format"}) out.Set(std::string(name), Attr(attrs, name));
   return out;
 }
 
@@ -42,7 +43,8 @@ MSRT_REGISTER_OP({
     .grad = [](const GradArgs& g) -> std::vector<Tensor> {
       return {Call1("max_pool2d_grad", {g.inputs[0], g.outputs[0], g.dys[0]}, PoolAttrs(g.attrs))};
     },
-    .doc = "Maximum over each window of NCHW x (padding never wins).",
+    .props = {.layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
+    .doc = "Maximum over each window of NCHW (or NHWC) x (padding never wins).",
 });
 
 MSRT_REGISTER_OP({
@@ -59,6 +61,7 @@ MSRT_REGISTER_OP({
       CheckOutputShaped(op, "dy", in[2], g);
       return {{in[0].shape, in[0].dtype}};
     },
+    .props = {.layout = LayoutSpec{.activation_inputs = {0, 1, 2}, .activation_outputs = {0}}},
     .doc = "Gradient of max_pool2d: dy routed to the first maximum of each window.",
 });
 
@@ -70,7 +73,8 @@ MSRT_REGISTER_OP({
     .grad = [](const GradArgs& g) -> std::vector<Tensor> {
       return {Call1("avg_pool2d_grad", {g.inputs[0], g.dys[0]}, PoolAttrs(g.attrs))};
     },
-    .doc = "Mean over each window of NCHW x (padding excluded from the count).",
+    .props = {.layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
+    .doc = "Mean over each window of NCHW (or NHWC) x (padding excluded from the count).",
 });
 
 MSRT_REGISTER_OP({
@@ -90,6 +94,7 @@ MSRT_REGISTER_OP({
       if (g.needs[1]) d_dy = Call1("avg_pool2d", {g.dys[0]}, PoolAttrs(g.attrs));
       return {Tensor(), d_dy};
     },
+    .props = {.layout = LayoutSpec{.activation_inputs = {0, 1}, .activation_outputs = {0}}},
     .doc = "Gradient of avg_pool2d: dy spread evenly over each window's input elements.",
 });
 

@@ -26,6 +26,20 @@ struct TensorMeta {
   DType dtype;
 };
 
+/// Ops with a `data_format` attribute ("NCHW" or "NHWC") that says how their
+/// 4-D activations are laid out (Note [Channels-last graphs] in
+/// compiler/layout.h): which inputs and outputs are such activations, and
+/// which attributes hold an activation's shape. The graph compiler reads this
+/// to run them channels-last.
+struct LayoutSpec {
+  std::vector<int> activation_inputs;
+  std::vector<int> activation_outputs;
+  std::vector<std::string_view> shape_attrs = {};
+  /// Channels-last is worth transposes to reach (convolutions); ops without
+  /// it (pooling) run channels-last only when their neighbours already do.
+  bool prefers_channels_last = false;
+};
+
 struct OpProperties {
   bool elementwise = false;  // output[i] depends only on inputs[i] (after broadcasting)
   bool inplace = false;      // writes its first input and returns it as output 0
@@ -43,6 +57,7 @@ struct OpProperties {
   // output inside its kernel (attribute kernels::kEpilogueAttr), when the
   // chosen kernel supports them.
   bool accepts_epilogue = false;
+  std::optional<LayoutSpec> layout = std::nullopt;
 };
 
 /// An attribute and its default. A None default marks a required attribute.

@@ -48,8 +48,9 @@ Conv2dGeometry BackpropFilterGeometry(const KernelArgs& a) {
 struct ConvDescs {
   memory::dims src, weights, dst, strides, dilates, pad_l, pad_r;
   DType dtype;
+  bool channels_last;
 
-  ConvDescs(const Conv2dGeometry& g, DType dt) : dtype(dt) {
+  ConvDescs(const Conv2dGeometry& g, DType dt) : dtype(dt), channels_last(g.channels_last) {
     src = {g.batch, g.in_channels, g.in_h, g.in_w};
     dst = {g.batch, g.out_channels, g.out_h, g.out_w};
     // Grouped weights (G, O/G, I/G, kh, kw) share OIHW's plain layout.
@@ -64,9 +65,17 @@ struct ConvDescs {
     pad_r = {g.pad_bottom, g.pad_right};
   }
   memory::desc Plain(const memory::dims& d) const { return dn::PlainDesc(d, dtype); }
+  // How an activation (x, y, dy, dx) is stored: NCHW, or NHWC with data_format "NHWC".
+  memory::desc Stored(const memory::dims& d) const {
+    return channels_last ? memory::desc(d, dn::DataType(dtype), memory::format_tag::nhwc) : Plain(d);
+  }
   // Formats for oneDNN to choose, or plain ones (see Note [Padded layouts]).
   bool plain_only = false;
   memory::desc Any(const memory::dims& d) const { return plain_only ? Plain(d) : dn::AnyDesc(d, dtype); }
+  // Activations: channels-last tensors are computed as they are (no
+  // reorders: that is why a graph keeps them channels-last), plain ones in
+  // the layout oneDNN prefers.
+  memory::desc Activation(const memory::dims& d) const { return channels_last ? Stored(d) : Any(d); }
 
   // Whether oneDNN chose for `dims` a blocked layout more than twice the
   // plain one's size (channels padded up to the SIMD width).
@@ -76,8 +85,8 @@ struct ConvDescs {
 
   dnnl::convolution_forward::primitive_desc Forward(dnnl::prop_kind kind,
                                                     const dnnl::primitive_attr& attr = {}) const {
-    return {dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, Any(src), Any(weights),
-                                            Any(dst), strides, dilates, pad_l, pad_r),
+    return {dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, Activation(src),
+                                            Any(weights), Activation(dst), strides, dilates, pad_l, pad_r),
             attr, dn::Engine()};
   }
 };
@@ -85,7 +94,7 @@ struct ConvDescs {
 dn::Key ConvKey(std::string_view op, const Conv2dGeometry& g, DType dtype) {
   // Small convolutions run on one thread: waking the pool costs more than it saves.
   int64_t flops = 2 * g.batch * g.out_channels * g.out_h * g.out_w * (g.in_channels / g.group) * g.kernel_h * g.kernel_w;
-  return std::move(dn::Key(op, dn::ThreadLimitForFlops(flops)).AddAll(dtype, g.input_shape(), g.filter_shape(), g.group, g.stride_h, g.stride_w,
+  return std::move(dn::Key(op, dn::ThreadLimitForFlops(flops)).AddAll(dtype, g.input_shape(), g.filter_shape(), g.channels_last, g.group, g.stride_h, g.stride_w,
                                       g.dilation_h, g.dilation_w, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
 }
 
@@ -118,9 +127,9 @@ void Conv2dOneDnn(KernelArgs& args) {
       d.plain_only = true;
       pd = d.Forward(dnnl::prop_kind::forward_inference, attr);
     }
-    return ConvForward{dnnl::convolution_forward(pd), dn::Layout::Input(d.Plain(d.src), pd.src_desc()),
+    return ConvForward{dnnl::convolution_forward(pd), dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
                        dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
-                       dn::Layout::Output(d.Plain(d.dst), pd.dst_desc())};
+                       dn::Layout::Output(d.Stored(d.dst), pd.dst_desc())};
   });
   dn::Scratch scratch;
   memory dst = prim->dst.Out(args.outputs[0], scratch);
@@ -138,8 +147,9 @@ void Conv2dBackpropInputOneDnn(KernelArgs& args) {
     ConvDescs d(g, dtype);
     auto build = [&] {
       return dnnl::convolution_backward_data::primitive_desc(
-          dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, d.Any(d.src), d.Any(d.weights),
-                                                d.Any(d.dst), d.strides, d.dilates, d.pad_l, d.pad_r),
+          dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
+                                                d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates,
+                                                d.pad_l, d.pad_r),
           dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
     };
     auto pd = build();
@@ -148,9 +158,9 @@ void Conv2dBackpropInputOneDnn(KernelArgs& args) {
       pd = build();
     }
     return ConvBackwardData{dnnl::convolution_backward_data(pd),
-                            dn::Layout::Input(d.Plain(d.dst), pd.diff_dst_desc()),
+                            dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
                             dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
-                            dn::Layout::Output(d.Plain(d.src), pd.diff_src_desc())};
+                            dn::Layout::Output(d.Stored(d.src), pd.diff_src_desc())};
   });
   dn::Scratch scratch;
   memory diff_src = prim->diff_src.Out(args.outputs[0], scratch);
@@ -171,15 +181,15 @@ void Conv2dBackpropFilterOneDnn(KernelArgs& args) {
     ConvDescs d(g, dtype);
     auto build = [&] {
       return dnnl::convolution_backward_weights::primitive_desc(
-          dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.Any(d.src),
-                                                   d.Any(d.weights), d.Any(d.dst), d.strides, d.dilates, d.pad_l,
-                                                   d.pad_r),
+          dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
+                                                   d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates,
+                                                   d.pad_l, d.pad_r),
           dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
     };
     auto pd = build();
     return ConvBackwardWeights{dnnl::convolution_backward_weights(pd),
-                               dn::Layout::Input(d.Plain(d.src), pd.src_desc()),
-                               dn::Layout::Input(d.Plain(d.dst), pd.diff_dst_desc()),
+                               dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
+                               dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
                                dn::Layout::Output(d.Plain(d.weights), pd.diff_weights_desc())};
   });
   dn::Scratch scratch;
@@ -193,15 +203,15 @@ void Conv2dBackpropFilterOneDnn(KernelArgs& args) {
 // ---------------------------------------------------------------------------
 // Reference loops (sums in double).
 
-// Index helpers over NCHW / OIHW plain layouts.
+// Index helpers over the activations' layout (NCHW or NHWC) and OIHW weights.
 struct Index {
   const Conv2dGeometry& g;
+  ops::Strides4 xs = ops::ActivationStrides(g.channels_last, g.in_channels, g.in_h, g.in_w);
+  ops::Strides4 ys = ops::ActivationStrides(g.channels_last, g.out_channels, g.out_h, g.out_w);
   int64_t group_in() const { return g.in_channels / g.group; }
   int64_t group_out() const { return g.out_channels / g.group; }
-  int64_t x(int64_t n, int64_t c, int64_t h, int64_t w) const { return ((n * g.in_channels + c) * g.in_h + h) * g.in_w + w; }
-  int64_t y(int64_t n, int64_t c, int64_t h, int64_t w) const {
-    return ((n * g.out_channels + c) * g.out_h + h) * g.out_w + w;
-  }
+  int64_t x(int64_t n, int64_t c, int64_t h, int64_t w) const { return n * xs.n + c * xs.c + h * xs.h + w * xs.w; }
+  int64_t y(int64_t n, int64_t c, int64_t h, int64_t w) const { return n * ys.n + c * ys.c + h * ys.h + w * ys.w; }
   int64_t k(int64_t o, int64_t i, int64_t h, int64_t w) const {
     return ((o * group_in() + i) * g.kernel_h + h) * g.kernel_w + w;
   }

@@ -3,8 +3,8 @@
 // max_pool2d, avg_pool2d and avg_pool2d_grad: oneDNN pooling for float32
 // (and bfloat16 where oneDNN has it), computed in channels-last layout with
 // cached reorders from and to plain NCHW (oneDNN's only plain-NCHW pooling
-// is a scalar loop, three to four times slower here). Reference loops for
-// float64.
+// is a scalar loop, three to four times slower here; NHWC tensors need no
+// reorder). Reference loops for float64, in either data format.
 //
 // Note [max_pool2d_grad without oneDNN]
 // oneDNN's max-pooling backward reads a workspace (where each window's
@@ -38,15 +38,20 @@ Pool2dGeometry Geometry(const KernelArgs& a) { return ops::PoolGeometry(a.op.nam
 // ---------------------------------------------------------------------------
 // oneDNN
 
+// x's or y's layout as stored: NCHW, or NHWC with data_format "NHWC".
+memory::desc StoredDesc(const memory::dims& nchw, DType dtype, bool channels_last) {
+  return channels_last ? memory::desc(nchw, dn::DataType(dtype), memory::format_tag::nhwc) : dn::PlainDesc(nchw, dtype);
+}
+
 struct PoolDescs {
-  memory::desc src_plain, dst_plain, src, dst;  // src, dst: channels-last, where oneDNN computes
+  memory::desc src_stored, dst_stored, src, dst;  // src, dst: channels-last, where oneDNN computes
   memory::dims strides, kernel, pad_l, pad_r;
 
   PoolDescs(const Pool2dGeometry& g, DType dtype)
-      : src_plain(dn::PlainDesc(dn::Dims(g.input_shape()), dtype)),
-        dst_plain(dn::PlainDesc(dn::Dims(g.output_shape()), dtype)),
-        src(dn::Dims(g.input_shape()), dn::DataType(dtype), memory::format_tag::nhwc),
-        dst(dn::Dims(g.output_shape()), dn::DataType(dtype), memory::format_tag::nhwc),
+      : src_stored(StoredDesc({g.batch, g.channels, g.in_h, g.in_w}, dtype, g.channels_last)),
+        dst_stored(StoredDesc({g.batch, g.channels, g.out_h, g.out_w}, dtype, g.channels_last)),
+        src({g.batch, g.channels, g.in_h, g.in_w}, dn::DataType(dtype), memory::format_tag::nhwc),
+        dst({g.batch, g.channels, g.out_h, g.out_w}, dn::DataType(dtype), memory::format_tag::nhwc),
         strides{g.stride_h, g.stride_w},
         kernel{g.kernel_h, g.kernel_w},
         pad_l{g.pad_top, g.pad_left},
@@ -59,7 +64,7 @@ struct PoolDescs {
 
 dn::Key PoolKey(std::string_view op, const Pool2dGeometry& g, DType dtype) {
   int64_t work = g.batch * g.channels * g.out_h * g.out_w * g.kernel_h * g.kernel_w;
-  return std::move(dn::Key(op, dn::ThreadLimitForElements(work)).AddAll(dtype, g.input_shape(), g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
+  return std::move(dn::Key(op, dn::ThreadLimitForElements(work)).AddAll(dtype, g.input_shape(), g.channels_last, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
                                       g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
 }
 
@@ -87,7 +92,7 @@ void PoolOneDnn(KernelArgs& args) {
   auto prim = dn::Cached<PoolForward>(PoolKey(args.op.name, g, dtype), [&] {
     PoolDescs d(g, dtype);
     return PoolForward{dnnl::pooling_forward(d.Forward(dnnl::prop_kind::forward_inference, Algorithm(args.op.name))),
-                       dn::Layout::Input(d.src_plain, d.src), dn::Layout::Output(d.dst_plain, d.dst)};
+                       dn::Layout::Input(d.src_stored, d.src), dn::Layout::Output(d.dst_stored, d.dst)};
   });
   dn::Scratch scratch;
   memory dst = prim->dst.Out(args.outputs[0], scratch);
@@ -110,8 +115,8 @@ void AvgPoolGradOneDnn(KernelArgs& args) {
     dnnl::pooling_backward::primitive_desc pd(
         dnnl::pooling_backward::desc(algorithm, d.src, d.dst, d.strides, d.kernel, d.pad_l, d.pad_r), dn::Engine(),
         d.Forward(dnnl::prop_kind::forward_training, algorithm));
-    return AvgPoolBackward{dnnl::pooling_backward(pd), dn::Layout::Input(d.dst_plain, d.dst),
-                           dn::Layout::Output(d.src_plain, d.src)};
+    return AvgPoolBackward{dnnl::pooling_backward(pd), dn::Layout::Input(d.dst_stored, d.dst),
+                           dn::Layout::Output(d.src_stored, d.src)};
   });
   dn::Scratch scratch;
   memory diff_src = prim->diff_src.Out(args.outputs[0], scratch);
@@ -120,7 +125,22 @@ void AvgPoolGradOneDnn(KernelArgs& args) {
 }
 
 // ---------------------------------------------------------------------------
-// Loops over plain NCHW, one (n, c) plane at a time.
+// Loops over one (n, c) plane at a time, in either data format: a plane's
+// element (h, w) lies at h * row + w * column from the plane's start.
+
+struct Planes {
+  int64_t channels, in_n, in_c, in_row, in_column, out_n, out_c, out_row, out_column;
+
+  explicit Planes(const Pool2dGeometry& g) : channels(g.channels) {
+    ops::Strides4 in = ops::ActivationStrides(g.channels_last, g.channels, g.in_h, g.in_w);
+    ops::Strides4 out = ops::ActivationStrides(g.channels_last, g.channels, g.out_h, g.out_w);
+    in_n = in.n, in_c = in.c, in_row = in.h, in_column = in.w;
+    out_n = out.n, out_c = out.c, out_row = out.h, out_column = out.w;
+  }
+  int64_t in(int64_t plane) const { return plane / channels * in_n + plane % channels * in_c; }
+  int64_t out(int64_t plane) const { return plane / channels * out_n + plane % channels * out_c; }
+  int64_t in_at(int64_t h, int64_t w) const { return h * in_row + w * in_column; }
+};
 
 // Input rows [h0, h1) and columns [w0, w1) of a window, clipped to the input.
 struct Window {
@@ -134,32 +154,33 @@ Window WindowAt(const Pool2dGeometry& g, int64_t oh, int64_t ow) {
           std::min(w + g.kernel_w, g.in_w)};
 }
 
-// Calls fn(plane, out_index_in_plane, window) for every output, planes split
-// over the thread pool (a plane's windows only touch that plane).
+// Calls fn(plane, output offset, window) for every output, planes split over
+// the thread pool (a plane's windows only touch that plane).
 template <typename Fn>
-void ForEachWindow(const Pool2dGeometry& g, Fn&& fn) {
+void ForEachWindow(const Pool2dGeometry& g, const Planes& at, Fn&& fn) {
   int64_t planes = g.batch * g.channels;
   int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, g.in_h * g.in_w));
   ParallelFor(planes, grain, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
       for (int64_t oh = 0; oh < g.out_h; ++oh) {
-        for (int64_t ow = 0; ow < g.out_w; ++ow) fn(p, oh * g.out_w + ow, WindowAt(g, oh, ow));
+        for (int64_t ow = 0; ow < g.out_w; ++ow) {
+          fn(p, at.out(p) + oh * at.out_row + ow * at.out_column, WindowAt(g, oh, ow));
+        }
       }
     }
   });
 }
 
-// Offset (within the plane) of the window's first maximum.
+// Offset (within the plane) of the window's first maximum in row-major order.
 template <typename T>
-int64_t ArgMax(const T* plane, int64_t width, const Window& win) {
-  int64_t best = win.h0 * width + win.w0;
+int64_t ArgMax(const T* plane, const Planes& at, const Window& win) {
+  int64_t best = at.in_at(win.h0, win.w0);
   T value = plane[best];
   for (int64_t h = win.h0; h < win.h1; ++h) {
-    const T* row = plane + h * width;
     for (int64_t w = win.w0; w < win.w1; ++w) {
-      if (row[w] > value) {
-        value = row[w];
-        best = h * width + w;
+      if (plane[at.in_at(h, w)] > value) {
+        value = plane[at.in_at(h, w)];
+        best = at.in_at(h, w);
       }
     }
   }
@@ -167,24 +188,24 @@ int64_t ArgMax(const T* plane, int64_t width, const Window& win) {
 }
 
 template <typename T>
-T WindowMean(const T* plane, int64_t width, const Window& win) {
+T WindowMean(const T* plane, const Planes& at, const Window& win) {
   double sum = 0;
   for (int64_t h = win.h0; h < win.h1; ++h) {
-    for (int64_t w = win.w0; w < win.w1; ++w) sum += static_cast<double>(plane[h * width + w]);
+    for (int64_t w = win.w0; w < win.w1; ++w) sum += static_cast<double>(plane[at.in_at(h, w)]);
   }
   return static_cast<T>(sum / static_cast<double>(win.count()));
 }
 
 void PoolReference(KernelArgs& args) {
   Pool2dGeometry g = Geometry(args);
+  Planes at(g);
   bool max = IsMax(args.op.name);
-  int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
   dn::DispatchFloat(args.inputs[0].dtype(), args.op.name, [&]<typename T>() {
     const T* x = args.inputs[0].raw<T>();
     T* y = args.outputs[0].raw<T>();
-    ForEachWindow(g, [&](int64_t p, int64_t o, const Window& win) {
-      const T* plane = x + p * in_plane;
-      y[p * out_plane + o] = max ? plane[ArgMax(plane, g.in_w, win)] : WindowMean(plane, g.in_w, win);
+    ForEachWindow(g, at, [&](int64_t p, int64_t o, const Window& win) {
+      const T* plane = x + at.in(p);
+      y[o] = max ? plane[ArgMax(plane, at, win)] : WindowMean(plane, at, win);
     });
   });
 }
@@ -193,30 +214,30 @@ void PoolReference(KernelArgs& args) {
 // without oneDNN]); y is not read.
 void MaxPoolGrad(KernelArgs& args) {
   Pool2dGeometry g = Geometry(args);
-  int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+  Planes at(g);
   dn::DispatchFloat(args.inputs[0].dtype(), args.op.name, [&]<typename T>() {
     const T* x = args.inputs[0].raw<T>();
     const T* dy = args.inputs[2].raw<T>();
     T* dx = args.outputs[0].raw<T>();
     std::memset(static_cast<void*>(dx), 0, args.outputs[0].nbytes());
-    ForEachWindow(g, [&](int64_t p, int64_t o, const Window& win) {
-      dx[p * in_plane + ArgMax(x + p * in_plane, g.in_w, win)] += dy[p * out_plane + o];
+    ForEachWindow(g, at, [&](int64_t p, int64_t o, const Window& win) {
+      dx[at.in(p) + ArgMax(x + at.in(p), at, win)] += dy[o];
     });
   });
 }
 
 void AvgPoolGradReference(KernelArgs& args) {
   Pool2dGeometry g = Geometry(args);
-  int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
+  Planes at(g);
   dn::DispatchFloat(args.inputs[0].dtype(), args.op.name, [&]<typename T>() {
     const T* dy = args.inputs[1].raw<T>();
     T* dx = args.outputs[0].raw<T>();
     std::memset(static_cast<void*>(dx), 0, args.outputs[0].nbytes());
-    ForEachWindow(g, [&](int64_t p, int64_t o, const Window& win) {
-      T share = dy[p * out_plane + o] / static_cast<T>(win.count());
-      T* plane = dx + p * in_plane;
+    ForEachWindow(g, at, [&](int64_t p, int64_t o, const Window& win) {
+      T share = dy[o] / static_cast<T>(win.count());
+      T* plane = dx + at.in(p);
       for (int64_t h = win.h0; h < win.h1; ++h) {
-        for (int64_t w = win.w0; w < win.w1; ++w) plane[h * g.in_w + w] += share;
+        for (int64_t w = win.w0; w < win.w1; ++w) plane[at.in_at(h, w)] += share;
       }
     });
   });

@@ -211,7 +211,7 @@ def test_kernels_are_onednn_then_reference(name):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape", [(2, 3, 6, 8), (1, 2, 7, 5)])  # odd sizes drop the last row/column
+@pytest.mark.parametrize("shape", [(2, 3, 6, 8), (1, 2, 7, 5), (2, 17, 12, 10)])  # odd sizes drop the last row/column
 def test_max_pool_2x2_fast_path_matches_numpy_with_ties(dtype, shape):
     rng = np.random.default_rng(3)
     x = rng.integers(0, 3, shape).astype(dtype)  # many ties: the first maximum takes the gradient
@@ -229,6 +229,11 @@ def test_max_pool_2x2_fast_path_matches_numpy_with_ties(dtype, shape):
         k = first[n, c, i, j]
         expected[n, c, 2 * i + k // 2, 2 * j + k % 2] = dy[n, c, i, j]
     np.testing.assert_array_equal(np.asarray(dx), expected)
+    channels_last = dict(attrs, data_format="NHWC")  # the same loops over channels-last tensors
+    (y,) = run_op("max_pool2d", [nhwc(x)], channels_last)
+    (dx,) = run_op("max_pool2d_grad", [nhwc(x), y, nhwc(dy)], channels_last)
+    np.testing.assert_array_equal(nchw(y), windows.max(-1))
+    np.testing.assert_array_equal(nchw(dx), expected)
 
 
 # ---------------------------------------------------------------------------
@@ -376,6 +381,52 @@ def test_conv2d_float32_gradients_match_numpy(x_shape, w_shape, attrs):
     np.testing.assert_allclose(dw, np_conv2d_backprop_filter(dy, x, w_shape, **kw), **TOL[np.float32])
 
 
+def nhwc(a):
+    return np.ascontiguousarray(np.asarray(a).transpose(0, 2, 3, 1))
+
+
+def nchw(a):
+    return np.asarray(a).transpose(0, 3, 1, 2)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("x_shape,w_shape,attrs", CONV_CASES)
+def test_conv2d_family_on_nhwc_matches_nchw(dtype, x_shape, w_shape, attrs):
+    """data_format="NHWC": x, y, dy and dx channels-last, weights as they are (oneDNN without reorders for
+    float32, the reference loops' NHWC indexing for float64)."""
+    rng = np.random.default_rng(7)
+    x = rand(rng, x_shape, dtype)
+    w = rand(rng, w_shape, dtype)
+    (y,) = run_op("conv2d", [x, w], attrs)
+    channels_last = dict(attrs, data_format="NHWC")
+    (y_nhwc,) = run_op("conv2d", [nhwc(x), w], channels_last)
+    assert y_nhwc.shape == nhwc(y).shape
+    np.testing.assert_allclose(nchw(y_nhwc), y, **TOL[dtype])
+    dy = rand(rng, np.asarray(y).shape, dtype)
+    (dx,) = run_op("conv2d_backprop_input", [dy, w], dict(attrs, input_shape=list(x_shape)))
+    nhwc_shape = [x_shape[0], x_shape[2], x_shape[3], x_shape[1]]
+    (dx_nhwc,) = run_op("conv2d_backprop_input", [nhwc(dy), w], dict(channels_last, input_shape=nhwc_shape))
+    np.testing.assert_allclose(nchw(dx_nhwc), dx, **TOL[dtype])
+    (dw,) = run_op("conv2d_backprop_filter", [dy, x], dict(attrs, filter_shape=list(w_shape)))
+    (dw_nhwc,) = run_op("conv2d_backprop_filter", [nhwc(dy), nhwc(x)], dict(channels_last, filter_shape=list(w_shape)))
+    np.testing.assert_allclose(dw_nhwc, dw, **TOL[dtype])
+
+
+def test_conv2d_gradients_on_nhwc_follow_the_data_format():
+    rng = np.random.default_rng(8)
+    x = rand(rng, (2, 6, 6, 3), np.float64)  # NHWC
+    w = rand(rng, (4, 3, 3, 3), np.float64)
+    check_grad("conv2d", [x, w], {"data_format": "NHWC", "pad_mode": "valid"}, wrt=(0, 1))
+
+
+@pytest.mark.parametrize("op", ["conv2d", "max_pool2d"])
+def test_an_unknown_data_format_is_a_value_error(op):
+    x = np.ones((1, 2, 4, 4), np.float32)
+    inputs = [x, np.ones((2, 2, 1, 1), np.float32)] if op == "conv2d" else [x]
+    with pytest.raises(ValueError, match=r"'data_format' must be 'NCHW' or 'NHWC'; but got 'NCWH'"):
+        run_op(op, inputs, {"data_format": "NCWH"})
+
+
 def test_conv2d_same_padding_puts_the_extra_row_at_the_bottom():
     # 4x4 input, 2x2 kernel of ones, stride 1, "same": pads 1 in total, at the bottom/right.
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
@@ -424,6 +475,27 @@ def test_pooling(dtype, shape, kernel, strides, pad_mode):
     np.testing.assert_allclose(dx, np_max_pool2d_grad(x, dy, k, s, mode), **TOL[dtype])
     (dx,) = run_op("avg_pool2d_grad", [x, dy], attrs)
     np.testing.assert_allclose(dx, np_avg_pool2d_grad(x, dy, k, s, mode), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape,kernel,strides,pad_mode", POOL_CASES)
+def test_pooling_on_nhwc_matches_nchw(dtype, shape, kernel, strides, pad_mode):
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 4, shape).astype(dtype)  # ties: both layouts route dy to the same first maximum
+    attrs = {"kernel_size": kernel, "strides": strides, "pad_mode": pad_mode}
+    channels_last = dict(attrs, data_format="NHWC")
+    for forward in ("max_pool2d", "avg_pool2d"):
+        (y,) = run_op(forward, [x], attrs)
+        (y_nhwc,) = run_op(forward, [nhwc(x)], channels_last)
+        np.testing.assert_allclose(nchw(y_nhwc), y, **TOL[dtype])
+    dy = rand(rng, np.asarray(y).shape, dtype)
+    (dx,) = run_op("max_pool2d_grad", [x, run_op("max_pool2d", [x], attrs)[0], dy], attrs)
+    (y_nhwc,) = run_op("max_pool2d", [nhwc(x)], channels_last)
+    (dx_nhwc,) = run_op("max_pool2d_grad", [nhwc(x), y_nhwc, nhwc(dy)], channels_last)
+    np.testing.assert_array_equal(nchw(dx_nhwc), dx)
+    (dx,) = run_op("avg_pool2d_grad", [x, dy], attrs)
+    (dx_nhwc,) = run_op("avg_pool2d_grad", [nhwc(x), nhwc(dy)], channels_last)
+    np.testing.assert_allclose(nchw(dx_nhwc), dx, **TOL[dtype])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
