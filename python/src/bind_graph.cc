@@ -27,6 +27,8 @@ py::dict ReportDict(const compiler::CompileReport& r, const runtime::GraphExecut
   d["final_ops"] = r.final_ops;
   d["fused_chains"] = r.fused_chains;
   d["fused_epilogues"] = r.fused_epilogues;
+  d["channels_last_ops"] = r.channels_last_ops;
+  d["layout_conversions"] = r.layout_conversions;
   d["optimize_seconds"] = r.optimize_seconds;
   d["backend_seconds"] = r.backend_seconds;
   py::list passes;

@@ -4,18 +4,22 @@
 
 namespace msrt::compiler {
 
+bool PassManager::RunPasses(ir::Graph& graph, const std::vector<Pass>& passes) {
+  bool any = false;
+  for (const Pass& pass : passes) {
+    auto start = std::chrono::steady_clock::now();
+    bool changed = pass.run(graph);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    any |= changed;
+    for (const auto& instrument : instruments_) instrument->AfterPass(pass.name, graph, changed, seconds);
+  }
+  return any;
+}
+
 void PassManager::RunStage(std::string_view stage, ir::Graph& graph, const std::vector<Pass>& passes,
                            int max_rounds) {
   for (int round = 0; round < max_rounds; ++round) {
-    bool any = false;
-    for (const Pass& pass : passes) {
-      auto start = std::chrono::steady_clock::now();
-      bool changed = pass.run(graph);
-      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      any |= changed;
-      for (const auto& instrument : instruments_) instrument->AfterPass(pass.name, graph, changed, seconds);
-    }
-    if (!any) break;
+    if (!RunPasses(graph, passes)) break;
   }
   EndStage(stage, graph);
 }

@@ -50,6 +50,9 @@ class PassManager {
   const std::vector<std::shared_ptr<PassInstrument>>& instruments() const { return instruments_; }
 
   void RunStage(std::string_view stage, ir::Graph& graph, const std::vector<Pass>& passes, int max_rounds = 1);
+  /// Runs `passes` once each, in order, as part of a stage announced later.
+  /// Returns whether any changed the graph.
+  bool RunPasses(ir::Graph& graph, const std::vector<Pass>& passes);
   /// Announces a stage whose work was done elsewhere (capture).
   void EndStage(std::string_view stage, const ir::Graph& graph);
   void Artifact(std::string_view name, int min_level, const std::string& text);

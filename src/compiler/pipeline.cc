@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "compiler/fusion.h"
+#include "compiler/layout.h"
 #include "compiler/pass_manager.h"
 #include "context/graph_kernel_flags.h"
 #include "memory/allocator.h"
@@ -168,8 +169,20 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_
   context::GraphKernelFlags flags = context::ParseGraphKernelFlags(
       context::Global().Effective(Family::kRuntime, "graph_kernel_flags").as_string(), kEnableGraphKernel.Get(),
       /*graph_mode=*/true, nullptr);
+  std::string decisions;
+  // Channels-last activations (Note [Channels-last graphs]), before fusion
+  // so that fused chains run on them too.
+  if (std::find(flags.disable_pass.begin(), flags.disable_pass.end(), kChannelsLastPass) == flags.disable_pass.end()) {
+    manager.RunPasses(*graph, {{std::string(kChannelsLastPass),
+                                [&](ir::Graph& g) {
+                                  LayoutStats stats;
+                                  bool changed = UseChannelsLast(g, options.device, &decisions, &stats);
+                                  report.channels_last_ops = stats.channels_last_ops;
+                                  report.layout_conversions = stats.layout_conversions;
+                                  return changed;
+                                }}});
+  }
   if (flags.enabled()) {
-    std::string decisions;
     manager.RunStage("graph_kernel_fusion", *graph,
                      {{"fuse_epilogues", [&](ir::Graph& g) { return FuseEpilogues(g, options.device, &decisions); }},
                       {"fuse_elementwise", [&](ir::Graph& g) { return FuseElementwise(g, options.device, &decisions); }}});

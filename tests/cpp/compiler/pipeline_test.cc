@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/capture.h"
+#include "compiler/capture_test_util.h"
 #include "compiler/fusion.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipeline.h"
@@ -17,27 +18,9 @@ namespace {
 using compiler::Capture;
 using compiler::CaptureScope;
 
-Tensor Vec(std::vector<float> values) {
-  return Tensor::FromHost(values.data(), values.size() * sizeof(float), {static_cast<int64_t>(values.size())},
-                          DType::kFloat32);
-}
-
-std::vector<float> Read(const Tensor& t) {
-  const float* p = t.data<float>();
-  return {p, p + t.numel()};
-}
-
-std::shared_ptr<ir::Graph> CaptureOf(const std::function<std::vector<Tensor>(const Tensor&)>& body,
-                                     const Shape& shape = {3}) {
-  Capture capture("test", /*max_call_depth=*/100, /*whole_stack=*/false);
-  Tensor x = capture.AddInput(shape, DType::kFloat32, DeviceTarget::kCPU, "x");
-  std::vector<Tensor> outs;
-  {
-    CaptureScope scope(&capture);
-    outs = body(x);
-  }
-  return capture.Finish(outs);
-}
+using compiler::testing::CaptureOf;
+using compiler::testing::Read;
+using compiler::testing::Vec;
 
 TEST(Capture, RecordsOpsWithoutRunningThemAndSymbolicValuesHaveNoData) {
   Tensor seen;

@@ -342,3 +342,51 @@ def test_epilogues_leave_values_the_backward_pass_needs(graph_mode):
         net, step = make_training()
         results[fuse] = [float(step(x, y).asnumpy()) for x, y in data]
     np.testing.assert_allclose(results[True], results[False], rtol=1e-5)
+
+
+# --- channels-last layouts (Note [Channels-last graphs]) ------------------------------------------
+def test_convolution_graphs_keep_activations_channels_last(graph_mode, tmp_path):
+    ms.set_context(save_graphs=2, save_graphs_path=str(tmp_path))
+    net, step = make_training()
+    step(*batches(1)[0])
+    report = ms._jit.compile_report(step)[-1]
+    # conv, relu, pool; the pool's and relu's gradients (greater, select) and the filter's: seven ops on NHWC.
+    assert report["channels_last_ops"] == 7
+    # One-channel x goes in by a reshape; the pooled result goes out to flatten and its gradient comes back.
+    assert report["layout_conversions"] == 3
+    backend = (tmp_path / next(n for n in _files(tmp_path) if "_backend_" in n)).read_text()
+    assert "conv2d(%3, %2) {" in backend and "data_format: 'NHWC'} : Float32(4, 6, 6, 4)" in backend
+    assert backend.count("transpose(") == 2 and "reshape(%0) {shape: [4, 8, 8, 1]}" in backend
+    assert any("_channels_last_" in n for n in _files(tmp_path))  # the pass's own file at level 2
+
+
+def test_disable_pass_keeps_a_graph_nchw_with_the_same_results(graph_mode):
+    data = batches(3)
+    results = {}
+    for flags in ("", "--disable_pass=channels_last"):
+        ms.set_context(graph_kernel_flags=flags)
+        net, step = make_training()
+        losses = [float(step(x, y).asnumpy()) for x, y in data]
+        results[flags] = losses, net.conv.weight.asnumpy(), ms._jit.compile_report(step)[-1]
+    (losses, weight, report), (plain_losses, plain_weight, plain_report) = results.values()
+    assert report["channels_last_ops"] > 0 and plain_report["channels_last_ops"] == 0
+    assert plain_report["layout_conversions"] == 0
+    np.testing.assert_allclose(losses, plain_losses, rtol=1e-5)
+    np.testing.assert_allclose(weight, plain_weight, rtol=1e-5, atol=1e-6)
+
+
+def test_returned_activations_come_back_nchw():
+    conv = nn.Conv2d(3, 8, 3)
+    x = ms.Tensor(np.random.default_rng(2).standard_normal((2, 3, 9, 7)).astype(np.float32))
+
+    @ms.jit
+    def features(x):
+        y = ms.ops.relu(conv(x))
+        return y, ms.ops.max_pool2d(y, 2)
+
+    eager = [t.asnumpy() for t in (ms.ops.relu(conv(x)), ms.ops.max_pool2d(ms.ops.relu(conv(x)), 2))]
+    got = [t.asnumpy() for t in features(x)]
+    assert ms._jit.compile_report(features)[0]["channels_last_ops"] == 3
+    for g, e in zip(got, eager):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
