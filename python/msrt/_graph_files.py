@@ -210,7 +210,14 @@ class Graph:
                             f"{self.inputs}, but got {[type(t).__name__ for t in inputs]}.")
         from ._tensor import _wrap
 
-        outs = self._compiled.run([t._t for t in inputs])
+        args = [t._t for t in inputs]
+        # While a graph is captured (a GraphCell inside a jit function or a GRAPH_MODE Cell) the loaded
+        # program is inlined into it; while a gradient tape records, it runs op by op, so that gradients
+        # flow through it. Otherwise it runs as the compiled graph.
+        if any(t.symbolic for t in args) or _C._is_recording():
+            outs = self._compiled.inline(args)
+        else:
+            outs = self._compiled.run(args)
         return rebuild(self._template, [_wrap(o) for o in outs])
 
     def ir(self):

@@ -91,6 +91,11 @@ void BindGraph(py::module_& m) {
             return c.compiled.executable->Run(inputs, bound);
           },
           py::arg("inputs"), py::arg("weights") = std::vector<std::optional<Tensor>>())
+      .def(
+          "inline",
+          [](PyCompiled& c, const std::vector<Tensor>& inputs) { return compiler::InlineGraph(*c.compiled.optimized, inputs); },
+          py::arg("inputs"),
+          "Calls the graph's program op by op: inlined into a capture in progress, eagerly otherwise.")
       .def("weight_names", [](const PyCompiled& c) { return c.compiled.executable->WeightNames(); })
       .def("ir", [](const PyCompiled& c) { return ir::PrintText(c.compiled.executable->graph()); },
            "The optimised graph as text (docs/ir.md).")

@@ -195,6 +195,7 @@ void BindTensor(py::module_& m) {
                              })
       .def_property_readonly("dtype_name", [](const Tensor& t) { return std::string(DTypeAttrName(t.dtype())); })
       .def_property_readonly("ndim", &Tensor::ndim)
+      .def_property_readonly("symbolic", &Tensor::symbolic, "Whether this is a value being captured into a graph.")
       .def_property_readonly("size", &Tensor::numel)
       .def_property_readonly("nbytes", &Tensor::nbytes)
       .def_property("requires_grad", [](const Tensor& t) { return t.impl()->requires_grad; },

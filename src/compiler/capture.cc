@@ -139,4 +139,46 @@ std::shared_ptr<ir::Graph> Capture::Finish(const std::vector<Tensor>& outputs) {
   return std::move(graph_);
 }
 
+std::vector<Tensor> InlineGraph(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
+  const auto& nodes = graph.nodes();
+  if (inputs.size() != graph.inputs().size()) {
+    throw TypeError(StrCat("The graph '", graph.name(), "' takes ", graph.inputs().size(), " inputs, but got ",
+                           inputs.size(), "."));
+  }
+  std::vector<std::vector<Tensor>> values(nodes.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    auto id = static_cast<size_t>(graph.inputs()[k]);
+    const ops::TensorMeta& want = nodes[id].outputs[0];
+    if (inputs[k].shape() != want.shape || inputs[k].dtype() != want.dtype) {
+      throw ValueError(StrCat("The graph '", graph.name(), "' takes input ", k, " as ",
+                              DTypeName(want.dtype), ShapeRepr(want.shape), ", but got ", DTypeName(inputs[k].dtype()),
+                              ShapeRepr(inputs[k].shape()), "."));
+    }
+    values[id] = {inputs[k]};
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ir::Node& n = nodes[i];
+    if (n.dead || n.kind == ir::NodeKind::kInput) continue;
+    if (n.kind != ir::NodeKind::kOp) {
+      // The graph's weights are its own: unnamed, a capture holds them as
+      // constants instead of rebinding them by name to the caller's parameters.
+      auto alias = std::make_shared<TensorImpl>();
+      alias->storage = n.value.impl()->storage;
+      alias->offset = n.value.impl()->offset;
+      alias->shape = n.value.shape();
+      alias->dtype = n.value.dtype();
+      values[i] = {Tensor(std::move(alias))};
+      continue;
+    }
+    if (!n.fused.empty()) throw InternalError("InlineGraph takes a graph before graph-kernel fusion");
+    std::vector<Tensor> args;
+    args.reserve(n.inputs.size());
+    for (const ir::ValueRef& v : n.inputs) args.push_back(values[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)]);
+    values[i] = ops::Call(n.op->name, args, n.attrs);
+  }
+  std::vector<Tensor> outputs;
+  for (const ir::ValueRef& v : graph.outputs()) outputs.push_back(values[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)]);
+  return outputs;
+}
+
 }  // namespace msrt::compiler

@@ -77,4 +77,13 @@ class CaptureScope {
 /// The capture installed on this thread, or nullptr.
 Capture* ActiveCapture();
 
+/// Calls a compiled graph's program (its nodes before the backend stage) on
+/// `inputs`, op by op: inside a capture its ops are recorded into the graph
+/// being captured -- the call is inlined, and gradients flow through it --
+/// and outside one they run eagerly. Weights and constants are the tensors
+/// the graph holds, taken as constants (a loaded graph's weights are
+/// frozen). ValueError when an input's shape or dtype is not the
+/// graph's.
+std::vector<Tensor> InlineGraph(const ir::Graph& graph, const std::vector<Tensor>& inputs);
+
 }  // namespace msrt::compiler

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -128,6 +129,39 @@ def test_export_and_load_run_the_same_network(tmp_path):
     np.save(tmp_path / "x.npy", x.asnumpy())
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     np.testing.assert_allclose(np.array(json.loads(out.stdout)), expected, rtol=1e-6)
+
+
+def test_a_loaded_graph_called_inside_a_compiled_network_is_inlined(tmp_path):
+    backbone = SmallNet()
+    x = batches(1)[0][0]
+    loaded = nn.GraphCell(ms.load(ms.export(backbone, x, file_name=str(tmp_path / "backbone"))))
+
+    class Head(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(5, 2)
+
+        def construct(self, x):
+            return self.dense(ms.ops.relu(loaded(x)))
+
+    head = Head()
+    loss = lambda x: head(x).sum()  # noqa: E731
+    eager_out, eager_grad = head(x).asnumpy(), ms.grad(loss)(x).asnumpy()
+    assert np.abs(eager_grad).sum() > 0  # under a gradient tape the loaded graph runs op by op
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no eager fallback
+            graph_out = head(x).asnumpy()
+            graph_grad = ms.jit(ms.grad(loss))(x).asnumpy()
+        report = ms._jit.compile_report(head)[0]
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(graph_out, eager_out, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(graph_grad, eager_grad, rtol=1e-5, atol=1e-6)
+    assert report["channels_last_ops"] == 3  # the loaded convolution's ops are the caller's own now
+    with pytest.raises(ValueError, match=r"'SmallNet' takes input 0 as Float32\(4, 1, 8, 8\), but got Float32\(2, 1, 8, 8\)"):
+        ms.jit(lambda x: loaded(x))(batches(1, batch=2)[0][0])
 
 
 def test_load_rejects_missing_and_corrupt_files(tmp_path):
