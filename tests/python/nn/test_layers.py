@@ -108,8 +108,21 @@ def test_conv2d_errors():
         nn.Conv2d(1, 1, 3, pad_mode="full")
     with pytest.raises(ValueError, match="group"):
         nn.Conv2d(3, 4, 3, group=2)
-    with pytest.raises(ValueError):
-        nn.Conv2d(1, 1, 3, data_format="NHWC")
+    with pytest.raises(ValueError, match="'NCHW' or 'NHWC', but got 'CHWN'"):
+        nn.Conv2d(1, 1, 3, data_format="CHWN")
+
+
+@pytest.mark.parametrize("has_bias", [False, True])
+def test_conv2d_and_pooling_take_channels_last_input(has_bias):
+    x = np.random.default_rng(4).standard_normal((2, 3, 9, 8)).astype(np.float32)
+    ms.set_seed(1)
+    plain = nn.SequentialCell(nn.Conv2d(3, 5, 3, has_bias=has_bias), nn.MaxPool2d(2, 2), nn.AvgPool2d(2, 1))
+    ms.set_seed(1)
+    nhwc = nn.SequentialCell(nn.Conv2d(3, 5, 3, has_bias=has_bias, data_format="NHWC"),
+                             nn.MaxPool2d(2, 2, data_format="NHWC"), nn.AvgPool2d(2, 1, data_format="NHWC"))
+    expected = plain(t(x)).asnumpy()
+    got = nhwc(t(np.ascontiguousarray(x.transpose(0, 2, 3, 1)))).asnumpy()
+    np.testing.assert_allclose(got.transpose(0, 3, 1, 2), expected, rtol=1e-5, atol=1e-6)
 
 
 # --- pooling -------------------------------------------------------------------------

@@ -188,7 +188,9 @@ def test_conv2d_attributes(calls):
                       dilation=1, group=1)
     out = conv(x, w)
     assert calls[-1] == ("conv2d", {"stride": [2, 2], "pad_mode": "pad", "pad": [1, 1, 0, 0],
-                                    "dilation": [1, 1], "group": 1})
+                                    "dilation": [1, 1], "group": 1, "data_format": "NCHW"})
+    ops.Conv2D(out_channel=4, kernel_size=3, data_format="NHWC")(T(RNG.normal(size=(1, 5, 5, 2))), w)
+    assert calls[-1][1]["data_format"] == "NHWC"
     with pytest.raises(ValueError, match="'pad' must be zero"):
         ops.Conv2D(4, 3, pad_mode="valid", pad=1)
     with pytest.raises(ValueError, match="pad_mode"):
@@ -203,9 +205,11 @@ def test_pooling_attributes(calls):
     out = ops.avg_pool2d(x, kernel_size=3, stride=1)
     assert calls[-1] == ("avg_pool2d", {"kernel_size": [3, 3], "strides": [1, 1], "pad_mode": "valid"})
     ops.MaxPool(kernel_size=2, strides=2, pad_mode="SAME")(x)
-    assert calls[-1] == ("max_pool2d", {"kernel_size": [2, 2], "strides": [2, 2], "pad_mode": "same"})
-    ops.AvgPool(kernel_size=(2, 3), strides=1)(x)
-    assert calls[-1] == ("avg_pool2d", {"kernel_size": [2, 3], "strides": [1, 1], "pad_mode": "valid"})
+    assert calls[-1] == ("max_pool2d", {"kernel_size": [2, 2], "strides": [2, 2], "pad_mode": "same",
+                                        "data_format": "NCHW"})
+    ops.AvgPool(kernel_size=(2, 3), strides=1, data_format="NHWC")(x)
+    assert calls[-1] == ("avg_pool2d", {"kernel_size": [2, 3], "strides": [1, 1], "pad_mode": "valid",
+                                        "data_format": "NHWC"})
     with pytest.raises(NotImplementedError, match="padding"):
         ops.max_pool2d(x, 2, padding=1)
 

@@ -42,7 +42,8 @@ def _padding4(padding, cls_name):
 
 
 class Conv2d(Cell):
-    """2-D convolution over NCHW input, as MindSpore 2.3's `nn.Conv2d`.
+    """2-D convolution over NCHW (or, with data_format="NHWC", channels-last) input, as MindSpore 2.3's
+    `nn.Conv2d`.
 
     weight: (out_channels, in_channels // group, kh, kw), HeUniform(sqrt(5))
     by default; bias (when has_bias) Uniform(1/sqrt(fan_in)) by default.
@@ -73,8 +74,8 @@ class Conv2d(Cell):
         if self.pad_mode != "pad" and any(pad):
             raise ValueError(f"For '{name}', the 'padding' must be zero when 'pad_mode' is not equal to 'pad', "
                              f"but got 'padding': {padding}, 'pad_mode': {pad_mode}.")
-        if data_format != "NCHW":
-            raise ValueError(f"For '{name}', the 'data_format' must be 'NCHW' on CPU, but got {data_format!r}.")
+        if data_format not in ("NCHW", "NHWC"):
+            raise ValueError(f"For '{name}', the 'data_format' must be 'NCHW' or 'NHWC', but got {data_format!r}.")
         if not isinstance(has_bias, bool):
             raise TypeError(f"For '{name}', the argument 'has_bias' must be bool, but got {type(has_bias).__name__}.")
         self.in_channels = in_channels
@@ -103,12 +104,14 @@ class Conv2d(Cell):
             "pad": list(pad),
             "dilation": list(self.dilation),
             "group": group,
+            "data_format": data_format,
         }
 
     def construct(self, x):
         out = _op("conv2d", x, self.weight, **self._attrs)
         if self.bias is not None:
-            out = _op("bias_add", out, self.bias)
+            # NHWC keeps channels last, where a (C,) bias broadcasts.
+            out = _op("bias_add", out, self.bias) if self.data_format == "NCHW" else out + self.bias
         return out
 
     def extend_repr(self):

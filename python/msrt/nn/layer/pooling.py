@@ -34,17 +34,18 @@ class _Pool2d(Cell):
                 f"For '{name}', explicit padding (pad_mode='pad', padding, ceil_mode) is not supported by msrt yet; "
                 "use pad_mode='valid' or 'same'."
             )
-        if data_format != "NCHW":
-            raise ValueError(f"For '{name}', the 'data_format' must be 'NCHW' on CPU, but got {data_format!r}.")
+        if data_format not in ("NCHW", "NHWC"):
+            raise ValueError(f"For '{name}', the 'data_format' must be 'NCHW' or 'NHWC', but got {data_format!r}.")
         self.data_format = data_format
         self._attrs = {
             "kernel_size": list(self.kernel_size),
             "strides": list(self.stride),
             "pad_mode": self.pad_mode.lower(),
+            "data_format": data_format,
         }
 
     def construct(self, x):
-        if len(x.shape) == 3:  # unbatched (C, H, W)
+        if len(x.shape) == 3:  # unbatched (C, H, W), or (H, W, C)
             x = _op("expand_dims", x, axis=0)
             return _op("squeeze", _op(self._op_name, x, **self._attrs), axis=[0])
         return _op(self._op_name, x, **self._attrs)
