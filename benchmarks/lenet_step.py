@@ -7,7 +7,9 @@ on both sides (ms.set_context(runtime_num_threads=2), torch.set_num_threads(2)).
 Times are medians of single steps, each waited for to the end (msrt runs
 PYNATIVE ops asynchronously, so a step's time includes waiting for its last
 kernel). In GRAPH_MODE the step is one compiled graph (compiled before timing;
-the compile time is printed); TorchScript scripts the network's forward.
+the compile time is printed); TorchScript scripts the network's forward. The
+"NCHW" column is GRAPH_MODE with the channels-last pass off
+(graph_kernel_flags="--disable_pass=channels_last"): what the layout pass gains.
 
 Also the per-op dispatch overhead: a chain of 1000 dependent `x + y` on
 2x2 float32 tensors, in microseconds per op (msrt waits once at the end).
@@ -46,8 +48,9 @@ def msrt_setup(batch, mode="pynative"):
     from msrt import nn
     from msrt.examples.lenet import LeNet5
 
-    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE, device_target="CPU",
-                   runtime_num_threads=2)
+    ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE, device_target="CPU",
+                   runtime_num_threads=2,
+                   graph_kernel_flags="--disable_pass=channels_last" if mode == "graph-nchw" else "")
     ms.set_seed(0)
     net = LeNet5()
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
@@ -146,16 +149,18 @@ def main(argv=None):
     plan = {1: 300, 32: 80, 256: 20}
     print(f"LeNet-5 training step (forward + backward + Momentum update), 2 threads, median ms; "
           f"msrt {ms.__version__}, PyTorch {torch.__version__}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
-    print(f"{'batch':>5} | {'GRAPH':>8} {'PYNATIVE':>8} {'torch':>8} {'script':>8} | "
-          f"{'G/torch':>7} {'G/PYN':>6} {'G/script':>8} | first GRAPH call (compile + run)")
+    print(f"{'batch':>5} | {'GRAPH':>8} {'NCHW':>8} {'PYNATIVE':>8} {'torch':>8} {'script':>8} | "
+          f"{'G/torch':>7} {'G/PYN':>6} {'G/script':>8} {'G/NCHW':>6} | first GRAPH call (compile + run)")
     for batch, reps in plan.items():
         reps = max(int(reps * scale), 5)
         graph, first = measure(lambda b: msrt_setup(b, "graph"), batch, reps)
+        nchw, _ = measure(lambda b: msrt_setup(b, "graph-nchw"), batch, reps)
         pynative, _ = measure(msrt_setup, batch, reps)
         eager, _ = measure(torch_setup, batch, reps)
         script, _ = measure(lambda b: torch_setup(b, script=True), batch, reps)
-        print(f"{batch:>5} | {graph * 1e3:8.3f} {pynative * 1e3:8.3f} {eager * 1e3:8.3f} {script * 1e3:8.3f} | "
-              f"{graph / eager:7.2f} {graph / pynative:6.2f} {graph / script:8.2f} | {first * 1e3:.1f} ms", flush=True)
+        print(f"{batch:>5} | {graph * 1e3:8.3f} {nchw * 1e3:8.3f} {pynative * 1e3:8.3f} {eager * 1e3:8.3f} "
+              f"{script * 1e3:8.3f} | {graph / eager:7.2f} {graph / pynative:6.2f} {graph / script:8.2f} "
+              f"{graph / nchw:6.2f} | {first * 1e3:.1f} ms", flush=True)
     print("ratio = msrt GRAPH time / other time (below 1: msrt GRAPH is faster)")
 
     n = 1000
