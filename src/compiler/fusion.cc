@@ -39,11 +39,9 @@ bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
   std::map<std::pair<int32_t, int32_t>, std::vector<int32_t>> writes;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
-    if (n.dead || n.kind != NodeKind::kOp) continue;
-    std::vector<int> written(n.op->props.writes_inputs.begin(), n.op->props.writes_inputs.end());
-    if (n.op->props.inplace) written.push_back(0);
-    for (int w : written) {
-      const ValueRef& v = n.inputs.at(static_cast<size_t>(w));
+    if (n.dead) continue;
+    for (size_t w : ir::WrittenInputs(n)) {
+      const ValueRef& v = n.inputs.at(w);
       writes[{v.node, v.index}].push_back(static_cast<int32_t>(i));
     }
   }

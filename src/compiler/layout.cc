@@ -116,10 +116,6 @@ int32_t Find(std::vector<int32_t>& parent, int32_t x) {
   return x;
 }
 
-struct RefHash {
-  size_t operator()(const ValueRef& v) const { return std::hash<int64_t>()((int64_t{v.node} << 16) ^ v.index); }
-};
-
 }  // namespace
 
 bool UseChannelsLast(Graph& graph, DeviceTarget device, std::string* report, LayoutStats* stats) {
@@ -127,11 +123,10 @@ bool UseChannelsLast(Graph& graph, DeviceTarget device, std::string* report, Lay
   const size_t count = nodes.size();
 
   // Values written in place keep their layout: a copy would not see the write.
-  std::unordered_set<ValueRef, RefHash> written;
+  std::unordered_set<ValueRef, ir::ValueRefHash> written;
   for (const Node& n : nodes) {
-    if (n.dead || n.kind != NodeKind::kOp) continue;
-    if (n.op->props.inplace) written.insert(n.inputs[0]);
-    for (int w : n.op->props.writes_inputs) written.insert(n.inputs[static_cast<size_t>(w)]);
+    if (n.dead) continue;
+    for (size_t w : ir::WrittenInputs(n)) written.insert(n.inputs[w]);
   }
 
   std::vector<std::optional<Role>> roles(count);

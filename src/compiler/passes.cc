@@ -20,25 +20,12 @@ bool Pure(const Graph& graph, int32_t id) {
   return n.kind == NodeKind::kOp && n.fused.empty() && !n.op->props.random && !graph.HasSideEffects(id);
 }
 
-// Inputs of node `n` that it writes in place.
-std::vector<size_t> WrittenInputs(const Node& n) {
-  std::vector<size_t> out;
-  if (n.kind != NodeKind::kOp) return out;
-  if (n.op->props.inplace) out.push_back(0);
-  for (int w : n.op->props.writes_inputs) out.push_back(static_cast<size_t>(w));
-  return out;
-}
-
-struct RefHash {
-  size_t operator()(const ValueRef& v) const { return std::hash<int64_t>()((int64_t{v.node} << 16) ^ v.index); }
-};
-
 // Values some node writes in place.
-std::unordered_map<ValueRef, int, RefHash> WriteCounts(const Graph& graph) {
-  std::unordered_map<ValueRef, int, RefHash> counts;
+std::unordered_map<ValueRef, int, ir::ValueRefHash> WriteCounts(const Graph& graph) {
+  std::unordered_map<ValueRef, int, ir::ValueRefHash> counts;
   for (const Node& n : graph.nodes()) {
     if (n.dead) continue;
-    for (size_t i : WrittenInputs(n)) ++counts[n.inputs[i]];
+    for (size_t i : ir::WrittenInputs(n)) ++counts[n.inputs[i]];
   }
   return counts;
 }
@@ -88,7 +75,7 @@ bool EliminateDeadCode(Graph& graph) {
 
 bool EliminateCommonSubexpressions(Graph& graph) {
   std::unordered_map<std::string, int32_t> seen;
-  std::unordered_map<ValueRef, int, RefHash> version;  // writes so far, per value
+  std::unordered_map<ValueRef, int, ir::ValueRefHash> version;  // writes so far, per value
   auto written = WriteCounts(graph);
   bool changed = false;
   auto& nodes = graph.nodes();
@@ -120,7 +107,7 @@ bool EliminateCommonSubexpressions(Graph& graph) {
         continue;
       }
     }
-    for (size_t w : WrittenInputs(n)) ++version[n.inputs[w]];
+    for (size_t w : ir::WrittenInputs(n)) ++version[n.inputs[w]];
   }
   if (changed) graph.Compact();
   return changed;

@@ -83,6 +83,14 @@ std::vector<std::vector<int32_t>> Graph::UseCounts() const {
   return counts;
 }
 
+std::vector<size_t> WrittenInputs(const Node& n) {
+  std::vector<size_t> out;
+  if (n.kind != NodeKind::kOp) return out;
+  if (n.op->props.inplace) out.push_back(0);
+  for (int w : n.op->props.writes_inputs) out.push_back(static_cast<size_t>(w));
+  return out;
+}
+
 bool Graph::HasSideEffects(int32_t id) const {
   const Node& n = node(id);
   if (n.kind != NodeKind::kOp) return false;

@@ -13,6 +13,7 @@
 // exporter (`.dot`) show both. See docs/ir.md for the text format.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ struct ValueRef {
   int32_t index = 0;
   bool operator==(const ValueRef&) const = default;
   bool valid() const { return node >= 0; }
+};
+
+/// Hash of a ValueRef, for unordered containers keyed by values.
+struct ValueRefHash {
+  size_t operator()(const ValueRef& v) const { return std::hash<int64_t>()((int64_t{v.node} << 16) ^ v.index); }
 };
 
 enum class NodeKind : uint8_t { kInput, kWeight, kConstant, kOp };
@@ -103,6 +109,9 @@ class Graph {
   std::vector<int32_t> inputs_;
   std::vector<ValueRef> outputs_;
 };
+
+/// Positions of the inputs node `n` writes in place (none unless an op).
+std::vector<size_t> WrittenInputs(const Node& n);
 
 /// Checks the structural invariants (inputs defined before use, metadata
 /// consistent with op inference, outputs valid). Throws InternalError

@@ -69,13 +69,21 @@ Axis WindowAxis(std::string_view op, std::string_view axis_name, const std::stri
   return a;
 }
 
-// (N, C, H, W) of a 4-D shape in the data format.
+// x's (N, C, H, W) as `attrs`' data format lays them out; ValueError
+// (naming `op`) unless x is 4-D.
 struct Nchw {
   int64_t n, c, h, w;
+  bool channels_last;
 };
-Nchw SplitShape(const Shape& x, bool channels_last) {
-  if (channels_last) return {x[0], x[3], x[1], x[2]};
-  return {x[0], x[1], x[2], x[3]};
+Nchw SplitActivation(std::string_view op, const Shape& x, const Dict& attrs) {
+  bool channels_last = ChannelsLast(op, attrs);
+  if (x.size() != 4) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("x must be a 4-D tensor ", channels_last ? "(N, H, W, C)" : "(N, C, H, W)", "; but got shape ",
+                   ShapeRepr(x)));
+  }
+  if (channels_last) return {x[0], x[3], x[1], x[2], true};
+  return {x[0], x[1], x[2], x[3], false};
 }
 
 }  // namespace
@@ -98,20 +106,14 @@ Strides4 ActivationStrides(bool channels_last, int64_t c, int64_t h, int64_t w) 
 }
 
 Conv2dGeometry ConvGeometry(std::string_view op, const Shape& x, const Shape& w, const Dict& attrs) {
-  bool channels_last = ChannelsLast(op, attrs);
-  if (x.size() != 4) {
-    OpError(ErrorKind::kValue, op,
-            StrCat("x must be a 4-D tensor ", channels_last ? "(N, H, W, C)" : "(N, C, H, W)", "; but got shape ",
-                   ShapeRepr(x)));
-  }
+  Nchw dims = SplitActivation(op, x, attrs);
   if (w.size() != 4) {
     OpError(ErrorKind::kValue, op,
             StrCat("weight must be a 4-D tensor (out_channels, in_channels / group, kh, kw); but got shape ",
                    ShapeRepr(w)));
   }
   Conv2dGeometry g;
-  g.channels_last = channels_last;
-  Nchw dims = SplitShape(x, channels_last);
+  g.channels_last = dims.channels_last;
   g.batch = dims.n;
   g.in_channels = dims.c;
   g.in_h = dims.h;
@@ -162,15 +164,9 @@ Conv2dGeometry ConvGeometry(std::string_view op, const Shape& x, const Shape& w,
 }
 
 Pool2dGeometry PoolGeometry(std::string_view op, const Shape& x, const Dict& attrs) {
-  bool channels_last = ChannelsLast(op, attrs);
-  if (x.size() != 4) {
-    OpError(ErrorKind::kValue, op,
-            StrCat("x must be a 4-D tensor ", channels_last ? "(N, H, W, C)" : "(N, C, H, W)", "; but got shape ",
-                   ShapeRepr(x)));
-  }
+  Nchw dims = SplitActivation(op, x, attrs);
   Pool2dGeometry g;
-  g.channels_last = channels_last;
-  Nchw dims = SplitShape(x, channels_last);
+  g.channels_last = dims.channels_last;
   g.batch = dims.n;
   g.channels = dims.c;
   g.in_h = dims.h;
