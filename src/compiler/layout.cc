@@ -19,7 +19,6 @@ using ir::ValueRef;
 
 const std::vector<int64_t> kToChannelsLast = {0, 2, 3, 1};
 const std::vector<int64_t> kToChannelsFirst = {0, 3, 1, 2};
-constexpr std::string_view kNhwc = "NHWC";
 
 Shape Permute(const Shape& shape, const std::vector<int64_t>& perm) {
   Shape out;
@@ -58,7 +57,7 @@ bool IsActivation(const ops::TensorMeta& m) { return m.shape.size() == 4; }
 // The NHWC form of a layout op's attributes.
 Dict ChannelsLastAttrs(const Node& n) {
   Dict attrs = n.attrs;
-  attrs.Set("data_format", Value(std::string(kNhwc)));
+  attrs.Set(std::string(ops::kDataFormatAttr), Value(ops::kChannelsLast));
   for (std::string_view name : n.op->props.layout->shape_attrs) {
     attrs.Set(std::string(name), IntList(Permute(ops::AttrInts(n.attrs, name), kToChannelsLast)));
   }
@@ -67,7 +66,7 @@ Dict ChannelsLastAttrs(const Node& n) {
 
 std::optional<Role> LayoutRole(const Graph& graph, const Node& n, DeviceTarget device) {
   const ops::LayoutSpec& spec = *n.op->props.layout;
-  if (ops::AttrString(n.attrs, "data_format") != "NCHW") return std::nullopt;
+  if (ops::AttrString(n.attrs, ops::kDataFormatAttr) != ops::kChannelsFirst) return std::nullopt;
   Role role{.layout_op = true,
             .prefers = spec.prefers_channels_last,
             .inputs = std::vector<bool>(n.inputs.size(), false),

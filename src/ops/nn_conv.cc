@@ -23,7 +23,7 @@ std::vector<AttrSpec> ConvAttrSpecs(std::vector<AttrSpec> extra = {}) {
                    "(top, bottom, left, right) padding for pad_mode 'pad'"});
   specs.push_back({"dilation", Value(List{Value(1), Value(1)}), "(h, w) dilation, or an int for both"});
   specs.push_back({"group", Value(1), "number of channel groups"});
-  specs.push_back({"data_format", Value("NCHW"), "layout of x and dy: 'NCHW' or 'NHWC' (channels-last)"});
+  specs.push_back({kDataFormatAttr, Value(kChannelsFirst), "layout of x and dy: 'NCHW' or 'NHWC' (channels-last)"});
   return specs;
 }
 

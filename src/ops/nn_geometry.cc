@@ -90,8 +90,8 @@ Nchw SplitActivation(std::string_view op, const Shape& x, const Dict& attrs) {
 
 bool ChannelsLast(std::string_view op, const Dict& attrs) {
   std::string format = AttrString(attrs, kDataFormatAttr);
-  if (format == "NCHW") return false;
-  if (format == "NHWC") return true;
+  if (format == kChannelsFirst) return false;
+  if (format == kChannelsLast) return true;
   OpError(ErrorKind::kValue, op, StrCat("'data_format' must be 'NCHW' or 'NHWC'; but got '", format, "'"));
 }
 
@@ -187,7 +187,8 @@ Pool2dGeometry PoolGeometry(std::string_view op, const Shape& x, const Dict& att
 
 Dict ConvAttrs(const Dict& attrs) {
   Dict out;
-  for (std::string_view name : {"stride", "pad_mode", "pad", "dilation", "group", "data_format"}) {
+  using Names = std::initializer_list<std::string_view>;
+  for (std::string_view name : Names{"stride", "pad_mode", "pad", "dilation", "group", kDataFormatAttr}) {
     out.Set(std::string(name), Attr(attrs, name));
   }
   return out;

@@ -18,10 +18,9 @@
 
 namespace msrt::ops {
 
-/// The `data_format` attribute of the conv and pooling ops: "NCHW" (plain,
-/// the default) or "NHWC" (channels-last). Shapes of x, y and dy follow it;
+/// The conv and pooling ops' kDataFormatAttr (op_def.h): "NCHW" (plain, the
+/// default) or "NHWC" (channels-last). Shapes of x, y and dy follow it;
 /// weights are always (out, in / group, kh, kw).
-inline constexpr std::string_view kDataFormatAttr = "data_format";
 /// Whether `attrs` say NHWC; ValueError (naming `op`) for other values than
 /// "NCHW" and "NHWC".
 bool ChannelsLast(std::string_view op, const Dict& attrs);

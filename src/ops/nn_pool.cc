@@ -12,12 +12,15 @@ const std::vector<AttrSpec> kPoolAttrs = {
     {"kernel_size", Value(List{Value(1), Value(1)}), "(h, w) window, or an int for both"},
     {"strides", Value(List{Value(1), Value(1)}), "(h, w) stride, or an int for both"},
     {"pad_mode", Value("valid"), "'valid' or 'same'"},
-    {"data_format", Value("NCHW"), "layout of x, y and dy: 'NCHW' or 'NHWC' (channels-last)"},
+    {kDataFormatAttr, Value(kChannelsFirst), "layout of x, y and dy: 'NCHW' or 'NHWC' (channels-last)"},
 };
 
 Dict PoolAttrs(const Dict& attrs) {
   Dict out;
-  for (std::string_view name : {"kernel_size", "strides", "pad_mode", "data_format"}) out.Set(std::string(name), Attr(attrs, name));
+  using Names = std::initializer_list<std::string_view>;
+  for (std::string_view name : Names{"kernel_size", "strides", "pad_mode", kDataFormatAttr}) {
+    out.Set(std::string(name), Attr(attrs, name));
+  }
   return out;
 }
 

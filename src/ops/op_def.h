@@ -26,6 +26,12 @@ struct TensorMeta {
   DType dtype;
 };
 
+/// The attribute that says how an op with a LayoutSpec lays out its 4-D
+/// activations, and its two values.
+inline constexpr std::string_view kDataFormatAttr = "data_format";
+inline constexpr std::string_view kChannelsFirst = "NCHW";  // the default
+inline constexpr std::string_view kChannelsLast = "NHWC";
+
 /// Ops with a `data_format` attribute ("NCHW" or "NHWC") that says how their
 /// 4-D activations are laid out (Note [Channels-last graphs] in
 /// compiler/layout.h): which inputs and outputs are such activations, and

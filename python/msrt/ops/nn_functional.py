@@ -69,6 +69,13 @@ def bias_add(input_x, bias, data_format="NCHW"):
     return _op("bias_add", input_x, bias)
 
 
+def _data_format(value, op):
+    """The conv and pooling layouts, checked when a layer or primitive is built (the ops check again)."""
+    if value not in ("NCHW", "NHWC"):
+        raise ValueError(f"For '{op}', the 'data_format' must be 'NCHW' or 'NHWC', but got {value!r}.")
+    return value
+
+
 def _two(value, name, op):
     """An int or a pair → [h, w] (also accepts MindSpore's 4-element (1, 1, h, w))."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):

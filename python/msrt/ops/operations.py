@@ -415,8 +415,7 @@ class Conv2D(Primitive):
     def __init__(self, out_channel, kernel_size, mode=1, pad_mode="valid", pad=0, stride=1, dilation=1, group=1,
                  data_format="NCHW"):
         super().__init__()
-        if data_format not in ("NCHW", "NHWC"):
-            raise ValueError(f"For 'Conv2D', the 'data_format' must be 'NCHW' or 'NHWC', but got {data_format!r}.")
+        _nn_functional._data_format(data_format, "Conv2D")
         if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same", "pad"):
             raise ValueError(f"For 'Conv2D', 'pad_mode' must be one of ['valid', 'same', 'pad'], but got {pad_mode!r}.")
         pad4 = _nn_functional._four_pad(pad, "Conv2D")
@@ -443,14 +442,12 @@ class _Pool(Primitive):
 
     def __init__(self, kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW"):
         super().__init__()
-        if data_format not in ("NCHW", "NHWC"):
-            raise ValueError(f"For '{self.name}', the 'data_format' must be 'NCHW' or 'NHWC', but got {data_format!r}.")
         if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same"):
             raise ValueError(f"For '{self.name}', 'pad_mode' must be 'valid' or 'same', but got {pad_mode!r}.")
         self.kernel_size = _nn_functional._two(kernel_size, "kernel_size", self.name)
         self.strides = _nn_functional._two(strides, "strides", self.name)
         self.pad_mode = pad_mode.lower()
-        self.data_format = data_format
+        self.data_format = _nn_functional._data_format(data_format, self.name)
 
     def __call__(self, x):
         return _op(self._op, x, kernel_size=self.kernel_size, strides=self.strides, pad_mode=self.pad_mode,

@@ -193,6 +193,11 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, DType dtype) {
   return dnnl::memory::desc(dims, DataType(dtype), strides);
 }
 
+dnnl::memory::desc ActivationDesc(const dnnl::memory::dims& dims, DType dtype, bool channels_last) {
+  if (!channels_last) return PlainDesc(dims, dtype);
+  return dnnl::memory::desc(dims, DataType(dtype), dnnl::memory::format_tag::nhwc);
+}
+
 dnnl::memory::desc StridedDesc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides, DType dtype) {
   return dnnl::memory::desc(dims, DataType(dtype), strides);
 }

@@ -49,6 +49,9 @@ dnnl::memory::data_type DataType(DType dtype);
 dnnl::memory::dims Dims(const Shape& shape);
 /// Row-major contiguous layout of `dims`.
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, DType dtype);
+/// How a conv or pooling activation of (N, C, H, W) `dims` is stored:
+/// plain NCHW, or NHWC when the op's data_format is "NHWC".
+dnnl::memory::desc ActivationDesc(const dnnl::memory::dims& dims, DType dtype, bool channels_last);
 /// Layout with explicit strides.
 dnnl::memory::desc StridedDesc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides, DType dtype);
 /// A layout for oneDNN to choose.

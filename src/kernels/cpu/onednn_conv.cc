@@ -1,7 +1,9 @@
 // conv2d, conv2d_backprop_input and conv2d_backprop_filter on CPU: oneDNN
 // convolution forward / backward data / backward weights for float32 (and
 // bfloat16 where oneDNN has it), with oneDNN choosing the memory formats and
-// cached reorders from and to plain NCHW / OIHW; reference loops for float64.
+// cached reorders from and to plain NCHW / OIHW -- NHWC activations
+// (data_format "NHWC") are computed as they are; reference loops for float64,
+// in either data format.
 #include <algorithm>
 #include <cstring>
 
@@ -66,9 +68,7 @@ struct ConvDescs {
   }
   memory::desc Plain(const memory::dims& d) const { return dn::PlainDesc(d, dtype); }
   // How an activation (x, y, dy, dx) is stored: NCHW, or NHWC with data_format "NHWC".
-  memory::desc Stored(const memory::dims& d) const {
-    return channels_last ? memory::desc(d, dn::DataType(dtype), memory::format_tag::nhwc) : Plain(d);
-  }
+  memory::desc Stored(const memory::dims& d) const { return dn::ActivationDesc(d, dtype, channels_last); }
   // Formats for oneDNN to choose, or plain ones (see Note [Padded layouts]).
   bool plain_only = false;
   memory::desc Any(const memory::dims& d) const { return plain_only ? Plain(d) : dn::AnyDesc(d, dtype); }

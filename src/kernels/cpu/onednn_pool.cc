@@ -38,18 +38,13 @@ Pool2dGeometry Geometry(const KernelArgs& a) { return ops::PoolGeometry(a.op.nam
 // ---------------------------------------------------------------------------
 // oneDNN
 
-// x's or y's layout as stored: NCHW, or NHWC with data_format "NHWC".
-memory::desc StoredDesc(const memory::dims& nchw, DType dtype, bool channels_last) {
-  return channels_last ? memory::desc(nchw, dn::DataType(dtype), memory::format_tag::nhwc) : dn::PlainDesc(nchw, dtype);
-}
-
 struct PoolDescs {
   memory::desc src_stored, dst_stored, src, dst;  // src, dst: channels-last, where oneDNN computes
   memory::dims strides, kernel, pad_l, pad_r;
 
   PoolDescs(const Pool2dGeometry& g, DType dtype)
-      : src_stored(StoredDesc({g.batch, g.channels, g.in_h, g.in_w}, dtype, g.channels_last)),
-        dst_stored(StoredDesc({g.batch, g.channels, g.out_h, g.out_w}, dtype, g.channels_last)),
+      : src_stored(dn::ActivationDesc({g.batch, g.channels, g.in_h, g.in_w}, dtype, g.channels_last)),
+        dst_stored(dn::ActivationDesc({g.batch, g.channels, g.out_h, g.out_w}, dtype, g.channels_last)),
         src({g.batch, g.channels, g.in_h, g.in_w}, dn::DataType(dtype), memory::format_tag::nhwc),
         dst({g.batch, g.channels, g.out_h, g.out_w}, dn::DataType(dtype), memory::format_tag::nhwc),
         strides{g.stride_h, g.stride_w},

@@ -36,8 +36,8 @@ std::pair<int, int> Count(const ir::Graph& graph, std::string_view op) {
   for (const ir::Node& n : graph.nodes()) {
     if (n.dead || n.kind != ir::NodeKind::kOp || n.op->name != op) continue;
     ++all;
-    const Value* format = n.attrs.Find("data_format");
-    if (format != nullptr && format->as_string() == "NHWC") ++nhwc;
+    const Value* format = n.attrs.Find(ops::kDataFormatAttr);
+    if (format != nullptr && format->as_string() == ops::kChannelsLast) ++nhwc;
   }
   return {all, nhwc};
 }

@@ -6,6 +6,7 @@ from ...common import dtype as mstype
 from ...common.initializer import HeUniform, Uniform, initializer
 from ...common.parameter import Parameter
 from ...ops import _op
+from ...ops.nn_functional import _data_format
 from ..cell import Cell
 
 __all__ = ["Conv2d"]
@@ -74,8 +75,7 @@ class Conv2d(Cell):
         if self.pad_mode != "pad" and any(pad):
             raise ValueError(f"For '{name}', the 'padding' must be zero when 'pad_mode' is not equal to 'pad', "
                              f"but got 'padding': {padding}, 'pad_mode': {pad_mode}.")
-        if data_format not in ("NCHW", "NHWC"):
-            raise ValueError(f"For '{name}', the 'data_format' must be 'NCHW' or 'NHWC', but got {data_format!r}.")
+        _data_format(data_format, name)
         if not isinstance(has_bias, bool):
             raise TypeError(f"For '{name}', the argument 'has_bias' must be bool, but got {type(has_bias).__name__}.")
         self.in_channels = in_channels

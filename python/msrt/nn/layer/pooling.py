@@ -1,5 +1,6 @@
 """MaxPool2d and AvgPool2d (NCHW)."""
 from ...ops import _op
+from ...ops.nn_functional import _data_format
 from ..cell import Cell
 
 __all__ = ["MaxPool2d", "AvgPool2d"]
@@ -34,9 +35,7 @@ class _Pool2d(Cell):
                 f"For '{name}', explicit padding (pad_mode='pad', padding, ceil_mode) is not supported by msrt yet; "
                 "use pad_mode='valid' or 'same'."
             )
-        if data_format not in ("NCHW", "NHWC"):
-            raise ValueError(f"For '{name}', the 'data_format' must be 'NCHW' or 'NHWC', but got {data_format!r}.")
-        self.data_format = data_format
+        self.data_format = _data_format(data_format, name)
         self._attrs = {
             "kernel_size": list(self.kernel_size),
             "strides": list(self.stride),
