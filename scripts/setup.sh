@@ -13,9 +13,11 @@ packages=(
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libdnnl-dev ocl-icd-opencl-dev
   dataset-fashion-mnist
   python3-dev python3-venv python3-numpy python3-pytest pybind11-dev
+  # The peer the gradient tests compare with.
+  python3-torch
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-torch libtorch-dev)
+  packages+=(libtorch-dev)
 fi
 
 missing=()

@@ -292,7 +292,65 @@ class GradOperation:
         return after_grad
 
 
-# --- custom bprop -------------------------------------------------------------------------
+# --- custom gradient nodes -------------------------------------------------------------
+class _CellBprop:
+    """The backward of a Cell with a custom `bprop`: runs `cell.bprop(*args, out, dout)`."""
+
+    __slots__ = ("cell", "args", "out", "fresh", "input_positions")
+
+    def __init__(self, cell, args, out, fresh, input_positions):
+        self.cell, self.args, self.out, self.fresh, self.input_positions = cell, args, out, fresh, input_positions
+
+    def backward(self, dys):
+        cell, args = self.cell, self.args
+        douts = [_wrap(d) if d is not None else _op("zeros_like", o) for d, o in zip(dys, self.fresh)]
+        dout = _rebuild(self.out, iter(douts))
+        grads = cell.bprop(*args, self.out, dout)
+        if not isinstance(grads, (tuple, list)):
+            grads = (grads,)
+        check = bool(_context("check_bprop"))
+        if check and len(grads) != len(args):
+            raise _bprop_error(TypeError, cell, f"the number of return values({len(grads)}) should be equal to the "
+                                                f"number of input arguments({len(args)}).")
+        result = []
+        for i in self.input_positions:
+            g = grads[i] if i < len(grads) else None
+            a = args[i]
+            if g is None:
+                result.append(None)
+                continue
+            if not isinstance(g, Tensor):
+                if check or not _is_scalar(g):
+                    raise _bprop_error(TypeError, cell, f"the {i}th return value (the gradient of the {i}th "
+                                                        f"argument) should be a Tensor, but got {type(g).__name__}.")
+                g = _op("fill", shape=list(a.shape), value=float(g), dtype=a._t.dtype_name)
+            if check and g.dtype != a.dtype:
+                raise _bprop_error(TypeError, cell, f"the {i}th return value (the gradient of the {i}th argument) "
+                                                    f"should have the same dtype as the {i}th argument ({a.dtype}), "
+                                                    f"but got {g.dtype}.")
+            if g.shape != a.shape:
+                raise _bprop_error(ValueError, cell, f"the {i}th return value (the gradient of the {i}th argument) "
+                                                     f"should have the same shape as the {i}th argument {a.shape}, "
+                                                     f"but got {g.shape}.")
+            result.append(g._t)
+        return result
+
+
+def record_custom(inputs, outputs, node):
+    """Records on this thread's tape one node with `inputs` and `outputs`
+    (core tensors) whose gradient is `node.backward(dys)`: dys holds one core
+    tensor (or None) per output, the result one (or None) per input. False
+    when nothing is recorded (no tape, or no input tracked)."""
+    key = next(_ids)
+    _custom_nodes[key] = node
+    if not _C._record_custom(inputs, outputs, key):
+        del _custom_nodes[key]
+        return False
+    if _state.custom_ids is not None:
+        _state.custom_ids.append(key)
+    return True
+
+
 def _call_cell_with_bprop(cell, *args):
     """Runs `cell`'s forward; while a gradient is recorded, gradients through
     it come from `cell.bprop(*args, out, dout)` instead of its ops."""
@@ -312,13 +370,9 @@ def _call_cell_with_bprop(cell, *args):
     fresh = [_fresh(o) for o in outputs]
     fresh_out = _rebuild(out, iter(fresh))
     inputs = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
-    key = next(_ids)
-    _custom_nodes[key] = (cell, args, fresh_out, fresh, [i for i, _ in inputs])
-    if not _C._record_custom([a._t for _, a in inputs], [f._t for f in fresh], key):
-        del _custom_nodes[key]
+    node = _CellBprop(cell, args, fresh_out, fresh, [i for i, _ in inputs])
+    if not record_custom([a._t for _, a in inputs], [f._t for f in fresh], node):
         return out
-    if _state.custom_ids is not None:
-        _state.custom_ids.append(key)
     return fresh_out
 
 
@@ -328,42 +382,11 @@ def _bprop_error(kind, cell, message):
 
 
 def _custom_gradient(key, dys):
-    """Called by the tape for a custom-bprop node: runs the cell's bprop."""
-    entry = _custom_nodes.get(key)
-    if entry is None:
-        raise RuntimeError("A custom bprop node outlived the gradient computation that recorded it.")
-    cell, args, out, fresh, input_positions = entry
-    douts = [_wrap(d) if d is not None else _op("zeros_like", o) for d, o in zip(dys, fresh)]
-    dout = _rebuild(out, iter(douts))
-    grads = cell.bprop(*args, out, dout)
-    if not isinstance(grads, (tuple, list)):
-        grads = (grads,)
-    check = bool(_context("check_bprop"))
-    if check and len(grads) != len(args):
-        raise _bprop_error(TypeError, cell, f"the number of return values({len(grads)}) should be equal to the "
-                                            f"number of input arguments({len(args)}).")
-    result = []
-    for i in input_positions:
-        g = grads[i] if i < len(grads) else None
-        a = args[i]
-        if g is None:
-            result.append(None)
-            continue
-        if not isinstance(g, Tensor):
-            if check or not _is_scalar(g):
-                raise _bprop_error(TypeError, cell, f"the {i}th return value (the gradient of the {i}th argument) "
-                                                    f"should be a Tensor, but got {type(g).__name__}.")
-            g = _op("fill", shape=list(a.shape), value=float(g), dtype=a._t.dtype_name)
-        if check and g.dtype != a.dtype:
-            raise _bprop_error(TypeError, cell, f"the {i}th return value (the gradient of the {i}th argument) should "
-                                                f"have the same dtype as the {i}th argument ({a.dtype}), but got "
-                                                f"{g.dtype}.")
-        if g.shape != a.shape:
-            raise _bprop_error(ValueError, cell, f"the {i}th return value (the gradient of the {i}th argument) should "
-                                                 f"have the same shape as the {i}th argument {a.shape}, but got "
-                                                 f"{g.shape}.")
-        result.append(g._t)
-    return result
+    """Called by the tape for a custom node: runs its backward."""
+    node = _custom_nodes.get(key)
+    if node is None:
+        raise RuntimeError("A custom gradient node outlived the gradient computation that recorded it.")
+    return node.backward(dys)
 
 
 if hasattr(_C, "_set_custom_grad_handler"):  # absent from native modules built before custom bprop support

@@ -11,6 +11,17 @@ Host values (`host_value`, `host_call`) let Python-side state that changes
 per step — a learning-rate schedule computed on the host, a step counter —
 run on every execution of the graph rather than once at capture.
 
+Note [Gradients of compiled calls]
+A compiled call made while a gradient tape records (`ms.grad` of a jit
+function or of a GRAPH_MODE Cell, or a compiled call inside an eager
+function being differentiated) runs the forward graph, then records one
+node on the tape whose inputs are the tracked tensor arguments and weights.
+Its gradient runs a second compiled graph, captured once per set of tracked
+inputs: the body's forward and the ops' gradient rules on symbolic tensors,
+from (arguments, one sens per float output) to the gradients. The backward
+graph recomputes the forward rather than keeping its intermediates. A call
+in which nothing is tracked runs the forward graph alone.
+
 Tensor-dependent Python control flow (`if x.sum() > 0:`) cannot be traced:
 with jit_syntax_level=STRICT it is an error naming the line; with LAX or
 COMPATIBLE the callable runs eagerly instead, with a warning saying why.
@@ -23,7 +34,7 @@ import traceback
 import warnings
 
 from . import _C
-from . import _graph_files, _structure
+from . import _grad, _graph_files, _structure
 from . import context as _context
 from ._tensor import Tensor, _wrap
 from ._warnings import MsrtWarning
@@ -128,26 +139,150 @@ def _user_frame(tb):
 
 # --- compiled entries -------------------------------------------------------------------
 class _Entry:
-    __slots__ = ("compiled", "template", "weights", "host", "name", "info")
+    __slots__ = ("compiled", "template", "weights", "host", "name", "info", "body", "owner", "arguments",
+                 "backwards")
 
-    def __init__(self, compiled, template, weights, host, name):
+    def __init__(self, compiled, template, weights, host, name, body=None, owner=None, arguments=None):
         self.compiled = compiled
         self.template = template
         self.weights = weights
         self.host = host
         self.name = name
         self.info = {}  # how the entry was made: compile seconds, compile cache use
+        self.body = body  # what was captured (None for a loaded graph: no gradient)
+        self.owner = owner
+        self.arguments = arguments  # (args, kwargs) with _ArgumentSlot for each tensor
+        self.backwards = {}  # which inputs and weights are differentiated → _Backward
+
+    def host_inputs(self):
+        """Runs the host steps; returns the host values, in order."""
+        values = []
+        for kind, fn in self.host:
+            if kind == "value":
+                values.append(fn()._t)
+            else:
+                fn()
+        return values
+
+    def bound_weights(self):
+        return [p._t if p is not None else None for p in self.weights] if self.weights else []
+
+    def live_weights(self):
+        """The tensors the weights are bound to in a run."""
+        captured = self.compiled.captured_weights()
+        bound = self.bound_weights()
+        return [b if b is not None else c for b, c in zip(bound, captured)] if bound else captured
 
     def run(self, args, kwargs):
         inputs = [t._t for t in _structure.flatten((args, kwargs))]
-        for kind, fn in self.host:
-            if kind == "value":
-                inputs.append(fn()._t)
-            else:
-                fn()
-        weights = [p._t if p is not None else None for p in self.weights] if self.weights else []
-        outs = self.compiled.run(inputs, weights)
+        if _C._is_recording():
+            differentiated = self._run_recorded(inputs)
+            if differentiated is not None:
+                return _rebuild(self.template, iter([_wrap(o) for o in differentiated]))
+        inputs += self.host_inputs()
+        outs = self.compiled.run(inputs, self.bound_weights())
         return _rebuild(self.template, iter([_wrap(o) for o in outs]))
+
+    def _run_recorded(self, inputs):
+        """Runs the graph for a caller whose gradient is being recorded (Note
+        [Gradients of compiled calls]). None when nothing it reads is tracked."""
+        weights = self.live_weights()
+        input_mask = tuple(_C._is_tracked(t) for t in inputs)
+        weight_mask = tuple(_C._is_tracked(w) for w in weights)
+        if not (any(input_mask) or any(weight_mask)):
+            return None
+        if self.body is None:
+            raise RuntimeError(f"'{self.name}' is a loaded graph, which holds no gradient: call it outside the "
+                               f"function whose gradient is taken, or inline it by calling it inside a compiled "
+                               f"network.")
+        host = self.host_inputs()
+        outs = self.compiled.run(inputs + host, self.bound_weights())
+        fresh = [o._reshaped(o.shape) for o in outs]  # own identities on the tape
+        tracked = [t for t, m in zip(inputs, input_mask) if m] + [w for w, m in zip(weights, weight_mask) if m]
+        node = _BackwardCall(self, (input_mask, weight_mask), inputs, host, outs)
+        _grad.record_custom(tracked, fresh, node)
+        return fresh
+
+
+class _BackwardCall:
+    """The tape node of one differentiated call of a compiled entry."""
+
+    __slots__ = ("entry", "masks", "inputs", "host", "outs")
+
+    def __init__(self, entry, masks, inputs, host, outs):
+        self.entry, self.masks, self.inputs, self.host, self.outs = entry, masks, inputs, host, outs
+
+    def backward(self, dys):
+        entry = self.entry
+        graph = entry.backwards.get(self.masks)
+        if graph is None:
+            graph = entry.backwards[self.masks] = _compile_backward(entry, self.masks, self.inputs, self.outs)
+        sens = [d if d is not None else _C.call("zeros_like", [o])[0]
+                for d, o in zip(dys, self.outs) if _is_float(o)]
+        return graph.run(self.inputs + sens + self.host, _bind_live(graph, entry))
+
+
+def _is_float(t):
+    return t.dtype_name in ("float16", "bfloat16", "float32", "float64")
+
+
+def _bind_live(compiled, entry):
+    """Weights of a backward graph bound as the forward entry binds them."""
+    bound = _bind_weights(compiled, entry.owner)
+    return [p._t if p is not None else None for p in bound] if bound else []
+
+
+def _compile_backward(entry, masks, inputs, outs):
+    """Captures the gradient of `entry`'s body: a graph of (inputs, one sens per
+    float output, host values) → (gradients of the tracked inputs, then of the
+    tracked weights)."""
+    input_mask, weight_mask = masks
+    tracked_weights = [w for w, m in zip(entry.live_weights(), weight_mask) if m]
+    cap = _C.GraphCapture(f"{entry.name}_grad", _context.get_context("max_call_depth"))
+    sym_inputs = [cap.input(list(t.shape), t.dtype_name, f"arg.{i}") for i, t in enumerate(inputs)]
+    sym_sens = [cap.input(list(o.shape), o.dtype_name, f"sens.{i}") for i, o in enumerate(outs) if _is_float(o)]
+    leaves = [s for s, m in zip(sym_inputs, input_mask) if m]
+    flags = [(w, w.requires_grad) for w in tracked_weights]
+    outer = (_state.capture, _state.host)
+    host = []
+    _state.capture, _state.host = cap, host
+    try:
+        with cap:
+            tape = _C.GradTape()
+            try:
+                for leaf in leaves:
+                    leaf.requires_grad = True
+                for w, _ in flags:
+                    w.requires_grad = True
+                wrapped = iter([_wrap(t) for t in sym_inputs])
+                args, kwargs = _rebuild_inputs(entry, wrapped)
+                out = entry.body(*args, **kwargs)
+                flat = [t._t for t in _structure.flatten(out)]
+                grads = tape.gradient([o for o in flat if _is_float(o)], sym_sens, leaves + tracked_weights)
+            finally:
+                tape.end()
+                for w, flag in flags:
+                    w.requires_grad = flag
+    finally:
+        _state.capture, _state.host = outer
+    if len(host) != len(entry.host):
+        raise RuntimeError(f"The gradient of '{entry.name}' registered {len(host)} host steps, but its forward "
+                           f"registered {len(entry.host)}: the function must capture the same way each time.")
+    # The forward's host values enter as graph inputs after the sens, in order.
+    return cap.compile(grads)
+
+
+class _ArgumentSlot:
+    """Stands for a tensor argument in the argument structure an entry keeps."""
+
+
+def _argument_template(args, kwargs):
+    return _structure.map_leaves((args, kwargs), lambda _: _ArgumentSlot())
+
+
+def _rebuild_inputs(entry, tensors):
+    """(args, kwargs) with the forward's argument structure and `tensors` in its tensor slots."""
+    return _structure.rebuild(entry.arguments, tensors, lambda v: isinstance(v, _ArgumentSlot))
 
 
 def _param_table(owner):
@@ -174,6 +309,8 @@ def _compile(body, args, kwargs, name, owner, fallback=True):
     outer = (_state.capture, _state.host)
     host = []
     _state.capture, _state.host = cap, host
+    # A tape recording the caller's gradient keeps none of the symbolic ops.
+    shadow = _C.GradTape() if _C._is_recording() else None
     try:
         with cap:
             out = body(*sym_args, **sym_kwargs)
@@ -188,10 +325,13 @@ def _compile(body, args, kwargs, name, owner, fallback=True):
                       f"make this an error).", MsrtWarning, stacklevel=4)
         return _EAGER
     finally:
+        if shadow is not None:
+            shadow.end()
         _state.capture, _state.host = outer
     flat = _structure.flatten(out)
     compiled = cap.compile([t._t for t in flat])
-    return _Entry(compiled, out, _bind_weights(compiled, owner), host, name)
+    return _Entry(compiled, out, _bind_weights(compiled, owner), host, name, body, owner,
+                  _argument_template(args, kwargs))
 
 
 def _bind_weights(compiled, owner):
@@ -221,7 +361,8 @@ def _compile_or_load(body, args, kwargs, name, owner, key_text):
         weights = _bind_weights(compiled, owner)
         names = compiled.weight_names()
         if not names or (weights is not None and all(w is not None for w in weights)):
-            entry = _Entry(compiled, record["template"], weights, [], name)
+            entry = _Entry(compiled, record["template"], weights, [], name, body, owner,
+                           _argument_template(args, kwargs))
             entry.info = {"seconds": time.perf_counter() - start, "compile_cache": "loaded",
                           "file": disk.path(index)}
             return entry

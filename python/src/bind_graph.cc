@@ -97,6 +97,8 @@ void BindGraph(py::module_& m) {
           py::arg("inputs"),
           "Calls the graph's program op by op: inlined into a capture in progress, eagerly otherwise.")
       .def("weight_names", [](const PyCompiled& c) { return c.compiled.executable->WeightNames(); })
+      .def("captured_weights", [](const PyCompiled& c) { return c.compiled.executable->CapturedWeights(); },
+           "The tensors bound to the weights at capture, in weight_names() order.")
       .def("ir", [](const PyCompiled& c) { return ir::PrintText(c.compiled.executable->graph()); },
            "The optimised graph as text (docs/ir.md).")
       .def("execution_order", [](const PyCompiled& c) { return c.compiled.executable->ExecutionOrderText(); })

@@ -256,6 +256,8 @@ void BindTensor(py::module_& m) {
   });
 
   m.def("_is_recording", &autodiff::IsRecording, "Whether a gradient tape records on this thread.");
+  m.def("_is_tracked", &autodiff::IsTracked, py::arg("tensor"),
+        "Whether the recording tape of this thread tracks `tensor` (gradients flow to it).");
   m.def(
       "_set_custom_grad_handler",
       [](py::object handler) {

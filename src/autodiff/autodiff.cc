@@ -55,7 +55,10 @@ const bool kRecorderInstalled = (ops::SetRecorder(ops::Recorder{&Active, &Record
 
 bool IsRecording() { return Active(); }
 
-GradTape::GradTape() : id_(g_next_tape.fetch_add(1)), previous_(t_tape) { t_tape = this; }
+GradTape::GradTape() : outer_paused_(t_paused), id_(g_next_tape.fetch_add(1)), previous_(t_tape) {
+  t_tape = this;
+  t_paused = false;
+}
 
 GradTape::~GradTape() { End(); }
 
@@ -71,13 +74,25 @@ void GradTape::End() {
     node->outputs.clear();
   }
   nodes_.clear();
-  if (t_tape == this) t_tape = previous_;
+  if (t_tape == this) {
+    t_tape = previous_;
+    t_paused = outer_paused_;
+  }
 }
 
+// Note [Integer gradients]
+// Gradients flow through floating-point values only. An integer or boolean
+// tensor is never tracked, even with requires_grad set, and a recorded op's
+// integer outputs (argmax, a cast to int32, a comparison) carry no gradient;
+// asked for directly, an integer input's gradient is zeros of its dtype
+// (MindSpore returns zeros for inputs without a gradient path).
 bool GradTape::Tracks(const Tensor& t) const {
   const TensorImpl* impl = t.impl();
+  if (!IsFloating(impl->dtype)) return false;
   return impl->requires_grad || (impl->grad_node && impl->grad_node->tape_id == id_);
 }
+
+bool IsTracked(const Tensor& t) { return Active() && t_tape->Tracks(t); }
 
 std::vector<Tensor> GradTape::Gradient(const std::vector<Tensor>& outputs, const std::vector<Tensor>& sens,
                                        const std::vector<Tensor>& wrt) {

@@ -43,6 +43,7 @@ class GradTape {
 
  private:
   bool ended_ = false;
+  bool outer_paused_;  // a new tape records even inside a gradient computation
   uint64_t id_;
   GradTape* previous_;
   std::vector<std::shared_ptr<Node>> nodes_;
@@ -51,6 +52,11 @@ class GradTape {
 
 /// True while a tape records on this thread (and is not computing gradients).
 bool IsRecording();
+
+/// Whether the recording tape of this thread tracks `t`: gradients flow to
+/// it. False when no tape records. Only floating-point tensors are tracked
+/// (Note [Integer gradients]).
+bool IsTracked(const Tensor& t);
 
 /// Records a call of `op` on this thread's tape, as ops::Call does after
 /// running it. For gradients defined outside the op registry (a Python

@@ -337,6 +337,12 @@ std::vector<std::string> GraphExecutable::WeightNames() const {
   return names;
 }
 
+std::vector<Tensor> GraphExecutable::CapturedWeights() const {
+  std::vector<Tensor> out;
+  for (const Binding& b : weight_bindings_) out.push_back(graph_->node(b.node).value);
+  return out;
+}
+
 std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, const std::vector<Tensor>& weights) {
   std::lock_guard lock(run_mutex_);
   const ir::Graph& g = *graph_;

@@ -61,6 +61,8 @@ class GraphExecutable {
   const GraphOptions& options() const { return options_; }
   /// Names of the weights, in the order Run's `weights` takes them.
   std::vector<std::string> WeightNames() const;
+  /// The tensors bound to the weights at capture, in the same order.
+  std::vector<Tensor> CapturedWeights() const;
   /// Kernels in execution order with their memory: the final execution-order IR.
   /// `failed_step` >= 0 marks that step "=>" (the running data recorder's view).
   std::string ExecutionOrderText(int64_t failed_step = -1) const;
