@@ -19,6 +19,8 @@ from . import _C  # noqa: E402
 from ._warnings import ContextDeprecationWarning, DeviceNotApplicableWarning, MsrtWarning
 
 _C._set_warning_classes(MsrtWarning, ContextDeprecationWarning, DeviceNotApplicableWarning)
+# Ctrl-C stops msrt's kernels and waits too, not only Python code.
+_C._install_interrupt_handler()
 
 from . import context  # noqa: E402
 from . import runtime  # noqa: E402

@@ -128,6 +128,11 @@ void BindCore(py::module_& m) {
         case ErrorKind::kRuntime:
         case ErrorKind::kInternal: type = PyExc_RuntimeError; break;
         case ErrorKind::kGraphCapture: type = GraphCaptureErrorType(); break;
+        case ErrorKind::kInterrupted:
+          // Python's own SIGINT handler has a KeyboardInterrupt pending: raise that one, once.
+          if (PyErr_CheckSignals() != 0) return;
+          type = PyExc_KeyboardInterrupt;
+          break;
       }
       PyErr_SetString(type, e.what());
     }

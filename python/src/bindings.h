@@ -23,5 +23,6 @@ void BindRandom(py::module_& m);
 void BindGraph(py::module_& m);
 void BindRuntime(py::module_& m);
 void BindMemory(py::module_& m);
+void BindProcess(py::module_& m);
 
 }  // namespace msrt::python

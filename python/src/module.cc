@@ -9,4 +9,5 @@ PYBIND11_MODULE(_C, m) {
   msrt::python::BindGraph(m);
   msrt::python::BindRuntime(m);
   msrt::python::BindMemory(m);
+  msrt::python::BindProcess(m);
 }

@@ -660,6 +660,14 @@ FamilyTable MakeRuntimeTable() {
            .parse = ParseBool(),
            .doc = "In PYNATIVE_MODE wait for each operator to finish, so errors point at the "
                   "line that caused them."},
+          {.name = "pynative_queue_depth",
+           .type = "int",
+           .default_value = Value(int64_t{64}),
+           .parse = ParseIntRange(1, int64_t{1} << 20, /*allow_bool=*/false),
+           .device_note = "An msrt key: MindSpore has no bound on its PYNATIVE launch queue.",
+           .doc = "Operators PYNATIVE_MODE may queue ahead of the kernels that run them (1 to "
+                  "1048576); a caller launching more waits, so a loop that never reads a value "
+                  "keeps bounded memory."},
           {.name = "enable_dump",
            .type = "bool",
            .default_value = Value(false),

@@ -14,6 +14,7 @@ const char* ErrorKindName(ErrorKind kind) {
     case ErrorKind::kNotImplemented: return "NotImplementedError";
     case ErrorKind::kInternal: return "RuntimeError";
     case ErrorKind::kGraphCapture: return "GraphCaptureError";
+    case ErrorKind::kInterrupted: return "KeyboardInterrupt";
   }
   return "RuntimeError";
 }
@@ -30,6 +31,7 @@ void ThrowError(ErrorKind kind, std::string message) {
     case ErrorKind::kNotImplemented: throw NotImplementedError(std::move(message));
     case ErrorKind::kInternal: throw InternalError(std::move(message));
     case ErrorKind::kGraphCapture: throw GraphCaptureError(std::move(message));
+    case ErrorKind::kInterrupted: throw Interrupted(std::move(message));
   }
   throw RuntimeError(std::move(message));
 }

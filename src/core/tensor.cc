@@ -1,5 +1,7 @@
 #include "msrt/tensor/tensor.h"
 
+#include "core/interrupt.h"
+
 #include <cstring>
 
 #include "memory/allocator.h"
@@ -42,8 +44,13 @@ void Completion::Fail(std::exception_ptr error) {
 
 void Completion::Wait() const {
   if (!done_.load(std::memory_order_acquire)) {
+    const uint64_t seen = InterruptCount();
+    BlockingRegion blocked;
     std::unique_lock lock(mutex_);
-    cv_.wait(lock, [this] { return done_.load(std::memory_order_acquire); });
+    InterruptibleWait(
+        cv_, lock, [this] { return done_.load(std::memory_order_acquire); }, "waiting for a tensor's value");
+    // An interrupt that came while waiting fails the op; the waiter reports the interrupt.
+    if (error_) CheckInterrupt(seen, "waiting for a tensor's value");
   }
   if (error_) std::rethrow_exception(error_);
 }

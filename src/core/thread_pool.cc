@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -98,6 +99,27 @@ class Pool {
   }
 
   ~Pool() { Resize(0); }
+
+  // The parent's workers are gone: their handles are kept, never joined, and
+  // the locks and condition variables made anew (a vanished waiter may have
+  // left them in any state).
+  void ResetInForkChild() {
+    new (&job_mutex_) std::mutex();
+    new (&mutex_) std::mutex();
+    new (&wake_) std::condition_variable();
+    new (&done_) std::condition_variable();
+    new std::vector<std::thread>(std::move(workers_));  // leaked on purpose
+    workers_.clear();
+    started_workers_.store(0);
+    stop_index_ = 1 << 30;
+    active_ = 0;
+    error_ = nullptr;
+    fn_ = nullptr;
+    context_ = nullptr;
+    cancellable_ = nullptr;
+    next_.store(0);
+    remaining_.store(0);
+  }
 
  private:
   void Follow() {
@@ -242,6 +264,8 @@ ThreadPlan PlanThreads(int64_t runtime_num_threads, int64_t inter_op_parallel_nu
 }
 
 ThreadPlan CurrentThreadPlan() { return GlobalPool().plan(); }
+
+void ResetThreadPoolInForkChild() { GlobalPool().ResetInForkChild(); }
 
 Split SplitWork(int64_t n, int64_t grain, int threads) {
   grain = std::max<int64_t>(grain, 1);

@@ -15,6 +15,8 @@
 // keys; oneDNN's OpenMP team is sized the same (IntraOpThreads).
 #pragma once
 
+#include "core/interrupt.h"
+
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -54,7 +56,11 @@ bool DeterministicKernels();
 class Cancellable {
  public:
   virtual ~Cancellable() = default;
-  bool requested() const { return (state_.load(std::memory_order_relaxed) & kRequested) != 0; }
+  /// Cancellation was asked for, or an interrupt came since the owner armed it.
+  bool requested() const {
+    return (state_.load(std::memory_order_relaxed) & kRequested) != 0 || interrupted();
+  }
+  bool interrupted() const { return InterruptCount() != interrupts_seen_; }
   /// The error the kernel raises when stopped.
   [[noreturn]] virtual void Throw() const = 0;
 
@@ -62,7 +68,14 @@ class Cancellable {
   static constexpr uint64_t kRequested = 1;
   /// Owner-defined bits, plus kRequested once cancellation was asked for.
   std::atomic<uint64_t> state_{0};
+  /// InterruptCount() when the owner armed it (Note [Interrupts] in core/interrupt.h).
+  uint64_t interrupts_seen_ = 0;
 };
+
+/// In a child process after fork(): the workers did not come along; the pool
+/// forgets them and starts new ones on its next parallel loop. Call only
+/// while no loop runs (runtime/fork.cc quiesces first).
+void ResetThreadPoolInForkChild();
 
 /// Installs `c` (or nothing) for this thread; returns the previous one.
 Cancellable* SetThreadCancellable(Cancellable* c);

@@ -205,4 +205,7 @@ namespace testing {
 void ThawPools() { HostPool().Thaw(); }
 }  // namespace testing
 
+void LockPoolsForFork() { HostPool().pool().LockForFork(); }
+void UnlockPoolsAfterFork() { HostPool().pool().UnlockAfterFork(); }
+
 }  // namespace msrt::memory

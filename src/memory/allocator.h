@@ -27,6 +27,11 @@ std::shared_ptr<Storage> Allocate(size_t nbytes, DeviceTarget device);
 /// that runs those kernels.
 void SetPressureHook(void (*hook)());
 
+/// Around fork(): the pools' locks are taken before and released after, in
+/// the parent and in the child (runtime/fork.cc).
+void LockPoolsForFork();
+void UnlockPoolsAfterFork();
+
 /// Statistics of `device`'s pool (all zero before its first allocation;
 /// `cap` and `block_size` then show what the context says now).
 PoolStats Stats(DeviceTarget device);

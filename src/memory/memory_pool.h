@@ -91,6 +91,9 @@ class MemoryPool {
   void* TryAllocate(size_t nbytes, size_t* granted, std::string* why);
   /// Returns a piece from Allocate. Never throws.
   void Free(void* p) noexcept;
+  /// Held across fork() so the child never inherits it locked (runtime/fork.cc).
+  void LockForFork() const { mutex_.lock(); }
+  void UnlockAfterFork() const { mutex_.unlock(); }
 
   /// New limits apply to later growth; blocks already held stay.
   void SetLimits(PoolLimits limits);

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/interrupt.h"
 #include "core/random.h"
 #include "kernels/kernel.h"
 #include "memory/allocator.h"
@@ -48,6 +49,7 @@ struct WorkItem {
   std::shared_ptr<Completion> completion;
   std::string origin;
   uint64_t step = 0;  // the training step the op was called in (Note [Eager iterations])
+  uint64_t interrupts = 0;  // InterruptCount() at the call: an interrupt since drops the op
 };
 
 std::string DescribeInputs(const std::vector<Tensor>& inputs) {
@@ -82,16 +84,31 @@ void RunKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const std
   }
 }
 
+// Note [Eager backpressure]
+// The queue holds at most pynative_queue_depth ops: a caller launching more
+// waits (interpreter lock released) until the dispatcher has taken one, so
+// the memory of a loop that never reads a value stays bounded by the
+// outputs of that many ops. An interrupt (Note [Interrupts]) drops every op
+// queued before it: each fails with a RuntimeError saying it was not run.
 class Dispatcher {
  public:
   void Enqueue(WorkItem item) {
+    static const context::OptionRef<int64_t> kDepth(Family::kRuntime, "pynative_queue_depth");
+    const size_t depth = static_cast<size_t>(std::max<int64_t>(kDepth.Get(), 1));
     {
-      std::lock_guard lock(mutex_);
+      std::unique_lock lock(mutex_);
       if (!started_) {
         worker_ = std::thread([this] { Loop(); });
         pthread_setname_np(worker_.native_handle(), "msrt-dispatch");
         worker_.detach();
         started_ = true;
+      }
+      if (queue_.size() >= depth) {
+        lock.unlock();
+        BlockingRegion blocked;
+        lock.lock();
+        InterruptibleWait(
+            taken_, lock, [&] { return queue_.size() < depth; }, "waiting for queued PYNATIVE operators");
       }
       queue_.push_back(std::move(item));
       ++queued_;
@@ -103,7 +120,23 @@ class Dispatcher {
 
   void WaitAll() {
     std::unique_lock lock(mutex_);
+    if (finished_ == queued_) return;
+    lock.unlock();
+    BlockingRegion blocked;
+    lock.lock();
+    InterruptibleWait(idle_, lock, [this] { return finished_ == queued_; }, "waiting for PYNATIVE operators");
+  }
+
+  /// Waits for the queue to drain, without giving way to interrupts (fork).
+  void Drain() {
+    std::unique_lock lock(mutex_);
     idle_.wait(lock, [this] { return finished_ == queued_; });
+  }
+
+  /// Ops queued and not finished.
+  size_t pending() {
+    std::lock_guard lock(mutex_);
+    return static_cast<size_t>(queued_ - finished_);
   }
 
  private:
@@ -125,6 +158,7 @@ class Dispatcher {
         queue_.pop_front();
         queue_size_.store(queue_.size(), std::memory_order_release);
       }
+      taken_.notify_one();
       Execute(item);
       item = WorkItem{};  // free its tensors before anyone waiting hears it finished
       {
@@ -137,19 +171,28 @@ class Dispatcher {
 
   static void Execute(WorkItem& item) {
     try {
+      if (InterruptCount() != item.interrupts) {
+        throw RuntimeError(StrCat("'", item.op->name, "' was not run: the program was interrupted ",
+                                  "(KeyboardInterrupt) after it was called", Where(item.origin), "."));
+      }
       for (size_t i = 0; i < item.input_writes.size(); ++i) {
         const auto& write = item.input_writes[i];
         if (write && write->error()) {
           try {
             std::rethrow_exception(write->error());
           } catch (const Error& e) {
-            ThrowError(e.kind(), StrCat("'", item.op->name, "' was not run: its input ", i,
-                                        " came from an op that failed: ", e.message()));
+            ThrowError(e.kind() == ErrorKind::kInterrupted ? ErrorKind::kRuntime : e.kind(),
+                       StrCat("'", item.op->name, "' was not run: its input ", i,
+                              " came from an op that failed: ", e.message()));
           }
         }
       }
       try {
         RunKernel(*item.kernel, *item.op, item.inputs, item.outputs, item.attrs, item.step);
+      } catch (const Interrupted& e) {
+        // Readers of its outputs later see a RuntimeError, not a second KeyboardInterrupt.
+        throw RuntimeError(StrCat("'", item.op->name, "' was stopped: the program was interrupted ",
+                                  "(KeyboardInterrupt) while it ran", Where(item.origin), "."));
       } catch (...) {
         RethrowWithContext(*item.op, item.inputs, item.origin);
       }
@@ -165,6 +208,7 @@ class Dispatcher {
   std::atomic<size_t> queue_size_{0};
   std::condition_variable wake_;
   std::condition_variable idle_;
+  std::condition_variable taken_;  // the worker took an item: room in the queue
   std::deque<WorkItem> queue_;
   std::thread worker_;
   bool started_ = false;
@@ -172,10 +216,10 @@ class Dispatcher {
   uint64_t finished_ = 0;
 };
 
-Dispatcher& GlobalDispatcher() {
-  static auto* dispatcher = new Dispatcher();
-  return *dispatcher;
-}
+// Replaced in a fork child (the old one's thread did not come along).
+std::atomic<Dispatcher*> g_dispatcher{new Dispatcher()};
+
+Dispatcher& GlobalDispatcher() { return *g_dispatcher.load(std::memory_order_acquire); }
 
 class EagerExecutor final : public ops::Executor {
  public:
@@ -229,7 +273,7 @@ class EagerExecutor final : public ops::Executor {
       return outputs;
     }
     WorkItem item{kernel, &op, inputs, {}, outputs, *run_attrs, std::make_shared<Completion>(),
-                  g_origin_hook ? g_origin_hook() : std::string(), CurrentStep()};
+                  g_origin_hook ? g_origin_hook() : std::string(), CurrentStep(), InterruptCount()};
     item.input_writes.reserve(inputs.size());
     for (const Tensor& t : inputs) item.input_writes.push_back(t.pending());
     for (const Tensor& t : outputs) t.set_pending(item.completion);
@@ -260,6 +304,7 @@ EagerExecutor g_eager;
 const bool kConsumersDeclared = [] {
   context::Global().DeclareConsumer(Family::kRuntime, "device_target", "eager dispatcher (backend check)");
   context::Global().DeclareConsumer(Family::kRuntime, "pynative_synchronize", "eager dispatcher");
+  context::Global().DeclareConsumer(Family::kRuntime, "pynative_queue_depth", "eager dispatcher (backpressure)");
   return true;
 }();
 const bool kInstalled = (ops::SetDefaultExecutor(&g_eager), true);
@@ -282,5 +327,12 @@ std::string CallOrigin(bool whole_stack) {
 }
 
 void Synchronize() { GlobalDispatcher().WaitAll(); }
+
+void DrainForFork() { GlobalDispatcher().Drain(); }
+
+void ResetDispatcherInForkChild() {
+  // Drained before the fork: nothing queued is lost. The old one is leaked.
+  g_dispatcher.store(new Dispatcher(), std::memory_order_release);
+}
 
 }  // namespace msrt::runtime

@@ -15,7 +15,12 @@ void SetStackHook(OriginFn hook);
 /// Where the current call comes from: the innermost line, or the whole stack.
 std::string CallOrigin(bool whole_stack = false);
 
-/// Waits until every queued op has run.
+/// Waits until every queued op has run (Interrupted on Ctrl-C).
 void Synchronize();
+
+/// Around fork() (runtime/fork.cc): waits for the queue to drain; in the
+/// child, starts a new dispatcher.
+void DrainForFork();
+void ResetDispatcherInForkChild();
 
 }  // namespace msrt::runtime

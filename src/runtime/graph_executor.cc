@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/interrupt.h"
 #include "core/thread_pool.h"
 
 #include "core/random.h"
@@ -355,6 +356,7 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
                            weights.size(), "."));
   }
   Synchronize();  // eager ops queued before this call run first (they may read what the graph writes)
+  run_interrupts_ = InterruptCount();  // an interrupt from now on stops the run before its next step
   std::vector<Tensor> slots(slot_meta_.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ops::TensorMeta& m = slot_meta_[static_cast<size_t>(input_bindings_[i].slot)];
@@ -409,6 +411,7 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
 }
 
 void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Dict& attrs) {
+  CheckInterrupt(run_interrupts_, "running a graph");
   const Step& step = steps_[index];
   const ir::Graph& g = *graph_;
   std::vector<Tensor> in, out;

@@ -96,6 +96,7 @@ class GraphExecutable {
 
   std::shared_ptr<const ir::Graph> graph_;
   GraphOptions options_;
+  uint64_t run_interrupts_ = 0;  // InterruptCount() when the current run started (under run_mutex_)
   std::vector<Step> steps_;
   std::vector<int32_t> slot_of_node_;          // first output slot of each node
   std::vector<ops::TensorMeta> slot_meta_;

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -55,6 +56,7 @@ class LaunchSlot final : public Cancellable {
   void Arm(const ops::OpDef* op, int64_t limit_s) {
     op_ = op;
     limit_s_ = limit_s;
+    interrupts_seen_ = InterruptCount();
     deadline_ns_.store(NowNs() + limit_s * 1'000'000'000, std::memory_order_relaxed);
     launch_ += 2;  // the low bit is kRequested
     state_.store(launch_, std::memory_order_release);
@@ -71,6 +73,7 @@ class LaunchSlot final : public Cancellable {
   }
 
   [[noreturn]] void Throw() const override {
+    if (interrupted()) throw Interrupted(StrCat("Interrupted while the operator '", op_->name, "' ran."));
     throw RuntimeError(StrCat("The operator '", op_->name, "' ran longer than op_timeout (", limit_s_,
                               " s) and was cancelled. Give it more time with set_context(op_timeout=...), "
                               "or give it less work."));
@@ -101,6 +104,19 @@ class Watchdog {
   void Unregister(LaunchSlot* slot) {
     std::lock_guard lock(mutex_);
     std::erase(slots_, slot);
+  }
+
+  // The watchdog thread did not come along: a new one watches the slots of
+  // this thread (the others' threads are gone too; their slots stay disarmed).
+  void ResetInForkChild() {
+    new (&mutex_) std::mutex();
+    started_ = false;
+    if (!slots_.empty()) {
+      started_ = true;
+      std::thread watchdog([this] { Loop(); });
+      pthread_setname_np(watchdog.native_handle(), "msrt-watchdog");
+      watchdog.detach();
+    }
   }
 
  private:
@@ -148,7 +164,8 @@ class OpTimeout final : public KernelObserver {
     LaunchSlot& slot = ThisThreadSlot();
     if (--slot.depth > 0) return;
     SetThreadCancellable(slot.previous);
-    if (slot.Disarm()) slot.Throw();  // finished, but past its deadline
+    bool interrupted = slot.interrupted();
+    if (slot.Disarm() || interrupted) slot.Throw();  // finished, but past its deadline or interrupted
   }
   void Aborted(const LaunchEvent&) noexcept override {
     LaunchSlot& slot = ThisThreadSlot();
@@ -166,4 +183,7 @@ const bool kInstalled = [] {
 }();
 
 }  // namespace
+
+void ResetOpTimeoutInForkChild() { GlobalWatchdog().ResetInForkChild(); }
+
 }  // namespace msrt::runtime

@@ -24,6 +24,7 @@ enum class ErrorKind {
   kNotImplemented,
   kInternal,
   kGraphCapture,  // a Tensor's value was read while a graph was being captured (a RuntimeError)
+  kInterrupted,   // the user interrupted a run or a wait (Ctrl-C: KeyboardInterrupt)
 };
 
 /// Name of the Python exception for `kind` ("TypeError", ...).
@@ -57,6 +58,7 @@ MSRT_DEFINE_ERROR(IndexError, ErrorKind::kIndex)
 MSRT_DEFINE_ERROR(NotImplementedError, ErrorKind::kNotImplemented)
 MSRT_DEFINE_ERROR(InternalError, ErrorKind::kInternal)
 MSRT_DEFINE_ERROR(GraphCaptureError, ErrorKind::kGraphCapture)
+MSRT_DEFINE_ERROR(Interrupted, ErrorKind::kInterrupted)
 #undef MSRT_DEFINE_ERROR
 
 /// Concatenates the streamable arguments into one string.

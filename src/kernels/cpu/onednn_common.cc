@@ -1,5 +1,7 @@
 #include "kernels/cpu/onednn_common.h"
 
+#include <pthread.h>
+
 #include <omp.h>
 
 #include <atomic>
@@ -149,18 +151,36 @@ void ApplyEpilogueInPlace(const Epilogue& epilogue, Tensor& t) {
 dnnl::engine& Engine() { return Current().engine; }
 dnnl::stream& Stream() { return Current().stream; }
 
+namespace {
+// Whether this thread led an OpenMP team, and whether that team stayed
+// behind in the parent of a fork (Note [Fork] in src/runtime/fork.cc).
+thread_local bool t_led_team = false;
+thread_local bool t_team_lost = false;
+}  // namespace
+
 int SyncThreads(int limit) {
   thread_local int applied = -1;
   // oneDNN splits its work (reductions included) by the team size, so
   // deterministic="ON" runs its primitives on one thread.
   int threads = DeterministicKernels() ? 1 : IntraOpThreads();
   if (limit > 0 && limit < threads) threads = limit;
+  // GNU OpenMP keeps a thread's team across parallel regions and does not
+  // rebuild it in a fork child: a thread whose team stayed behind runs its
+  // primitives on itself alone (other threads start teams of their own).
+  if (t_team_lost) threads = 1;
+  if (threads > 1) t_led_team = true;
   if (threads != applied) {
     omp_set_num_threads(threads);
     applied = threads;
   }
   return threads;
 }
+
+namespace {
+// Runs in the child on the thread that forked.
+void ForgetTeamInForkChild() { t_team_lost = t_team_lost || t_led_team; }
+const bool kForkHandlerInstalled = (pthread_atfork(nullptr, nullptr, &ForgetTeamInForkChild), true);
+}  // namespace
 
 bool Supports(DType dtype) {
   if (dtype == DType::kFloat32) return true;

@@ -244,6 +244,13 @@ SAMPLES = {
             ],
         },
         "pynative_synchronize": BOOL,
+        "pynative_queue_depth": {
+            "valid": [Ok(1), Ok(64), Ok(1 << 20)],
+            "invalid": [Bad(0, ValueError, "'pynative_queue_depth'", "must be in [1, 1048576]", "0"),
+                        Bad(1 << 20 + 1, ValueError, "'pynative_queue_depth'", "1048576"),
+                        Bad(True, TypeError, "'pynative_queue_depth'", "int"),
+                        Bad("8", TypeError, "'pynative_queue_depth'", "int")],
+        },
         "enable_dump": BOOL,
         "save_dump_path": {"valid": [Ok("/tmp/msrt-dump")], "invalid": []},  # any str
         "enable_profiling": BOOL,
