@@ -127,6 +127,7 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_
   static const context::OptionRef<int64_t> kMemoryLevel(Family::kRuntime, "memory_optimize_level");
   static const context::OptionRef<std::string> kDeviceTarget(Family::kRuntime, "device_target");
   static const context::OptionRef<bool> kEnableGraphKernel(Family::kRuntime, "enable_graph_kernel");
+  static const context::OptionRef<int64_t> kDeviceId(Family::kRuntime, "device_id");
 
   Compiled result;
   CompileReport& report = result.report;
@@ -164,6 +165,7 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_
   start = std::chrono::steady_clock::now();
   runtime::GraphOptions options;
   options.device = ParseDeviceTarget(kDeviceTarget.Get()).value_or(DeviceTarget::kCPU);
+  RequireDevice(options.device, kDeviceId.Get());  // the same error PYNATIVE_MODE raises
   // Graph-kernel fusion: enable_graph_kernel, or graph_kernel_flags --opt_level >= 1
   // (MS_DEV_GRAPH_KERNEL_FLAGS wins); bad flags warned when they were set.
   context::GraphKernelFlags flags = context::ParseGraphKernelFlags(

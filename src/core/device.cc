@@ -2,6 +2,8 @@
 
 #include <thread>
 
+#include "msrt/core/errors.h"
+
 namespace msrt {
 
 std::string_view DeviceTargetName(DeviceTarget target) {
@@ -32,6 +34,21 @@ std::string DeviceMaskRepr(DeviceMask mask) {
     }
   }
   return out + "]";
+}
+
+void RequireDevice(DeviceTarget target, int64_t device_id) {
+  if (target == DeviceTarget::kAscend) {
+    throw RuntimeError(
+        "The device target is 'Ascend', but msrt has no Ascend backend. Use set_context(device_target='CPU') or "
+        "'GPU' (with a CUDA build and device).");
+  }
+  if (target == DeviceTarget::kGPU) {
+    std::string problem = CudaDeviceProblem(device_id);
+    if (!problem.empty()) {
+      throw RuntimeError(StrCat("The device target is 'GPU' (device_id ", device_id, "), but ", problem,
+                                ". Use set_context(device_target='CPU')."));
+    }
+  }
 }
 
 DeviceTarget BestAvailableDevice() {

@@ -227,7 +227,7 @@ class EagerExecutor final : public ops::Executor {
                           const std::vector<ops::TensorMeta>& metas) override {
     static const context::OptionRef<std::string> kDeviceTarget(Family::kRuntime, "device_target");
     static const context::OptionRef<bool> kSynchronize(Family::kRuntime, "pynative_synchronize");
-    DeviceTarget device = RequireBackend(kDeviceTarget.Get(), op);
+    DeviceTarget device = RequireBackend(kDeviceTarget.Get());
     std::vector<ops::TensorMeta> in_metas;
     in_metas.reserve(inputs.size());
     for (const Tensor& t : inputs) {
@@ -283,19 +283,10 @@ class EagerExecutor final : public ops::Executor {
   }
 
  private:
-  static DeviceTarget RequireBackend(const std::string& target, const ops::OpDef& op) {
+  static DeviceTarget RequireBackend(const std::string& target) {
+    static const context::OptionRef<int64_t> kDeviceId(Family::kRuntime, "device_id");
     auto device = ParseDeviceTarget(target).value_or(DeviceTarget::kCPU);
-    if (device == DeviceTarget::kAscend) {
-      throw RuntimeError(StrCat("[", op.name, "] The device target is 'Ascend', but msrt has no Ascend backend. "
-                                "Use set_context(device_target='CPU') or 'GPU' (with a CUDA build and device)."));
-    }
-    if (device == DeviceTarget::kGPU) {
-      std::string why;
-      if (VisibleCudaDevices(&why) == 0) {
-        throw RuntimeError(StrCat("[", op.name, "] The device target is 'GPU', but ", why,
-                                  ". Use set_context(device_target='CPU')."));
-      }
-    }
+    if (device != DeviceTarget::kCPU) RequireDevice(device, kDeviceId.Get());
     return device;
   }
 };
@@ -303,6 +294,7 @@ class EagerExecutor final : public ops::Executor {
 EagerExecutor g_eager;
 const bool kConsumersDeclared = [] {
   context::Global().DeclareConsumer(Family::kRuntime, "device_target", "eager dispatcher (backend check)");
+  context::Global().DeclareConsumer(Family::kRuntime, "device_id", "eager dispatcher and graph compiler (device check)");
   context::Global().DeclareConsumer(Family::kRuntime, "pynative_synchronize", "eager dispatcher");
   context::Global().DeclareConsumer(Family::kRuntime, "pynative_queue_depth", "eager dispatcher (backpressure)");
   return true;

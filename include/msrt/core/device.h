@@ -33,6 +33,16 @@ std::string DeviceMaskRepr(DeviceMask mask);
 bool BuiltWithCuda();
 int VisibleCudaDevices(std::string* why_not = nullptr);
 
+/// Why CUDA device `device_id` cannot run work, from the CUDA runtime's
+/// error codes (driver missing or too old, no device visible, device_id out
+/// of range, ...), or "" when it can.
+std::string CudaDeviceProblem(int64_t device_id);
+
+/// Throws one RuntimeError, the same from every executor, when work cannot
+/// run on `target` (device `device_id`): no Ascend backend, or the CUDA
+/// device's problem. Does nothing for CPU.
+void RequireDevice(DeviceTarget target, int64_t device_id);
+
 /// The best device present: GPU when built with CUDA and a device is
 /// visible, else CPU.
 DeviceTarget BestAvailableDevice();

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "msrt/core/device.h"
+#include "msrt/core/errors.h"
 
 namespace msrt {
 
@@ -25,6 +26,47 @@ int VisibleCudaDevices(std::string* why_not) {
   });
   if (why_not != nullptr) *why_not = reason;
   return count;
+}
+
+namespace {
+
+// What a failed CUDA runtime call means for a user, by its error code.
+std::string Explain(cudaError_t status) {
+  std::string code = StrCat(cudaGetErrorName(status), ": ", cudaGetErrorString(status));
+  switch (status) {
+    case cudaErrorInsufficientDriver:
+      return StrCat("the NVIDIA driver is missing or older than this CUDA runtime needs (", code, ")");
+    case cudaErrorNoDevice:
+      return StrCat("no CUDA device is visible (", code, "; check CUDA_VISIBLE_DEVICES)");
+    case cudaErrorInitializationError:
+      return StrCat("the CUDA driver failed to initialise (", code, ")");
+    default:
+      return StrCat("the CUDA runtime reports ", code);
+  }
+}
+
+}  // namespace
+
+std::string CudaDeviceProblem(int64_t device_id) {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky error
+    return Explain(status);
+  }
+  if (device_id < 0 || device_id > INT32_MAX) return StrCat("device_id ", device_id, " is not a CUDA device index");
+  int major = 0;
+  status = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, static_cast<int>(device_id));
+  if (status == cudaErrorInvalidDevice) {
+    cudaGetLastError();
+    return StrCat("device_id ", device_id, " is out of range: ", count, " CUDA device", count == 1 ? " is" : "s are",
+                  " visible (", cudaGetErrorName(status), ")");
+  }
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    return Explain(status);
+  }
+  return "";
 }
 
 }  // namespace msrt

@@ -10,4 +10,8 @@ int VisibleCudaDevices(std::string* why_not) {
   return 0;
 }
 
+std::string CudaDeviceProblem(int64_t) {
+  return "msrt was built without CUDA (the CUDA toolkit was not found or MSRT_CUDA=OFF)";
+}
+
 }  // namespace msrt
