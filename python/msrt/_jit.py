@@ -19,7 +19,9 @@ node on the tape whose inputs are the tracked tensor arguments and weights.
 Its gradient runs a second compiled graph, captured once per set of tracked
 inputs: the body's forward and the ops' gradient rules on symbolic tensors,
 from (arguments, one sens per float output) to the gradients. The backward
-graph recomputes the forward rather than keeping its intermediates. A call
+graph recomputes the forward rather than keeping its intermediates; the
+recompute leaves out what the forward already did (prints, writes to
+state such as BatchNorm's running statistics: Capture::set_replay). A call
 in which nothing is tracked runs the forward graph alone.
 
 Tensor-dependent Python control flow (`if x.sum() > 0:`) cannot be traced:
@@ -239,6 +241,7 @@ def _compile_backward(entry, masks, inputs, outs):
     input_mask, weight_mask = masks
     tracked_weights = [w for w, m in zip(entry.live_weights(), weight_mask) if m]
     cap = _C.GraphCapture(f"{entry.name}_grad", _context.get_context("max_call_depth"))
+    cap.set_replay(True)  # the forward's prints and state updates happened when it ran
     sym_inputs = [cap.input(list(t.shape), t.dtype_name, f"arg.{i}") for i, t in enumerate(inputs)]
     sym_sens = [cap.input(list(o.shape), o.dtype_name, f"sens.{i}") for i, o in enumerate(outs) if _is_float(o)]
     leaves = [s for s, m in zip(sym_inputs, input_mask) if m]

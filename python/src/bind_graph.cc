@@ -60,6 +60,8 @@ void BindGraph(py::module_& m) {
              if (!d) throw TypeError(StrCat("unknown dtype '", dtype, "'"));
              return c.capture->AddInput(shape, *d, DeviceTarget::kCPU, name);
            })
+      .def("set_replay", [](PyCapture& c, bool replay) { c.capture->set_replay(replay); },
+           "Leaves out side effects and writes copies of written tensors (a backward graph's recompute).")
       .def("push_scope", [](PyCapture& c, std::string scope) { c.capture->PushScope(std::move(scope)); })
       .def("pop_scope", [](PyCapture& c) { c.capture->PopScope(); })
       .def_property_readonly("depth", [](const PyCapture& c) { return c.capture->depth(); })

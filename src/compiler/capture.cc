@@ -86,6 +86,30 @@ ir::ValueRef Capture::Lookup(const Tensor& t) {
 std::vector<Tensor> Capture::Run(const ops::OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
                                  const std::vector<ops::TensorMeta>& metas) {
   MSRT_INTERNAL_ASSERT(graph_ != nullptr, "capture used after Finish");
+  std::vector<int> written(op.props.writes_inputs.begin(), op.props.writes_inputs.end());
+  if (op.props.inplace) written.push_back(0);
+  if (replay_) {
+    if (op.props.side_effect) {  // happened when the forward ran
+      std::vector<Tensor> outputs;
+      for (const ops::TensorMeta& m : metas) outputs.push_back(Tensor::Zeros(m.shape, m.dtype));
+      return outputs;
+    }
+    for (int w : written) {
+      const Tensor& target = inputs.at(static_cast<size_t>(w));
+      if (target.symbolic() || private_copies_.count(target.impl()) != 0) continue;
+      // The graph writes its own copy; later reads of `target` in this graph see the copy.
+      target.Sync();
+      Tensor copy = Tensor::FromHost(target.data(), static_cast<size_t>(target.nbytes()), target.shape(), target.dtype());
+      ir::Node state;
+      state.kind = ir::NodeKind::kWeight;
+      state.name = StrCat("replay.", unnamed_states_++);
+      state.value = copy;
+      state.outputs = {{copy.shape(), copy.dtype()}};
+      bound_[target.impl()] = graph_->Add(std::move(state));
+      private_copies_.insert(target.impl());
+      keep_alive_.push_back(copy);
+    }
+  }
   ir::Node node;
   node.op = &op;
   node.attrs = attrs;
@@ -101,8 +125,6 @@ std::vector<Tensor> Capture::Run(const ops::OpDef& op, const std::vector<Tensor>
   node.source = runtime::CallOrigin(whole_stack_);
 
   // Constants written in place are state, not constants.
-  std::vector<int> written(op.props.writes_inputs.begin(), op.props.writes_inputs.end());
-  if (op.props.inplace) written.push_back(0);
   for (int w : written) {
     ir::Node& target = graph_->node(node.inputs.at(static_cast<size_t>(w)).node);
     if (target.kind == ir::NodeKind::kConstant) {
@@ -135,6 +157,7 @@ std::shared_ptr<ir::Graph> Capture::Finish(const std::vector<Tensor>& outputs) {
   for (const Tensor& t : outputs) graph_->outputs().push_back(Lookup(t));
   symbolic_.clear();
   bound_.clear();
+  private_copies_.clear();
   keep_alive_.clear();
   return std::move(graph_);
 }

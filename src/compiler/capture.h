@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/graph.h"
@@ -34,6 +35,13 @@ class Capture final : public ops::Executor {
 
   /// A graph input: returns its symbolic tensor.
   Tensor AddInput(const Shape& shape, DType dtype, DeviceTarget device, std::string name);
+
+  /// A replay recomputes a forward whose effects already happened (the
+  /// backward graph of a compiled call, Note [Gradients of compiled calls]
+  /// in msrt/_jit.py): side-effecting ops (Print) are left out, and an op
+  /// writing a real tensor in place (BatchNorm's running statistics, assign)
+  /// writes a private copy of it instead.
+  void set_replay(bool replay) { replay_ = replay; }
 
   /// Enters a nested call (a Cell's construct) with this scope.
   void PushScope(std::string scope);
@@ -59,6 +67,8 @@ class Capture final : public ops::Executor {
   std::vector<Tensor> keep_alive_;
   std::vector<std::string> scopes_;
   int64_t unnamed_states_ = 0;
+  bool replay_ = false;
+  std::unordered_set<const TensorImpl*> private_copies_;  // replay: written tensors bound to copies
 };
 
 /// Installs `capture` as this thread's executor while alive.

@@ -407,3 +407,42 @@ def test_compiled_call_inside_a_longer_eager_computation():
     np.testing.assert_allclose(gx.asnumpy(), want_gx, rtol=1e-5)
     np.testing.assert_allclose(gy.asnumpy(), want_gy, rtol=1e-5)
     assert len(middle._graph_cache) == 1  # the forward ran compiled
+
+
+# --- the forward's effects happen once -----------------------------------------------------
+class TrainBN(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(2, momentum=0.5)
+
+    def construct(self, x):
+        return ops.sum(self.bn(x) * x)
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_batchnorm_statistics_update_once_per_differentiated_call(mode):
+    ms.set_context(mode=mode)
+    net = TrainBN()
+    net.set_train(True)
+    x = ms.Tensor(np.random.default_rng(0).standard_normal((4, 2, 3, 3)).astype(np.float32))
+    grad_fn = ms.value_and_grad(net, 0, net.trainable_params())
+    for _ in range(3):
+        grad_fn(x)
+    batch_mean = x.asnumpy().mean(axis=(0, 2, 3))
+    # momentum 0.5 applied three times from zeros: (1 - 0.5**3) of the batch mean
+    np.testing.assert_allclose(net.bn.moving_mean.asnumpy(), batch_mean * (1 - 0.5 ** 3), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_print_in_a_differentiated_compiled_call_prints_once(mode, capfd):
+    ms.set_context(mode=mode)
+
+    @ms.jit
+    def f(x):
+        ops.print_("value:", x)
+        return ops.sum(x * x)
+
+    g = ms.grad(f)(ms.Tensor(np.array([1.0, 2.0], np.float32)))
+    np.testing.assert_allclose(g.asnumpy(), [2.0, 4.0])
+    ms._C.synchronize()
+    assert capfd.readouterr().out.count("value:") == 1
