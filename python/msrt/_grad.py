@@ -198,6 +198,46 @@ def _differentiable(fn):
     return fn
 
 
+# --- whole-graph gradients -------------------------------------------------------------------
+# Note [Compiled gradient calls]
+# A gradient function called at the top level (no tape recording, no graph
+# being captured) compiles as one graph, forward and backward, when its
+# function is an `ms.jit` function or when mode=GRAPH_MODE (MindSpore's
+# tutorial loop: value_and_grad of a function calling Cells). The graph is
+# cached per gradient function and argument signature as a jit function's
+# graphs are, and falls back to eager execution as they do (jit_syntax_level).
+# Elsewhere (inside an eager function being differentiated) compiled calls
+# go through Note [Gradients of compiled calls] in msrt/_jit.py.
+def _compiles_whole(fn):
+    from . import _jit
+
+    if _C._is_recording() or _jit.capturing():
+        return False
+    return getattr(fn, "__wrapped_jit__", None) is not None or _context("mode") == 0  # GRAPH_MODE
+
+
+def _compiled(fn, body, kind):
+    """`body` (the eager gradient function of `fn`), compiled whole when `fn` is
+    compiled (Note [Compiled gradient calls])."""
+    from . import _jit
+    from .nn.cell import Cell
+
+    cache = {}
+    user = getattr(fn, "__wrapped_jit__", fn)
+    name = f"{kind}_{getattr(user, '__qualname__', type(user).__name__)}".replace("<", "").replace(">", "")
+    body.__wrapped_jit__ = user  # the compile cache hashes the user's source, not this module's
+
+    def call(*args, **kwargs):
+        if not _compiles_whole(fn):
+            return body(*args, **kwargs)
+        owner = fn if isinstance(fn, Cell) else None
+        training = fn.training if owner is not None else None
+        return _jit._call(cache, training, body, args, kwargs, name, owner, (name, training))
+
+    call._graph_cache = cache
+    return call
+
+
 def grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
     """A function computing the gradient of `fn` with respect to the inputs at
     `grad_position` (an int, a tuple, or None) and/or `weights`.
@@ -220,7 +260,7 @@ def grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
             return result, tuple(out[1:])
         return result
 
-    return grad_fn
+    return _compiled(fn, grad_fn, "grad")
 
 
 def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
@@ -235,7 +275,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=
         out, pg, wg = _run(target, args, kwargs, positions, weight_list or [], None, has_aux)
         return out, _format(pg, positions, single, wg, weight_list, single_weight, return_ids)
 
-    return value_and_grad_fn
+    return _compiled(fn, value_and_grad_fn, "value_and_grad")
 
 
 class GradOperation:
@@ -289,7 +329,7 @@ class GradOperation:
                 return inputs
             return inputs[0] if inputs else ()
 
-        return after_grad
+        return _compiled(fn, after_grad, "grad_operation")
 
 
 # --- custom gradient nodes -------------------------------------------------------------

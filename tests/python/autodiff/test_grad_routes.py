@@ -1,7 +1,8 @@
 """The same gradients whichever way they are asked for.
 
 Every route (the PYNATIVE tape, a GRAPH_MODE Cell, an @jit function, grad of
-jit, jit of grad, TrainOneStepCell in both modes, Model.train) is compared
+jit, jit of grad, compiled calls inside an eager function being
+differentiated, TrainOneStepCell in both modes, Model.train) is compared
 with the PYNATIVE tape on three small networks (an MLP, a conv net, a net
 with BatchNorm and Dropout in eval), and the tape with PyTorch on the same
 weights. Casts and mixed precision go through the same routes.
@@ -153,6 +154,38 @@ def _route_jit_function(net, x, y, mode=ms.PYNATIVE_MODE):
     return gx.asnumpy(), _named(params, gw)
 
 
+def _route_jit_inside_eager(net, x, y):
+    """PYNATIVE: an eager function calling a jit function (a compiled call on the tape)."""
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    loss = Loss(net)
+    compiled = ms.jit(lambda data, label: loss(data, label))
+
+    def f(data, label):
+        return compiled(data * 1.0, label)
+
+    params = loss.trainable_params()
+    gx, gw = ms.grad(f, grad_position=0, weights=params)(ms.Tensor(x), ms.Tensor(y))
+    return gx.asnumpy(), _named(params, gw)
+
+
+def _route_graph_cells_inside_eager(net, x, y):
+    """GRAPH_MODE: a forward function that cannot be compiled whole (it reads a
+    tensor's value) runs eagerly; its Cells run compiled, on the tape."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+    loss = Loss(net)
+
+    def forward(data, label):
+        if float(data.asnumpy().sum()) > 1e30:  # tensor-dependent: no whole-graph capture
+            return loss(data * 2.0, label)
+        return loss(data, label)
+
+    params = loss.trainable_params()
+    with pytest.warns(Warning, match="PYNATIVE"):
+        gx, gw = ms.grad(forward, grad_position=0, weights=params)(ms.Tensor(x), ms.Tensor(y))
+    assert len(loss._graph_cache) == 1  # the Cell ran compiled
+    return gx.asnumpy(), _named(params, gw)
+
+
 def _route_grad_op(net, x, y):
     ms.set_context(mode=ms.GRAPH_MODE)
     loss = Loss(net)
@@ -219,6 +252,8 @@ ROUTES = {
     "jit_function_graph_mode": lambda n, x, y: _route_jit_function(n, x, y, ms.GRAPH_MODE),
     "grad_operation_graph": _route_grad_op,
     "jit_of_grad": _route_jit_of_grad,
+    "jit_inside_eager": _route_jit_inside_eager,
+    "graph_cells_inside_eager": _route_graph_cells_inside_eager,
     "train_one_step_pynative": lambda n, x, y: _route_train_one_step(n, x, y, ms.PYNATIVE_MODE),
     "train_one_step_graph": lambda n, x, y: _route_train_one_step(n, x, y, ms.GRAPH_MODE),
     "model_train_pynative": lambda n, x, y: _route_model_train(n, x, y, ms.PYNATIVE_MODE),
@@ -446,3 +481,30 @@ def test_print_in_a_differentiated_compiled_call_prints_once(mode, capfd):
     np.testing.assert_allclose(g.asnumpy(), [2.0, 4.0])
     ms._C.synchronize()
     assert capfd.readouterr().out.count("value:") == 1
+
+
+def test_top_level_gradient_calls_compile_whole_in_graph_mode():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net, x, y = _build("mlp")
+    loss = Loss(net)
+    grad_fn = ms.value_and_grad(loss, None, loss.trainable_params())
+    for _ in range(3):
+        grad_fn(ms.Tensor(x), ms.Tensor(y))
+    reports = ms._jit.compile_report(grad_fn)
+    assert len(reports) == 1  # one graph, forward and backward, compiled once
+    assert loss.__dict__.get("_graph_cache", {}) == {}  # the Cell was inlined, not called as its own graph
+
+
+def test_grad_of_a_jit_function_compiles_whole_in_pynative_mode():
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+    @ms.jit
+    def f(a):
+        return ops.sum(ops.tanh(a) * a)
+
+    grad_fn = ms.grad(f)
+    a = np.array([0.5, -1.0], np.float32)
+    g = grad_fn(ms.Tensor(a))
+    np.testing.assert_allclose(g.asnumpy(), np.tanh(a) + a * (1 - np.tanh(a) ** 2), rtol=1e-5)
+    assert len(ms._jit.compile_report(grad_fn)) == 1
+    assert f._graph_cache == {}  # inlined into the gradient's graph
