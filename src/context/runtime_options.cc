@@ -18,6 +18,7 @@
 #include "context/device_config_options.h"
 #include "context/graph_kernel_flags.h"
 #include "context/option_spec.h"
+#include "core/json_depth.h"
 
 namespace msrt::context {
 namespace {
@@ -281,6 +282,9 @@ Value ParseProfilingOptions(const Value& in, const KeyEnv& env) {
   };
   size_t first = text.find_first_not_of(" \t\n\r");
   if (first == std::string::npos || text[first] != '{') fail("it is neither");
+  if (JsonNestingDepth(text) > kMaxJsonDepth) {
+    fail(StrCat("the JSON nests arrays or objects deeper than ", kMaxJsonDepth, " levels"));
+  }
   Json options;
   try {
     options = Json::parse(text);

@@ -7,22 +7,6 @@
 
 namespace msrt {
 
-int64_t NumElements(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-std::string ShapeRepr(const Shape& shape) {
-  std::string out = "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) out += ",";
-  return out + ")";
-}
-
 void Completion::Finish() {
   {
     std::lock_guard lock(mutex_);
@@ -58,6 +42,7 @@ Storage::~Storage() {
 }
 
 Tensor Tensor::Symbolic(const Shape& shape, DType dtype, DeviceTarget device) {
+  CheckShape(shape, dtype);
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::make_shared<Storage>(nullptr, 0, device, nullptr);
   impl->shape = shape;
@@ -67,13 +52,11 @@ Tensor Tensor::Symbolic(const Shape& shape, DType dtype, DeviceTarget device) {
 }
 
 Tensor Tensor::Empty(const Shape& shape, DType dtype, DeviceTarget device) {
-  for (int64_t d : shape) {
-    MSRT_CHECK_VALUE(d >= 0, "A tensor shape can not have negative dimensions, but got ", ShapeRepr(shape), ".");
-  }
+  size_t nbytes = NumBytes(shape, dtype);  // ValueError for negative or overflowing shapes
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = shape;
   impl->dtype = dtype;
-  impl->storage = memory::Allocate(static_cast<size_t>(NumElements(shape)) * ItemSize(dtype), device);
+  impl->storage = memory::Allocate(nbytes, device);
   return Tensor(std::move(impl));
 }
 

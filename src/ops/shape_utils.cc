@@ -14,8 +14,11 @@ Shape ReshapeTarget(std::string_view op, const Shape& from, const std::vector<in
                 StrCat("attribute 'shape' may hold one -1; expected at most one, but got ", IntsRepr(to)));
       }
       inferred = static_cast<int>(i);
+    } else if (to[i] < 0) {
+      OpError(ErrorKind::kValue, op,
+              StrCat("attribute 'shape' may hold sizes >= 0 and one -1, but got ", IntsRepr(to)));
     } else {
-      known *= to[i];
+      known = CheckedMul(known, to[i], op);
     }
   }
   int64_t total = NumElements(from);
@@ -77,7 +80,7 @@ Shape CheckConcat(std::string_view op, const std::vector<TensorMeta>& inputs, in
               StrCat("all tensors must match except along axis ", a, "; expected a shape like ", ShapeRepr(first),
                      ", but got ", ShapeRepr(s), " for xs[", i, "]"));
     }
-    out[a] += s[a];
+    out[a] = CheckedAdd(out[a], s[a], op);
   }
   return out;
 }
