@@ -513,6 +513,8 @@ def arange(start=0, end=None, step=1, *, dtype=None):
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if values[2] == 0:
+        raise ValueError(f"For 'arange', the 'step' can not be 0, but got {step!r}.")
     array = np.arange(*values)
     if dtype is None:
         dtype = mstype.float32 if array.dtype.kind == "f" else mstype.int64
@@ -713,16 +715,22 @@ def shape(input_x):
     return input_x.shape
 
 
+def _tensor_arg(name, value):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"For '{name}', the input must be a Tensor, but got {type(value).__name__}.")
+    return value
+
+
 def rank(input_x):
-    return input_x.ndim
+    return _tensor_arg("rank", input_x).ndim
 
 
 def size(input_x):
-    return input_x.size
+    return _tensor_arg("size", input_x).size
 
 
 def numel(input):  # noqa: A002
-    return input.size
+    return _tensor_arg("numel", input).size
 
 
 def dtype(input):  # noqa: A002

@@ -28,11 +28,13 @@ TYPED = (TypeError, ValueError, IndexError, RuntimeError, MemoryError, OSError, 
 
 
 class Ok:
-    """The call must return, and check(result) must hold."""
+    """The call must return and check(result) must hold, or raise one of
+    `raises` (typed errors) where either is right."""
 
-    def __init__(self, check=lambda r: True, what="a result"):
+    def __init__(self, check=lambda r: True, what="a result", raises=()):
         self.check = check
         self.what = what
+        self.raises = raises
 
 
 def _deep_list(depth=100000):
@@ -95,19 +97,44 @@ EXTRA_BAD = {
 
 
 def _setter_probe(setter, snapshot, kwargs):
-    """Calls setter(**kwargs); a failed call must leave the context unchanged."""
+    """Calls setter(**kwargs); a failed call must leave the context unchanged.
+    Returns "warned" when the call was accepted with a warning (keys that do
+    not apply on this device are ignored with one, as MindSpore does)."""
 
     def run():
         before = snapshot()
-        try:
-            setter(**kwargs)
-        except TYPED:
-            if snapshot() != before:
-                raise AssertionError("a failed call changed the context") from None
-            raise
-        return "accepted"
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                setter(**kwargs)
+            except TYPED:
+                if snapshot() != before:
+                    raise AssertionError("a failed call changed the context") from None
+                raise
+        return "warned" if caught else "accepted"
 
     return run
+
+
+# Keys that take any text: a NUL byte in them is not an error.
+FREE_TEXT_KEYS = {"graph_kernel_flags", "scheduler_ip", "client_password", "server_password"}
+
+
+def _context_expectation(record, label, device):
+    """What a bad value for a context key must give."""
+    errors = TV
+    if record["type"] == "dict":
+        errors = TV + (KeyError,)  # MindSpore raises KeyError for unknown sub-keys of some dict keys
+    if record["family"] == "ps_context":
+        errors = TV + (RuntimeError,)  # as MindSpore's ps context setter
+    if device not in record["devices"] or record["deprecation_action"] == "ignored":
+        # Not applicable here, or ignored since a release: ignored with a warning, or refused.
+        return Ok(lambda r: r == "warned", "accepted with a warning", raises=errors)
+    if label == "nul" and record["name"] in FREE_TEXT_KEYS:
+        return Ok(what="accepted (free text)", raises=errors)
+    if label == "int_overflow" and record["type"] == 'str ("xxGB")':
+        return Ok(what="accepted (a float number of GB, as MindSpore)", raises=errors)
+    return errors
 
 
 def make_context():
@@ -116,11 +143,13 @@ def make_context():
     setters = {"context": ms.set_context, "auto_parallel_context": ms.set_auto_parallel_context,
                "ps_context": ms.set_ps_context}
     probes = []
+    device = ms.get_context("device_target")
     for record in ms.context.options():
         family, name, kind = record["family"], record["name"], record["type"]
         setter = setters[family]
         for label, value in COMMON_BAD + EXTRA_BAD.get(kind, []):
-            probes.append((f"{family}.{name}={label}", _setter_probe(setter, ms.context.snapshot, {name: value}), TV))
+            probes.append((f"{family}.{name}={label}", _setter_probe(setter, ms.context.snapshot, {name: value}),
+                           _context_expectation(record, label, device)))
     for family, setter in setters.items():
         for label, kwargs in [("unknown_key", {"no_such_key": 1}), ("unknown_nested", {"no_such_key": DEEP_LIST}),
                               ("nul_key", {"mo\0de": 1})]:
@@ -254,6 +283,7 @@ def make_tensor():
         ("tile huge", lambda: ops.tile(t(2), (2**44,))),
         ("arange huge", lambda: ops.arange(0, 2**62)),
         ("arange zero step", lambda: ops.arange(0, 10, 0)),
+        ("arange zero float step", lambda: ops.arange(0.0, 1.0, 0.0)),
         ("arange nan", lambda: ops.arange(0, math.nan)),
         ("arange inf", lambda: ops.arange(0, math.inf)),
         ("eye overflow", lambda: ops.eye(2**40, 2**40)),
@@ -298,7 +328,6 @@ def make_tensor():
         ("concat empty", lambda: ops.concat(())),
         ("concat dtype mismatch", lambda: ops.concat((t(2), t(2, dtype=np.int32)))),
         ("stack mismatch", lambda: ops.stack((t(2), t(3)))),
-        ("split uneven", lambda: ops.split(t(5), 0, 2) if False else ops.split(t(5), 2)),
         ("split zero", lambda: ops.split(t(4), 0)),
         ("gather index out of range", lambda: ops.gather(t(3), ms.Tensor(np.array([5], np.int32)), 0)),
         ("gather negative index", lambda: ops.gather(t(3), ms.Tensor(np.array([-9], np.int32)), 0)),
@@ -306,23 +335,22 @@ def make_tensor():
         ("gather axis out of range", lambda: ops.gather(t(3), ms.Tensor(np.array([0], np.int32)), 3)),
         ("strided_slice zero stride", lambda: ops.strided_slice(t(4), (0,), (4,), (0,))),
         ("strided_slice short", lambda: ops.strided_slice(t(4, 4), (0, 0, 0), (4,), (1,))),
-        ("slice negative size", lambda: ops.slice(t(4), (0,), (-5,))),
-        ("slice out of range", lambda: ops.slice(t(4), (3,), (5,))),
         ("where shape mismatch", lambda: ops.where(ms.Tensor(np.array([True, False])), t(3), t(3))),
         ("select non-bool", lambda: ops.select(t(2), t(2), t(2))),
-        ("clamp min > max", lambda: ops.clamp(t(3), 5.0, 1.0)),
         ("pow str", lambda: ops.pow(t(2), "a")),
         ("sqrt int tensor", lambda: ops.sqrt(t(2, dtype=np.int32))),
-        ("log empty", lambda: ops.log(ops.zeros((0,)))),
         ("addn mismatch", lambda: ops.addn((t(2), t(3)))),
         ("addn empty", lambda: ops.addn(())),
-        ("clip_by_global_norm negative", lambda: ops.clip_by_global_norm((t(2),), -1.0)),
-        ("size of object", lambda: ops.size(object())),
         ("print_ deep", lambda: ops.print_(DEEP_LIST)),
         ("assign shape mismatch", lambda: ops.assign(ms.Parameter(t(2), name="q"), t(3))),
     ]:
         p.append((f"ops.{label}", fn, TYPED + (OverflowError,) if "huge" in label else TYPED))
     # Empty tensors: results, not errors.
+    p.append(("split uneven", lambda: ops.split(t(5), 2), Ok(lambda r: [a.shape for a in r] == [(2,), (2,), (1,)])))
+    p.append(("clamp min > max (NumPy's clip)", lambda: ops.clamp(t(3), 5.0, 1.0), equal(np.clip(np.arange(3, dtype=np.float32), 5.0, 1.0))))
+    p.append(("log of empty", lambda: ops.log(ops.zeros((0,))), equal(np.zeros((0,), np.float32))))
+    p.append(("size of object", lambda: ops.size(object()), TYPE))
+    p.append(("rank of str", lambda: ops.rank("a"), TYPE))
     p.append(("sum of empty", lambda: ops.sum(ops.zeros((0,))), equal(np.array(0.0, np.float32))))
     p.append(("add of empties", lambda: ops.zeros((0, 3)) + ops.zeros((0, 3)), equal(np.zeros((0, 3), np.float32))))
     p.append(("matmul (0,3)x(3,0)", lambda: ops.zeros((0, 3)) @ ops.zeros((3, 0)), equal(np.zeros((0, 0), np.float32))))
@@ -417,7 +445,6 @@ def make_nn():
         ("Dense weight_init shape", lambda: nn.Dense(3, 2, weight_init=t(5, 5))),
         ("Dense call wrong dim", lambda: nn.Dense(3, 2)(t(4, 5))),
         ("Dense call 0-d", lambda: nn.Dense(3, 2)(ms.Tensor(1.0))),
-        ("Dense call str", lambda: nn.Dense(3, 2)("x")),
         ("Dense call int tensor", lambda: nn.Dense(3, 2)(ms.Tensor(np.ones((2, 3), np.int32)))),
         ("Conv2d zero kernel", lambda: nn.Conv2d(3, 8, 0)),
         ("Conv2d negative kernel", lambda: nn.Conv2d(3, 8, -3)),
@@ -440,7 +467,6 @@ def make_nn():
         ("BatchNorm2d negative", lambda: nn.BatchNorm2d(-1)),
         ("BatchNorm2d momentum", lambda: nn.BatchNorm2d(3, momentum=2.0)),
         ("BatchNorm2d eps", lambda: nn.BatchNorm2d(3, eps=-1.0)),
-        ("BatchNorm2d eps nan", lambda: nn.BatchNorm2d(3, eps=math.nan)),
         ("BatchNorm2d call channels", lambda: nn.BatchNorm2d(3)(t(2, 4, 2, 2))),
         ("BatchNorm2d call 2-D", lambda: nn.BatchNorm2d(3)(t(2, 3))),
         ("BatchNorm1d call 4-D", lambda: nn.BatchNorm1d(3)(t(2, 3, 2, 2))),
@@ -458,7 +484,6 @@ def make_nn():
         ("MaxPool2d huge kernel", lambda: nn.MaxPool2d(2**62, 1)(t(1, 1, 2, 2))),
         ("AvgPool2d negative kernel", lambda: nn.AvgPool2d(-2)),
         ("AvgPool2d call window too big", lambda: nn.AvgPool2d(3, 1)(t(1, 1, 2, 2))),
-        ("Flatten call 0-d", lambda: nn.Flatten()(ms.Tensor(1.0))),
         ("Flatten bad dims", lambda: nn.Flatten(start_dim=5)(t(2, 3))),
         ("Softmax axis call", lambda: nn.Softmax(axis=5)(t(2, 3))),
         ("Softmax axis str", lambda: nn.Softmax(axis="a")),
@@ -484,7 +509,6 @@ def make_nn():
         ("CrossEntropyLoss float labels shape", lambda: nn.CrossEntropyLoss()(t(2, 3), t(2, 4))),
         ("NLLLoss label out of range", lambda: nn.NLLLoss()(t(2, 3), ms.Tensor(np.array([0, -9], np.int32)))),
         ("NLLLoss float label", lambda: nn.NLLLoss()(t(2, 3), t(2))),
-        ("NLLLoss weight shape", lambda: nn.NLLLoss(weight=t(5))(t(2, 3), ms.Tensor(np.array([0, 1], np.int32)))),
         ("SoftmaxCE sparse out of range",
          lambda: nn.SoftmaxCrossEntropyWithLogits(sparse=True)(t(2, 3), ms.Tensor(np.array([0, 3], np.int32)))),
         ("SoftmaxCE dense shape", lambda: nn.SoftmaxCrossEntropyWithLogits()(t(2, 3), t(2, 2))),
@@ -501,14 +525,12 @@ def make_nn():
         ("SGD params str list", lambda: nn.SGD(["a"], 0.1)),
         ("SGD lr negative", lambda: nn.SGD(params(), -1.0)),
         ("SGD lr str", lambda: nn.SGD(params(), "a")),
-        ("SGD lr nan", lambda: nn.SGD(params(), math.nan)),
         ("SGD lr deep", lambda: nn.SGD(params(), DEEP_LIST)),
         ("SGD momentum negative", lambda: nn.SGD(params(), 0.1, momentum=-1.0)),
         ("SGD weight_decay negative", lambda: nn.SGD(params(), 0.1, weight_decay=-1.0)),
         ("SGD nesterov without momentum", lambda: nn.SGD(params(), 0.1, nesterov=True)),
         ("SGD loss_scale zero", lambda: nn.SGD(params(), 0.1, loss_scale=0.0)),
         ("SGD lr tensor 2-D", lambda: nn.SGD(params(), ms.Tensor(np.ones((2, 2), np.float32)))),
-        ("SGD lr int tensor", lambda: nn.SGD(params(), ms.Tensor(np.ones(3, np.int32)))),
         ("SGD group missing params", lambda: nn.SGD([{"lr": 0.1}], 0.1)),
         ("SGD group unknown key", lambda: nn.SGD([{"params": params(), "bogus": 1}], 0.1)),
         ("Momentum missing momentum", lambda: nn.Momentum(params(), 0.1)),
@@ -520,7 +542,6 @@ def make_nn():
         ("Adam eps str", lambda: nn.Adam(params(), eps="a")),
         ("Adam weight_decay negative", lambda: nn.Adam(params(), weight_decay=-1.0)),
         ("AdamWeightDecay beta1 nan", lambda: nn.AdamWeightDecay(params(), beta1=math.nan)),
-        ("optimizer call wrong count", lambda: nn.SGD(params(), 0.1)((t(2, 3),))),
         ("optimizer call wrong shape", lambda: nn.SGD(params(), 0.1)((t(5, 5), t(2)))),
         ("optimizer call str", lambda: nn.SGD(params(), 0.1)("x")),
         ("lr list wrong", lambda: nn.SGD(params(), [0.1, "a"])),
@@ -530,14 +551,11 @@ def make_nn():
         ("ExponentialDecayLR steps negative", lambda: nn.ExponentialDecayLR(0.1, 0.9, -1)),
         ("PolynomialDecayLR power negative", lambda: nn.PolynomialDecayLR(0.1, 0.01, 10, -1.0)),
         ("WarmUpLR steps 0", lambda: nn.WarmUpLR(0.1, 0)),
-        ("piecewise empty", lambda: nn.piecewise_constant_lr([], [])),
         ("piecewise unsorted", lambda: nn.piecewise_constant_lr([5, 2], [0.1, 0.2])),
         ("piecewise mismatch", lambda: nn.piecewise_constant_lr([2, 5], [0.1])),
         ("exponential_decay_lr negative", lambda: nn.exponential_decay_lr(0.1, 0.9, -1, 1, 1)),
         ("cosine_decay_lr str", lambda: nn.cosine_decay_lr(0.0, 0.1, "a", 1, 1)),
         ("warmup_lr zero epoch", lambda: nn.warmup_lr(0.1, 10, 1, 0)),
-        ("TrainOneStepCell not cell", lambda: nn.TrainOneStepCell(5, nn.SGD(params(), 0.1))),
-        ("TrainOneStepCell not optimizer", lambda: nn.TrainOneStepCell(nn.Dense(3, 2), 5)),
         ("WithLossCell not cell", lambda: nn.WithLossCell(5, nn.MSELoss())),
         ("WithLossCell call wrong shape", lambda: nn.WithLossCell(nn.Dense(3, 2), nn.MSELoss())(t(2, 5), t(2, 2))),
     ]:
@@ -581,9 +599,7 @@ def make_dataset():
         ("Mnist num_shards without shard_id", lambda: ds.MnistDataset(tmp, num_shards=2)),
         ("Mnist shard_id out of range", lambda: ds.MnistDataset(tmp, num_shards=2, shard_id=5)),
         ("Mnist num_parallel_workers 0", lambda: ds.MnistDataset(tmp, num_parallel_workers=0)),
-        ("Mnist num_parallel_workers huge", lambda: ds.MnistDataset(tmp, num_parallel_workers=2**40)),
         ("Mnist sampler and shuffle", lambda: ds.MnistDataset(tmp, sampler=ds.SequentialSampler(), shuffle=True)),
-        ("Mnist sampler int", lambda: ds.MnistDataset(tmp, sampler=5)),
         ("batch 0", lambda: base().batch(0)),
         ("batch negative", lambda: base().batch(-1)),
         ("batch str", lambda: base().batch("a")),
@@ -627,8 +643,6 @@ def make_dataset():
         ("DistributedSampler zero shards", lambda: ds.DistributedSampler(0, 0)),
         ("config set_seed negative", lambda: ds.config.set_seed(-1)),
         ("config set_seed huge", lambda: ds.config.set_seed(2**100)),
-        ("config set_prefetch_size 0", lambda: ds.config.set_prefetch_size(0)),
-        ("config num_parallel_workers 0", lambda: ds.config.set_num_parallel_workers(0)),
     ]:
         p.append((f"dataset.{label}", fn, TYPED + (ZeroDivisionError,) if "raising" in label else TYPED))
     return p
@@ -656,8 +670,6 @@ def make_grad():
         ("grad position huge", lambda: ms.grad(f, grad_position=2**100)(x)),
         ("grad weights int", lambda: ms.grad(f, grad_position=None, weights=5)(x)),
         ("grad of str arg", lambda: ms.grad(f)("a")),
-        ("grad of non-scalar output", lambda: ms.grad(lambda y: y * 2)(x)),
-        ("grad of list output", lambda: ms.grad(lambda y: [y])(x)),
         ("grad of None output", lambda: ms.grad(lambda y: None)(x)),
         ("grad of raising function", lambda: ms.grad(lambda y: y.reshape(7))(x)),
         ("value_and_grad position out of range", lambda: ms.value_and_grad(f, grad_position=3)(x)),
@@ -665,9 +677,11 @@ def make_grad():
         ("value_and_grad has_aux non-tuple", lambda: ms.value_and_grad(f, has_aux=True)(x)),
         ("grad sens wrong shape", lambda: ops.GradOperation(sens_param=True)(f)(x, ms.Tensor(np.ones(3, np.float32)))),
         ("GradOperation get_by_list no weights", lambda: ops.GradOperation(get_by_list=True)(f)(x)),
-        ("grad int tensor", lambda: ms.grad(f)(ms.Tensor(np.array([1, 2], np.int32)))),
     ]:
         p.append((f"grad.{label}", fn, TYPED))
+    # MindSpore's rule: a non-scalar output is differentiated with sens = ones.
+    p.append(("grad of non-scalar output", lambda: ms.grad(lambda y: y * 2)(x),
+              Ok(lambda r: np.allclose(r.asnumpy(), [2.0, 2.0]), "[2, 2]")))
     p.append(("grad correct", lambda: ms.grad(f)(x), Ok(lambda r: np.allclose(r.asnumpy(), [2.0, 4.0]), "[2, 4]")))
     return p
 
@@ -679,7 +693,6 @@ def make_profiler():
     p = []
     for label, kwargs in [
         ("output_path int", {"output_path": 5}),
-        ("output_path nul", {"output_path": tmp + "/a\0b"}),
         ("output_path deep", {"output_path": DEEP_LIST}),
         ("output_path file", {"output_path": __file__}),
         ("profile_memory str", {"profile_memory": "x"}),
@@ -740,6 +753,17 @@ GROUPS = {
 }
 
 
+def _materialize(result):
+    """Reads every Tensor in the result: ops run asynchronously, and an op's
+    error is raised when its output is read."""
+    if hasattr(result, "asnumpy") and hasattr(result, "_t"):
+        result.asnumpy()
+    elif isinstance(result, (tuple, list)):
+        for item in result:
+            _materialize(item)
+    return result
+
+
 def _short(value):
     try:
         text = repr(value)
@@ -761,9 +785,11 @@ def run_group(group, first=0, out=sys.stdout):
         print(json.dumps({"start": name, "index": index}), file=out, flush=True)
         print(json.dumps({"start": name}), file=out, flush=True)
         try:
-            result = thunk()
+            result = _materialize(thunk())
         except BaseException as e:  # noqa: BLE001 - every outcome is recorded
-            if isinstance(expect, Ok):
+            if isinstance(expect, Ok) and isinstance(e, expect.raises):
+                outcome, detail = "typed", f"{type(e).__name__}: {_short(str(e))}"
+            elif isinstance(expect, Ok):
                 outcome, detail = "wrong", f"raised {type(e).__name__}: {_short(str(e))}"
             elif isinstance(e, expect):
                 outcome, detail = "typed", f"{type(e).__name__}: {_short(str(e))}"
