@@ -95,7 +95,7 @@ TEST(Shape, EveryOpChecksItsInferredShapes) {
 
 TEST(JsonDepth, MeasuresNestingOutsideStrings) {
   EXPECT_EQ(JsonNestingDepth("1"), 0u);
-  EXPECT_EQ(JsonNestingDepth(R"({"a": [1, {"b": []}]})"), 3u);
+  EXPECT_EQ(JsonNestingDepth(R"({"a": [1, {"b": []}]})"), 4u);
   EXPECT_EQ(JsonNestingDepth(R"({"a": "[[[[{{{{"})"), 1u);
   EXPECT_EQ(JsonNestingDepth(R"({"a": "\"[[[["})"), 1u);
   EXPECT_EQ(JsonNestingDepth(std::string(100000, '[')), 100000u);
