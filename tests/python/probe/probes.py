@@ -743,6 +743,65 @@ def make_profiler():
     return p
 
 
+def make_jit():
+    import msrt as ms
+    from msrt import nn, ops
+
+    def f(x):
+        return ops.reshape(x * 2, (-1,))
+
+    def t(*shape):
+        return ms.Tensor(np.ones(shape, np.float32))
+
+    jf = ms.jit(f)
+    p = []
+    for label, fn in [
+        ("jit call str", lambda: jf("a")),
+        ("jit call deep list", lambda: jf(DEEP_LIST)),
+        ("jit call self list", lambda: jf(SELF_LIST)),
+        ("jit call deep dict", lambda: jf(DEEP_DICT)),
+        ("jit call object", lambda: jf(object())),
+        ("jit wrong arity", lambda: jf(t(2), t(2))),
+        ("jit overflow inside", lambda: ms.jit(lambda x: ops.broadcast_to(x, (2**40, 2**40)))(t(1, 1))),
+        ("jit tile overflow inside", lambda: ms.jit(lambda x: ops.tile(x, (2**62, 2**62)))(t(2, 2))),
+        ("jit reshape bad inside", lambda: ms.jit(lambda x: x.reshape(7))(t(2, 3))),
+        ("jit zeros huge inside", lambda: ms.jit(lambda x: x + ops.zeros((2**45,)))(t(1))),
+        ("jit zeros negative inside", lambda: ms.jit(lambda x: x + ops.zeros((-3,)))(t(1))),
+        ("jit shape mismatch inside", lambda: ms.jit(lambda x, y: x + y)(t(2, 3), t(3, 2))),
+        ("jit of int", lambda: ms.jit(5)),
+        ("jit bad capture_mode", lambda: ms.jit(f, capture_mode="bogus")(t(2))),
+        ("jit grad overflow", lambda: ms.grad(ms.jit(lambda x: ops.broadcast_to(x, (2**40, 2**40)).sum()))(t(1, 1))),
+        ("graph cell wrong shape", lambda: _graph_mode(lambda: nn.Dense(3, 2)(t(4, 5)))),
+        ("graph cell deep input", lambda: _graph_mode(lambda: nn.ReLU()(DEEP_LIST))),
+        ("graph cell huge broadcast", lambda: _graph_mode(lambda: _BroadcastCell()(t(1, 1)))),
+    ]:
+        p.append((f"jit.{label}", fn, TYPED))
+    p.append(("jit big-endian input", lambda: jf(ms.Tensor(np.array([1.5, 2], ">f4"))),
+              Ok(lambda r: np.array_equal(r.asnumpy(), [3.0, 4.0]), "[3, 4]")))
+    p.append(("jit correct after errors", lambda: jf(t(2)), Ok(lambda r: np.array_equal(r.asnumpy(), [2.0, 2.0]), "[2, 2]")))
+    return p
+
+
+def _graph_mode(fn):
+    import msrt as ms
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        return fn()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def _BroadcastCell():  # noqa: N802 - builds a Cell class lazily (msrt imported in the group process)
+    from msrt import nn, ops
+
+    class BroadcastCell(nn.Cell):
+        def construct(self, x):
+            return ops.broadcast_to(x, (2**40, 2**40))
+
+    return BroadcastCell()
+
+
 GROUPS = {
     "context": make_context,
     "tensor": make_tensor,
@@ -750,6 +809,7 @@ GROUPS = {
     "dataset": make_dataset,
     "grad": make_grad,
     "profiler": make_profiler,
+    "jit": make_jit,
 }
 
 
