@@ -802,6 +802,13 @@ def _BroadcastCell():  # noqa: N802 - builds a Cell class lazily (msrt imported 
     return BroadcastCell()
 
 
+def make_harness_self_test():
+    """For test_probes' own test: a probe that crashes between two that pass."""
+    import ctypes
+
+    return [("before", lambda: 1, Ok()), ("segfault", lambda: ctypes.string_at(0), TYPED), ("after", lambda: 2, Ok())]
+
+
 GROUPS = {
     "context": make_context,
     "tensor": make_tensor,
@@ -811,6 +818,8 @@ GROUPS = {
     "profiler": make_profiler,
     "jit": make_jit,
 }
+# Run only by test_probes' check that a crash is seen and the group goes on.
+HARNESS_GROUPS = {"harness_self_test": make_harness_self_test}
 
 
 def _materialize(result):
@@ -837,13 +846,12 @@ def run_group(group, first=0, out=sys.stdout):
     {"name", "outcome", "detail"}. A "start" line (with the probe's index)
     precedes each probe so that a crash names the probe it hit."""
     warnings.simplefilter("ignore")
-    probes = GROUPS[group]()
+    probes = {**GROUPS, **HARNESS_GROUPS}[group]()
     print(json.dumps({"count": len(probes)}), file=out, flush=True)
     for index, (name, thunk, expect) in enumerate(probes):
         if index < first:
             continue
         print(json.dumps({"start": name, "index": index}), file=out, flush=True)
-        print(json.dumps({"start": name}), file=out, flush=True)
         try:
             result = _materialize(thunk())
         except BaseException as e:  # noqa: BLE001 - every outcome is recorded

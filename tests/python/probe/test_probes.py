@@ -69,6 +69,13 @@ def test_group_has_no_crash_and_only_typed_errors_or_correct_results(outcomes, g
     assert len(outcome["results"]) == outcome["count"]
 
 
+def test_harness_sees_a_crash_and_runs_the_probes_after_it():
+    outcome = run_group("harness_self_test")
+    assert [name for name, _ in outcome["crashes"]] == ["segfault"]
+    assert "SEGV" in outcome["crashes"][0][1]  # a signal, or AddressSanitizer's SEGV report
+    assert outcome["results"] == {"before": ("correct", ""), "after": ("correct", "")}
+
+
 def test_at_least_500_probes(outcomes):
     counts = {"typed": 0, "correct": 0, "wrong": 0}
     for outcome in outcomes.values():
