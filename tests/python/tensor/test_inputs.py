@@ -196,3 +196,28 @@ def test_boolean_masks_of_the_right_shape_match_numpy(index):
     expected[index] = -1.0
     x[index] = -1.0
     np.testing.assert_array_equal(x.asnumpy(), expected)
+
+
+# --- silent wrong results found by the probes -------------------------------------------
+@pytest.mark.parametrize("loss", [nn.NLLLoss, nn.CrossEntropyLoss])
+def test_class_weights_of_the_wrong_length_raise_value_error(loss):
+    logits = ms.Tensor(np.ones((2, 3), np.float32))
+    labels = ms.Tensor(np.array([0, 1], np.int32))
+    with pytest.raises(ValueError, match=r"shape of 'weight' must be \(C,\)"):
+        loss(weight=ms.Tensor(np.ones(5, np.float32)))(logits, labels)
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: nn.SGD(ps, 0.1),
+    lambda ps: nn.Momentum(ps, 0.1, 0.9),
+    lambda ps: nn.Adam(ps, 0.1),
+    lambda ps: nn.AdamWeightDecay(ps, 0.1),
+], ids=["SGD", "Momentum", "Adam", "AdamWeightDecay"])
+def test_optimizers_refuse_a_gradient_count_that_differs_from_the_parameters(make):
+    net = nn.Dense(3, 2)
+    optimizer = make(net.trainable_params())
+    before = [p.asnumpy().copy() for p in net.trainable_params()]
+    with pytest.raises(ValueError, match="one Tensor per parameter"):
+        optimizer((ms.Tensor(np.ones((2, 3), np.float32)),))
+    for p, old in zip(net.trainable_params(), before):
+        np.testing.assert_array_equal(p.asnumpy(), old)

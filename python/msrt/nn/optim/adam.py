@@ -87,6 +87,7 @@ class AdamWeightDecay(Optimizer):
         self._zero = _scalar(0.0)
 
     def construct(self, gradients):
+        self._check_gradients(gradients)
         lrs = self._lrs(self.get_lr())
         decays = [wd if flag else self._zero for wd, flag in zip(self._weight_decay_tensors, self.decay_flags)]
         b1, b2, eps = self.beta1, self.beta2, self.eps
