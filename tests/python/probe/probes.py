@@ -346,6 +346,16 @@ def make_tensor():
     ]:
         p.append((f"ops.{label}", fn, TYPED + (OverflowError,) if "huge" in label else TYPED))
     # Empty tensors: results, not errors.
+    # Values out of an integer type's range: a defined result (no undefined behaviour in the cast).
+    for label, fn in [
+        ("cast nan/inf/huge to int32", lambda: ops.cast(ms.Tensor(np.array([np.nan, np.inf, -np.inf, 1e300], np.float64)), ms.int32)),
+        ("cast huge float32 to int64", lambda: ops.cast(ms.Tensor(np.array([3e38, -3e38], np.float32)), ms.int64)),
+        ("cast huge to uint8", lambda: ops.cast(ms.Tensor(np.array([1e10, -1e10, np.nan], np.float32)), ms.uint8)),
+        ("fill int32 with 1e300", lambda: ops.fill(ms.int32, (2,), 1e300)),
+        ("fill int8 with nan", lambda: ops.fill(ms.int8, (2,), math.nan)),
+        ("astype int16 of inf", lambda: ms.Tensor(np.array([np.inf], np.float32)).astype(ms.int16)),
+    ]:
+        p.append((label, fn, Ok(what="any values of the integer type", raises=TV)))
     p.append(("split uneven", lambda: ops.split(t(5), 2), Ok(lambda r: [a.shape for a in r] == [(2,), (2,), (1,)])))
     p.append(("clamp min > max (NumPy's clip)", lambda: ops.clamp(t(3), 5.0, 1.0), equal(np.clip(np.arange(3, dtype=np.float32), 5.0, 1.0))))
     p.append(("log of empty", lambda: ops.log(ops.zeros((0,))), equal(np.zeros((0,), np.float32))))
