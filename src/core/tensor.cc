@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/float_to_int.h"
 #include "memory/allocator.h"
 #include "msrt/core/errors.h"
 
@@ -79,11 +80,11 @@ Tensor Tensor::Scalar(double value, DType dtype) {
   void* p = t.raw();
   switch (dtype) {
     case DType::kBool: *static_cast<bool*>(p) = value != 0; break;
-    case DType::kUInt8: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(value); break;
-    case DType::kInt8: *static_cast<int8_t*>(p) = static_cast<int8_t>(value); break;
-    case DType::kInt16: *static_cast<int16_t*>(p) = static_cast<int16_t>(value); break;
-    case DType::kInt32: *static_cast<int32_t*>(p) = static_cast<int32_t>(value); break;
-    case DType::kInt64: *static_cast<int64_t*>(p) = static_cast<int64_t>(value); break;
+    case DType::kUInt8: *static_cast<uint8_t*>(p) = FloatToInt<uint8_t>(value); break;
+    case DType::kInt8: *static_cast<int8_t*>(p) = FloatToInt<int8_t>(value); break;
+    case DType::kInt16: *static_cast<int16_t*>(p) = FloatToInt<int16_t>(value); break;
+    case DType::kInt32: *static_cast<int32_t*>(p) = FloatToInt<int32_t>(value); break;
+    case DType::kInt64: *static_cast<int64_t*>(p) = FloatToInt<int64_t>(value); break;
     case DType::kFloat16: *static_cast<Half*>(p) = FloatToHalf(static_cast<float>(value)); break;
     case DType::kBFloat16: *static_cast<BFloat16*>(p) = FloatToBFloat16(static_cast<float>(value)); break;
     case DType::kFloat32: *static_cast<float*>(p) = static_cast<float>(value); break;

@@ -221,3 +221,18 @@ def test_optimizers_refuse_a_gradient_count_that_differs_from_the_parameters(mak
         optimizer((ms.Tensor(np.ones((2, 3), np.float32)),))
     for p, old in zip(net.trainable_params(), before):
         np.testing.assert_array_equal(p.asnumpy(), old)
+
+
+@pytest.mark.parametrize("source", [np.float64, np.float32])
+@pytest.mark.parametrize("target", [ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8])
+def test_casting_out_of_range_floats_to_integers_matches_numpy(source, target):
+    # The cast used to be undefined behaviour in C++ for these values (UBSan).
+    values = np.array([np.nan, np.inf, -np.inf, 1e300, -1e300, 3e9, -3e9, 300.7, -300.7, 1e19, 2.5, -2.5], source)
+    with np.errstate(invalid="ignore"):
+        expected = values.astype(ms.dtype_to_nptype(target))
+    np.testing.assert_array_equal(ms.Tensor(values).astype(target).asnumpy(), expected)
+
+
+def test_filling_integers_with_out_of_range_values_is_defined():
+    np.testing.assert_array_equal(ops.fill(ms.int32, (2,), 1e300).asnumpy(), [-(2**31)] * 2)
+    np.testing.assert_array_equal(ops.fill(ms.int8, (2,), float("nan")).asnumpy(), [0, 0])
