@@ -44,7 +44,8 @@ tsan: setup
 
 # The whole C++ and Python suites under AddressSanitizer and UndefinedBehaviorSanitizer
 # (clang). python3 is not instrumented: the shared ASan runtime is preloaded into it, and
-# leak checking is off for Python (the interpreter keeps its objects at exit).
+# leak checking is off for Python (the interpreter keeps its objects at exit). pytest
+# captures sys.stdout/stderr only, so a sanitizer's report reaches the terminal.
 ASAN_RUNTIME = $(shell clang++ -print-file-name=libclang_rt.asan-x86_64.so)
 ASAN_COMMON = allocator_may_return_null=1:detect_odr_violation=0
 UBSAN_ENV = UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:$${UBSAN_OPTIONS}"
@@ -55,7 +56,7 @@ asan: setup
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && $(UBSAN_ENV) ASAN_OPTIONS="$(ASAN_COMMON):$${ASAN_OPTIONS}" ctest --output-on-failure -j $(JOBS)
 	$(UBSAN_ENV) ASAN_OPTIONS="detect_leaks=0:$(ASAN_COMMON):$${ASAN_OPTIONS}" LD_PRELOAD=$(ASAN_RUNTIME) MSRT_BUILD_DIR=$(abspath build-asan) \
-	  $(PY) -m pytest -q -p no:cacheprovider tests/python $(ASAN_PYTEST_ARGS)
+	  $(PY) -m pytest -q --capture=sys -p no:cacheprovider tests/python $(ASAN_PYTEST_ARGS)
 
 # libFuzzer over the context value parsers; FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 60
