@@ -227,8 +227,8 @@ def test_optimizers_refuse_a_gradient_count_that_differs_from_the_parameters(mak
 @pytest.mark.parametrize("target", [ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8])
 def test_casting_out_of_range_floats_to_integers_matches_numpy(source, target):
     # The cast used to be undefined behaviour in C++ for these values (UBSan).
-    values = np.array([np.nan, np.inf, -np.inf, 1e300, -1e300, 3e9, -3e9, 300.7, -300.7, 1e19, 2.5, -2.5], source)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
+        values = np.array([np.nan, np.inf, -np.inf, 1e300, -1e300, 3e9, -3e9, 300.7, -300.7, 1e19, 2.5, -2.5], source)
         expected = values.astype(ms.dtype_to_nptype(target))
     np.testing.assert_array_equal(ms.Tensor(values).astype(target).asnumpy(), expected)
 
@@ -236,3 +236,15 @@ def test_casting_out_of_range_floats_to_integers_matches_numpy(source, target):
 def test_filling_integers_with_out_of_range_values_is_defined():
     np.testing.assert_array_equal(ops.fill(ms.int32, (2,), 1e300).asnumpy(), [-(2**31)] * 2)
     np.testing.assert_array_equal(ops.fill(ms.int8, (2,), float("nan")).asnumpy(), [0, 0])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.SGD(nn.Dense(3, 2).trainable_params(), float("nan")),
+    lambda: nn.SGD(nn.Dense(3, 2).trainable_params(), 0.1, momentum=float("nan")),
+    lambda: nn.Adam(nn.Dense(3, 2).trainable_params(), eps=float("nan")),
+    lambda: nn.BatchNorm2d(3, eps=float("nan")),
+], ids=["sgd_lr", "sgd_momentum", "adam_eps", "batchnorm_eps"])
+def test_nan_hyperparameters_raise_value_error(make):
+    # `x < 0` is False for NaN: the checks accepted it.
+    with pytest.raises(ValueError):
+        make()

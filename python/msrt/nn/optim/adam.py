@@ -17,7 +17,7 @@ def _check_param_value(beta1, beta2, eps, prim_name):
         raise ValueError(f"For '{prim_name}', the argument 'beta1' must be in range (0.0, 1.0), but got {beta1}.")
     if not 0.0 < beta2 < 1.0:
         raise ValueError(f"For '{prim_name}', the argument 'beta2' must be in range (0.0, 1.0), but got {beta2}.")
-    if eps <= 0.0:
+    if not eps > 0.0:  # NaN too
         raise ValueError(f"For '{prim_name}', the argument 'eps' must be greater than 0, but got {eps}.")
 
 

@@ -165,7 +165,7 @@ class Optimizer(Cell):
     def _preprocess_single_lr(self, learning_rate):
         if isinstance(learning_rate, (float, int)) and not isinstance(learning_rate, bool):
             learning_rate = float(learning_rate)
-            if learning_rate < 0.0:
+            if not learning_rate >= 0.0:  # NaN too
                 raise ValueError(f"For '{self.cls_name}', the argument 'learning_rate' must be non-negative, "
                                  f"but got {learning_rate}.")
             return learning_rate
