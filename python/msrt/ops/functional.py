@@ -422,7 +422,17 @@ def strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellips
 
 def slice(input_x, begin, size):  # noqa: A001 - MindSpore's name
     shape = input_x.shape
-    end = [b + (shape[i] - b if s == -1 else s) for i, (b, s) in enumerate(zip(begin, size))]
+    begin, size = [int(b) for b in begin], [int(s) for s in size]
+    if len(begin) != len(shape) or len(size) != len(shape):
+        raise ValueError(f"For 'Slice', 'begin' and 'size' must have one entry per dimension of the input "
+                         f"{shape}, but got begin={begin} and size={size}.")
+    end = []
+    for i, (b, s) in enumerate(zip(begin, size)):
+        e = shape[i] if s == -1 else b + s
+        if not 0 <= b <= e <= shape[i] or s < -1:
+            raise ValueError(f"For 'Slice', the slice of dimension {i} must lie in [0, {shape[i]}] "
+                             f"(size -1: up to the end), but got begin={b} and size={s}.")
+        end.append(e)
     return _op("strided_slice", input_x, begin=list(begin), end=end, strides=[1] * len(begin))
 
 

@@ -335,6 +335,10 @@ def make_tensor():
         ("gather axis out of range", lambda: ops.gather(t(3), ms.Tensor(np.array([0], np.int32)), 3)),
         ("strided_slice zero stride", lambda: ops.strided_slice(t(4), (0,), (4,), (0,))),
         ("strided_slice short", lambda: ops.strided_slice(t(4, 4), (0, 0, 0), (4,), (1,))),
+        ("slice negative size", lambda: ops.slice(t(4), (0,), (-5,))),
+        ("slice out of range", lambda: ops.slice(t(4), (3,), (5,))),
+        ("slice negative begin", lambda: ops.slice(t(4), (-1,), (1,))),
+        ("slice short begin", lambda: ops.slice(t(4, 4), (0,), (1,))),
         ("where shape mismatch", lambda: ops.where(ms.Tensor(np.array([True, False])), t(3), t(3))),
         ("select non-bool", lambda: ops.select(t(2), t(2), t(2))),
         ("pow str", lambda: ops.pow(t(2), "a")),
@@ -356,6 +360,7 @@ def make_tensor():
         ("astype int16 of inf", lambda: ms.Tensor(np.array([np.inf], np.float32)).astype(ms.int16)),
     ]:
         p.append((label, fn, Ok(what="any values of the integer type", raises=TV)))
+    p.append(("slice to the end", lambda: ops.slice(t(2, 4), (1, 1), (-1, 2)), equal(np.arange(8, dtype=np.float32).reshape(2, 4)[1:, 1:3])))
     p.append(("split uneven", lambda: ops.split(t(5), 2), Ok(lambda r: [a.shape for a in r] == [(2,), (2,), (1,)])))
     p.append(("clamp min > max (NumPy's clip)", lambda: ops.clamp(t(3), 5.0, 1.0), equal(np.clip(np.arange(3, dtype=np.float32), 5.0, 1.0))))
     p.append(("log of empty", lambda: ops.log(ops.zeros((0,))), equal(np.zeros((0,), np.float32))))

@@ -248,3 +248,15 @@ def test_nan_hyperparameters_raise_value_error(make):
     # `x < 0` is False for NaN: the checks accepted it.
     with pytest.raises(ValueError):
         make()
+
+
+@pytest.mark.parametrize("begin, size", [((3,), (5,)), ((0,), (-5,)), ((-1,), (1,)), ((0, 0), (1, 1))])
+def test_slice_outside_the_tensor_raises_value_error(begin, size):
+    # It used to be clipped silently to what the tensor holds.
+    with pytest.raises(ValueError, match="For 'Slice'"):
+        ops.slice(ms.Tensor(np.arange(4, dtype=np.float32)), begin, size)
+
+
+def test_slice_with_size_minus_one_reaches_the_end():
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    np.testing.assert_array_equal(ops.slice(ms.Tensor(x), (1, 1), (-1, 2)).asnumpy(), x[1:, 1:3])
