@@ -128,9 +128,11 @@ SliceSpec ResolveSlice(const Shape& shape, const Dict& attrs) {
     };
     int64_t start = clamp(begin[d]);
     int64_t stop = clamp(end[d]);
+    // Counted without overflow for any step (INT64_MIN included): the span is at most n.
     int64_t length = 0;
-    if (step > 0 && stop > start) length = (stop - start + step - 1) / step;
-    if (step < 0 && start > stop) length = (start - stop - step - 1) / (-step);
+    uint64_t magnitude = step > 0 ? static_cast<uint64_t>(step) : static_cast<uint64_t>(-(step + 1)) + 1;
+    int64_t span = step > 0 ? stop - start : start - stop;
+    if (span > 0) length = static_cast<int64_t>(static_cast<uint64_t>(span - 1) / magnitude + 1);
     spec.start.push_back(length > 0 ? start : 0);
     spec.step.push_back(step);
     spec.out_shape.push_back(length);

@@ -769,6 +769,87 @@ def make_profiler():
     return p
 
 
+def make_primitives():
+    import msrt as ms
+    from msrt import ops
+
+    P = ops.operations if hasattr(ops, "operations") else ops
+
+    def t(*shape, dtype=np.float32):
+        return ms.Tensor(np.ones(shape, dtype))
+
+    idx = ms.Tensor(np.array([0, 1], np.int32))
+    p = []
+    for label, fn in [
+        ("Conv2D out_channel 0", lambda: P.Conv2D(0, 3)(t(1, 3, 4, 4), t(0, 3, 3, 3))),
+        ("Conv2D pad huge", lambda: P.Conv2D(2, 2, pad_mode="pad", pad=2**62)(t(1, 3, 4, 4), t(2, 3, 2, 2))),
+        ("Conv2D pad negative", lambda: P.Conv2D(2, 2, pad_mode="pad", pad=-1)(t(1, 3, 4, 4), t(2, 3, 2, 2))),
+        ("Conv2D stride huge", lambda: P.Conv2D(2, 2, stride=2**63 - 1)(t(1, 3, 4, 4), t(2, 3, 2, 2))),
+        ("Conv2D dilation huge", lambda: P.Conv2D(2, 2, dilation=2**62)(t(1, 3, 4, 4), t(2, 3, 2, 2))),
+        ("Conv2D weight mismatch", lambda: P.Conv2D(2, 2)(t(1, 3, 4, 4), t(2, 5, 2, 2))),
+        ("Conv2D group huge", lambda: P.Conv2D(2, 2, group=2**62)(t(1, 3, 4, 4), t(2, 3, 2, 2))),
+        ("MaxPool kernel huge", lambda: P.MaxPool(kernel_size=2**62, strides=1)(t(1, 1, 4, 4))),
+        ("MaxPool kernel zero", lambda: P.MaxPool(kernel_size=0)(t(1, 1, 4, 4))),
+        ("MaxPool strides zero", lambda: P.MaxPool(kernel_size=2, strides=0)(t(1, 1, 4, 4))),
+        ("MaxPool same stride huge", lambda: P.MaxPool(kernel_size=2, strides=2**63 - 1, pad_mode="same")(t(1, 1, 4, 4))),
+        ("AvgPool kernel negative", lambda: P.AvgPool(kernel_size=-2)(t(1, 1, 4, 4))),
+        ("AvgPool 3-D input", lambda: P.AvgPool(kernel_size=2)(t(1, 4, 4))),
+        ("Reshape negative", lambda: P.Reshape()(t(6), (-2, -3))),
+        ("Reshape overflow", lambda: P.Reshape()(t(6), (2**62, 4, 0))),
+        ("Reshape deep", lambda: P.Reshape()(t(6), DEEP_LIST)),
+        ("Reshape self list", lambda: P.Reshape()(t(6), SELF_LIST)),
+        ("Tile overflow", lambda: P.Tile()(t(2, 2), (2**62, 2**62))),
+        ("BroadcastTo overflow", lambda: P.BroadcastTo((2**40, 2**40))(t(1, 1))),
+        ("BroadcastTo incompatible", lambda: P.BroadcastTo((3, 4))(t(2, 4))),
+        ("OneHot depth huge", lambda: P.OneHot()(idx, 2**62, ms.Tensor(1.0), ms.Tensor(0.0))),
+        ("OneHot depth overflow", lambda: P.OneHot()(ms.Tensor(np.zeros((2**20,), np.int32)), 2**50, ms.Tensor(1.0), ms.Tensor(0.0))),
+        ("OneHot axis bad", lambda: P.OneHot(axis=5)(idx, 3, ms.Tensor(1.0), ms.Tensor(0.0))),
+        ("Transpose duplicate", lambda: P.Transpose()(t(2, 3), (0, 0))),
+        ("Concat axis", lambda: P.Concat(axis=5)((t(2), t(2)))),
+        ("Stack axis", lambda: P.Stack(axis=-9)((t(2), t(2)))),
+        ("Split zero outputs", lambda: P.Split(0, 0)(t(4))),
+        ("Split uneven", lambda: P.Split(0, 3)(t(4))),
+        ("StridedSlice zero stride", lambda: P.StridedSlice()(t(4), (0,), (4,), (0,))),
+        ("Gather axis", lambda: P.Gather()(t(3), idx, 5)),
+        ("Fill overflow", lambda: P.Fill()(ms.float32, (2**40, 2**40), 1.0)),
+        ("Fill negative", lambda: P.Fill()(ms.float32, (-1,), 1.0)),
+        ("Zeros overflow", lambda: P.Zeros()((2**40, 2**40), ms.float32)),
+        ("Ones huge", lambda: P.Ones()((2**45,), ms.float32)),
+        ("Cast bogus", lambda: P.Cast()(t(2), "bogus")),
+        ("ReduceSum axis huge", lambda: P.ReduceSum()(t(2, 3), 2**62)),
+        ("ReduceMean axis deep", lambda: P.ReduceMean()(t(2, 3), DEEP_LIST)),
+        ("Argmax axis", lambda: P.Argmax(axis=9)(t(2, 3))),
+        ("MatMul mismatch", lambda: P.MatMul()(t(2, 3), t(2, 3))),
+        ("BatchMatMul rank", lambda: P.BatchMatMul()(t(3), t(3))),
+        ("BiasAdd mismatch", lambda: P.BiasAdd()(t(2, 3), t(4))),
+        ("Softmax axis", lambda: P.Softmax(axis=7)(t(2, 3))),
+        ("Dropout keep_prob 0", lambda: P.Dropout(keep_prob=0.0)(t(3))),
+        ("Dropout keep_prob nan", lambda: P.Dropout(keep_prob=math.nan)(t(3))),
+        ("BatchNorm mismatch", lambda: P.BatchNorm()(t(2, 3, 2, 2), t(4), t(4), t(4), t(4))),
+        ("SparseSoftmaxCE label range", lambda: P.SparseSoftmaxCrossEntropyWithLogits()(t(2, 3), ms.Tensor(np.array([0, 9], np.int32)))),
+        ("Assign shape", lambda: P.Assign()(ms.Parameter(t(2), name="w"), t(3))),
+        ("ApplyGradientDescent shape", lambda: P.ApplyGradientDescent()(ms.Parameter(t(2), name="w"), ms.Tensor(0.1), t(3))),
+        ("Print deep", lambda: P.Print()(DEEP_LIST)),
+        ("ScalarToTensor str", lambda: P.ScalarToTensor()("a")),
+        ("TupleToArray ragged", lambda: P.TupleToArray()(((1, 2), (3,)))),
+        ("TupleToArray deep", lambda: P.TupleToArray()(DEEP_TUPLE)),
+    ]:
+        p.append((f"P.{label}", fn, TYPED + (OverflowError,) if "huge" in label else TYPED))
+    x = np.arange(4, dtype=np.float32)
+    for label, args, expected in [
+        ("huge stride", ((0,), (2**63 - 1,), (2**63 - 1,)), x[0:2**63 - 1:2**63 - 1]),
+        ("int64 min stride", ((2**63 - 1,), (-(2**63),), (-(2**63),)), x[2**63 - 1:-(2**63):-(2**63)]),
+        ("huge negative stride", ((3,), (-(2**63),), (-(2**63) + 1,)), x[3:-(2**63):-(2**63) + 1]),
+        ("big step", ((1,), (4,), (2,)), x[1:4:2]),
+        ("reverse", ((-1,), (-5,), (-1,)), x[-1:-5:-1]),
+    ]:
+        p.append((f"P.StridedSlice {label}", lambda a=args: P.StridedSlice()(ms.Tensor(x), *a),
+                  Ok(lambda r, e=expected: np.array_equal(r.asnumpy(), e), repr(expected.tolist()))))
+    p.append(("P.Tile short multiples (padded with 1s, as NumPy)", lambda: P.Tile()(t(2, 2), (2,)),
+              Ok(lambda r: r.shape == (2, 4))))
+    return p
+
+
 def make_jit():
     import msrt as ms
     from msrt import nn, ops
@@ -843,6 +924,7 @@ GROUPS = {
     "grad": make_grad,
     "profiler": make_profiler,
     "jit": make_jit,
+    "primitives": make_primitives,
 }
 # Run only by test_probes' check that a crash is seen and the group goes on.
 HARNESS_GROUPS = {"harness_self_test": make_harness_self_test}

@@ -260,3 +260,12 @@ def test_slice_outside_the_tensor_raises_value_error(begin, size):
 def test_slice_with_size_minus_one_reaches_the_end():
     x = np.arange(8, dtype=np.float32).reshape(2, 4)
     np.testing.assert_array_equal(ops.slice(ms.Tensor(x), (1, 1), (-1, 2)).asnumpy(), x[1:, 1:3])
+
+
+@pytest.mark.parametrize("begin, end, step", [(0, 2**63 - 1, 2**63 - 1), (2**63 - 1, -(2**63), -(2**63)),
+                                              (3, -(2**63), -(2**63) + 1)])
+def test_strided_slice_with_extreme_steps_matches_python(begin, end, step):
+    # The length was computed with an overflowing step: empty results.
+    x = np.arange(4, dtype=np.float32)
+    out = ops.strided_slice(ms.Tensor(x), (begin,), (end,), (step,))
+    np.testing.assert_array_equal(out.asnumpy(), x[begin:end:step])
