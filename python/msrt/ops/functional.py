@@ -722,7 +722,7 @@ def identity(input):  # noqa: A002
 
 
 def shape(input_x):
-    return input_x.shape
+    return _tensor_arg("shape", input_x).shape
 
 
 def _tensor_arg(name, value):
@@ -744,7 +744,7 @@ def numel(input):  # noqa: A002
 
 
 def dtype(input):  # noqa: A002
-    return input.dtype
+    return _tensor_arg("dtype", input).dtype
 
 
 def is_tensor(obj):

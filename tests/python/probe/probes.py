@@ -366,6 +366,8 @@ def make_tensor():
     p.append(("log of empty", lambda: ops.log(ops.zeros((0,))), equal(np.zeros((0,), np.float32))))
     p.append(("size of object", lambda: ops.size(object()), TYPE))
     p.append(("rank of str", lambda: ops.rank("a"), TYPE))
+    p.append(("shape of list", lambda: ops.shape([1, 2]), TYPE))
+    p.append(("dtype of float", lambda: ops.dtype(1.5), TYPE))
     p.append(("sum of empty", lambda: ops.sum(ops.zeros((0,))), equal(np.array(0.0, np.float32))))
     p.append(("add of empties", lambda: ops.zeros((0, 3)) + ops.zeros((0, 3)), equal(np.zeros((0, 3), np.float32))))
     p.append(("matmul (0,3)x(3,0)", lambda: ops.zeros((0, 3)) @ ops.zeros((3, 0)), equal(np.zeros((0, 0), np.float32))))
@@ -832,6 +834,10 @@ def make_primitives():
         ("Print deep", lambda: P.Print()(DEEP_LIST)),
         ("ScalarToTensor str", lambda: P.ScalarToTensor()("a")),
         ("TupleToArray ragged", lambda: P.TupleToArray()(((1, 2), (3,)))),
+        ("Shape of str", lambda: P.Shape()("a")),
+        ("Rank of list", lambda: P.Rank()([1])),
+        ("Size of None", lambda: P.Size()(None)),
+        ("DType of int", lambda: P.DType()(3)),
         ("TupleToArray deep", lambda: P.TupleToArray()(DEEP_TUPLE)),
     ]:
         p.append((f"P.{label}", fn, TYPED + (OverflowError,) if "huge" in label else TYPED))

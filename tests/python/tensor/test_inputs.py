@@ -117,7 +117,8 @@ def test_arange_with_zero_step_raises_value_error():
         ops.arange(0, 10, 0)
 
 
-@pytest.mark.parametrize("fn", [ops.size, ops.rank, ops.numel])
+@pytest.mark.parametrize("fn", [ops.size, ops.rank, ops.numel, ops.shape, ops.dtype, ops.Shape(), ops.Rank(),
+                                ops.Size(), ops.DType()])
 def test_shape_queries_of_non_tensors_raise_type_error(fn):
     with pytest.raises(TypeError):
         fn(object())
