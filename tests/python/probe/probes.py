@@ -856,6 +856,89 @@ def make_primitives():
     return p
 
 
+def make_train():
+    import msrt as ms
+    import msrt.dataset as ds
+    from msrt import amp, nn
+    from msrt.train import CheckpointConfig, LossMonitor, Model, ModelCheckpoint, TimeMonitor
+
+    tmp = tempfile.mkdtemp()
+    _write_mnist(tmp)
+
+    def t(*shape):
+        return ms.Tensor(np.ones(shape, np.float32))
+
+    def model(**kw):
+        net = nn.Dense(3, 2)
+        return Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), 0.1), **kw)
+
+    def data():
+        return ds.MnistDataset(tmp, usage="train").batch(2)
+
+    ckpt = os.path.join(tmp, "net.ckpt")
+    garbage = os.path.join(tmp, "garbage.ckpt")
+    with open(garbage, "wb") as f:
+        f.write(b"\x00" * 64)
+    p = []
+    for label, fn in [
+        ("Model network int", lambda: Model(5)),
+        ("Model loss str", lambda: Model(nn.Dense(3, 2), "mse")),
+        ("Model optimizer int", lambda: Model(nn.Dense(3, 2), nn.MSELoss(), 5)),
+        ("Model amp_level bogus", lambda: model(amp_level="O9")),
+        ("Model metrics int", lambda: model(metrics=5)),
+        ("Model metrics unknown", lambda: model(metrics={"bogus_metric"})),
+        ("Model.train epoch 0", lambda: model().train(0, data())),
+        ("Model.train epoch str", lambda: model().train("a", data())),
+        ("Model.train epoch negative", lambda: model().train(-1, data())),
+        ("Model.train dataset int", lambda: model().train(1, 5)),
+        ("Model.train wrong shapes", lambda: model().train(1, data())),
+        ("Model.train callbacks int", lambda: model().train(1, data(), callbacks=5)),
+        ("Model.train sink_size str", lambda: model().train(1, data(), sink_size="a")),
+        ("Model.eval without metrics", lambda: model().eval(data())),
+        ("Model.predict wrong shape", lambda: model().predict(t(2, 7))),
+        ("LossMonitor str", lambda: LossMonitor("a")),
+        ("TimeMonitor data_size negative", lambda: TimeMonitor(data_size=-1)),
+        ("CheckpointConfig steps negative", lambda: CheckpointConfig(save_checkpoint_steps=-1)),
+        ("CheckpointConfig all zero", lambda: CheckpointConfig(save_checkpoint_steps=0, save_checkpoint_seconds=0,
+                                                               keep_checkpoint_max=0, keep_checkpoint_per_n_minutes=0)),
+        ("CheckpointConfig keep max negative", lambda: CheckpointConfig(keep_checkpoint_max=-1)),
+        ("ModelCheckpoint prefix slash", lambda: ModelCheckpoint(prefix="a/b", directory=tmp)),
+        ("ModelCheckpoint prefix int", lambda: ModelCheckpoint(prefix=5, directory=tmp)),
+        ("ModelCheckpoint config str", lambda: ModelCheckpoint(directory=tmp, config="x")),
+        ("ModelCheckpoint directory nul", lambda: ModelCheckpoint(directory=tmp + "/a\0b")),
+        ("save_checkpoint int", lambda: ms.save_checkpoint(5, ckpt)),
+        ("save_checkpoint path int", lambda: ms.save_checkpoint(nn.Dense(3, 2), 5)),
+        ("save_checkpoint path nul", lambda: ms.save_checkpoint(nn.Dense(3, 2), tmp + "/a\0.ckpt")),
+        ("save_checkpoint deep list", lambda: ms.save_checkpoint(DEEP_LIST, ckpt)),
+        ("save_checkpoint list of str", lambda: ms.save_checkpoint([{"name": "a", "data": "x"}], ckpt)),
+        ("load_checkpoint missing", lambda: ms.load_checkpoint(os.path.join(tmp, "missing.ckpt"))),
+        ("load_checkpoint garbage", lambda: ms.load_checkpoint(garbage)),
+        ("load_checkpoint directory", lambda: ms.load_checkpoint(tmp)),
+        ("load_checkpoint int", lambda: ms.load_checkpoint(5)),
+        ("load_checkpoint nul", lambda: ms.load_checkpoint(tmp + "/a\0.ckpt")),
+        ("load_param_into_net int", lambda: ms.load_param_into_net(nn.Dense(3, 2), 5)),
+        ("load_param_into_net wrong shape", lambda: ms.load_param_into_net(nn.Dense(3, 2), {"weight": ms.Parameter(t(7, 7), name="weight")})),
+        ("load_param_into_net net int", lambda: ms.load_param_into_net(5, {})),
+        ("parse_print missing", lambda: ms.parse_print(os.path.join(tmp, "missing.pb"))),
+        ("parse_print garbage", lambda: ms.parse_print(garbage)),
+        ("parse_print int", lambda: ms.parse_print(5)),
+        ("export net int", lambda: ms.export(5, t(1, 3), file_name=os.path.join(tmp, "g"))),
+        ("export bad format", lambda: ms.export(nn.Dense(3, 2), t(1, 3), file_name=os.path.join(tmp, "g"), file_format="BOGUS")),
+        ("export wrong input shape", lambda: ms.export(nn.Dense(3, 2), t(1, 7), file_name=os.path.join(tmp, "g"))),
+        ("export name nul", lambda: ms.export(nn.Dense(3, 2), t(1, 3), file_name=tmp + "/g\0")),
+        ("load missing", lambda: ms.load(os.path.join(tmp, "missing.mindir"))),
+        ("load garbage", lambda: ms.load(garbage)),
+        ("load int", lambda: ms.load(5)),
+        ("amp level bogus", lambda: amp.auto_mixed_precision(nn.Dense(3, 2), "O7")),
+        ("amp dtype bogus", lambda: amp.auto_mixed_precision(nn.Dense(3, 2), "O2", dtype="bogus")),
+        ("amp network int", lambda: amp.auto_mixed_precision(5, "O2")),
+        ("amp build_train_network level", lambda: amp.build_train_network(nn.Dense(3, 2), nn.SGD(nn.Dense(3, 2).trainable_params(), 0.1), level="O9")),
+        ("amp all_finite str", lambda: amp.all_finite("a")),
+    ]:
+        p.append((f"train.{label}", fn, TYPED))
+    return p
+
+
 def make_jit():
     import msrt as ms
     from msrt import nn, ops
@@ -931,6 +1014,7 @@ GROUPS = {
     "profiler": make_profiler,
     "jit": make_jit,
     "primitives": make_primitives,
+    "train": make_train,
 }
 # Run only by test_probes' check that a crash is seen and the group goes on.
 HARNESS_GROUPS = {"harness_self_test": make_harness_self_test}
