@@ -9,9 +9,11 @@ result.
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -25,11 +27,20 @@ GROUP_TIMEOUT = 900
 
 def run_group(group):
     """{"count", "results": {name: (outcome, detail)}, "crashes": [(name, how)]}."""
+    # Whatever the probes write (temporary files, a profiler's output) goes to a scratch directory.
+    work = tempfile.mkdtemp(prefix=f"msrt-probes-{group}-")
+    env = dict(os.environ, PYTHONFAULTHANDLER="0", TMPDIR=work)
+    try:
+        return _run_group_in(group, work, env)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_group_in(group, work, env):
     results, crashes, count, first = {}, [], None, 0
-    env = dict(os.environ, PYTHONFAULTHANDLER="0")
     while True:
         proc = subprocess.run([sys.executable, str(HERE / "probes.py"), group, str(first)], capture_output=True,
-                              text=True, env=env, timeout=GROUP_TIMEOUT)
+                              text=True, env=env, cwd=work, timeout=GROUP_TIMEOUT)
         started = None
         for line in proc.stdout.splitlines():
             if not line.startswith("{"):
