@@ -242,6 +242,12 @@ def make_tensor():
     p.append(("Parameter(np >f4)", lambda: ms.Parameter(ms.Tensor(np.array([1.5, 2], ">f4")), name="p"),
               equal(np.array([1.5, 2.0], np.float32))))
 
+    p.append(("Parameter(np >f8 array)", lambda: ms.Parameter(np.array([1.5, 2], ">f8"), name="p"),
+              equal(np.array([1.5, 2.0]))))
+    p.append(("ops.cast(Tensor(>i2))", lambda: ops.cast(ms.Tensor(np.array([1, -300], ">i2")), ms.float32),
+              equal(np.array([1.0, -300.0], np.float32))))
+    p.append(("Tensor(>f4) sum", lambda: ms.Tensor(np.array([1.5, 2.5, 3.0], ">f4")).sum(), equal(np.array(7.0, np.float32))))
+
     def set_data_big_endian():
         prm = ms.Parameter(ms.Tensor(np.zeros(2, np.float32)), name="p")
         prm.set_data(ms.Tensor(np.array([1.5, -2], ">f4")))
