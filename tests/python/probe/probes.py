@@ -86,7 +86,7 @@ COMMON_BAD = [
 EXTRA_BAD = {
     "bool": [("str", "yes"), ("float", 1.5), ("list", [True])],
     "int": [("str", "1"), ("float", 1.5), ("list", [1])],
-    "str": [("int", 1), ("list", ["CPU"]), ("nul", "bad\0value"), ("float", 0.5)],
+    "str": [("int", 1), ("list", ["CPU"]), ("nul", "bad\0value"), ("float", 0.5), ("surrogate", "\udcff")],
     "dict": [("str", "x"), ("int", 1), ("unknown_sub_key", {"no_such_sub_key": 1}), ("int_key", {1: 2})],
     'str ("xxGB")': [("no_number", "GB"), ("negative", "-1GB"), ("float_overflow", "1e999GB"),
                      ("int_overflow", "99999999999999999999999999GB"), ("nul", "1GB\0"), ("int", 12)],
@@ -183,6 +183,13 @@ def make_context():
             f.write(text)
         probes.append((f"env_config_path={label}", _setter_probe(ms.set_context, ms.context.snapshot,
                                                                  {"env_config_path": path}), VALUE))
+    for label, flags in [("huge_level", "--opt_level=99999999999999999999999"), ("negative_level", "--opt_level=-1"),
+                         ("no_value", "--opt_level="), ("unknown", "--no_such_flag=1"), ("nul", "--opt_level=1\0"),
+                         ("many", "--enable_expand_ops=" + ",".join(["Add"] * 100000) + " --opt_level=x"),
+                         ("binary", "\x01\x02--=")]:
+        probes.append((f"graph_kernel_flags={label}",
+                       _setter_probe(ms.set_context, ms.context.snapshot, {"graph_kernel_flags": flags}),
+                       Ok(lambda r: r in ("accepted", "warned"), "accepted (with a warning)", raises=TV)))
     for label, text in [("deep", "{" + '"a":{' * 100000), ("deep_closed", '{"x": ' + "[" * 100000 + "]" * 100000 + "}")]:
         probes.append((f"profiling_options={label}",
                        _setter_probe(ms.set_context, ms.context.snapshot, {"profiling_options": text}), VALUE))
