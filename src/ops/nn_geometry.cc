@@ -47,7 +47,7 @@ Axis WindowAxis(std::string_view op, std::string_view axis_name, const std::stri
                 int64_t dilated_kernel, int64_t stride, int64_t pad_before, int64_t pad_after) {
   Axis a{0, 0, 0};
   if (mode == "same") {
-    a.out = CheckedAdd(in, stride - 1, op) / stride;
+    a.out = in > 0 ? (in - 1) / stride + 1 : 0;  // ceil(in / stride) without overflow
     int64_t needed = std::max<int64_t>(0, CheckedAdd(CheckedMul(a.out - 1, stride, op), dilated_kernel, op) - in);
     a.pad_before = needed / 2;
     a.pad_after = needed - a.pad_before;

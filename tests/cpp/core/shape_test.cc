@@ -93,6 +93,22 @@ TEST(Shape, EveryOpChecksItsInferredShapes) {
                ValueError);
 }
 
+TEST(Shape, ConvolutionGeometryTakesExtremeStridesWithoutOverflow) {
+  Tensor x = Tensor::Zeros({1, 3, 4, 4}, DType::kFloat32);
+  Tensor w = Tensor::Zeros({8, 3, 3, 3}, DType::kFloat32);
+  // 'same': ceil(4 / stride) is 1 for any stride >= 4 (it overflowed as (4 + stride - 1) / stride).
+  Tensor y = ops::Call1("conv2d", {x, w}, Dict{{"stride", Value(kMax)}, {"pad_mode", Value("same")}});
+  EXPECT_EQ(y.shape(), (Shape{1, 8, 1, 1}));
+  try {
+    y.Sync();  // oneDNN may refuse such a stride: a typed error, read here so it is not left pending
+  } catch (const Error&) {
+  }
+  // 'pad': in + padding overflows.
+  EXPECT_THROW(ops::Call1("conv2d", {x, w}, Dict{{"pad", Value(kMax)}, {"pad_mode", Value("pad")}}), ValueError);
+  // A dilated kernel that overflows.
+  EXPECT_THROW(ops::Call1("conv2d", {x, w}, Dict{{"dilation", Value(kMax)}, {"pad_mode", Value("valid")}}), ValueError);
+}
+
 TEST(JsonDepth, MeasuresNestingOutsideStrings) {
   EXPECT_EQ(JsonNestingDepth("1"), 0u);
   EXPECT_EQ(JsonNestingDepth(R"({"a": [1, {"b": []}]})"), 4u);
