@@ -597,6 +597,8 @@ def make_nn():
         ("exponential_decay_lr negative", lambda: nn.exponential_decay_lr(0.1, 0.9, -1, 1, 1)),
         ("cosine_decay_lr str", lambda: nn.cosine_decay_lr(0.0, 0.1, "a", 1, 1)),
         ("warmup_lr zero epoch", lambda: nn.warmup_lr(0.1, 10, 1, 0)),
+        ("TrainOneStepCell not cell", lambda: nn.TrainOneStepCell(5, nn.SGD(params(), 0.1))),
+        ("TrainOneStepCell not optimizer", lambda: nn.TrainOneStepCell(nn.Dense(3, 2), 5)),
         ("WithLossCell not cell", lambda: nn.WithLossCell(5, nn.MSELoss())),
         ("WithLossCell call wrong shape", lambda: nn.WithLossCell(nn.Dense(3, 2), nn.MSELoss())(t(2, 5), t(2, 2))),
     ]:

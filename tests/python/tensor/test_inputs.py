@@ -270,3 +270,12 @@ def test_strided_slice_with_extreme_steps_matches_python(begin, end, step):
     x = np.arange(4, dtype=np.float32)
     out = ops.strided_slice(ms.Tensor(x), (begin,), (end,), (step,))
     np.testing.assert_array_equal(out.asnumpy(), x[begin:end:step])
+
+
+@pytest.mark.parametrize("network, optimizer", [(5, "sgd"), ("dense", 5)])
+def test_train_one_step_cell_checks_its_arguments(network, optimizer):
+    dense = nn.Dense(3, 2)
+    network = dense if network == "dense" else network
+    optimizer = nn.SGD(dense.trainable_params(), 0.1) if optimizer == "sgd" else optimizer
+    with pytest.raises(TypeError, match="TrainOneStepCell"):
+        nn.TrainOneStepCell(network, optimizer)
