@@ -5,7 +5,7 @@ PY := .venv/bin/python
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup build test test-cpp test-python demo tsan fuzz bench docs clean
+.PHONY: setup build test test-cpp test-python demo tsan asan fuzz bench docs clean
 
 setup:
 	@scripts/setup.sh
@@ -42,6 +42,22 @@ tsan: setup
 	cmake --build build-tsan -j $(JOBS) --target msrt_tests
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(abspath tests/tsan.supp)" build-tsan/tests/cpp/msrt_tests --gtest_filter='*Concurren*:*Thread*'
 
+# The whole C++ and Python suites under AddressSanitizer and UndefinedBehaviorSanitizer
+# (clang). python3 is not instrumented: the shared ASan runtime is preloaded into it, and
+# leak checking is off for Python (the interpreter keeps its objects at exit). pytest
+# captures sys.stdout/stderr only, so a sanitizer's report reaches the terminal.
+ASAN_RUNTIME = $(shell clang++ -print-file-name=libclang_rt.asan-x86_64.so)
+ASAN_COMMON = allocator_may_return_null=1:detect_odr_violation=0
+UBSAN_ENV = UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:$${UBSAN_OPTIONS}"
+asan: setup
+	cmake -S . -B build-asan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+	  -DMSRT_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMSRT_CUDA=OFF -DMSRT_WERROR=OFF \
+	  -DPython_EXECUTABLE=/usr/bin/python3
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && $(UBSAN_ENV) ASAN_OPTIONS="$(ASAN_COMMON):$${ASAN_OPTIONS}" ctest --output-on-failure -j $(JOBS)
+	$(UBSAN_ENV) ASAN_OPTIONS="detect_leaks=0:$(ASAN_COMMON):$${ASAN_OPTIONS}" LD_PRELOAD=$(ASAN_RUNTIME) MSRT_BUILD_DIR=$(abspath build-asan) \
+	  $(PY) -m pytest -q --capture=sys -p no:cacheprovider tests/python $(ASAN_PYTEST_ARGS)
+
 # libFuzzer over the context value parsers; FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 60
 fuzz: setup
@@ -65,4 +81,4 @@ docs: build
 	MSRT_BUILD_DIR=$(abspath $(BUILD)) $(PY) tools/gen_context_docs.py > docs/context.md
 
 clean:
-	rm -rf $(BUILD) build-tsan build-fuzz build-bench
+	rm -rf $(BUILD) build-tsan build-asan build-fuzz build-bench

@@ -44,13 +44,13 @@ def _expand(x, index):
     for e in index:
         if isinstance(e, Tensor):
             if e._t.dtype_name == "bool_":
-                entries.extend(_mask_to_indices(_host_index(e)))
+                entries.append(_Mask(_host_index(e)))
             else:
                 entries.append(e)
         elif _is_advanced(e):
             array = _host_index(e)
             if array.dtype.kind == "b":
-                entries.extend(_mask_to_indices(array))
+                entries.append(_Mask(array))
             else:
                 entries.append(array)
         elif e is None or e is Ellipsis or isinstance(e, slice) or _is_int(e):
@@ -62,7 +62,7 @@ def _expand(x, index):
     n_ellipsis = sum(1 for e in entries if e is Ellipsis)
     if n_ellipsis > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
+    consumed = sum(e.array.ndim if isinstance(e, _Mask) else 1 for e in entries if e is not None and e is not Ellipsis)
     if consumed > ndim:
         raise IndexError(f"too many indices for tensor: tensor is {ndim}-dimensional, but {consumed} were indexed")
     fill = [slice(None)] * (ndim - consumed)
@@ -71,6 +71,8 @@ def _expand(x, index):
         entries[at:at + 1] = fill
     else:
         entries.extend(fill)
+    if any(isinstance(e, _Mask) for e in entries):
+        entries = _expand_masks(x.shape, entries)
     has_advanced = any(not (e is None or isinstance(e, slice) or _is_int(e)) for e in entries)
     if has_advanced:
         # With arrays present, integers are advanced indices too (NumPy's rule).
@@ -78,10 +80,36 @@ def _expand(x, index):
     return entries, has_advanced
 
 
-def _mask_to_indices(mask):
-    if mask.ndim == 0:
-        raise IndexError("a 0-d boolean index is not supported by msrt")
-    return list(np.nonzero(mask))
+class _Mask:
+    """A boolean index entry; it covers as many dimensions as it has."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        if array.ndim == 0:
+            raise IndexError("a 0-d boolean index is not supported by msrt")
+        self.array = array
+
+
+def _expand_masks(shape, entries):
+    """Replaces each boolean mask by the integer indices of its True entries,
+    after checking that it matches the dimensions it covers (NumPy's rule)."""
+    out = []
+    dim = 0
+    for e in entries:
+        if isinstance(e, _Mask):
+            mask = e.array
+            for k, size in enumerate(mask.shape):
+                if size != shape[dim + k]:
+                    raise IndexError(f"boolean index did not match indexed tensor along dimension {dim + k}; "
+                                     f"dimension is {shape[dim + k]} but corresponding boolean dimension is {size}")
+            out.extend(np.nonzero(mask))
+            dim += mask.ndim
+        else:
+            out.append(e)
+            if e is not None:
+                dim += 1
+    return out
 
 
 def _normalize_host(array, n, dim):

@@ -29,9 +29,30 @@ void PythonWarningSink(WarningKind kind, const std::string& message) {
   if (PyErr_WarnEx(category, message.c_str(), 1) < 0) throw py::error_already_set();
 }
 
-}  // namespace
+// Containers nested deeper than this (or containing themselves) are refused:
+// converting them recurses once per level and would overflow the stack.
+constexpr int kMaxNestingDepth = 100;
 
-Value ToValue(py::handle object) {
+[[noreturn]] void ThrowNestedTooDeep() {
+  throw ValueError(StrCat("The value is nested deeper than ", kMaxNestingDepth,
+                          " levels (lists, tuples or dicts inside each other, or a container that contains itself); "
+                          "expected at most ", kMaxNestingDepth, " levels."));
+}
+
+Value ToValueAt(py::handle object, int depth);
+
+// `depth`: how many containers enclose `mapping`.
+Dict ToDictAt(py::handle mapping, int depth) {
+  if (depth >= kMaxNestingDepth) ThrowNestedTooDeep();
+  Dict out;
+  for (auto [key, value] : py::reinterpret_borrow<py::dict>(mapping)) {
+    std::string name = PyUnicode_Check(key.ptr()) ? key.cast<std::string>() : std::string(py::repr(key));
+    out.Set(std::move(name), ToValueAt(value, depth + 1));
+  }
+  return out;
+}
+
+Value ToValueAt(py::handle object, int depth) {
   PyObject* o = object.ptr();
   if (o == Py_None) return Value();
   if (PyBool_Check(o)) return Value(o == Py_True);
@@ -55,22 +76,20 @@ Value ToValue(py::handle object) {
     return Value(std::string(data, static_cast<size_t>(size)));
   }
   if (PyList_Check(o) || PyTuple_Check(o)) {
+    if (depth >= kMaxNestingDepth) ThrowNestedTooDeep();
     List items;
-    for (py::handle item : object) items.push_back(ToValue(item));
+    for (py::handle item : object) items.push_back(ToValueAt(item, depth + 1));
     return PyTuple_Check(o) ? Value::Tuple(std::move(items)) : Value(std::move(items));
   }
-  if (PyDict_Check(o)) return Value(ToDict(object));
+  if (PyDict_Check(o)) return Value(ToDictAt(object, depth));
   return Value::Object(TypeName(object), py::repr(object));
 }
 
-Dict ToDict(py::handle mapping) {
-  Dict out;
-  for (auto [key, value] : py::reinterpret_borrow<py::dict>(mapping)) {
-    std::string name = PyUnicode_Check(key.ptr()) ? key.cast<std::string>() : std::string(py::repr(key));
-    out.Set(std::move(name), ToValue(value));
-  }
-  return out;
-}
+}  // namespace
+
+Value ToValue(py::handle object) { return ToValueAt(object, 0); }
+
+Dict ToDict(py::handle mapping) { return ToDictAt(mapping, 0); }
 
 py::object FromValue(const Value& value) {
   switch (value.kind()) {

@@ -58,6 +58,11 @@ py::dtype ToNumpy(DType dtype) {
 Tensor FromArray(const py::array& input, std::optional<std::string> dtype_name) {
   py::array array = py::array::ensure(input, py::array::c_style);
   if (!array) throw py::error_already_set();
+  if (!array.dtype().attr("isnative").cast<bool>()) {
+    // Non-native byte order ('>f4' on this machine): NumPy swaps the bytes.
+    array = py::array::ensure(array.attr("astype")(array.dtype().attr("newbyteorder")("=")), py::array::c_style);
+    if (!array) throw py::error_already_set();
+  }
   auto dtype = FromNumpy(array.dtype());
   if (!dtype) {
     throw TypeError(StrCat("Tensor: NumPy dtype '", std::string(py::str(array.dtype())),
@@ -65,6 +70,7 @@ Tensor FromArray(const py::array& input, std::optional<std::string> dtype_name) 
                            "float32 or float64."));
   }
   Shape shape(array.shape(), array.shape() + array.ndim());
+  CheckShape(shape, *dtype, "Tensor");
   Tensor t = Tensor::FromHost(array.data(), static_cast<size_t>(array.nbytes()), shape, *dtype);
   if (dtype_name && *dtype_name != DTypeAttrName(*dtype)) {
     auto target = ParseDType(*dtype_name);

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/json_depth.h"
+
 namespace msrt::context {
 namespace {
 
@@ -55,6 +57,9 @@ Value ParseSpeedUpJsonPath(const Value& in, const KeyEnv& env) {
     if (text.size() > kMaxBytes) fail("it is larger than 16 MiB");
   }
   if (file.bad()) fail("it cannot be read");
+  if (JsonNestingDepth(text) > kMaxJsonDepth) {
+    fail(StrCat("it nests arrays or objects deeper than ", kMaxJsonDepth, " levels"));
+  }
   Json config;
   try {
     config = Json::parse(text);

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_depth.h"
 #include "msrt/core/errors.h"
 
 namespace msrt::context {
@@ -138,6 +139,9 @@ void ParseSys(const Checker& check, const Json& section, EnvConfig* config) {
 
 EnvConfig ParseEnvConfigJson(std::string_view json_text, std::string_view file_for_messages) {
   Checker check(file_for_messages);
+  if (JsonNestingDepth(json_text) > kMaxJsonDepth) {
+    check.Fail(StrCat("it nests arrays or objects deeper than ", kMaxJsonDepth, " levels."));
+  }
   Json doc;
   try {
     doc = Json::parse(json_text.begin(), json_text.end());

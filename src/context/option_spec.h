@@ -234,6 +234,8 @@ std::string Printable(std::string_view text);
 /// A str argument naming a path; NUL bytes are refused (the file system would
 /// silently cut the name there).
 const std::string& PathText(const Value& in, const KeyEnv& env);
+/// str naming a path (NUL bytes refused, see PathText).
+Parser ParsePath();
 /// Accepts the "unset" stored form ("") when loading a snapshot, for keys
 /// whose default is unset but which users may only set to listed values.
 Parser OrUnsetWhenLoading(Parser parse);

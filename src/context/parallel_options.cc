@@ -84,8 +84,8 @@ void CreateParentDirectory(const std::string& file, const KeyEnv& env) {
 /// str; the parent directory is created (not while loading a snapshot).
 Parser ParseSavePath() {
   return [](const Value& in, const KeyEnv& env) -> Value {
-    if (!in.is_string()) env.FailType("str", in);
-    if (!env.loading) CreateParentDirectory(in.as_string(), env);
+    const std::string& path = PathText(in, env);
+    if (!env.loading) CreateParentDirectory(path, env);
     return in;
   };
 }
@@ -656,7 +656,7 @@ const FamilyTable& AutoParallelTable() {
               {.name = "strategy_ckpt_load_file",
                .type = "str",
                .default_value = "",
-               .parse = ParseString(),
+               .parse = ParsePath(),
                .affects_compile = true,
                .doc = "File from which sharding strategies are read at compile time; \"\" for "
                       "none."},

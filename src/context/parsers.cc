@@ -264,6 +264,10 @@ const std::string& PathText(const Value& in, const KeyEnv& env) {
   return in.as_string();
 }
 
+Parser ParsePath() {
+  return [](const Value& in, const KeyEnv& env) -> Value { return Value(PathText(in, env)); };
+}
+
 /// Accepts the "unset" stored form ("") when loading a snapshot, for keys
 /// whose default is unset but which users may only set to listed values.
 Parser OrUnsetWhenLoading(Parser parse) {

@@ -286,7 +286,7 @@ const FamilyTable& ParameterServerTable() {
               {.name = "config_file_path",
                .type = "str",
                .default_value = "",
-               .parse = ParseString(),
+               .parse = ParsePath(),
                .kept_on_reset = true,
                .doc = "Configuration file that servers use to recover after a failure."},
               {.name = "worker_num",

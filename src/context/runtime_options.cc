@@ -18,6 +18,7 @@
 #include "context/device_config_options.h"
 #include "context/graph_kernel_flags.h"
 #include "context/option_spec.h"
+#include "core/json_depth.h"
 
 namespace msrt::context {
 namespace {
@@ -281,6 +282,9 @@ Value ParseProfilingOptions(const Value& in, const KeyEnv& env) {
   };
   size_t first = text.find_first_not_of(" \t\n\r");
   if (first == std::string::npos || text[first] != '{') fail("it is neither");
+  if (JsonNestingDepth(text) > kMaxJsonDepth) {
+    fail(StrCat("the JSON nests arrays or objects deeper than ", kMaxJsonDepth, " levels"));
+  }
   Json options;
   try {
     options = Json::parse(text);
@@ -613,7 +617,7 @@ FamilyTable MakeRuntimeTable() {
           {.name = "compile_cache_path",
            .type = "str",
            .default_value = Value(""),
-           .parse = ParseString(),
+           .parse = ParsePath(),
            .env = {.var = "MS_COMPILER_CACHE_PATH",
                    .role = EnvRole::kDefault,
                    .parse = [](const std::string& text, const KeyEnv&) { return Value(text); }},
@@ -680,7 +684,7 @@ FamilyTable MakeRuntimeTable() {
           {.name = "save_dump_path",
            .type = "str",
            .default_value = Value("."),
-           .parse = ParseString(),
+           .parse = ParsePath(),
            .mindspore_devices = kAscendOnly,
            .device_note = "msrt's kernel data dump works on every device.",
            .doc = "Directory for the data written by enable_dump; a relative path is taken from "
@@ -771,7 +775,7 @@ FamilyTable MakeRuntimeTable() {
           {.name = "save_ms_model_path",
            .type = "str",
            .default_value = Value("./model.ms"),
-           .parse = ParseString(),
+           .parse = ParsePath(),
            .deprecation = kIgnoredSinceR1_0,
            .doc = "Where save_ms_model writes the model (r0.5 only)."},
       },

@@ -4,26 +4,11 @@
 
 #include <cstring>
 
+#include "core/float_to_int.h"
 #include "memory/allocator.h"
 #include "msrt/core/errors.h"
 
 namespace msrt {
-
-int64_t NumElements(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-std::string ShapeRepr(const Shape& shape) {
-  std::string out = "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) out += ",";
-  return out + ")";
-}
 
 void Completion::Finish() {
   {
@@ -65,6 +50,7 @@ Storage::~Storage() {
 }
 
 Tensor Tensor::Symbolic(const Shape& shape, DType dtype, DeviceTarget device) {
+  CheckShape(shape, dtype);
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::make_shared<Storage>(nullptr, 0, device, nullptr);
   impl->shape = shape;
@@ -74,13 +60,11 @@ Tensor Tensor::Symbolic(const Shape& shape, DType dtype, DeviceTarget device) {
 }
 
 Tensor Tensor::Empty(const Shape& shape, DType dtype, DeviceTarget device) {
-  for (int64_t d : shape) {
-    MSRT_CHECK_VALUE(d >= 0, "A tensor shape can not have negative dimensions, but got ", ShapeRepr(shape), ".");
-  }
+  size_t nbytes = NumBytes(shape, dtype);  // ValueError for negative or overflowing shapes
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = shape;
   impl->dtype = dtype;
-  impl->storage = memory::Allocate(static_cast<size_t>(NumElements(shape)) * ItemSize(dtype), device);
+  impl->storage = memory::Allocate(nbytes, device);
   return Tensor(std::move(impl));
 }
 
@@ -103,11 +87,11 @@ Tensor Tensor::Scalar(double value, DType dtype) {
   void* p = t.raw();
   switch (dtype) {
     case DType::kBool: *static_cast<bool*>(p) = value != 0; break;
-    case DType::kUInt8: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(value); break;
-    case DType::kInt8: *static_cast<int8_t*>(p) = static_cast<int8_t>(value); break;
-    case DType::kInt16: *static_cast<int16_t*>(p) = static_cast<int16_t>(value); break;
-    case DType::kInt32: *static_cast<int32_t*>(p) = static_cast<int32_t>(value); break;
-    case DType::kInt64: *static_cast<int64_t*>(p) = static_cast<int64_t>(value); break;
+    case DType::kUInt8: *static_cast<uint8_t*>(p) = FloatToInt<uint8_t>(value); break;
+    case DType::kInt8: *static_cast<int8_t*>(p) = FloatToInt<int8_t>(value); break;
+    case DType::kInt16: *static_cast<int16_t*>(p) = FloatToInt<int16_t>(value); break;
+    case DType::kInt32: *static_cast<int32_t*>(p) = FloatToInt<int32_t>(value); break;
+    case DType::kInt64: *static_cast<int64_t*>(p) = FloatToInt<int64_t>(value); break;
     case DType::kFloat16: *static_cast<Half*>(p) = FloatToHalf(static_cast<float>(value)); break;
     case DType::kBFloat16: *static_cast<BFloat16*>(p) = FloatToBFloat16(static_cast<float>(value)); break;
     case DType::kFloat32: *static_cast<float*>(p) = static_cast<float>(value); break;

@@ -39,6 +39,8 @@ std::vector<Tensor> Call(std::string_view name, const std::vector<Tensor>& input
   metas.reserve(inputs.size());
   for (const Tensor& t : inputs) metas.push_back(TensorMeta{t.shape(), t.dtype()});
   std::vector<TensorMeta> out_metas = op.infer(metas, normalized);
+  // One check for every op: inferred shapes are non-negative and their sizes fit.
+  for (const TensorMeta& meta : out_metas) CheckShape(meta.shape, meta.dtype, op.name);
 
   Executor* executor = t_executor != nullptr ? t_executor : g_default_executor;
   MSRT_INTERNAL_ASSERT(executor != nullptr, "no executor installed");

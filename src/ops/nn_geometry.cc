@@ -47,8 +47,8 @@ Axis WindowAxis(std::string_view op, std::string_view axis_name, const std::stri
                 int64_t dilated_kernel, int64_t stride, int64_t pad_before, int64_t pad_after) {
   Axis a{0, 0, 0};
   if (mode == "same") {
-    a.out = (in + stride - 1) / stride;
-    int64_t needed = std::max<int64_t>(0, (a.out - 1) * stride + dilated_kernel - in);
+    a.out = in > 0 ? (in - 1) / stride + 1 : 0;  // ceil(in / stride) without overflow
+    int64_t needed = std::max<int64_t>(0, CheckedAdd(CheckedMul(a.out - 1, stride, op), dilated_kernel, op) - in);
     a.pad_before = needed / 2;
     a.pad_after = needed - a.pad_before;
   } else if (mode == "valid") {
@@ -56,15 +56,15 @@ Axis WindowAxis(std::string_view op, std::string_view axis_name, const std::stri
   } else {
     a.pad_before = pad_before;
     a.pad_after = pad_after;
-    int64_t padded = in + pad_before + pad_after;
+    int64_t padded = CheckedAdd(CheckedAdd(in, pad_before, op), pad_after, op);
     a.out = padded >= dilated_kernel ? (padded - dilated_kernel) / stride + 1 : 0;
   }
   if (a.out <= 0) {
     OpError(ErrorKind::kValue, op,
             StrCat("the ", axis_name, " of the input (", in, mode == "pad" ? " plus padding " : "",
-                   mode == "pad" ? std::to_string(pad_before + pad_after) : std::string(),
+                   mode == "pad" ? std::to_string(a.pad_before + a.pad_after) : std::string(),
                    ") is smaller than the (dilated) window; expected at least ", dilated_kernel, ", but got ",
-                   mode == "pad" ? in + pad_before + pad_after : in));
+                   mode == "pad" ? in + a.pad_before + a.pad_after : in));
   }
   return a;
 }
@@ -131,7 +131,7 @@ Conv2dGeometry ConvGeometry(std::string_view op, const Shape& x, const Shape& w,
             StrCat("the output channels (weight.shape[0]) must be divisible by group ", g.group, "; but got ",
                    g.out_channels));
   }
-  if (w[1] * g.group != g.in_channels) {
+  if (CheckedMul(w[1], g.group, op) != g.in_channels) {
     OpError(ErrorKind::kValue, op,
             StrCat("x's channels must equal weight.shape[1] * group; expected ", w[1] * g.group, " (", w[1],
                    " * ", g.group, "), but got ", g.in_channels, " (x shape ", ShapeRepr(x), ", weight shape ",
@@ -152,8 +152,8 @@ Conv2dGeometry ConvGeometry(std::string_view op, const Shape& x, const Shape& w,
             StrCat("'pad' must be zero when 'pad_mode' is not 'pad'; but got pad ", Attr(attrs, "pad").repr(),
                    " with pad_mode '", mode, "'"));
   }
-  Axis h = WindowAxis(op, "height", mode, g.in_h, (g.kernel_h - 1) * g.dilation_h + 1, g.stride_h, pad[0], pad[1]);
-  Axis wd = WindowAxis(op, "width", mode, g.in_w, (g.kernel_w - 1) * g.dilation_w + 1, g.stride_w, pad[2], pad[3]);
+  Axis h = WindowAxis(op, "height", mode, g.in_h, CheckedMul(g.kernel_h - 1, g.dilation_h, op) + 1, g.stride_h, pad[0], pad[1]);
+  Axis wd = WindowAxis(op, "width", mode, g.in_w, CheckedMul(g.kernel_w - 1, g.dilation_w, op) + 1, g.stride_w, pad[2], pad[3]);
   g.out_h = h.out;
   g.pad_top = h.pad_before;
   g.pad_bottom = h.pad_after;

@@ -356,7 +356,7 @@ MSRT_REGISTER_OP({.name = "tile",
                     auto multiples = ShapeAttr("tile", attrs, "multiples", 0);
                     Shape padded = PadShape("tile", in[0].shape, multiples);
                     Shape out(padded.size());
-                    for (size_t i = 0; i < padded.size(); ++i) out[i] = padded[i] * multiples[i];
+                    for (size_t i = 0; i < padded.size(); ++i) out[i] = CheckedMul(padded[i], multiples[i], "tile");
                     return Metas{{out, in[0].dtype}};
                   },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {

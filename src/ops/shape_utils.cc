@@ -14,8 +14,11 @@ Shape ReshapeTarget(std::string_view op, const Shape& from, const std::vector<in
                 StrCat("attribute 'shape' may hold one -1; expected at most one, but got ", IntsRepr(to)));
       }
       inferred = static_cast<int>(i);
+    } else if (to[i] < 0) {
+      OpError(ErrorKind::kValue, op,
+              StrCat("attribute 'shape' may hold sizes >= 0 and one -1, but got ", IntsRepr(to)));
     } else {
-      known *= to[i];
+      known = CheckedMul(known, to[i], op);
     }
   }
   int64_t total = NumElements(from);
@@ -77,7 +80,7 @@ Shape CheckConcat(std::string_view op, const std::vector<TensorMeta>& inputs, in
               StrCat("all tensors must match except along axis ", a, "; expected a shape like ", ShapeRepr(first),
                      ", but got ", ShapeRepr(s), " for xs[", i, "]"));
     }
-    out[a] += s[a];
+    out[a] = CheckedAdd(out[a], s[a], op);
   }
   return out;
 }
@@ -125,9 +128,11 @@ SliceSpec ResolveSlice(const Shape& shape, const Dict& attrs) {
     };
     int64_t start = clamp(begin[d]);
     int64_t stop = clamp(end[d]);
+    // Counted without overflow for any step (INT64_MIN included): the span is at most n.
     int64_t length = 0;
-    if (step > 0 && stop > start) length = (stop - start + step - 1) / step;
-    if (step < 0 && start > stop) length = (start - stop - step - 1) / (-step);
+    uint64_t magnitude = step > 0 ? static_cast<uint64_t>(step) : static_cast<uint64_t>(-(step + 1)) + 1;
+    int64_t span = step > 0 ? stop - start : start - stop;
+    if (span > 0) length = static_cast<int64_t>(static_cast<uint64_t>(span - 1) / magnitude + 1);
     spec.start.push_back(length > 0 ? start : 0);
     spec.step.push_back(step);
     spec.out_shape.push_back(length);

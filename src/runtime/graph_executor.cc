@@ -24,7 +24,7 @@ constexpr size_t kAlignment = 64;
 
 size_t Aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
-size_t MetaBytes(const ops::TensorMeta& m) { return static_cast<size_t>(NumElements(m.shape)) * ItemSize(m.dtype); }
+size_t MetaBytes(const ops::TensorMeta& m) { return NumBytes(m.shape, m.dtype); }
 
 bool SameMeta(const ops::TensorMeta& m, const Tensor& t) { return m.shape == t.shape() && m.dtype == t.dtype(); }
 

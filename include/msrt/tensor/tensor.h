@@ -18,15 +18,9 @@
 
 #include "msrt/core/device.h"
 #include "msrt/core/dtype.h"
+#include "msrt/core/shape.h"
 
 namespace msrt {
-
-using Shape = std::vector<int64_t>;
-
-/// Number of elements of a shape (1 for a scalar).
-int64_t NumElements(const Shape& shape);
-/// "(2, 3)" — Python tuple style.
-std::string ShapeRepr(const Shape& shape);
 
 /// Signals that a queued op has finished, successfully or not.
 class Completion {
@@ -109,7 +103,7 @@ class Tensor {
   DType dtype() const { return impl_->dtype; }
   int ndim() const { return static_cast<int>(impl_->shape.size()); }
   int64_t numel() const { return NumElements(impl_->shape); }
-  size_t nbytes() const { return static_cast<size_t>(numel()) * ItemSize(impl_->dtype); }
+  size_t nbytes() const { return NumBytes(impl_->shape, impl_->dtype); }
   DeviceTarget device() const { return impl_->storage->device(); }
   TensorImpl* impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }

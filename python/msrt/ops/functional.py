@@ -422,7 +422,17 @@ def strided_slice(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellips
 
 def slice(input_x, begin, size):  # noqa: A001 - MindSpore's name
     shape = input_x.shape
-    end = [b + (shape[i] - b if s == -1 else s) for i, (b, s) in enumerate(zip(begin, size))]
+    begin, size = [int(b) for b in begin], [int(s) for s in size]
+    if len(begin) != len(shape) or len(size) != len(shape):
+        raise ValueError(f"For 'Slice', 'begin' and 'size' must have one entry per dimension of the input "
+                         f"{shape}, but got begin={begin} and size={size}.")
+    end = []
+    for i, (b, s) in enumerate(zip(begin, size)):
+        e = shape[i] if s == -1 else b + s
+        if not 0 <= b <= e <= shape[i] or s < -1:
+            raise ValueError(f"For 'Slice', the slice of dimension {i} must lie in [0, {shape[i]}] "
+                             f"(size -1: up to the end), but got begin={b} and size={s}.")
+        end.append(e)
     return _op("strided_slice", input_x, begin=list(begin), end=end, strides=[1] * len(begin))
 
 
@@ -513,6 +523,8 @@ def arange(start=0, end=None, step=1, *, dtype=None):
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if values[2] == 0:
+        raise ValueError(f"For 'arange', the 'step' can not be 0, but got {step!r}.")
     array = np.arange(*values)
     if dtype is None:
         dtype = mstype.float32 if array.dtype.kind == "f" else mstype.int64
@@ -710,23 +722,29 @@ def identity(input):  # noqa: A002
 
 
 def shape(input_x):
-    return input_x.shape
+    return _tensor_arg("shape", input_x).shape
+
+
+def _tensor_arg(name, value):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"For '{name}', the input must be a Tensor, but got {type(value).__name__}.")
+    return value
 
 
 def rank(input_x):
-    return input_x.ndim
+    return _tensor_arg("rank", input_x).ndim
 
 
 def size(input_x):
-    return input_x.size
+    return _tensor_arg("size", input_x).size
 
 
 def numel(input):  # noqa: A002
-    return input.size
+    return _tensor_arg("numel", input).size
 
 
 def dtype(input):  # noqa: A002
-    return input.dtype
+    return _tensor_arg("dtype", input).dtype
 
 
 def is_tensor(obj):

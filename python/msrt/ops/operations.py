@@ -798,23 +798,29 @@ class Shape(Primitive):
     def __init__(self):
         super().__init__()
 
+    def _tensor(self, input_x):
+        if not isinstance(input_x, Tensor):
+            raise TypeError(f"For '{type(self).__name__}', the input must be a Tensor, but got "
+                            f"{type(input_x).__name__}.")
+        return input_x
+
     def __call__(self, input_x):
-        return input_x.shape
+        return self._tensor(input_x).shape
 
 
 class Rank(Shape):
     def __call__(self, input_x):
-        return input_x.ndim
+        return self._tensor(input_x).ndim
 
 
 class Size(Shape):
     def __call__(self, input_x):
-        return input_x.size
+        return self._tensor(input_x).size
 
 
 class DType(Shape):
     def __call__(self, input_x):
-        return input_x.dtype
+        return self._tensor(input_x).dtype
 
 
 class Depend(Primitive):

@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/float_to_int.h"
 #include "core/thread_pool.h"
 #include "kernels/kernel.h"
 #include "msrt/tensor/tensor.h"
@@ -55,6 +56,8 @@ inline To ConvertValue(From v) {
     return FloatToBFloat16(ConvertValue<float>(v));
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    return FloatToInt<To>(v);  // out-of-range values: defined results (a plain cast is undefined)
   } else {
     return static_cast<To>(v);
   }

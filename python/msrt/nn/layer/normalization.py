@@ -23,7 +23,7 @@ class _BatchNorm(Cell):
             raise ValueError(f"For '{name}', the 'num_features' must be at least 1, but got {num_features}.")
         if not isinstance(momentum, (int, float)) or isinstance(momentum, bool) or not 0.0 <= momentum <= 1.0:
             raise ValueError(f"For '{name}', the 'momentum' must be a number in range [0, 1], but got {momentum}.")
-        if not isinstance(eps, (int, float)) or isinstance(eps, bool) or eps <= 0:
+        if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not eps > 0:  # NaN too
             raise ValueError(f"For '{name}', the 'eps' must be a positive float, but got {eps}.")
         if use_batch_statistics is not None and not isinstance(use_batch_statistics, bool):
             raise TypeError(f"For '{name}', the argument 'use_batch_statistics' must be bool or None, "

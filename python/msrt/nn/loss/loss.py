@@ -85,8 +85,11 @@ class L1Loss(LossBase):
         return self.get_loss(_op("abs", _op("sub", logits, labels)))
 
 
-def _class_weights_and_mask(labels, weight, ignore_index, dtype_name):
+def _class_weights_and_mask(labels, weight, ignore_index, dtype_name, name, num_classes):
     """(safe labels, per-sample weight) with ignored samples weighted 0."""
+    if weight is not None and weight.shape != (num_classes,):
+        raise ValueError(f"For '{name}', the shape of 'weight' must be (C,) = ({num_classes},) for logits with "
+                         f"{num_classes} classes, but got {weight.shape}.")
     ignore = Tensor(ignore_index, labels.dtype)
     keep = _op("not_equal", labels, ignore)
     safe = _op("select", keep, labels, _op("zeros_like", labels))
@@ -125,7 +128,8 @@ class NLLLoss(LossBase):
         self.ignore_index = ignore_index
 
     def construct(self, logits, labels):
-        safe, w = _class_weights_and_mask(labels, self.weight, self.ignore_index, _dtype_name(logits.dtype))
+        safe, w = _class_weights_and_mask(labels, self.weight, self.ignore_index, _dtype_name(logits.dtype),
+                                          "NLLLoss", logits.shape[-1])
         per = _op("mul", _op("nll_loss", logits, safe, reduction="none"), w)
         return _reduce_weighted(per, w, self.reduction)
 
@@ -156,7 +160,8 @@ class CrossEntropyLoss(LossBase):
         log_probs = _op("log_softmax", logits, axis=-1)
         eps = self.label_smoothing
         if _is_index_dtype(labels.dtype):
-            safe, w = _class_weights_and_mask(labels, self.weight, self.ignore_index, dtype)
+            safe, w = _class_weights_and_mask(labels, self.weight, self.ignore_index, dtype, "CrossEntropyLoss",
+                                              num_classes)
             per = _op("mul", _op("nll_loss", log_probs, safe, reduction="none"), w)
             if eps > 0.0:
                 weighted = log_probs if self.weight is None else _op("mul", log_probs, self.weight)

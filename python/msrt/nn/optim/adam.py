@@ -17,7 +17,7 @@ def _check_param_value(beta1, beta2, eps, prim_name):
         raise ValueError(f"For '{prim_name}', the argument 'beta1' must be in range (0.0, 1.0), but got {beta1}.")
     if not 0.0 < beta2 < 1.0:
         raise ValueError(f"For '{prim_name}', the argument 'beta2' must be in range (0.0, 1.0), but got {beta2}.")
-    if eps <= 0.0:
+    if not eps > 0.0:  # NaN too
         raise ValueError(f"For '{prim_name}', the argument 'eps' must be greater than 0, but got {eps}.")
 
 
@@ -87,6 +87,7 @@ class AdamWeightDecay(Optimizer):
         self._zero = _scalar(0.0)
 
     def construct(self, gradients):
+        self._check_gradients(gradients)
         lrs = self._lrs(self.get_lr())
         decays = [wd if flag else self._zero for wd, flag in zip(self._weight_decay_tensors, self.decay_flags)]
         b1, b2, eps = self.beta1, self.beta2, self.eps

@@ -165,7 +165,7 @@ class Optimizer(Cell):
     def _preprocess_single_lr(self, learning_rate):
         if isinstance(learning_rate, (float, int)) and not isinstance(learning_rate, bool):
             learning_rate = float(learning_rate)
-            if learning_rate < 0.0:
+            if not learning_rate >= 0.0:  # NaN too
                 raise ValueError(f"For '{self.cls_name}', the argument 'learning_rate' must be non-negative, "
                                  f"but got {learning_rate}.")
             return learning_rate
@@ -313,9 +313,18 @@ class Optimizer(Cell):
             out.append(_op("add", grad, _op("mul", param, wd)) if flag else grad)
         return tuple(out)
 
+    def _check_gradients(self, gradients):
+        """One gradient per parameter: zip() would silently skip the rest."""
+        if not isinstance(gradients, (tuple, list)) or len(gradients) != self.param_length:
+            given = f"{len(gradients)} gradients" if isinstance(gradients, (tuple, list)) else type(gradients).__name__
+            raise ValueError(f"For '{type(self).__name__}', the gradients must be a tuple with one Tensor per "
+                             f"parameter ({self.param_length}), but got {given}.")
+        return gradients
+
     def gradients_centralization(self, gradients):
         """Subtracts each gradient's mean over all but the first axis where
         its group asked for it (grad_centralization) and it has rank > 1."""
+        self._check_gradients(gradients)
         if not self.is_group or not any(self.grad_centralization_flags):
             return gradients
         out = []

@@ -27,7 +27,7 @@ class SGD(Optimizer):
         if not isinstance(momentum, float):
             raise TypeError(f"For 'SGD', the argument 'momentum' must be float type, "
                             f"but got {type(momentum).__name__}.")
-        if momentum < 0.0:
+        if not momentum >= 0.0:  # NaN too
             raise ValueError(f"For 'SGD', the argument 'momentum' must be at least 0.0, but got {momentum}")
         if isinstance(dampening, int) and not isinstance(dampening, bool):
             dampening = float(dampening)

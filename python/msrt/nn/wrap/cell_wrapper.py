@@ -56,6 +56,11 @@ class TrainOneStepCell(Cell):
 
     def __init__(self, network, optimizer, sens=1.0, return_grad=False):
         super().__init__(auto_prefix=False)
+        if not isinstance(network, Cell):
+            raise TypeError(f"For 'TrainOneStepCell', 'network' must be a Cell, but got {type(network).__name__}.")
+        if not isinstance(optimizer, Cell) or not hasattr(optimizer, "parameters"):
+            raise TypeError(f"For 'TrainOneStepCell', 'optimizer' must be an Optimizer, but got "
+                            f"{type(optimizer).__name__}.")
         self.network = network
         self.network.set_grad()
         self.optimizer = optimizer
