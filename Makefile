@@ -40,7 +40,7 @@ tsan: setup
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
 	  -DMSRT_SANITIZE=thread -DMSRT_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMSRT_CUDA=OFF
 	cmake --build build-tsan -j $(JOBS) --target msrt_tests
-	TSAN_OPTIONS="halt_on_error=1 suppressions=$(abspath tests/tsan.supp)" build-tsan/tests/cpp/msrt_tests --gtest_filter='*Concurren*:*Thread*'
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$(abspath tests/tsan.supp)" build-tsan/tests/cpp/msrt_tests --gtest_filter='*Concurren*:*Thread*:*Interrupt*'
 
 # The whole C++ and Python suites under AddressSanitizer and UndefinedBehaviorSanitizer
 # (clang). python3 is not instrumented: the shared ASan runtime is preloaded into it, and
