@@ -55,6 +55,7 @@ struct Subscription::Entry {
   std::vector<std::string> keys;
   std::string consumer;
   std::function<void(const Change&)> callback;
+  std::function<void(const Store::PendingGet&)> validator;  // AddValidator
   std::atomic<bool> active{true};
 };
 

@@ -2,17 +2,24 @@
 //
 // Note [Graph file format]
 //   bytes 0-7   magic "MSRTGRPH"
-//   bytes 8-11  format version (uint32, little endian), 1
+//   bytes 8-11  format version (uint32, little endian), 2
 //   bytes 12-19 header length H (uint64)
 //   H bytes     header: JSON {graph, inputs, outputs, nodes[...], metadata_bytes}
-//   then        the caller's metadata (opaque, e.g. the Python result structure)
+//   then        the caller's metadata (the Python side writes a JSON record:
+//               python/msrt/_graph_files.py; never pickle)
 //   then        tensor data, each constant (and embedded weight) at the offset
 //               its node names, contiguous, native byte order
-// Every read is bounds-checked: a truncated or corrupt file raises
-// ValueError and never yields a partial graph.
+//   last 4      CRC-32C of every byte before it
+// The checksum is checked before anything else is read, the JSON is parsed
+// with a nesting limit, and every read is bounds-checked: a truncated or
+// corrupt file raises ValueError and never yields a partial graph. Version 1
+// files (whose metadata was pickled) are refused with a request to export
+// them again.
 #include "ir/serialize.h"
 
 #include <cstring>
+
+#include "core/file_io.h"
 #include <nlohmann/json.hpp>
 
 namespace msrt::ir {
@@ -21,7 +28,8 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr char kMagic[8] = {'M', 'S', 'R', 'T', 'G', 'R', 'P', 'H'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+constexpr int kMaxJsonDepth = 64;
 
 Json ToJson(const Value& v) {
   switch (v.kind()) {
@@ -46,7 +54,8 @@ Json ToJson(const Value& v) {
   throw ValueError(StrCat("a graph attribute of type ", v.repr(), " can not be saved"));
 }
 
-Value FromJson(const Json& j) {
+Value FromJson(const Json& j, int depth = 0) {
+  if (depth > kMaxJsonDepth) throw ValueError("attributes nested too deeply");
   if (j.is_null()) return Value();
   if (j.is_boolean()) return Value(j.get<bool>());
   if (j.is_number_integer()) return Value(j.get<int64_t>());
@@ -56,12 +65,12 @@ Value FromJson(const Json& j) {
   if (tag == "s") return Value(body.get<std::string>());
   if (tag == "l" || tag == "t") {
     List items;
-    for (const Json& item : body) items.push_back(FromJson(item));
+    for (const Json& item : body) items.push_back(FromJson(item, depth + 1));
     return tag == "t" ? Value::Tuple(std::move(items)) : Value(std::move(items));
   }
   if (tag == "d") {
     Dict items;
-    for (const Json& pair : body) items.Set(pair.at(0).get<std::string>(), FromJson(pair.at(1)));
+    for (const Json& pair : body) items.Set(pair.at(0).get<std::string>(), FromJson(pair.at(1), depth + 1));
     return Value(std::move(items));
   }
   throw ValueError(StrCat("bad attribute tag '", tag, "'"));
@@ -121,6 +130,7 @@ std::string SerializeGraph(const Graph& graph, bool embed_weights, std::string_v
   out += text;
   out.append(metadata);
   out += data;
+  Put(out, Crc32c(out));
   return out;
 }
 
@@ -134,11 +144,24 @@ LoadedGraph DeserializeGraph(std::string_view bytes, std::string_view what) {
   uint64_t header_size;
   std::memcpy(&version, bytes.data() + 8, sizeof version);
   std::memcpy(&header_size, bytes.data() + 12, sizeof header_size);
+  if (version == 1) {
+    throw corrupt(
+        "it was written by an older msrt (graph format version 1, whose pickled record is not read because it "
+        "could run code); export it again with this msrt (ms.export), or delete it if it is a compile cache entry");
+  }
   if (version != kVersion) throw corrupt(StrCat("format version ", version, ", this msrt reads ", kVersion));
+  if (bytes.size() < kFixed + sizeof(uint32_t)) throw corrupt("truncated checksum");
+  uint32_t stored;
+  std::memcpy(&stored, bytes.data() + bytes.size() - sizeof stored, sizeof stored);
+  bytes.remove_suffix(sizeof stored);
+  if (Crc32c(bytes) != stored) throw corrupt("its checksum (CRC32C) does not match: the file is corrupt or truncated");
   if (header_size > bytes.size() - kFixed) throw corrupt("truncated header");
   LoadedGraph loaded;
   try {
-    Json header = Json::parse(bytes.substr(kFixed, header_size));
+    Json header = Json::parse(bytes.substr(kFixed, header_size), [](int depth, Json::parse_event_t, Json&) {
+      if (depth > kMaxJsonDepth) throw std::length_error(StrCat("its header nests deeper than ", kMaxJsonDepth));
+      return true;
+    });
     size_t metadata_size = header.at("metadata_bytes").get<size_t>();
     size_t data_size = header.at("data_bytes").get<size_t>();
     size_t body = kFixed + header_size;
@@ -172,7 +195,13 @@ LoadedGraph DeserializeGraph(std::string_view bytes, std::string_view what) {
           throw corrupt("tensor data out of range");
         }
         const ops::TensorMeta& m = n.outputs[0];
-        if (nbytes != static_cast<size_t>(NumElements(m.shape)) * ItemSize(m.dtype)) throw corrupt("tensor size");
+        uint64_t expected = ItemSize(m.dtype);
+        for (int64_t d : m.shape) {
+          if (d < 0 || __builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected)) {
+            throw corrupt("invalid tensor shape");
+          }
+        }
+        if (nbytes != expected) throw corrupt("tensor size");
         n.value = Tensor::FromHost(data.data() + offset, nbytes, m.shape, m.dtype);
         n.value.impl()->name = n.name;
       }
