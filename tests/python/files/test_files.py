@@ -450,3 +450,44 @@ def test_an_unwritable_cache_folder_warns_and_training_goes_on(tmp_path):
     blocker.write_bytes(b"x")
     result = run_cache(tmp_path, blocker / "cache")
     assert result["out"] and any("can not be written" in w for w in result["warnings"])
+
+
+def test_deeply_nested_env_config_file_is_a_value_error(tmp_path):
+    path = tmp_path / "env.json"
+    path.write_text('{"rdr": ' + "[" * 100000 + "]" * 100000 + "}")
+    with pytest.raises(ValueError, match="nests deeper"):
+        ms.set_context(env_config_path=str(path))
+
+
+def test_mutated_graph_records_give_only_value_errors(exported):
+    """The compile-cache/export record reader (python/msrt/_graph_files.py) on
+    random mutations of a valid record, the checksum fixed up so that they
+    reach it: a ValueError or a loaded graph, never another exception."""
+    from msrt import _graph_files
+
+    blob = open(exported, "rb").read()
+    (header_size,) = struct.unpack_from("<Q", blob, 12)
+    header = json.loads(blob[20:20 + header_size])
+    meta = blob[20 + header_size:20 + header_size + header["metadata_bytes"]]
+    rng = np.random.default_rng(1)
+    outcomes = {"ok": 0, "refused": 0}
+    for _ in range(400):
+        mutated = bytearray(meta)
+        for _ in range(int(rng.integers(1, 4))):
+            kind = int(rng.integers(0, 3))
+            at = int(rng.integers(0, len(mutated)))
+            if kind == 0:
+                mutated[at] = int(rng.integers(0, 256))
+            elif kind == 1:
+                del mutated[at]
+            else:
+                mutated.insert(at, int(rng.choice(list(b'{}[]",:0123456789tnfe-.'))))
+        try:
+            record = _graph_files.record_from_bytes(bytes(mutated), "export", "mutated.mindir")
+            _graph_files.rebuild(record["template"], iter(range(100)))
+            outcomes["ok"] += 1
+        except ValueError:
+            outcomes["refused"] += 1
+        except StopIteration:
+            outcomes["ok"] += 1
+    assert outcomes["refused"] > 0
