@@ -42,7 +42,8 @@ tsan: setup
 	cmake --build build-tsan -j $(JOBS) --target msrt_tests
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(abspath tests/tsan.supp)" build-tsan/tests/cpp/msrt_tests --gtest_filter='*Concurren*:*Thread*'
 
-# libFuzzer over the context value parsers; FUZZ_SECONDS per target.
+# libFuzzer (clang, ASan + UBSan) over the context value parsers and every
+# file reader (tests/fuzz/run.sh); FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 60
 fuzz: setup
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
