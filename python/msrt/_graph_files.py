@@ -202,7 +202,6 @@ class CompileCache:
     def __init__(self):
         base = _context.get_context("compile_cache_path") or os.getcwd()
         self.dir = os.path.join(os.path.abspath(base), f"rank_{_C.rank_id()}", "graph_cache")
-        self._warned_unwritable = False
 
     @staticmethod
     def active():
@@ -278,10 +277,8 @@ class CompileCache:
             _files.write_atomic(os.path.join(self.dir, _DEPENDENCY_FILE),
                                 "".join(f"{i} {hashes[i]}\n" for i in sorted(hashes)).encode())
         except OSError as e:  # an unwritable cache must never stop training
-            if not self._warned_unwritable:
-                warnings.warn(f"The compile cache can not be written ({e}): going on without caching '{entry.name}'.",
-                              MsrtWarning, stacklevel=5)
-                self._warned_unwritable = True
+            warnings.warn(f"The compile cache can not be written ({e}): going on without caching '{entry.name}'.",
+                          MsrtWarning, stacklevel=5)
             return False
         return True
 
