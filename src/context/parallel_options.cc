@@ -467,6 +467,7 @@ Parser ParseStrategyCkptConfig() {
       if (is_flag ? !value.is_bool() : !value.is_string()) {
         sub_env.FailType(is_flag ? "bool" : "str", value);
       }
+      if (!is_flag && !env.loading) PathText(value, sub_env);  // no NUL bytes in a path
       merged.Set(name, value);
     }
     return Value(std::move(merged));
@@ -671,7 +672,10 @@ const FamilyTable& AutoParallelTable() {
               {.name = "strategy_ckpt_load_file",
                .type = "str",
                .default_value = "",
-               .parse = ParseString(),
+               .parse = [](const Value& in, const KeyEnv& env) -> Value {
+                 if (env.loading) return ParseString()(in, env);
+                 return Value(PathText(in, env));
+               },
                .affects_compile = true,
                .doc = "File from which sharding strategies are read at compile time; \"\" for "
                       "none."},

@@ -797,7 +797,7 @@ FamilyTable MakeRuntimeTable() {
           {.name = "save_ms_model_path",
            .type = "str",
            .default_value = Value("./model.ms"),
-           .parse = ParseString(),
+           .parse = ParsePathString,
            .deprecation = kIgnoredSinceR1_0,
            .doc = "Where save_ms_model writes the model (r0.5 only)."},
       },

@@ -249,8 +249,14 @@ def test_processes_saving_checkpoints_leave_valid_files(tmp_path):
     lambda: ms.Profiler(output_path=NUL),
     lambda: ms.dataset.MnistDataset(NUL),
     lambda: ms.parse_print(NUL),
+    lambda: ms.set_context(env_config_path=NUL),
+    lambda: ms.set_auto_parallel_context(strategy_ckpt_load_file=NUL),
+    lambda: ms.set_auto_parallel_context(strategy_ckpt_save_file=NUL),
+    lambda: ms.set_auto_parallel_context(strategy_ckpt_config={"load_file": NUL}),
+    lambda: ms.set_context(enable_profiling=True, profiling_options=json.dumps({"output": NUL})),
 ], ids=["save_checkpoint", "load_checkpoint", "export", "load", "save_graphs_path", "print_file_path",
-        "compile_cache_path", "save_dump_path", "Profiler", "MnistDataset", "parse_print"])
+        "compile_cache_path", "save_dump_path", "Profiler", "MnistDataset", "parse_print", "env_config_path",
+        "strategy_ckpt_load_file", "strategy_ckpt_save_file", "strategy_ckpt_config", "profiling_options"])
 def test_a_path_with_a_nul_byte_is_a_value_error(call):
     with pytest.raises(ValueError):
         call()
