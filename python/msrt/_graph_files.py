@@ -136,8 +136,7 @@ def record_from_bytes(meta, kind, file_name):
     def bad(why):
         return RecordError(f"'{file_name}' is not a valid msrt graph file: its record {why}.")
 
-    if meta[:1] == b"\x80":
-        raise bad("is pickled (written by an older msrt); export the graph again with this msrt")
+    _C._check_graph_record(meta, kind, file_name)  # schema, depth and every value checked in C++ (fuzzed)
     try:
         record = json.loads(meta.decode("utf-8"))
     except RecursionError:

@@ -6,6 +6,7 @@
 #include "bindings.h"
 #include "core/file_io.h"
 #include "io/checkpoint.h"
+#include "ir/serialize.h"
 #include "io/idx.h"
 #include "msrt/core/errors.h"
 
@@ -92,6 +93,13 @@ void BindIo(py::module_& m) {
       },
       py::arg("path"),
       "(file bytes, [(name, dtype code, shape, data offset, data size)]) of a checked checkpoint.");
+  m.def(
+      "_check_graph_record",
+      [](const py::bytes& data, const std::string& kind, const std::string& what) {
+        ir::CheckGraphRecord(std::string_view(data), kind, what);
+      },
+      py::arg("data"), py::arg("kind"), py::arg("what"),
+      "ValueError naming `what` unless `data` is a valid graph record of `kind` (Note [Graph record]).");
   m.def(
       "_check_mnist_idx",
       [](const py::bytes& data, const std::string& what, bool images) {

@@ -17,7 +17,9 @@
 // them again.
 #include "ir/serialize.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 #include "core/file_io.h"
 #include <nlohmann/json.hpp>
@@ -217,6 +219,131 @@ LoadedGraph DeserializeGraph(std::string_view bytes, std::string_view what) {
     throw corrupt(e.what());
   }
   return loaded;
+}
+
+// Note [Graph record]
+//   {"schema": "msrt-graph-record", "version": 1, "kind": "export" | "compile_cache",
+//    "key": str, "dependency": str            (compile_cache)
+//    "inputs": [[[dims...], dtype name], ...]  (export)
+//    "template": value}
+//   value: {"t": "slot"} | {"t": "none"} | {"t": "bool", "v": bool}
+//        | {"t": "int", "v": decimal str} | {"t": "float", "v": Python repr str}
+//        | {"t": "str", "v": str} | {"t": "tuple" | "list", "items": [value...]}
+//        | {"t": "dict", "items": [[hashable value, value]...]}
+// Written by python/msrt/_graph_files.py; never pickle.
+namespace {
+
+constexpr int kMaxRecordDepth = 200;
+
+bool IsDecimal(const std::string& s) {
+  size_t start = !s.empty() && s[0] == '-' ? 1 : 0;
+  if (s.size() == start || s.size() > 4300) return false;
+  for (size_t i = start; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return true;
+}
+
+bool IsFloatText(const std::string& s) {
+  if (s == "nan" || s == "inf" || s == "-inf") return true;
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+')) return false;
+  }
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+// Throws std::invalid_argument (turned into the caller's ValueError) for a bad value.
+void CheckTemplate(const Json& j, bool must_hash) {
+  auto bad = [&j](std::string_view why) {
+    std::string text = j.dump();
+    if (text.size() > 80) text = text.substr(0, 80) + "...";
+    throw std::invalid_argument(StrCat("the template value ", text, " ", why));
+  };
+  if (!j.is_object() || !j.contains("t") || !j.at("t").is_string()) bad("is not an object with a tag 't'");
+  const std::string tag = j.at("t").get<std::string>();
+  auto value = [&](auto&& ok) {
+    if (!j.contains("v") || !ok(j.at("v"))) bad("has no valid 'v'");
+  };
+  if (tag == "slot" || tag == "none") return;
+  if (tag == "bool") return value([](const Json& v) { return v.is_boolean(); });
+  if (tag == "str") return value([](const Json& v) { return v.is_string(); });
+  if (tag == "int") return value([](const Json& v) { return v.is_string() && IsDecimal(v.get<std::string>()); });
+  if (tag == "float") return value([](const Json& v) { return v.is_string() && IsFloatText(v.get<std::string>()); });
+  if (!j.contains("items") || !j.at("items").is_array()) bad("has no 'items' list");
+  if (tag == "tuple" || tag == "list") {
+    if (must_hash && tag == "list") bad("is a dict key that is not hashable");
+    for (const Json& item : j.at("items")) CheckTemplate(item, must_hash);
+    return;
+  }
+  if (tag == "dict") {
+    if (must_hash) bad("is a dict key that is not hashable");
+    for (const Json& pair : j.at("items")) {
+      if (!pair.is_array() || pair.size() != 2) bad("has an item that is not a [key, value] pair");
+      CheckTemplate(pair.at(0), /*must_hash=*/true);
+      CheckTemplate(pair.at(1), /*must_hash=*/false);
+    }
+    return;
+  }
+  bad("has an unknown tag");
+}
+
+}  // namespace
+
+void CheckGraphRecord(std::string_view json, std::string_view kind, std::string_view what) {
+  auto bad = [what](const std::string& why) {
+    return ValueError(StrCat("'", what, "' is not a valid msrt graph file: its record ", why, "."));
+  };
+  if (!json.empty() && static_cast<unsigned char>(json[0]) == 0x80) {
+    throw bad("is pickled (written by an older msrt); export the graph again with this msrt");
+  }
+  Json record;
+  try {
+    record = Json::parse(json, [](int depth, Json::parse_event_t, Json&) {
+      if (depth > kMaxRecordDepth) throw std::length_error(StrCat("nests deeper than ", kMaxRecordDepth, " levels"));
+      return true;
+    });
+  } catch (const std::length_error& e) {
+    throw bad(e.what());
+  } catch (const std::exception& e) {
+    throw bad(StrCat("is not JSON (", e.what(), ")"));
+  }
+  try {
+    if (!record.is_object() || record.value("schema", Json()) != "msrt-graph-record") {
+      throw std::invalid_argument("has no 'msrt-graph-record' schema");
+    }
+    if (record.value("version", Json()) != 1) {
+      throw std::invalid_argument(StrCat("has version ", record.value("version", Json()).dump(),
+                                         "; this msrt reads version 1"));
+    }
+    if (record.value("kind", Json()) != std::string(kind)) {
+      throw std::invalid_argument(StrCat("is of kind ", record.value("kind", Json()).dump(), ", not '", kind, "'",
+                                         kind == "export" ? " (it may be a compile cache entry)" : ""));
+    }
+    if (kind == "compile_cache") {
+      for (const char* field : {"key", "dependency"}) {
+        if (!record.contains(field) || !record.at(field).is_string()) {
+          throw std::invalid_argument(StrCat("has no '", field, "' string"));
+        }
+      }
+    } else {
+      const Json inputs = record.value("inputs", Json());
+      bool ok = inputs.is_array();
+      for (const Json& input : inputs) {
+        ok = ok && input.is_array() && input.size() == 2 && input.at(0).is_array() && input.at(1).is_string() &&
+             ParseDType(input.at(1).get<std::string>()).has_value();
+        if (!ok) break;
+        for (const Json& d : input.at(0)) ok = ok && d.is_number_unsigned();
+      }
+      if (!ok) throw std::invalid_argument("has invalid 'inputs'");
+    }
+    if (!record.contains("template")) throw std::invalid_argument("has no 'template'");
+    CheckTemplate(record.at("template"), false);
+  } catch (const std::invalid_argument& e) {
+    throw bad(e.what());
+  }
 }
 
 }  // namespace msrt::ir

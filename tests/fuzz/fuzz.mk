@@ -9,9 +9,10 @@ SOURCES_context_parsers := $(COMMON)
 SOURCES_checkpoint := $(COMMON) $(wildcard src/io/*.cc)
 SOURCES_mnist_idx := $(COMMON) $(wildcard src/io/*.cc)
 SOURCES_print_file := $(COMMON) src/runtime/print_sink.cc src/kernels/print_sink.cc
+SOURCES_graph_record = $(SOURCES_graph_file)
 SOURCES_graph_file := $(COMMON) $(wildcard src/ir/*.cc src/ops/*.cc src/autodiff/*.cc src/io/*.cc \
                       src/kernels/*.cc src/kernels/cpu/*.cc src/runtime/*.cc src/compiler/*.cc)
-TARGETS ?= context_parsers checkpoint mnist_idx print_file graph_file
+TARGETS ?= context_parsers checkpoint mnist_idx print_file graph_file graph_record
 
 obj = $(patsubst %.cc,$(OUT)/obj/%.o,$(1))
 
@@ -22,6 +23,7 @@ $(OUT)/$(1)_fuzz: $(call obj,$(SOURCES_$(1))) $(OUT)/obj/tests/fuzz/$(1)_fuzz.o
 	$(CXX) $(FLAGS) -fsanitize=fuzzer $$^ -o $$@ $(LIBS_$(1)) -lpthread
 endef
 LIBS_graph_file := -ldnnl -fopenmp
+LIBS_graph_record := -ldnnl -fopenmp
 $(foreach t,$(TARGETS),$(eval $(call target_rule,$(t))))
 
 $(OUT)/obj/%.o: %.cc
