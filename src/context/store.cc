@@ -460,7 +460,7 @@ void CheckFrozen(const Store::Impl& impl, const std::map<SlotId, Value>& writes,
 static void RunValidators(const Store::Impl& impl, const std::map<SlotId, Value>& writes, const View& view) {
   std::vector<std::shared_ptr<Subscription::Entry>> entries;
   {
-    std::lock_guard lock(const_cast<Store::Impl&>(impl).subscribers_mutex);
+    std::lock_guard lock(impl.subscribers_mutex);
     for (const auto& e : impl.subscribers) {
       if (e->active && e->validator) entries.push_back(e);
     }

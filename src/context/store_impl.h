@@ -71,7 +71,7 @@ struct Store::Impl {
   mutable uint64_t compile_hash = 0;
   mutable bool compile_hash_valid = false;
 
-  std::mutex subscribers_mutex;
+  mutable std::mutex subscribers_mutex;
   std::vector<std::shared_ptr<Subscription::Entry>> subscribers;
 
   FamilyState& family(Family f) { return families[static_cast<int>(f)]; }
