@@ -58,7 +58,8 @@ asan: setup
 	$(UBSAN_ENV) ASAN_OPTIONS="detect_leaks=0:$(ASAN_COMMON):$${ASAN_OPTIONS}" LD_PRELOAD=$(ASAN_RUNTIME) MSRT_BUILD_DIR=$(abspath build-asan) \
 	  $(PY) -m pytest -q --capture=sys -p no:cacheprovider tests/python $(ASAN_PYTEST_ARGS)
 
-# libFuzzer over the context value parsers; FUZZ_SECONDS per target.
+# libFuzzer (clang, ASan + UBSan) over the context value parsers and every
+# file reader (tests/fuzz/run.sh); FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 60
 fuzz: setup
 	tests/fuzz/run.sh $(FUZZ_SECONDS)

@@ -2,25 +2,40 @@
 (enable_compile_cache / compile_cache_path) and `ms.export` / `ms.load`.
 
 Both store the optimised graph in msrt's graph file format (Note [Graph file
-format] in src/ir/serialize.cc) with a pickled record of what Python needs to
-call it: the structure of the results and the graph's key.
+format] in src/ir/serialize.cc: CRC-32C checked, JSON parsed with a nesting
+limit) with a JSON record of what Python needs to call it: the structure of
+the results and the graph's key. Nothing read from these files can run code
+(no pickle); files are written atomically (Note [Safe file writes]).
+
+The record (schema "msrt-graph-record", version 1):
+  {"schema", "version", "kind": "export" | "compile_cache",
+   "key": str (compile cache), "dependency": str (compile cache),
+   "inputs": [[shape, dtype name], ...] (export),
+   "template": the result structure, each value tagged:
+       {"t": "slot"} a result tensor, {"t": "none"}, {"t": "bool", "v": b},
+       {"t": "int", "v": "decimal"}, {"t": "float", "v": "repr"},
+       {"t": "str", "v": s}, {"t": "tuple" | "list", "items": [...]},
+       {"t": "dict", "items": [[key, value], ...]}}
 
 Compile cache: the n-th graph a process compiles is kept in
 `<path>/rank_<r>/graph_cache/compile_cache_<n>.msgraph`, and
-`compile_dependency.hash` holds, per entry, a SHA-256 over the source files of
+`compile_dependency.hash` lists, per entry, a SHA-256 over the source files of
 the network's classes (or the function's file), msrt's version and the
-compile-affecting context keys. A later process with the same sources, keys
-and call loads the graph instead of capturing and optimising it; anything
-else (changed sources or keys, another call, a corrupt or truncated file)
-gives a warning and a full compile that rewrites the entry.
+compile-affecting context keys; the entry's own record holds the same hash.
+A later process with the same sources, keys and call loads the graph instead
+of capturing and optimising it; anything else (changed sources or keys,
+another call, a corrupt, truncated or unreadable file) gives a warning and a
+full compile that rewrites the entry, and a cache folder that can not be
+written gives a warning: training goes on uncached.
 """
 import hashlib
 import inspect
+import json
+import math
 import os
-import pickle
 import warnings
 
-from . import _C, _structure
+from . import _C, _files, _structure
 from . import context as _context
 from ._tensor import Tensor
 from ._warnings import MsrtWarning
@@ -30,18 +45,118 @@ for _key in ("enable_compile_cache", "compile_cache_path"):
 
 _FILE_SUFFIX = ".msgraph"
 _DEPENDENCY_FILE = "compile_dependency.hash"
+_SCHEMA = "msrt-graph-record"
+_RECORD_VERSION = 1
 
 
 class _Slot:
-    """Stands for a graph result in a pickled result structure."""
-
-    def __reduce__(self):
-        return (_Slot, ())
+    """Stands for a graph result in a result structure."""
 
 
-def template_to_bytes(template, **extra):
-    """Pickles the result structure (tensors become slots) with `extra`."""
-    return pickle.dumps(dict(extra, template=_structure.map_leaves(template, lambda _: _Slot())), protocol=4)
+class RecordError(ValueError):
+    """A graph file's record is not one this msrt reads."""
+
+
+def _encode(value):
+    if isinstance(value, (_Slot, Tensor)):
+        return {"t": "slot"}
+    if value is None:
+        return {"t": "none"}
+    if isinstance(value, bool):
+        return {"t": "bool", "v": value}
+    if isinstance(value, int):
+        return {"t": "int", "v": str(int(value))}
+    if isinstance(value, float):
+        return {"t": "float", "v": repr(float(value))}
+    if isinstance(value, str):
+        return {"t": "str", "v": value}
+    if isinstance(value, (tuple, list)):
+        return {"t": type(value).__name__, "items": [_encode(v) for v in value]}
+    if isinstance(value, dict):
+        return {"t": "dict", "items": [[_encode(k), _encode(v)] for k, v in value.items()]}
+    raise TypeError(f"a result of type {type(value).__name__} can not be saved in a graph file (results may be "
+                    f"Tensors, None, bool, int, float, str and tuples, lists and dicts of them)")
+
+
+_FLOAT_WORDS = {"nan", "inf", "-inf"}
+
+
+def _decode(node):
+    if not isinstance(node, dict) or not isinstance(node.get("t"), str):
+        raise RecordError(f"a template value must be an object with a tag 't', but got {str(node)[:80]}")
+    tag = node["t"]
+    if tag == "slot":
+        return _Slot()
+    if tag == "none":
+        return None
+    value = node.get("v")
+    if tag == "bool" and isinstance(value, bool):
+        return value
+    if tag == "int" and isinstance(value, str) and len(value) <= 4300:
+        try:
+            return int(value, 10)
+        except ValueError:
+            pass
+    if tag == "float" and isinstance(value, str):
+        try:
+            number = float(value)
+            if math.isfinite(number) or value in _FLOAT_WORDS:
+                return number
+        except ValueError:
+            pass
+    if tag == "str" and isinstance(value, str):
+        return value
+    items = node.get("items")
+    if tag in ("tuple", "list") and isinstance(items, list):
+        out = [_decode(v) for v in items]
+        return tuple(out) if tag == "tuple" else out
+    if tag == "dict" and isinstance(items, list):
+        out = {}
+        for pair in items:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise RecordError("a dict item of the template must be a [key, value] pair")
+            key = _decode(pair[0])
+            try:
+                out[key] = _decode(pair[1])
+            except TypeError:
+                raise RecordError("a dict key of the template is not hashable") from None
+        return out
+    raise RecordError(f"the template value {str(node)[:80]} is not valid")
+
+
+def template_to_bytes(template, kind, **extra):
+    """The JSON record: the result structure (tensors become slots) and `extra`."""
+    record = dict(extra, schema=_SCHEMA, version=_RECORD_VERSION, kind=kind,
+                  template=_encode(_structure.map_leaves(template, lambda _: _Slot())))
+    return json.dumps(record, allow_nan=False).encode("utf-8")
+
+
+def record_from_bytes(meta, kind, file_name):
+    """The record of a graph file, checked; RecordError naming `file_name`."""
+    def bad(why):
+        return RecordError(f"'{file_name}' is not a valid msrt graph file: its record {why}.")
+
+    _C._check_graph_record(meta, kind, file_name)  # schema, depth and every value checked in C++ (fuzzed)
+    try:
+        record = json.loads(meta.decode("utf-8"))
+    except RecursionError:
+        raise bad("nests too deeply") from None
+    except (UnicodeDecodeError, ValueError) as e:
+        raise bad(f"is not JSON ({e})") from None
+    if not isinstance(record, dict) or record.get("schema") != _SCHEMA:
+        raise bad(f"has no '{_SCHEMA}' schema")
+    if record.get("version") != _RECORD_VERSION:
+        raise bad(f"has version {record.get('version')!r}; this msrt reads version {_RECORD_VERSION}")
+    if record.get("kind") != kind:
+        raise bad(f"is of kind {record.get('kind')!r}, not {kind!r}" +
+                  (" (it may be a compile cache entry)" if kind == "export" else ""))
+    try:
+        record["template"] = _decode(record.get("template"))
+    except RecursionError:
+        raise bad("nests too deeply") from None
+    except RecordError as e:
+        raise bad(f"is invalid: {e}") from None
+    return record
 
 
 def rebuild(template, outs):
@@ -69,9 +184,12 @@ def dependency_hash(body, owner):
     digest = hashlib.sha256()
     digest.update(f"msrt {__version__}\n{_C.compile_key_hash()}\n".encode())
     for path in _source_files(body, owner):
-        digest.update(path.encode() + b"\n")
-        with open(path, "rb") as f:
-            digest.update(f.read())
+        digest.update(os.fsencode(path) + b"\n")
+        try:
+            with open(path, "rb") as f:
+                digest.update(f.read())
+        except OSError:
+            digest.update(b"<unreadable>")
     return digest.hexdigest()
 
 
@@ -93,15 +211,17 @@ class CompileCache:
         return CompileCache._counter - 1
 
     def _hashes(self):
+        """index -> hash from the dependency file; a missing, unreadable or
+        corrupt file (any bytes) gives what can be read of it."""
         hashes = {}
         try:
-            with open(os.path.join(self.dir, _DEPENDENCY_FILE), encoding="utf-8") as f:
-                for line in f:
-                    parts = line.split()
-                    if len(parts) == 2 and parts[0].isdigit():
-                        hashes[int(parts[0])] = parts[1]
-        except OSError:
-            pass
+            text = _files.read(os.path.join(self.dir, _DEPENDENCY_FILE)).decode("utf-8", errors="replace")
+        except (OSError, ValueError):
+            return hashes
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0].isascii() and parts[0].isdigit() and len(parts[0]) < 10:
+                hashes[int(parts[0])] = parts[1]
         return hashes
 
     def path(self, index):
@@ -111,21 +231,23 @@ class CompileCache:
         """(compiled, record) for entry `index`, or None (with a warning when
         an entry exists but can not be used)."""
         path = self.path(index)
-        if not os.path.exists(path):
+        if not os.path.lexists(path):
             return None
-        recorded = self._hashes().get(index)
-        if recorded != dependency:
-            warnings.warn(f"Compile cache entry {path} is out of date (the network's source files, msrt or the "
-                          f"compile-affecting context keys changed): compiling again.", MsrtWarning, stacklevel=5)
+        outdated = (f"Compile cache entry {path} is out of date (the network's source files, msrt or the "
+                    f"compile-affecting context keys changed): compiling again.")
+        if self._hashes().get(index) != dependency:
+            warnings.warn(outdated, MsrtWarning, stacklevel=5)
             return None
         try:
-            with open(path, "rb") as f:
-                data = f.read()
-            compiled, meta = _C.load_graph(data, path)
-            record = pickle.loads(meta)
-        except Exception as e:  # a corrupt or truncated entry must never stop the program
+            data = _files.read(path)
+            compiled, meta = _C.load_graph(data, path)  # checksum checked in C++
+            record = record_from_bytes(meta, "compile_cache", path)
+        except Exception as e:  # a corrupt, truncated or unreadable entry must never stop the program
             warnings.warn(f"Compile cache entry {path} can not be read ({e}): compiling again.", MsrtWarning,
                           stacklevel=5)
+            return None
+        if record.get("dependency") != dependency:
+            warnings.warn(outdated, MsrtWarning, stacklevel=5)
             return None
         if record.get("key") != key:
             warnings.warn(f"Compile cache entry {path} was compiled for another call ({record.get('key')}), not "
@@ -140,25 +262,27 @@ class CompileCache:
                           f"learning rate), which a cached graph can not replay: it is not cached.", MsrtWarning,
                           stacklevel=5)
             return False
-        os.makedirs(self.dir, exist_ok=True)
-        data = entry.compiled.serialize(False, template_to_bytes(entry.template, key=key))
+        try:
+            meta = template_to_bytes(entry.template, "compile_cache", key=key, dependency=dependency)
+        except TypeError as e:
+            warnings.warn(f"'{entry.name}' is not cached: {e}.", MsrtWarning, stacklevel=5)
+            return False
         path = self.path(index)
-        tmp = path + ".tmp"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-        hashes = self._hashes()
-        hashes[index] = dependency
-        with open(os.path.join(self.dir, _DEPENDENCY_FILE), "w", encoding="utf-8") as f:
-            for i in sorted(hashes):
-                f.write(f"{i} {hashes[i]}\n")
+        try:
+            _files.make_dirs(self.dir)
+            _files.write_atomic(path, entry.compiled.serialize(False, meta))
+            hashes = self._hashes()
+            hashes[index] = dependency
+            _files.write_atomic(os.path.join(self.dir, _DEPENDENCY_FILE),
+                                "".join(f"{i} {hashes[i]}\n" for i in sorted(hashes)).encode())
+        except OSError as e:  # an unwritable cache must never stop training
+            warnings.warn(f"The compile cache can not be written ({e}): going on without caching '{entry.name}'.",
+                          MsrtWarning, stacklevel=5)
+            return False
         return True
 
 
 # --- ms.export / ms.load --------------------------------------------------------------------------
-_EXPORT_FORMAT = "msrt-graph-1"
-
-
 def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
     """Compiles `net` (a Cell or function) for `inputs` and saves the graph with
     its weights to `file_name` (".mindir" is appended when missing). The file
@@ -171,6 +295,7 @@ def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
         raise ValueError(f"For 'export', msrt writes only file_format='MINDIR', but got {file_format!r}.")
     if not isinstance(file_name, str) or not file_name:
         raise TypeError(f"For 'export', the 'file_name' must be a non-empty str, but got {file_name!r}.")
+    _files.fspath(file_name, "export", "file_name")
     if not inputs or not all(isinstance(t, Tensor) for t in inputs):
         raise TypeError("For 'export', the network's inputs must be given as Tensors.")
     if isinstance(net, Cell):
@@ -185,13 +310,13 @@ def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
         raise RuntimeError(f"'{name}' runs Python code on every call (host values), which an exported graph can "
                            f"not replay.")
     path = file_name if file_name.endswith(".mindir") else file_name + ".mindir"
-    meta = template_to_bytes(entry.template, format=_EXPORT_FORMAT,
-                             inputs=[(tuple(t.shape), t._t.dtype_name) for t in inputs])
+    try:
+        meta = template_to_bytes(entry.template, "export", inputs=[[list(t.shape), t._t.dtype_name] for t in inputs])
+    except TypeError as e:
+        raise TypeError(f"For 'export', '{name}' can not be exported: {e}.") from None
     data = entry.compiled.serialize(True, meta)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    with open(path, "wb") as f:
-        f.write(data)
+    _files.make_dirs(os.path.dirname(os.path.abspath(path)))
+    _files.write_atomic(path, data)
     return path
 
 
@@ -201,7 +326,7 @@ class Graph:
     def __init__(self, compiled, record, file_name):
         self._compiled = compiled
         self._template = record["template"]
-        self.inputs = record["inputs"]
+        self.inputs = [(tuple(shape), dtype) for shape, dtype in record["inputs"]]
         self.file_name = file_name
 
     def __call__(self, *inputs):
@@ -229,15 +354,15 @@ def load(file_name, **kwargs):
     """Reads a graph written by `ms.export`. Returns a Graph for `nn.GraphCell`."""
     if not isinstance(file_name, str):
         raise TypeError(f"For 'load', the 'file_name' must be a str, but got {type(file_name).__name__}.")
+    _files.fspath(file_name, "load", "file_name")
     if not os.path.isfile(file_name):
         raise ValueError(f"For 'load', the file {file_name!r} does not exist.")
-    with open(file_name, "rb") as f:
-        data = f.read()
-    compiled, meta = _C.load_graph(data, file_name)
-    try:
-        record = pickle.loads(meta)
-    except Exception as e:
-        raise ValueError(f"'{file_name}' is not a valid msrt graph file: its record can not be read ({e}).") from None
-    if not isinstance(record, dict) or record.get("format") != _EXPORT_FORMAT:
-        raise ValueError(f"'{file_name}' is not a graph written by ms.export (it may be a compile cache entry).")
+    data = _files.read(file_name)
+    compiled, meta = _C.load_graph(data, file_name)  # checksum and structure checked in C++
+    record = record_from_bytes(meta, "export", file_name)
+    inputs = record.get("inputs")
+    if not isinstance(inputs, list) or not all(
+            isinstance(i, list) and len(i) == 2 and isinstance(i[0], list) and isinstance(i[1], str)
+            and all(isinstance(d, int) and not isinstance(d, bool) for d in i[0]) for i in inputs):
+        raise RecordError(f"'{file_name}' is not a valid msrt graph file: its record's 'inputs' are invalid.")
     return Graph(compiled, record, file_name)

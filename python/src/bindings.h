@@ -24,5 +24,6 @@ void BindGraph(py::module_& m);
 void BindRuntime(py::module_& m);
 void BindMemory(py::module_& m);
 void BindProcess(py::module_& m);
+void BindIo(py::module_& m);
 
 }  // namespace msrt::python

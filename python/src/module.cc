@@ -10,4 +10,5 @@ PYBIND11_MODULE(_C, m) {
   msrt::python::BindRuntime(m);
   msrt::python::BindMemory(m);
   msrt::python::BindProcess(m);
+  msrt::python::BindIo(m);
 }

@@ -11,6 +11,7 @@
 #include "compiler/fusion.h"
 #include "compiler/layout.h"
 #include "compiler/pass_manager.h"
+#include "core/file_io.h"
 #include "context/graph_kernel_flags.h"
 #include "memory/allocator.h"
 #include "runtime/rank.h"
@@ -55,12 +56,12 @@ class IrDumper final : public PassInstrument {
   }
   void WriteFile(const std::string& name, const std::string& text) {
     std::filesystem::path path = dir_ / name;
-    std::error_code ec;
-    std::filesystem::create_directories(dir_, ec);
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw OSError(StrCat("save_graphs: could not write '", path.string(), "'."));
+    try {
+      CreateDirectories(dir_.string());
+      WriteFileAtomic(path.string(), text, Durability::kNoSync);
+    } catch (const OSError& e) {
+      throw OSError(StrCat("save_graphs: ", e.message()));
+    }
     report_.files.push_back(path.string());
   }
 
@@ -196,13 +197,19 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_
     }
     if (flags.dump_as_text) {
       std::filesystem::path dir = "graph_kernel_dump";
-      std::filesystem::create_directories(dir);
       std::filesystem::path file = dir / StrCat("fusion_", graph_id, ".txt");
-      std::ofstream out(file, std::ios::trunc);
-      out << "# graph-kernel fusion of graph '" << graph->name() << "' (" << report.fused_chains << " chains)\n"
-          << decisions;
-      if (!out) throw OSError(StrCat("graph_kernel_flags --dump_as_text: could not write '", file.string(), "'."));
-      report.files.push_back(std::filesystem::absolute(file).string());
+      try {
+        CreateDirectories(dir.string());
+        WriteFileAtomic(file.string(),
+                        StrCat("# graph-kernel fusion of graph '", graph->name(), "' (", report.fused_chains,
+                               " chains)\n", decisions),
+                        Durability::kNoSync);
+      } catch (const OSError& e) {
+        throw OSError(StrCat("graph_kernel_flags --dump_as_text: ", e.message()));
+      }
+      std::error_code ec;
+      std::filesystem::path absolute = std::filesystem::absolute(file, ec);
+      report.files.push_back(ec ? file.string() : absolute.string());
     }
   }
   options.memory_level = static_cast<int>(kMemoryLevel.Get());

@@ -75,6 +75,12 @@ using Parser = std::function<Value(const Value& input, const KeyEnv& env)>;
 /// Writes the parsed value; the default writes the key's own slot. A record
 /// whose key is a view of other keys writes those instead.
 using Applier = std::function<void(const Value& stored, Transaction& tx, const KeyEnv& env)>;
+/// Makes a parsed value usable outside the context, e.g. creates the folder
+/// it names. Runs once every key of the call is validated and before any is
+/// stored (never while loading a snapshot); returns what undoes it, called
+/// when a later key's preparation fails, so a failed call changes nothing on
+/// disk either. Raises a typed error naming the key.
+using Preparer = std::function<std::function<void()>(const Value& stored, const KeyEnv& env)>;
 /// Computes what get returns, for keys derived from other keys.
 using Reader = std::function<Value(const View& view, const KeyEnv& env)>;
 /// A default computed when the store is created (e.g. the best device).
@@ -146,6 +152,7 @@ struct OptionSpec {
   bool in_summary = false;      // always listed by Summary()
   int order = 1;                // lower is applied first within a call
   Applier apply = nullptr;
+  Preparer prepare = nullptr;
   Reader read = nullptr;
   std::string_view doc;
 };

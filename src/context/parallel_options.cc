@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "context/option_spec.h"
+#include "core/file_io.h"
 
 namespace msrt::context {
 namespace {
@@ -67,25 +68,39 @@ Applier WriteAndMark(std::string_view flag) {
   };
 }
 
-/// Creates the parent directory of `file` when it is missing, as MindSpore
-/// does for files it will write at compile time.
-void CreateParentDirectory(const std::string& file, const KeyEnv& env) {
-  std::filesystem::path parent = std::filesystem::path(file).parent_path();
+/// Checks that the parent directory of `file` exists or can be created; it
+/// is created, as MindSpore does for files it will write at compile time,
+/// by PrepareParentDirectory once the whole call is validated.
+void CheckParentDirectory(const std::string& file, const KeyEnv& env) {
+  std::string parent = std::filesystem::path(file).parent_path().string();
   if (parent.empty()) return;
-  std::error_code ec;
-  if (std::filesystem::exists(parent, ec)) return;
-  std::filesystem::create_directories(parent, ec);
-  if (ec) {
-    env.Fail(ErrorKind::kOS, StrCat("could not create the directory '", parent.string(),
-                                    "' for the argument '", env.key, "': ", ec.message(), "."));
+  if (std::string why = WhyNotCreatable(parent); !why.empty()) {
+    env.Fail(ErrorKind::kOS, StrCat("could not create the directory '", Printable(parent), "' for the argument '",
+                                    env.key, "': ", why, "."));
   }
 }
 
-/// str; the parent directory is created (not while loading a snapshot).
+std::function<void()> PrepareParentDirectory(const Value& stored, const KeyEnv& env) {
+  std::string parent = std::filesystem::path(stored.as_string()).parent_path().string();
+  if (parent.empty()) return nullptr;
+  auto created = std::make_shared<std::vector<std::string>>();
+  try {
+    CreateDirectories(parent, created.get());
+  } catch (const OSError& e) {
+    RemoveCreatedDirectories(*created);
+    env.Fail(ErrorKind::kOS, StrCat("could not create the directory for the argument '", env.key, "': ",
+                                    e.message()));
+  }
+  return [created] { RemoveCreatedDirectories(*created); };
+}
+
+/// str without NUL bytes; its parent directory must be creatable.
 Parser ParseSavePath() {
   return [](const Value& in, const KeyEnv& env) -> Value {
-    const std::string& path = PathText(in, env);
-    if (!env.loading) CreateParentDirectory(path, env);
+    if (!in.is_string()) env.FailType("str", in);
+    if (env.loading) return in;
+    PathText(in, env);
+    CheckParentDirectory(in.as_string(), env);
     return in;
   };
 }
@@ -452,6 +467,7 @@ Parser ParseStrategyCkptConfig() {
       if (is_flag ? !value.is_bool() : !value.is_string()) {
         sub_env.FailType(is_flag ? "bool" : "str", value);
       }
+      if (!is_flag && !env.loading) PathText(value, sub_env);  // no NUL bytes in a path
       merged.Set(name, value);
     }
     return Value(std::move(merged));
@@ -664,6 +680,7 @@ const FamilyTable& AutoParallelTable() {
                .type = "str",
                .default_value = "",
                .parse = ParseSavePath(),
+               .prepare = PrepareParentDirectory,
                .doc = "File to which sharding strategies are written at compile time; its "
                       "directory is created when missing."},
               {.name = "strategy_ckpt_config",
@@ -681,6 +698,7 @@ const FamilyTable& AutoParallelTable() {
                .default_value = "",
                .parse = ParseSavePath(),
                .kept_on_reset = true,
+               .prepare = PrepareParentDirectory,
                .doc = "File to which communication-group information is written; its directory "
                       "is created when missing. Survives a reset."},
 

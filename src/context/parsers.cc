@@ -230,10 +230,14 @@ Parser ParseSubDict(std::vector<SubKey> sub_keys) {
 
 std::string RealPath(std::string_view path) {
   if (path.empty()) return "";
+  // Error-code overloads only: a filesystem error must not escape as an
+  // unrelated exception type (a path that can not be resolved stays as given).
   std::error_code ec;
-  auto abs = std::filesystem::weakly_canonical(std::filesystem::absolute(std::string(path)), ec);
-  if (ec) return std::filesystem::absolute(std::string(path)).lexically_normal().string();
-  return abs.string();
+  std::filesystem::path absolute = std::filesystem::absolute(std::string(path), ec);
+  if (ec) return std::filesystem::path(std::string(path)).lexically_normal().string();
+  auto canonical = std::filesystem::weakly_canonical(absolute, ec);
+  if (ec) return absolute.lexically_normal().string();
+  return canonical.string();
 }
 
 // Text quoted in a message: bytes outside printable ASCII are escaped so the
@@ -265,7 +269,10 @@ const std::string& PathText(const Value& in, const KeyEnv& env) {
 }
 
 Parser ParsePath() {
-  return [](const Value& in, const KeyEnv& env) -> Value { return Value(PathText(in, env)); };
+  return [](const Value& in, const KeyEnv& env) -> Value {
+    if (env.loading) return ParseString()(in, env);  // a snapshot holds what was accepted
+    return Value(PathText(in, env));
+  };
 }
 
 /// Accepts the "unset" stored form ("") when loading a snapshot, for keys

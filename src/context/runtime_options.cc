@@ -19,6 +19,7 @@
 #include "context/graph_kernel_flags.h"
 #include "context/option_spec.h"
 #include "core/json_depth.h"
+#include "core/file_io.h"
 
 namespace msrt::context {
 namespace {
@@ -173,33 +174,41 @@ Value SaveGraphsFromEnv(const std::string& text, const KeyEnv&) {
   return Value(int64_t{text[0] - '0'});
 }
 
-/// Creates `path` (and its parents) for a directory-valued key.
-void MakeDirectory(const std::string& path, const KeyEnv& env) {
+/// Checks, without creating anything, that the folder `path` exists or can
+/// be created and written (Note [A failed call changes nothing]).
+void CheckDirectory(const std::string& path, const KeyEnv& env) {
   std::error_code ec;
-  fs::create_directories(path, ec);
-  bool is_dir = fs::is_directory(path);
-  if (ec && !is_dir) {
-    if (ec == std::errc::permission_denied || ec == std::errc::read_only_file_system) {
-      env.Fail(ErrorKind::kValue, StrCat("the argument '", env.key,
-                                         "': No write permission on the directory '",
-                                         Printable(path), "'."));
-    }
-    if (ec == std::errc::file_exists || ec == std::errc::not_a_directory) {
-      env.Fail(ErrorKind::kValue, StrCat("the argument '", env.key, "' should be a directory, but '",
-                                         Printable(path), "' (or a parent) is a file."));
-    }
-    env.Fail(ErrorKind::kOS, StrCat("the directory '", Printable(path), "' given as '", env.key,
-                                    "' cannot be created: ", ec.message(), "."));
-  }
-  if (!is_dir) {
+  fs::file_status status = fs::status(path, ec);
+  if (fs::exists(status) && !fs::is_directory(status)) {
     env.Fail(ErrorKind::kValue, StrCat("the argument '", env.key, "' should be a directory, but '",
                                        Printable(path), "' is not one."));
   }
-  if (::access(path.c_str(), W_OK) != 0) {
-    env.Fail(ErrorKind::kValue, StrCat("the argument '", env.key,
-                                       "': No write permission on the directory '",
-                                       Printable(path), "'."));
+  std::string why = WhyNotCreatable(path);
+  if (why.empty()) return;
+  if (why.find("not writable") != std::string::npos) {
+    env.Fail(ErrorKind::kValue, StrCat("the argument '", env.key, "': No write permission on the directory '",
+                                       Printable(path), "' (", why, ")."));
   }
+  if (why.find("is not a folder") != std::string::npos) {
+    env.Fail(ErrorKind::kValue, StrCat("the argument '", env.key, "' should be a directory, but '",
+                                       Printable(path), "' (or a parent) is a file."));
+  }
+  env.Fail(ErrorKind::kOS, StrCat("the directory '", Printable(path), "' given as '", env.key,
+                                  "' cannot be created: ", why, "."));
+}
+
+/// Creates the folder `dir` once the call is validated; undone if the call
+/// fails later.
+std::function<void()> PrepareDirectory(const std::string& dir, const KeyEnv& env) {
+  if (dir.empty()) return nullptr;
+  auto created = std::make_shared<std::vector<std::string>>();
+  try {
+    CreateDirectories(dir, created.get());
+  } catch (const OSError& e) {
+    RemoveCreatedDirectories(*created);
+    env.Fail(ErrorKind::kOS, StrCat("the argument '", env.key, "': ", e.message()));
+  }
+  return [created] { RemoveCreatedDirectories(*created); };
 }
 
 Value ParseSaveGraphsPath(const Value& in, const KeyEnv& env) {
@@ -210,7 +219,7 @@ Value ParseSaveGraphsPath(const Value& in, const KeyEnv& env) {
     env.FailValue("should be a non-blank directory path", in);
   }
   std::string path = RealPath(text);
-  MakeDirectory(path, env);
+  CheckDirectory(path, env);
   return Value(path);
 }
 
@@ -225,6 +234,16 @@ Value ParsePrintFilePath(const Value& in, const KeyEnv& env) {
   if (fs::is_directory(status)) {
     env.Fail(ErrorKind::kOS, StrCat("the argument 'print_file_path' should be a file path, but '",
                                     Printable(path), "' is a directory."));
+  }
+  // The file is created by the first Print: its folder must exist and be writable now.
+  std::string parent = fs::path(path).parent_path().string();
+  if (!fs::is_directory(parent, ec)) {
+    env.Fail(ErrorKind::kOS, StrCat("the argument 'print_file_path': the folder of '", Printable(path),
+                                    "' does not exist."));
+  }
+  if (std::string why = WhyNotCreatable(parent); !why.empty()) {
+    env.Fail(ErrorKind::kOS, StrCat("the argument 'print_file_path': the file '", Printable(path),
+                                    "' can not be created: ", why, "."));
   }
   if (!fs::exists(status)) return Value(path);
   // An existing file is kept: the output goes to a time-stamped sibling.
@@ -642,6 +661,7 @@ FamilyTable MakeRuntimeTable() {
                    .role = EnvRole::kOverride,
                    .parse = [](const std::string& text,
                                const KeyEnv&) { return Value(RealPath(text)); }},
+           .prepare = [](const Value& stored, const KeyEnv& env) { return PrepareDirectory(stored.as_string(), env); },
            .doc = "Directory for the IR files (created if missing; read back as an absolute "
                   "path); distributed runs add rank_<id>/."},
           {.name = "print_file_path",

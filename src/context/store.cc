@@ -451,6 +451,33 @@ void CheckFrozen(const Store::Impl& impl, const std::map<SlotId, Value>& writes,
 
 }  // namespace
 
+// Note [A failed call changes nothing]
+//   A call is parsed and checked whole before anything is stored: key
+//   parsers only look; consumers' validators (Store::AddValidator) refuse a
+//   switch that can not take effect; then the keys' preparations (creating
+//   the folders they name) run, undone if one fails. Only then is anything
+//   stored, so a failed call leaves the context and the disk as they were.
+static void RunValidators(const Store::Impl& impl, const std::map<SlotId, Value>& writes, const View& view) {
+  std::vector<std::shared_ptr<Subscription::Entry>> entries;
+  {
+    std::lock_guard lock(impl.subscribers_mutex);
+    for (const auto& e : impl.subscribers) {
+      if (e->active && e->validator) entries.push_back(e);
+    }
+  }
+  if (entries.empty()) return;
+  auto get = [&view](Family f, std::string_view key) { return view.Get(f, key); };
+  for (const auto& entry : entries) {
+    bool touched = false;
+    for (const auto& [id, value] : writes) {
+      if (id.first != static_cast<int>(entry->family)) continue;
+      std::string_view name = impl.family(entry->family).specs[id.second]->name;
+      if (std::find(entry->keys.begin(), entry->keys.end(), name) != entry->keys.end()) touched = true;
+    }
+    if (touched) entry->validator(get);
+  }
+}
+
 static Validated ValidateCall(const Store::Impl& impl, Family family, const Dict& kwargs, bool for_override) {
   const FamilyState& state = impl.family(family);
   Validated out;
@@ -468,6 +495,11 @@ static Validated ValidateCall(const Store::Impl& impl, Family family, const Dict
     return state.specs[a.slot]->order < state.specs[b.slot]->order;
   });
   Profile profile = impl.profile.load();
+  struct Preparation {
+    const OptionSpec* spec;
+    Value stored;
+  };
+  std::vector<Preparation> preparations;
   for (const Item& item : items) {
     const OptionSpec& spec = *state.specs[item.slot];
     KeyEnv env(family, spec.name, state.table->set_function, tx, &out.warnings);
@@ -502,6 +534,7 @@ static Validated ValidateCall(const Store::Impl& impl, Family family, const Dict
     }
     MSRT_INTERNAL_ASSERT(spec.parse != nullptr, "context key '", spec.name, "' has no parser");
     Value stored = spec.parse(*item.value, env);
+    if (spec.prepare) preparations.push_back({&spec, stored});
     if (spec.apply) {
       spec.apply(stored, tx, env);
     } else {
@@ -510,6 +543,19 @@ static Validated ValidateCall(const Store::Impl& impl, Family family, const Dict
   }
   out.writes = tx.writes();
   CheckFrozen(impl, out.writes, state.table->set_function, for_override ? Source::kOverride : Source::kApi);
+  RunValidators(impl, out.writes, tx);
+  // Side effects last (Note [A failed call changes nothing]): undone in
+  // reverse when a later one fails.
+  std::vector<std::function<void()>> undo;
+  try {
+    for (const Preparation& p : preparations) {
+      KeyEnv env(family, p.spec->name, state.table->set_function, tx, &out.warnings);
+      if (auto u = p.spec->prepare(p.stored, env)) undo.push_back(std::move(u));
+    }
+  } catch (...) {
+    for (auto it = undo.rbegin(); it != undo.rend(); ++it) (*it)();
+    throw;
+  }
   return out;
 }
 

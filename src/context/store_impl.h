@@ -55,6 +55,7 @@ struct Subscription::Entry {
   std::vector<std::string> keys;
   std::string consumer;
   std::function<void(const Change&)> callback;
+  std::function<void(const Store::PendingGet&)> validator;  // AddValidator
   std::atomic<bool> active{true};
 };
 
@@ -70,7 +71,7 @@ struct Store::Impl {
   mutable uint64_t compile_hash = 0;
   mutable bool compile_hash_valid = false;
 
-  std::mutex subscribers_mutex;
+  mutable std::mutex subscribers_mutex;
   std::vector<std::shared_ptr<Subscription::Entry>> subscribers;
 
   FamilyState& family(Family f) { return families[static_cast<int>(f)]; }

@@ -56,6 +56,29 @@ Subscription Store::Subscribe(Family family, const std::vector<std::string>& key
   return sub;
 }
 
+Subscription Store::AddValidator(Family family, const std::vector<std::string>& keys, std::string consumer,
+                                 std::function<void(const PendingGet&)> check) {
+  for (const std::string& key : keys) {
+    int slot = impl_->FindSlot(family, key);
+    if (slot < 0 || impl_->family(family).specs[slot]->visibility != Visibility::kPublic) {
+      throw ValueError(StrCat("Store::AddValidator: '", key, "' is not a key of ", FamilyName(family), "."));
+    }
+  }
+  auto entry = std::make_shared<Subscription::Entry>();
+  entry->family = family;
+  entry->keys = keys;
+  entry->consumer = std::move(consumer);
+  entry->validator = std::move(check);
+  {
+    std::lock_guard lock(impl_->subscribers_mutex);
+    std::erase_if(impl_->subscribers, [](const auto& e) { return !e->active; });
+    impl_->subscribers.push_back(entry);
+  }
+  Subscription sub;
+  sub.entry_ = std::move(entry);
+  return sub;
+}
+
 void Store::DeclareConsumer(Family family, std::string_view key, std::string consumer) {
   int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
   auto entry = std::make_shared<Subscription::Entry>();

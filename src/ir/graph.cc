@@ -164,6 +164,12 @@ void Verify(const Graph& graph, std::string_view after_pass) {
       }
       continue;
     }
+    // A graph read from a file may give an op any number of inputs: inference reads them by position.
+    bool variadic = n.op->inputs.size() == 1 && n.op->inputs[0].ends_with("...");
+    if (!variadic && n.inputs.size() != n.op->inputs.size()) {
+      fail(id, StrCat("op '", n.op->name, "' takes ", n.op->inputs.size(), " inputs, but the node has ",
+                      n.inputs.size()));
+    }
     std::vector<ops::TensorMeta> inferred = n.op->infer(metas, n.attrs);
     if (inferred.size() != n.outputs.size()) fail(id, "output count differs from inference");
     for (size_t k = 0; k < inferred.size(); ++k) {

@@ -2,17 +2,26 @@
 //
 // Note [Graph file format]
 //   bytes 0-7   magic "MSRTGRPH"
-//   bytes 8-11  format version (uint32, little endian), 1
+//   bytes 8-11  format version (uint32, little endian), 2
 //   bytes 12-19 header length H (uint64)
 //   H bytes     header: JSON {graph, inputs, outputs, nodes[...], metadata_bytes}
-//   then        the caller's metadata (opaque, e.g. the Python result structure)
+//   then        the caller's metadata (the Python side writes a JSON record:
+//               python/msrt/_graph_files.py; never pickle)
 //   then        tensor data, each constant (and embedded weight) at the offset
 //               its node names, contiguous, native byte order
-// Every read is bounds-checked: a truncated or corrupt file raises
-// ValueError and never yields a partial graph.
+//   last 4      CRC-32C of every byte before it
+// The checksum is checked before anything else is read, the JSON is parsed
+// with a nesting limit, and every read is bounds-checked: a truncated or
+// corrupt file raises ValueError and never yields a partial graph. Version 1
+// files (whose metadata was pickled) are refused with a request to export
+// them again.
 #include "ir/serialize.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+
+#include "core/file_io.h"
 #include <nlohmann/json.hpp>
 
 namespace msrt::ir {
@@ -21,7 +30,8 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr char kMagic[8] = {'M', 'S', 'R', 'T', 'G', 'R', 'P', 'H'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+constexpr int kMaxJsonDepth = 64;
 
 Json ToJson(const Value& v) {
   switch (v.kind()) {
@@ -46,7 +56,8 @@ Json ToJson(const Value& v) {
   throw ValueError(StrCat("a graph attribute of type ", v.repr(), " can not be saved"));
 }
 
-Value FromJson(const Json& j) {
+Value FromJson(const Json& j, int depth = 0) {
+  if (depth > kMaxJsonDepth) throw ValueError("attributes nested too deeply");
   if (j.is_null()) return Value();
   if (j.is_boolean()) return Value(j.get<bool>());
   if (j.is_number_integer()) return Value(j.get<int64_t>());
@@ -56,12 +67,12 @@ Value FromJson(const Json& j) {
   if (tag == "s") return Value(body.get<std::string>());
   if (tag == "l" || tag == "t") {
     List items;
-    for (const Json& item : body) items.push_back(FromJson(item));
+    for (const Json& item : body) items.push_back(FromJson(item, depth + 1));
     return tag == "t" ? Value::Tuple(std::move(items)) : Value(std::move(items));
   }
   if (tag == "d") {
     Dict items;
-    for (const Json& pair : body) items.Set(pair.at(0).get<std::string>(), FromJson(pair.at(1)));
+    for (const Json& pair : body) items.Set(pair.at(0).get<std::string>(), FromJson(pair.at(1), depth + 1));
     return Value(std::move(items));
   }
   throw ValueError(StrCat("bad attribute tag '", tag, "'"));
@@ -121,6 +132,7 @@ std::string SerializeGraph(const Graph& graph, bool embed_weights, std::string_v
   out += text;
   out.append(metadata);
   out += data;
+  Put(out, Crc32c(out));
   return out;
 }
 
@@ -134,11 +146,24 @@ LoadedGraph DeserializeGraph(std::string_view bytes, std::string_view what) {
   uint64_t header_size;
   std::memcpy(&version, bytes.data() + 8, sizeof version);
   std::memcpy(&header_size, bytes.data() + 12, sizeof header_size);
+  if (version == 1) {
+    throw corrupt(
+        "it was written by an older msrt (graph format version 1, whose pickled record is not read because it "
+        "could run code); export it again with this msrt (ms.export), or delete it if it is a compile cache entry");
+  }
   if (version != kVersion) throw corrupt(StrCat("format version ", version, ", this msrt reads ", kVersion));
+  if (bytes.size() < kFixed + sizeof(uint32_t)) throw corrupt("truncated checksum");
+  uint32_t stored;
+  std::memcpy(&stored, bytes.data() + bytes.size() - sizeof stored, sizeof stored);
+  bytes.remove_suffix(sizeof stored);
+  if (Crc32c(bytes) != stored) throw corrupt("its checksum (CRC32C) does not match: the file is corrupt or truncated");
   if (header_size > bytes.size() - kFixed) throw corrupt("truncated header");
   LoadedGraph loaded;
   try {
-    Json header = Json::parse(bytes.substr(kFixed, header_size));
+    Json header = Json::parse(bytes.substr(kFixed, header_size), [](int depth, Json::parse_event_t, Json&) {
+      if (depth > kMaxJsonDepth) throw std::length_error(StrCat("its header nests deeper than ", kMaxJsonDepth));
+      return true;
+    });
     size_t metadata_size = header.at("metadata_bytes").get<size_t>();
     size_t data_size = header.at("data_bytes").get<size_t>();
     size_t body = kFixed + header_size;
@@ -172,7 +197,13 @@ LoadedGraph DeserializeGraph(std::string_view bytes, std::string_view what) {
           throw corrupt("tensor data out of range");
         }
         const ops::TensorMeta& m = n.outputs[0];
-        if (nbytes != static_cast<size_t>(NumElements(m.shape)) * ItemSize(m.dtype)) throw corrupt("tensor size");
+        uint64_t expected = ItemSize(m.dtype);
+        for (int64_t d : m.shape) {
+          if (d < 0 || __builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected)) {
+            throw corrupt("invalid tensor shape");
+          }
+        }
+        if (nbytes != expected) throw corrupt("tensor size");
         n.value = Tensor::FromHost(data.data() + offset, nbytes, m.shape, m.dtype);
         n.value.impl()->name = n.name;
       }
@@ -188,6 +219,131 @@ LoadedGraph DeserializeGraph(std::string_view bytes, std::string_view what) {
     throw corrupt(e.what());
   }
   return loaded;
+}
+
+// Note [Graph record]
+//   {"schema": "msrt-graph-record", "version": 1, "kind": "export" | "compile_cache",
+//    "key": str, "dependency": str            (compile_cache)
+//    "inputs": [[[dims...], dtype name], ...]  (export)
+//    "template": value}
+//   value: {"t": "slot"} | {"t": "none"} | {"t": "bool", "v": bool}
+//        | {"t": "int", "v": decimal str} | {"t": "float", "v": Python repr str}
+//        | {"t": "str", "v": str} | {"t": "tuple" | "list", "items": [value...]}
+//        | {"t": "dict", "items": [[hashable value, value]...]}
+// Written by python/msrt/_graph_files.py; never pickle.
+namespace {
+
+constexpr int kMaxRecordDepth = 200;
+
+bool IsDecimal(const std::string& s) {
+  size_t start = !s.empty() && s[0] == '-' ? 1 : 0;
+  if (s.size() == start || s.size() > 4300) return false;
+  for (size_t i = start; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return true;
+}
+
+bool IsFloatText(const std::string& s) {
+  if (s == "nan" || s == "inf" || s == "-inf") return true;
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+')) return false;
+  }
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+// Throws std::invalid_argument (turned into the caller's ValueError) for a bad value.
+void CheckTemplate(const Json& j, bool must_hash) {
+  auto bad = [&j](std::string_view why) {
+    std::string text = j.dump();
+    if (text.size() > 80) text = text.substr(0, 80) + "...";
+    throw std::invalid_argument(StrCat("the template value ", text, " ", why));
+  };
+  if (!j.is_object() || !j.contains("t") || !j.at("t").is_string()) bad("is not an object with a tag 't'");
+  const std::string tag = j.at("t").get<std::string>();
+  auto value = [&](auto&& ok) {
+    if (!j.contains("v") || !ok(j.at("v"))) bad("has no valid 'v'");
+  };
+  if (tag == "slot" || tag == "none") return;
+  if (tag == "bool") return value([](const Json& v) { return v.is_boolean(); });
+  if (tag == "str") return value([](const Json& v) { return v.is_string(); });
+  if (tag == "int") return value([](const Json& v) { return v.is_string() && IsDecimal(v.get<std::string>()); });
+  if (tag == "float") return value([](const Json& v) { return v.is_string() && IsFloatText(v.get<std::string>()); });
+  if (!j.contains("items") || !j.at("items").is_array()) bad("has no 'items' list");
+  if (tag == "tuple" || tag == "list") {
+    if (must_hash && tag == "list") bad("is a dict key that is not hashable");
+    for (const Json& item : j.at("items")) CheckTemplate(item, must_hash);
+    return;
+  }
+  if (tag == "dict") {
+    if (must_hash) bad("is a dict key that is not hashable");
+    for (const Json& pair : j.at("items")) {
+      if (!pair.is_array() || pair.size() != 2) bad("has an item that is not a [key, value] pair");
+      CheckTemplate(pair.at(0), /*must_hash=*/true);
+      CheckTemplate(pair.at(1), /*must_hash=*/false);
+    }
+    return;
+  }
+  bad("has an unknown tag");
+}
+
+}  // namespace
+
+void CheckGraphRecord(std::string_view json, std::string_view kind, std::string_view what) {
+  auto bad = [what](const std::string& why) {
+    return ValueError(StrCat("'", what, "' is not a valid msrt graph file: its record ", why, "."));
+  };
+  if (!json.empty() && static_cast<unsigned char>(json[0]) == 0x80) {
+    throw bad("is pickled (written by an older msrt); export the graph again with this msrt");
+  }
+  Json record;
+  try {
+    record = Json::parse(json, [](int depth, Json::parse_event_t, Json&) {
+      if (depth > kMaxRecordDepth) throw std::length_error(StrCat("nests deeper than ", kMaxRecordDepth, " levels"));
+      return true;
+    });
+  } catch (const std::length_error& e) {
+    throw bad(e.what());
+  } catch (const std::exception& e) {
+    throw bad(StrCat("is not JSON (", e.what(), ")"));
+  }
+  try {
+    if (!record.is_object() || record.value("schema", Json()) != "msrt-graph-record") {
+      throw std::invalid_argument("has no 'msrt-graph-record' schema");
+    }
+    if (record.value("version", Json()) != 1) {
+      throw std::invalid_argument(StrCat("has version ", record.value("version", Json()).dump(),
+                                         "; this msrt reads version 1"));
+    }
+    if (record.value("kind", Json()) != std::string(kind)) {
+      throw std::invalid_argument(StrCat("is of kind ", record.value("kind", Json()).dump(), ", not '", kind, "'",
+                                         kind == "export" ? " (it may be a compile cache entry)" : ""));
+    }
+    if (kind == "compile_cache") {
+      for (const char* field : {"key", "dependency"}) {
+        if (!record.contains(field) || !record.at(field).is_string()) {
+          throw std::invalid_argument(StrCat("has no '", field, "' string"));
+        }
+      }
+    } else {
+      const Json inputs = record.value("inputs", Json());
+      bool ok = inputs.is_array();
+      for (const Json& input : inputs) {
+        ok = ok && input.is_array() && input.size() == 2 && input.at(0).is_array() && input.at(1).is_string() &&
+             ParseDType(input.at(1).get<std::string>()).has_value();
+        if (!ok) break;
+        for (const Json& d : input.at(0)) ok = ok && d.is_number_unsigned();
+      }
+      if (!ok) throw std::invalid_argument("has invalid 'inputs'");
+    }
+    if (!record.contains("template")) throw std::invalid_argument("has no 'template'");
+    CheckTemplate(record.at("template"), false);
+  } catch (const std::invalid_argument& e) {
+    throw bad(e.what());
+  }
 }
 
 }  // namespace msrt::ir

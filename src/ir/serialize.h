@@ -23,4 +23,10 @@ struct LoadedGraph {
 /// for anything truncated, corrupt or from another format version.
 LoadedGraph DeserializeGraph(std::string_view bytes, std::string_view what);
 
+/// Checks the JSON record Python keeps in a graph file's metadata (schema
+/// "msrt-graph-record" version 1, Note [Graph record] in serialize.cc) for
+/// `kind` ("export" or "compile_cache"); ValueError naming `what` and the
+/// fault otherwise. What passes decodes in Python without further checks.
+void CheckGraphRecord(std::string_view json, std::string_view kind, std::string_view what);
+
 }  // namespace msrt::ir

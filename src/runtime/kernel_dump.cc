@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "context/option_spec.h"
+#include "core/file_io.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 #include "runtime/eager.h"
@@ -74,6 +75,17 @@ class KernelDumper final : public KernelObserver {
     Global().DeclareConsumer(Family::kRuntime, "save_dump_path", "kernel dump");
     subscription_ = Global().Subscribe(Family::kRuntime, {"enable_dump"}, "kernel dump",
                                        [this](const context::Change&) { Refresh(); });
+    // enable_dump with a save_dump_path that can not be written fails the call that asked for it.
+    validator_ = Global().AddValidator(
+        Family::kRuntime, {"enable_dump", "save_dump_path"}, "kernel dump", [](const context::Store::PendingGet& get) {
+          if (!get(Family::kRuntime, "enable_dump").as_bool()) return;
+          std::string path = get(Family::kRuntime, "save_dump_path").as_string();
+          std::string dir = context::RealPath(path.empty() ? "." : path);
+          if (std::string why = WhyNotCreatable(dir); !why.empty()) {
+            throw OSError(StrCat("For 'context.set_context', enable_dump can not write under save_dump_path '",
+                                 Printable(dir), "': ", why, "."));
+          }
+        });
     Refresh();
   }
 
@@ -89,11 +101,10 @@ class KernelDumper final : public KernelObserver {
     } else {
       p.name = StrCat(SanitizeFileName(event.op.name), "_", NextIndex(p.dir.string() + "/" + p.folder));
     }
-    std::error_code ec;
-    fs::create_directories(p.dir / p.folder, ec);
-    if (ec) {
-      throw OSError(StrCat("enable_dump: can not create the dump folder '", Printable((p.dir / p.folder).string()),
-                           "': ", ec.message(), "."));
+    try {
+      CreateDirectories((p.dir / p.folder).string());
+    } catch (const OSError& e) {
+      throw OSError(StrCat("enable_dump: ", e.message()));
     }
     p.inputs = Json::array();
     for (size_t i = 0; i < event.inputs.size(); ++i) {
@@ -124,10 +135,10 @@ class KernelDumper final : public KernelObserver {
               {"outputs", std::move(outputs)}};
     std::string text = line.dump() + "\n";
     std::lock_guard lock(mutex_);
-    std::ofstream index(p.dir / "index.jsonl", std::ios::app | std::ios::binary);
-    index << text;
-    if (!index.flush()) {
-      throw OSError(StrCat("enable_dump: can not append to '", Printable((p.dir / "index.jsonl").string()), "'."));
+    try {
+      AppendFile((p.dir / "index.jsonl").string()).Append(text);
+    } catch (const OSError& e) {
+      throw OSError(StrCat("enable_dump: ", e.message()));
     }
   }
 
@@ -155,6 +166,7 @@ class KernelDumper final : public KernelObserver {
   std::mutex mutex_;
   std::map<std::string, uint64_t> counters_;
   context::Subscription subscription_;
+  context::Subscription validator_;
 };
 
 thread_local std::vector<Pending> KernelDumper::t_pending;
@@ -195,11 +207,12 @@ void WriteNpy(const std::string& path, const Tensor& tensor) {
   prefix += '\x00';
   uint16_t length = static_cast<uint16_t>(header.size());
   prefix.append(reinterpret_cast<const char*>(&length), sizeof(length));
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << prefix << header;
-  out.write(static_cast<const char*>(tensor.raw()), static_cast<std::streamsize>(tensor.nbytes()));
-  if (!out.flush()) {
-    throw OSError(StrCat("enable_dump: can not write '", Printable(path), "': ", std::strerror(errno), "."));
+  std::string bytes = prefix + header;
+  bytes.append(static_cast<const char*>(tensor.raw()), tensor.nbytes());
+  try {
+    WriteFileAtomic(path, bytes, Durability::kNoSync);
+  } catch (const OSError& e) {
+    throw OSError(StrCat("enable_dump: ", e.message()));
   }
 }
 

@@ -1,15 +1,19 @@
 // Note [Print file format]
 // A print file is a header followed by one record per Print call; integers
 // are little-endian.
-//   header:  8 bytes "MSRTPRNT", u32 version (1), u32 flags (0)
-//   record:  u32 item count, then per item a u8 kind:
+//   header:  8 bytes "MSRTPRNT", u32 version (2), u32 flags (0),
+//            u32 CRC-32C of the 16 bytes before it
+//   record:  u64 body length B, B bytes of body, u32 CRC-32C of the length
+//            and the body; the body is a u32 item count, then per item a
+//            u8 kind:
 //     0 text:    u64 byte length, UTF-8 bytes
 //     1 tensor:  u8 dtype-name length, dtype name ("float32", "int64",
 //                "bool_", ... as ms.dtype names them), u8 rank, i64 dims[rank],
 //                u64 byte length, the elements in C order
-// Records are appended with one write each, so a reader sees whole records
-// of a file still being written up to the last complete one. A reader
-// rejects other versions: a new layout gets a new version number.
+// Records are appended with one write each (the file opened with O_NOFOLLOW),
+// so a reader sees whole records of a file still being written up to the last
+// complete one. A reader checks every checksum before it reads what it covers
+// and rejects other versions: a new layout gets a new version number.
 #include "runtime/print_sink.h"
 
 #include <charconv>
@@ -21,6 +25,7 @@
 #include <mutex>
 
 #include "context/option_spec.h"
+#include "core/file_io.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 
@@ -32,8 +37,8 @@ using context::Printable;
 using kernels::PrintItem;
 
 constexpr char kMagic[8] = {'M', 'S', 'R', 'T', 'P', 'R', 'N', 'T'};
-constexpr uint32_t kVersion = 1;
-constexpr size_t kHeaderSize = 16;
+constexpr uint32_t kVersion = 2;
+constexpr size_t kHeaderSize = 20;
 constexpr int64_t kSummaryThreshold = 1000;  // elements; beyond it only the edges print
 constexpr int64_t kEdgeItems = 3;
 
@@ -193,7 +198,7 @@ void Put(std::string* out, T value) {
   out->append(reinterpret_cast<const char*>(&value), sizeof(value));  // hosts are little-endian
 }
 
-std::string EncodeRecord(const std::vector<PrintItem>& items) {
+std::string EncodeBody(const std::vector<PrintItem>& items) {
   std::string out;
   Put<uint32_t>(&out, static_cast<uint32_t>(items.size()));
   for (const PrintItem& item : items) {
@@ -216,10 +221,20 @@ std::string EncodeRecord(const std::vector<PrintItem>& items) {
   return out;
 }
 
+std::string EncodeRecord(const std::vector<PrintItem>& items) {
+  std::string body = EncodeBody(items);
+  std::string out;
+  Put<uint64_t>(&out, body.size());
+  out += body;
+  Put<uint32_t>(&out, Crc32c(out));
+  return out;
+}
+
 std::string Header() {
   std::string out(kMagic, sizeof(kMagic));
   Put<uint32_t>(&out, kVersion);
   Put<uint32_t>(&out, 0);
+  Put<uint32_t>(&out, Crc32c(out));
   return out;
 }
 
@@ -237,11 +252,27 @@ class Reader {
     if (version != kVersion) {
       Fail(StrCat("its format version is ", version, ", but this build reads version ", kVersion));
     }
-    Get<uint32_t>("the flags");
+    uint32_t flags = Get<uint32_t>("the flags");
+    uint32_t header_crc = Get<uint32_t>("the header checksum");
+    if (header_crc != Crc32c(data_.data(), 16)) Fail("the header's checksum does not match (the file is corrupt)");
+    if (flags != 0) Fail(StrCat("its flags are ", flags, ", expected 0"));
     std::vector<PrintItem> items;
     while (pos_ < data_.size()) {
+      size_t start = pos_;
+      uint64_t length = Get<uint64_t>("a record's length");
+      if (length < sizeof(uint32_t) || data_.size() - pos_ < length || data_.size() - pos_ - length < 4) {
+        Fail(StrCat("a record of ", length, " bytes does not fit in the file"));
+      }
+      uint32_t expected = Crc32c(data_.data() + start, sizeof(uint64_t) + length);
+      uint32_t stored;
+      std::memcpy(&stored, data_.data() + pos_ + length, sizeof stored);
+      if (stored != expected) Fail("the record's checksum does not match (the file is corrupt)");
+      end_ = pos_ + length;
       uint32_t count = Get<uint32_t>("a record's item count");
       for (uint32_t i = 0; i < count; ++i) items.push_back(ReadItem());
+      if (pos_ != end_) Fail(StrCat(end_ - pos_, " bytes follow the record's last item"));
+      end_ = data_.size();
+      pos_ += sizeof(uint32_t);
     }
     return items;
   }
@@ -261,7 +292,12 @@ class Reader {
       if (shape.back() < 0) Fail(StrCat("dimension ", shape.back(), " is negative"));
     }
     uint64_t nbytes = Get<uint64_t>("a tensor's byte length");
-    uint64_t expected = static_cast<uint64_t>(NumElements(shape)) * ItemSize(*dtype);
+    uint64_t expected = ItemSize(*dtype);
+    for (int64_t d : shape) {
+      if (__builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected)) {
+        Fail(StrCat("the byte size of a ", name, ShapeRepr(shape), " tensor overflows"));
+      }
+    }
     if (nbytes != expected) {
       Fail(StrCat("a ", name, ShapeRepr(shape), " tensor holds ", expected, " bytes, but the record says ", nbytes));
     }
@@ -271,7 +307,7 @@ class Reader {
 
   template <typename T>
   T Get(std::string_view what) {
-    if (data_.size() - pos_ < sizeof(T)) Fail(StrCat("it ends inside ", what));
+    if (end_ - pos_ < sizeof(T)) Fail(StrCat("it ends inside ", what));
     T value;
     std::memcpy(&value, data_.data() + pos_, sizeof(T));
     pos_ += sizeof(T);
@@ -279,7 +315,7 @@ class Reader {
   }
 
   std::string Bytes(uint64_t n, std::string_view what) {
-    if (data_.size() - pos_ < n) Fail(StrCat("it ends inside ", what));
+    if (end_ - pos_ < n) Fail(StrCat("it ends inside ", what));
     std::string out = data_.substr(pos_, n);
     pos_ += n;
     return out;
@@ -293,6 +329,7 @@ class Reader {
   std::string path_;
   std::string data_;
   size_t pos_ = 0;
+  size_t end_ = data_.size();  // the end of the record being read
 };
 
 // --- the sink --------------------------------------------------------------
@@ -328,25 +365,27 @@ class Sink {
     if (fs::is_directory(path, ec)) {
       throw OSError(StrCat("[print] print_file_path '", Printable(path), "' is a directory; expected a file path."));
     }
-    uintmax_t size = fs::exists(path, ec) ? fs::file_size(path, ec) : 0;
-    if (size > 0) {
-      std::ifstream in(path, std::ios::binary);
-      char head[sizeof(kMagic)] = {};
-      in.read(head, sizeof(head));
-      if (!in || std::memcmp(head, kMagic, sizeof(kMagic)) != 0) {
-        throw OSError(StrCat("[print] print_file_path '", Printable(path),
-                             "' exists and is not an msrt print file; choose another path."));
+    try {
+      AppendFile file(path);  // O_NOFOLLOW: a symlink planted at the path is refused
+      uint64_t size = file.size();
+      if (size > 0) {
+        std::string head = file.ReadPrefix(kHeaderSize);
+        if (head.size() < sizeof(kMagic) || std::memcmp(head.data(), kMagic, sizeof(kMagic)) != 0) {
+          throw OSError(StrCat("[print] print_file_path '", Printable(path),
+                               "' exists and is not an msrt print file; choose another path."));
+        }
+        if (head != Header()) {
+          throw OSError(StrCat("[print] print_file_path '", Printable(path),
+                               "' is a print file of another format version or is corrupt; choose another path."));
+        }
       }
+      file.Append(size == 0 ? Header() + record : record);
+    } catch (const ValueError&) {
+      throw;
+    } catch (const OSError& e) {
+      if (e.message().rfind("[print]", 0) == 0) throw;
+      throw OSError(StrCat("[print] print_file_path: ", e.message()));
     }
-    std::FILE* file = std::fopen(path.c_str(), "ab");
-    if (file == nullptr) {
-      throw OSError(StrCat("[print] can not open print_file_path '", Printable(path), "': ", std::strerror(errno),
-                           "."));
-    }
-    std::string bytes = size == 0 ? Header() + record : record;
-    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
-    ok = std::fclose(file) == 0 && ok;
-    if (!ok) throw OSError(StrCat("[print] writing print_file_path '", Printable(path), "' failed."));
   }
 
   static std::mutex& FileMutex() {
@@ -389,14 +428,18 @@ void AppendPrintRecord(const std::string& path, const std::vector<PrintItem>& it
 }
 
 std::vector<PrintItem> ReadPrintFile(const std::string& path) {
+  CheckPath(path, "For 'parse_print', the print file");
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
     throw ValueError(StrCat("For 'parse_print', the print file '", Printable(path), "' does not exist."));
   }
-  std::ifstream in(path, std::ios::binary);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string data = ReadFile(path);
   if (data.empty()) throw ValueError(StrCat("For 'parse_print', the print file '", Printable(path), "' is empty."));
   return Reader(path, std::move(data)).ReadAll();
+}
+
+std::vector<PrintItem> ParsePrintFile(std::string data, const std::string& what) {
+  return Reader(what, std::move(data)).ReadAll();
 }
 
 }  // namespace msrt::runtime

@@ -23,4 +23,8 @@ void AppendPrintRecord(const std::string& path, const std::vector<kernels::Print
 /// file does not exist or is empty; RuntimeError when it cannot be parsed.
 std::vector<kernels::PrintItem> ReadPrintFile(const std::string& path);
 
+/// The values of the print file content `data`; RuntimeError naming `what`
+/// and the offset for anything malformed or failing its checksum.
+std::vector<kernels::PrintItem> ParsePrintFile(std::string data, const std::string& what);
+
 }  // namespace msrt::runtime

@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "context/option_spec.h"
+#include "core/file_io.h"
 #include "memory/allocator.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
@@ -260,13 +261,25 @@ Options ParseProfilingOptions(const std::string& text) {
 
 // --- sessions ------------------------------------------------------------------
 
-Session::Session(Options options) : state_(std::make_shared<State>()) {
-  options.output_path = context::RealPath(options.output_path);
+// The results go to <output_path>/profiler/: refuse a session that could
+// not write them when it starts, not when it ends.
+void CheckOutputPath(const std::string& output_path) {
+  CheckPath(output_path, "For 'Profiler', the parameter 'output_path'");
   std::error_code ec;
-  if (fs::exists(options.output_path, ec) && !fs::is_directory(options.output_path, ec)) {
-    throw OSError(StrCat("For 'Profiler', the output path '", context::Printable(options.output_path),
+  if (fs::exists(output_path, ec) && !fs::is_directory(output_path, ec)) {
+    throw OSError(StrCat("For 'Profiler', the output path '", context::Printable(output_path),
                          "' is a file; expected a directory."));
   }
+  if (std::string why = WhyNotCreatable((fs::path(output_path) / "profiler").string()); !why.empty()) {
+    throw OSError(StrCat("For 'Profiler', the results can not be written under the output path '",
+                         context::Printable(output_path), "': ", why, "."));
+  }
+}
+
+Session::Session(Options options) : state_(std::make_shared<State>()) {
+  CheckPath(options.output_path, "For 'Profiler', the parameter 'output_path'");
+  options.output_path = context::RealPath(options.output_path);
+  CheckOutputPath(options.output_path);
   state_->options = std::move(options);
 }
 
@@ -316,10 +329,10 @@ std::vector<std::string> Session::Write() const {
   }
   const int64_t rank = RankId();
   fs::path dir = fs::path(state_->options.output_path) / "profiler";
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    throw OSError(StrCat("Profiler: can not create '", context::Printable(dir.string()), "': ", ec.message(), "."));
+  try {
+    CreateDirectories(dir.string());
+  } catch (const OSError& e) {
+    throw OSError(StrCat("Profiler: ", e.message()));
   }
 
   // Thread names: the host threads (those that marked spans) and the kernel threads.
@@ -400,9 +413,11 @@ std::vector<std::string> Session::Write() const {
                                     (dir / StrCat("op_summary_", rank, ".csv")).string()};
   const std::string* contents[] = {&trace, &csv};
   for (size_t i = 0; i < paths.size(); ++i) {
-    std::ofstream out(paths[i], std::ios::binary | std::ios::trunc);
-    out << *contents[i];
-    if (!out.flush()) throw OSError(StrCat("Profiler: can not write '", context::Printable(paths[i]), "'."));
+    try {
+      WriteFileAtomic(paths[i], *contents[i], Durability::kNoSync);
+    } catch (const OSError& e) {
+      throw OSError(StrCat("Profiler: ", e.message()));
+    }
   }
   return paths;
 }
@@ -445,6 +460,22 @@ class ContextProfiling {
     context::Global().DeclareConsumer(Family::kRuntime, "profiling_options", "profiler");
     subscription_ = context::Global().Subscribe(Family::kRuntime, {"enable_profiling"}, "profiler",
                                                 [this](const context::Change&) { Refresh(); });
+    // enable_profiling that could not write its results fails the set_context call that asked for it.
+    validator_ = context::Global().AddValidator(
+        Family::kRuntime, {"enable_profiling", "profiling_options"}, "profiler",
+        [](const context::Store::PendingGet& get) {
+          if (!get(Family::kRuntime, "enable_profiling").as_bool()) return;
+          Options options;
+          try {
+            options = ParseProfilingOptions(get(Family::kRuntime, "profiling_options").as_string());
+          } catch (const Error&) {
+            throw;
+          } catch (const std::exception& e) {
+            throw ValueError(StrCat("For 'context.set_context', the argument 'profiling_options' is invalid: ",
+                                    e.what()));
+          }
+          CheckOutputPath(context::RealPath(options.output_path));
+        });
     Refresh();
   }
 
@@ -492,6 +523,7 @@ class ContextProfiling {
   std::mutex mutex_;
   std::unique_ptr<Session> session_;
   context::Subscription subscription_;
+  context::Subscription validator_;
 };
 
 const bool kContextProfiling = (ContextProfiling::Global(), true);

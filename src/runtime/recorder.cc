@@ -33,6 +33,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "core/file_io.h"
 #include "context/env_config.h"
 #include "ir/graph.h"
 #include "memory/allocator.h"
@@ -133,20 +134,19 @@ std::string UtcNow() {
 }
 
 void WriteFile(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw OSError(StrCat("cannot write '", path.string(), "'"));
+  WriteFileAtomic(path.string(), text, Durability::kNoSync);
 }
 
 // Claims a new record folder; earlier records (other runs, same pid) stay.
 fs::path NewRecordFolder(const Settings& settings, std::string_view kind) {
   fs::path root = settings.path.empty() ? fs::current_path() : fs::path(settings.path);
   fs::path base = root / StrCat("rank_", RankId()) / "rdr";
-  fs::create_directories(base);
+  CreateDirectories(base.string());
   for (int n = 0;; ++n) {
     fs::path folder = base / StrCat(kind, "_", static_cast<int64_t>(getpid()), "_", n);
-    if (fs::create_directory(folder)) return folder;
+    std::error_code ec;  // mkdir never follows a symlink planted at the name: it only fails
+    if (fs::create_directory(folder, ec)) return folder;
+    if (ec) throw OSError(StrCat("cannot create '", folder.string(), "': ", ec.message()));
   }
 }
 

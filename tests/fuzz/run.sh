@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target with clang and runs it for $1 seconds (default 60).
+# Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for $1
+# seconds (default 60), starting from its committed corpus. TARGETS="a b"
+# picks targets; JOBS sets the build's parallelism. Prints the executions of
+# each target.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 out=build-fuzz
-mkdir -p "$out" "$out/corpus"
-cp -n tests/fuzz/corpus/* "$out/corpus/" 2>/dev/null || true
-sources=$(ls src/core/*.cc src/context/*.cc src/memory/*.cc src/kernels/no_cuda/*.cc)
-clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -Iinclude -Isrc $sources tests/fuzz/context_parsers_fuzz.cc -o "$out/context_parsers_fuzz" -lpthread
-# Crashes land in $out; new interesting inputs in $out/corpus.
-"$out/context_parsers_fuzz" -max_total_time="$seconds" -max_len=512 -artifact_prefix="$out/" "$out/corpus"
+targets=${TARGETS:-context_parsers checkpoint mnist_idx print_file graph_file graph_record}
+make -s -f tests/fuzz/fuzz.mk -j "${JOBS:-2}" OUT="$out" TARGETS="$targets"
+status=0
+for target in $targets; do
+  corpus="$out/corpus/$target"
+  mkdir -p "$corpus"
+  cp -n tests/fuzz/corpus/"$target"/* "$corpus/" 2>/dev/null || true
+  # Crashes land in $out/<target>-crash-*; new interesting inputs in $corpus.
+  log="$out/$target.log"
+  if ! "$out/${target}_fuzz" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
+      -artifact_prefix="$out/$target-" "$corpus" > "$log" 2>&1; then
+    status=1
+    tail -n 40 "$log"
+  fi
+  runs=$(grep -o 'Done [0-9]* runs' "$log" | tail -n 1 || true)
+  echo "$target: ${runs:-no summary} in ${seconds}s (log: $log)"
+done
+exit $status

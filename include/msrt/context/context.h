@@ -158,6 +158,17 @@ class Store {
                          std::string consumer,
                          std::function<void(const Change&)> callback);
 
+  /// The values a call would store (this call's first, then the stored
+  /// ones), as a validator sees them.
+  using PendingGet = std::function<Value(Family family, std::string_view key)>;
+
+  /// Lets `consumer` refuse a call that sets one of `keys` before anything
+  /// is stored: `check` raises (a typed Error) when the switch can not take
+  /// effect, and the call fails with that error, changing nothing. `check`
+  /// must only look (it runs for calls that may still fail).
+  Subscription AddValidator(Family family, const std::vector<std::string>& keys, std::string consumer,
+                            std::function<void(const PendingGet& get)> check);
+
   /// Records that `consumer` reads `key` when it runs (without asking to be
   /// called back); Explain and the docs list it.
   void DeclareConsumer(Family family, std::string_view key, std::string consumer);

@@ -7,7 +7,6 @@ keyed by directory, usage and the files' size and modification time.
 """
 import gzip
 import os
-import struct
 import threading
 import zlib
 
@@ -16,8 +15,6 @@ import numpy as np
 from ._validate import check_dir, check_valid_str
 from .datasets import MappableDataset
 
-_IMAGE_MAGIC = 2051  # 0x00000803: unsigned bytes, 3 dimensions
-_LABEL_MAGIC = 2049  # 0x00000801: unsigned bytes, 1 dimension
 _ROWS = _COLS = 28
 
 # Usage "all" reads the test split first: MindSpore sorts the file names and
@@ -88,61 +85,26 @@ def _read_bytes(path):
         raise RuntimeError(f"MnistDataset: cannot read '{path}': {error.strerror or error}.") from None
 
 
-def _check_magic(path, magic, expected, kind, ndim):
-    if magic == expected:
-        return
-    other = {_IMAGE_MAGIC: "image", _LABEL_MAGIC: "label"}.get(magic)
-    type_code, dims = (magic >> 8) & 0xFF, magic & 0xFF
-    if other is not None:
-        what = f"bad magic number {magic}, that of an MNIST {other} file; expected {expected}"
-    elif magic >> 16 == 0 and type_code == 0x08:
-        what = (f"wrong dimension count: its header declares {dims} dimension(s), "
-                f"an MNIST {kind} file has {ndim}")
-    else:
-        what = f"bad magic number {magic} (0x{magic:08x}), expected {expected} (0x{expected:08x})"
-    raise MnistFormatError(f"MnistDataset: '{path}' is not an MNIST {kind} file: {what}.")
+def _check(path, raw, images):
+    """(count, data offset) of an MNIST IDX file, checked in C++ (src/io/idx.cc, fuzzed)."""
+    from .. import _C
+
+    try:
+        return _C._check_mnist_idx(raw, path, images)
+    except ValueError as error:
+        raise MnistFormatError(str(error)) from None
 
 
 def _read_images(path):
     raw = _read_bytes(path)
-    if len(raw) < 16:
-        raise MnistFormatError(
-            f"MnistDataset: '{path}' is truncated: {len(raw)} bytes, shorter than the 16-byte IDX image header."
-        )
-    magic, count, rows, cols = struct.unpack(">IIII", raw[:16])
-    _check_magic(path, magic, _IMAGE_MAGIC, "image", 3)
-    if (rows, cols) != (_ROWS, _COLS):
-        raise MnistFormatError(
-            f"MnistDataset: '{path}' holds images of shape ({rows}, {cols}), MNIST images are (28, 28)."
-        )
-    expected = count * rows * cols
-    actual = len(raw) - 16
-    if actual != expected:
-        problem = "truncated" if actual < expected else "longer than its header says"
-        raise MnistFormatError(
-            f"MnistDataset: '{path}' is {problem}: its header declares {count} images of {rows}x{cols} "
-            f"({expected} bytes of pixels), but it holds {actual} bytes after the header."
-        )
-    images = np.frombuffer(raw, np.uint8, offset=16).reshape(count, rows, cols, 1)
-    return images
+    count, offset = _check(path, raw, True)
+    return np.frombuffer(raw, np.uint8, offset=offset).reshape(count, _ROWS, _COLS, 1)
 
 
 def _read_labels(path):
     raw = _read_bytes(path)
-    if len(raw) < 8:
-        raise MnistFormatError(
-            f"MnistDataset: '{path}' is truncated: {len(raw)} bytes, shorter than the 8-byte IDX label header."
-        )
-    magic, count = struct.unpack(">II", raw[:8])
-    _check_magic(path, magic, _LABEL_MAGIC, "label", 1)
-    actual = len(raw) - 8
-    if actual != count:
-        problem = "truncated" if actual < count else "longer than its header says"
-        raise MnistFormatError(
-            f"MnistDataset: '{path}' is {problem}: its header declares {count} labels, "
-            f"but it holds {actual} bytes after the header."
-        )
-    return np.frombuffer(raw, np.uint8, offset=8).astype(np.uint32)
+    _, offset = _check(path, raw, False)
+    return np.frombuffer(raw, np.uint8, offset=offset).astype(np.uint32)
 
 
 def _signature(path):

@@ -1,35 +1,32 @@
 """Checkpoints: `ms.save_checkpoint`, `ms.load_checkpoint`, `ms.load_param_into_net`.
 
-The file format is msrt's own, documented in docs/checkpoint.md: a header
-(magic, version, tensor count, payload size), the tensors (name, dtype,
-shape, raw little-endian data) and a CRC32 of the payload. Reading checks
-every length against the bytes present, so a truncated or corrupt file
-raises ValueError naming the file and the fault; it never crashes.
+The file format is msrt's own, documented in docs/checkpoint.md and read and
+written in C++ (src/io/checkpoint.cc, fuzzed): a header (magic, version,
+tensor count, payload size), the tensors (name, dtype, shape, raw
+little-endian data) and a CRC-32C of the header and payload. Reading checks
+the checksum and every length against the bytes present, so a truncated or
+corrupt file raises ValueError naming the file and the fault; it never
+crashes. Files are written atomically through a unique temporary file
+(Note [Safe file writes]).
 """
 import os
-import struct
-import zlib
 from collections import OrderedDict
 
 import numpy as np
 
+from .. import _C, _files
 from .._tensor import Tensor, _TensorBase, _wrap
 from ..common import dtype as mstype
 from ..common.parameter import Parameter
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net", "parse_print"]
 
-MAGIC = b"MSRTCKPT"
-VERSION = 1
-_HEADER = struct.Struct("<8sIIQ")  # magic, version, count, payload bytes
-_CRC = struct.Struct("<I")
 # dtype codes, in the order of the core's DType enum; bfloat16 is stored as float32 values.
 _CODES = ("bool_", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
 _CODE_OF = {name: i for i, name in enumerate(_CODES)}
 _NUMPY = {"bool_": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32,
           "int64": np.int64, "float16": np.float16, "bfloat16": np.float32, "float32": np.float32,
           "float64": np.float64}
-_MAX_NDIM = 64
 
 
 def _items_of(save_obj, op):
@@ -56,7 +53,9 @@ def _as_array(name, value, op):
         core = value._t.dtype_name
         array = value.asnumpy()
     elif isinstance(value, np.ndarray):
-        core = mstype._core_name(value.dtype, f"dtype of '{name}'")
+        # Non-native byte order is converted below (tobytes writes little endian).
+        native = value.dtype if value.dtype.isnative else value.dtype.newbyteorder("=")
+        core = mstype._core_name(native, f"dtype of '{name}'")
         array = value
     elif isinstance(value, bool):
         core, array = "bool_", np.array(value)
@@ -71,8 +70,9 @@ def _as_array(name, value, op):
     return core, array
 
 
-def _encode(items, op):
-    chunks = []
+def _entries(items, op):
+    """(name, dtype code, shape, little-endian C-order array) per item, checked."""
+    entries = []
     seen = set()
     for name, value in items:
         if not isinstance(name, str):
@@ -81,14 +81,8 @@ def _encode(items, op):
             raise ValueError(f"For '{op}', the name '{name}' appears twice.")
         seen.add(name)
         core, array = _as_array(name, value, op)
-        encoded = name.encode("utf-8")
-        chunks.append(struct.pack("<I", len(encoded)))
-        chunks.append(encoded)
-        chunks.append(struct.pack("<BB", _CODE_OF[core], array.ndim))
-        chunks.append(struct.pack(f"<{array.ndim}Q", *array.shape))
-        chunks.append(struct.pack("<Q", array.nbytes))
-        chunks.append(array.tobytes())
-    return len(seen), b"".join(chunks)
+        entries.append((name, _CODE_OF[core], tuple(array.shape), np.ascontiguousarray(array).reshape(-1)))
+    return entries
 
 
 def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=False, append_dict=None,
@@ -102,7 +96,7 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
                         f"but got {type(ckpt_file_name).__name__}.")
     if enc_key is not None:
         raise NotImplementedError(f"For '{op}', encrypted checkpoints (enc_key) are not supported by msrt.")
-    path = os.fspath(ckpt_file_name)
+    path = _files.fspath(ckpt_file_name, op, "ckpt_file_name")
     if not path.endswith(".ckpt"):
         path += ".ckpt"
     items = _items_of(save_obj, op)
@@ -113,47 +107,15 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
         items += list(append_dict.items())
     if choice_func is not None:
         items = [(n, v) for n, v in items if choice_func(n)]
-    count, payload = _encode(items, op)
-    data = _HEADER.pack(MAGIC, VERSION, count, len(payload)) + payload + _CRC.pack(zlib.crc32(payload))
-    directory = os.path.dirname(os.path.abspath(path))
-    temporary = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    try:
-        with open(temporary, "wb") as f:
-            f.write(data)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-
-
-class _Reader:
-    """Bounds-checked reads from a checkpoint payload."""
-
-    def __init__(self, data, path):
-        self.data = data
-        self.pos = 0
-        self.path = path
-
-    def fail(self, what):
-        raise ValueError(f"The checkpoint file '{self.path}' is corrupt: {what}.")
-
-    def take(self, n, what):
-        if n < 0 or self.pos + n > len(self.data):
-            self.fail(f"{what} needs {n} bytes at offset {self.pos}, but the payload has {len(self.data)} bytes")
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
-
-    def unpack(self, fmt, what):
-        s = struct.Struct(fmt)
-        return s.unpack(self.take(s.size, what))
+    # Unique temporary file, fsync, atomic rename (Note [Safe file writes]).
+    _C._save_checkpoint(path, _entries(items, op))
 
 
 def _read(path, op):
     """name → (dtype name, array) from a checkpoint file."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"For '{op}', the argument 'ckpt_file_name' must be a str, but got {type(path).__name__}.")
-    path = os.fspath(path)
+    path = _files.fspath(path, op, "ckpt_file_name")
     if not path.endswith(".ckpt"):
         raise ValueError(f"For '{op}', the checkpoint file should end with '.ckpt', please input the correct "
                          f"'ckpt_file_name', but got '{path}'.")
@@ -161,59 +123,15 @@ def _read(path, op):
         raise ValueError(f"For '{op}', the checkpoint file: {path} does not exist, please check whether the "
                          "'ckpt_file_name' is correct.")
     try:
-        with open(path, "rb") as f:
-            blob = f.read()
+        blob, tensors = _C._load_checkpoint(path)  # checked in C++ (src/io/checkpoint.cc)
     except OSError as e:
-        raise ValueError(f"For '{op}', failed to read the checkpoint file '{path}': {e}.") from None
-    if len(blob) < len(MAGIC) or blob[:len(MAGIC)] != MAGIC:
-        raise ValueError(f"The checkpoint file '{path}' is not an msrt checkpoint: it does not start with the magic "
-                         f"bytes {MAGIC!r}.")
-    if len(blob) < _HEADER.size:
-        raise ValueError(f"The checkpoint file '{path}' is truncated: its header needs {_HEADER.size} bytes, "
-                         f"but the file has {len(blob)}.")
-    _, version, count, payload_size = _HEADER.unpack_from(blob)
-    if version != VERSION:
-        raise ValueError(f"The checkpoint file '{path}' has format version {version}; this msrt reads version "
-                         f"{VERSION}.")
-    expected = _HEADER.size + payload_size + _CRC.size
-    if len(blob) != expected:
-        state = "truncated" if len(blob) < expected else "corrupt (it has trailing bytes)"
-        raise ValueError(f"The checkpoint file '{path}' is {state}: its header announces {expected} bytes, "
-                         f"but the file has {len(blob)}.")
-    payload = memoryview(blob)[_HEADER.size:_HEADER.size + payload_size]
-    (stored_crc,) = _CRC.unpack_from(blob, _HEADER.size + payload_size)
-    if zlib.crc32(payload) != stored_crc:
-        raise ValueError(f"The checkpoint file '{path}' is corrupt: the CRC32 of its data does not match.")
-    reader = _Reader(payload, path)
+        raise ValueError(f"For '{op}', failed to read the checkpoint file '{path}': {e}") from None
     out = OrderedDict()
-    for index in range(count):
-        (name_len,) = reader.unpack("<I", f"the name length of tensor {index}")
-        try:
-            name = bytes(reader.take(name_len, f"the name of tensor {index}")).decode("utf-8")
-        except UnicodeDecodeError:
-            reader.fail(f"the name of tensor {index} is not UTF-8")
-        code, ndim = reader.unpack("<BB", f"the dtype of '{name}'")
-        if code >= len(_CODES):
-            reader.fail(f"tensor '{name}' has an unknown dtype code {code}")
-        if ndim > _MAX_NDIM:
-            reader.fail(f"tensor '{name}' has {ndim} dimensions")
-        shape = reader.unpack(f"<{ndim}Q", f"the shape of '{name}'")
-        (nbytes,) = reader.unpack("<Q", f"the size of '{name}'")
+    for name, code, shape, offset, size in tensors:
         core = _CODES[code]
-        itemsize = np.dtype(_NUMPY[core]).itemsize
-        numel = 1
-        for d in shape:
-            numel *= d
-        if numel * itemsize != nbytes:
-            reader.fail(f"tensor '{name}' of shape {tuple(shape)} and dtype {core} should hold "
-                        f"{numel * itemsize} bytes, but {nbytes} are recorded")
-        raw = reader.take(nbytes, f"the data of '{name}'")
-        array = np.frombuffer(raw, dtype=np.dtype(_NUMPY[core]).newbyteorder("<")).reshape(shape)
-        if name in out:
-            reader.fail(f"the name '{name}' appears twice")
-        out[name] = (core, array)
-    if reader.pos != len(payload):
-        reader.fail(f"{len(payload) - reader.pos} bytes follow the last tensor")
+        dtype = np.dtype(_NUMPY[core]).newbyteorder("<")
+        array = np.frombuffer(blob, dtype=dtype, count=size // dtype.itemsize, offset=offset).reshape(shape)
+        out[name] = (core, array.astype(dtype.newbyteorder("="), copy=False))
     return out
 
 

@@ -70,10 +70,28 @@ TEST_F(PrintFileTest, ErrorsHaveTheDocumentedTypes) {
   std::ifstream in(path, std::ios::binary);
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (size_t n = 1; n < data.size(); ++n) {
-    if (n == 16) continue;  // the header alone is a valid, empty print file
+    if (n == 20) continue;  // the header alone is a valid, empty print file
     std::ofstream(Path("cut"), std::ios::binary | std::ios::trunc).write(data.data(), static_cast<std::streamsize>(n));
     EXPECT_THROW(ReadPrintFile(Path("cut")), RuntimeError) << n;
   }
+  // Every single-bit flip anywhere is caught by a checksum, never read as another value.
+  for (size_t i = 0; i < data.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string corrupt = data;
+      corrupt[i] = static_cast<char>(corrupt[i] ^ (1 << bit));
+      EXPECT_THROW(ParsePrintFile(corrupt, "flipped"), RuntimeError) << i << ":" << bit;
+    }
+  }
+}
+
+TEST_F(PrintFileTest, ASymlinkAtThePathIsRefusedNotFollowed) {
+  std::string outside = Path("outside");
+  std::ofstream(outside) << "precious";
+  std::filesystem::create_symlink(outside, Path("link"));
+  EXPECT_THROW(AppendPrintRecord(Path("link"), {PrintItem(std::string("x"))}), OSError);
+  std::ifstream in(outside);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "precious");
 }
 
 TEST(FormatTensor, MatchesTheReprLayout) {

@@ -86,10 +86,17 @@ def test_the_rank_comes_from_rank_id_otherwise(python_subprocess, tmp_path):
     assert (tmp_path / "dump" / "rank_5" / "index.jsonl").exists()
 
 
-def test_an_unwritable_dump_path_fails_the_op_with_os_error(in_tmp):
+def test_an_unwritable_dump_path_fails_the_set_context_call(in_tmp):
     (in_tmp / "file").write_text("x")
-    ms.set_context(enable_dump=True, save_dump_path=str(in_tmp / "file"), pynative_synchronize=True)
-    with pytest.raises(OSError, match=r"enable_dump: can not create the dump folder '.*file/rank_0/pynative/\d+'"):
+    with pytest.raises(OSError, match=r"enable_dump can not write under save_dump_path '.*file'"):
+        ms.set_context(enable_dump=True, save_dump_path=str(in_tmp / "file"), pynative_synchronize=True)
+    assert ms.get_context("enable_dump") is False and ms.get_context("pynative_synchronize") is False
+
+
+def test_a_dump_path_that_becomes_unwritable_fails_the_op_with_os_error(in_tmp):
+    ms.set_context(enable_dump=True, save_dump_path=str(in_tmp / "later"), pynative_synchronize=True)
+    (in_tmp / "later").write_text("x")  # the folder's place is taken after set_context checked it
+    with pytest.raises(OSError, match=r"enable_dump: Can not create the folder '.*later/rank_0/pynative/\d+'"):
         ms.Tensor(np.ones(2, np.float32)) + 1
 
 

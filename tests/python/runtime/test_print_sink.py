@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import msrt as ms
+from msrt import _C
 from msrt.train.serialization import parse_print
 
 
@@ -45,13 +46,18 @@ def test_the_file_format_is_the_documented_one(in_tmp):
     ms.set_context(print_file_path="log.data")
     ms.ops.print_("hi", ms.Tensor(np.array([1.0, 2.0], np.float32)))
     data = open(ms.get_context("print_file_path"), "rb").read()
-    assert data[:8] == b"MSRTPRNT" and struct.unpack("<II", data[8:16]) == (1, 0)
-    count, kind, length = struct.unpack("<IBQ", data[16:29])
-    assert (count, kind, length) == (2, 0, 2) and data[29:31] == b"hi"
-    assert data[31] == 1 and data[32:33 + 7] == b"\x07float32"
-    rank, dim, nbytes = struct.unpack("<BqQ", data[40:57])
+    assert data[:8] == b"MSRTPRNT" and struct.unpack("<II", data[8:16]) == (2, 0)
+    assert struct.unpack("<I", data[16:20])[0] == _C._crc32c(data[:16])
+    (body_length,) = struct.unpack("<Q", data[20:28])
+    assert len(data) == 28 + body_length + 4
+    assert struct.unpack("<I", data[-4:])[0] == _C._crc32c(data[20:-4])
+    body = data[28:-4]
+    count, kind, length = struct.unpack("<IBQ", body[0:13])
+    assert (count, kind, length) == (2, 0, 2) and body[13:15] == b"hi"
+    assert body[15] == 1 and body[16:17 + 7] == b"\x07float32"
+    rank, dim, nbytes = struct.unpack("<BqQ", body[24:41])
     assert (rank, dim, nbytes) == (1, 2, 8)
-    assert np.frombuffer(data[57:], np.float32).tolist() == [1.0, 2.0]
+    assert np.frombuffer(body[41:], np.float32).tolist() == [1.0, 2.0]
 
 
 def test_an_existing_file_is_kept_and_the_stamped_name_receives_the_output(in_tmp):
@@ -87,9 +93,16 @@ def test_a_foreign_file_at_the_path_is_not_overwritten(in_tmp):
     assert (in_tmp / "late.data").read_bytes() == b"someone else's"
 
 
-def test_a_missing_directory_is_an_os_error(in_tmp):
-    ms.set_context(print_file_path="no/such/dir/p.data")
-    with pytest.raises(OSError, match=r"can not open print_file_path '.*p.data'"):
+def test_a_missing_directory_is_an_os_error_from_set_context(in_tmp):
+    with pytest.raises(OSError, match=r"print_file_path': the folder of '.*p.data' does not exist"):
+        ms.set_context(print_file_path="no/such/dir/p.data")
+    assert ms.get_context("print_file_path") == ""
+    ms.set_context(print_file_path="p.data")
+    # A folder that disappears after the call fails the Print call.
+    (in_tmp / "sub").mkdir()
+    ms.set_context(print_file_path="sub/p.data")
+    (in_tmp / "sub").rmdir()
+    with pytest.raises(OSError, match=r"print_file_path: Can not open for appending '.*p.data'"):
         ms.ops.print_("x")
 
 
@@ -117,10 +130,10 @@ def test_parse_print_rejects_truncated_and_future_files(in_tmp):
     ms.ops.print_(ms.Tensor(np.arange(4, dtype=np.float32)))
     data = open(ms.get_context("print_file_path"), "rb").read()
     (in_tmp / "cut.data").write_bytes(data[:-3])
-    with pytest.raises(RuntimeError, match=r"at byte \d+: it ends inside tensor data"):
+    with pytest.raises(RuntimeError, match=r"at byte \d+: a record of \d+ bytes does not fit in the file"):
         ms.parse_print("cut.data")
     (in_tmp / "v9.data").write_bytes(data[:8] + struct.pack("<I", 9) + data[12:])
-    with pytest.raises(RuntimeError, match=r"format version is 9, but this build reads version 1"):
+    with pytest.raises(RuntimeError, match=r"format version is 9, but this build reads version 2"):
         ms.parse_print("v9.data")
 
 

@@ -129,10 +129,11 @@ def write_valid(path):
 def test_the_file_format_is_the_documented_one(tmp_path):
     blob = write_valid(tmp_path / "f.ckpt")
     magic, version, count, payload_size = struct.unpack_from("<8sIIQ", blob)
-    assert magic == b"MSRTCKPT" and version == 1 and count == 3
+    assert magic == b"MSRTCKPT" and version == 2 and count == 3
     assert len(blob) == 24 + payload_size + 4
     payload = blob[24:24 + payload_size]
-    assert struct.unpack_from("<I", blob, 24 + payload_size)[0] == zlib.crc32(payload)
+    # CRC-32C of the header and the payload (version 1 had a CRC-32 of the payload alone).
+    assert struct.unpack_from("<I", blob, 24 + payload_size)[0] == ms._C._crc32c(blob[:24 + payload_size])
     (name_len,) = struct.unpack_from("<I", payload)
     assert payload[4:4 + name_len] == b"w"
     code, ndim = struct.unpack_from("<BB", payload, 4 + name_len)

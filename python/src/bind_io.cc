@@ -1,0 +1,114 @@
+// Files: the one safe-write helper (Note [Safe file writes]), checksums, and
+// the checkpoint and IDX codecs, for the Python modules that read and write
+// files (serialization, _graph_files, dataset.mnist).
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "core/file_io.h"
+#include "io/checkpoint.h"
+#include "ir/serialize.h"
+#include "io/idx.h"
+#include "msrt/core/errors.h"
+
+namespace msrt::python {
+
+void BindIo(py::module_& m) {
+  m.def(
+      "_write_file_atomic",
+      [](const std::string& path, const py::bytes& data, bool durable) {
+        std::string_view view = data;
+        py::gil_scoped_release release;
+        WriteFileAtomic(path, view, durable ? Durability::kSync : Durability::kNoSync);
+      },
+      py::arg("path"), py::arg("data"), py::arg("durable") = true,
+      "Replaces the file `path` with `data` atomically, never through a symlink.");
+  m.def(
+      "_read_file",
+      [](const std::string& path) {
+        std::string data;
+        {
+          py::gil_scoped_release release;
+          data = ReadFile(path);
+        }
+        return py::bytes(data);
+      },
+      py::arg("path"), "The bytes of the regular file `path` (OSError naming it otherwise).");
+  m.def(
+      "_make_dirs",
+      [](const std::string& path) {
+        py::gil_scoped_release release;
+        CreateDirectories(path);
+      },
+      py::arg("path"), "Creates the folder `path` and its parents.");
+  m.def("_check_path", &CheckPath, py::arg("path"), py::arg("what"),
+        "ValueError when `path` is empty or holds a NUL byte.");
+  m.def(
+      "_crc32c", [](const py::bytes& data) { return Crc32c(std::string_view(data)); }, py::arg("data"),
+      "CRC-32C of `data`.");
+
+  m.def(
+      "_save_checkpoint",
+      [](const std::string& path, const py::list& entries) {
+        std::vector<io::CheckpointTensorView> views;
+        std::vector<std::string> names;
+        std::vector<py::buffer_info> buffers;
+        names.reserve(entries.size());
+        buffers.reserve(entries.size());
+        for (py::handle entry : entries) {
+          auto tuple = entry.cast<py::tuple>();
+          names.push_back(tuple[0].cast<std::string>());
+          auto code = tuple[1].cast<int>();
+          if (code < 0 || code >= kDTypeCount) throw ValueError(StrCat("invalid dtype code ", code));
+          buffers.push_back(tuple[3].cast<py::buffer>().request());
+          const py::buffer_info& info = buffers.back();
+          io::CheckpointTensorView view;
+          view.dtype = static_cast<DType>(code);
+          view.shape = tuple[2].cast<std::vector<int64_t>>();
+          view.data = std::string_view(static_cast<const char*>(info.ptr),
+                                       static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize));
+          views.push_back(std::move(view));
+        }
+        for (size_t i = 0; i < views.size(); ++i) views[i].name = names[i];
+        py::gil_scoped_release release;
+        io::SaveCheckpoint(path, views);
+      },
+      py::arg("path"), py::arg("entries"),
+      "Writes a checkpoint of (name, dtype code, shape, C-contiguous little-endian buffer) entries.");
+  m.def(
+      "_load_checkpoint",
+      [](const std::string& path) {
+        std::string data;
+        std::vector<io::CheckpointTensor> tensors;
+        {
+          py::gil_scoped_release release;
+          data = ReadFile(path);
+          tensors = io::DecodeCheckpoint(data, path);
+        }
+        py::list out;
+        for (const io::CheckpointTensor& t : tensors) {
+          out.append(py::make_tuple(t.name, static_cast<int>(t.dtype), py::tuple(py::cast(t.shape)), t.data_offset,
+                                    t.data_size));
+        }
+        return py::make_tuple(py::bytes(data), out);
+      },
+      py::arg("path"),
+      "(file bytes, [(name, dtype code, shape, data offset, data size)]) of a checked checkpoint.");
+  m.def(
+      "_check_graph_record",
+      [](const py::bytes& data, const std::string& kind, const std::string& what) {
+        ir::CheckGraphRecord(std::string_view(data), kind, what);
+      },
+      py::arg("data"), py::arg("kind"), py::arg("what"),
+      "ValueError naming `what` unless `data` is a valid graph record of `kind` (Note [Graph record]).");
+  m.def(
+      "_check_mnist_idx",
+      [](const py::bytes& data, const std::string& what, bool images) {
+        io::MnistIdx idx = io::CheckMnistIdx(std::string_view(data), what,
+                                             images ? io::MnistKind::kImages : io::MnistKind::kLabels);
+        return py::make_tuple(idx.count, idx.data_offset);
+      },
+      py::arg("data"), py::arg("what"), py::arg("images"),
+      "(count, data offset) of a well-formed MNIST IDX file; ValueError naming `what` otherwise.");
+}
+
+}  // namespace msrt::python

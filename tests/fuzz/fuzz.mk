@@ -1,0 +1,33 @@
+# Builds the libFuzzer targets with clang, ASan and UBSan (run.sh calls this).
+# Objects are kept in $(OUT)/obj, so later runs only rebuild what changed.
+OUT ?= build-fuzz
+CXX := clang++
+FLAGS := -std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+         -Iinclude -Isrc -MMD -MP
+COMMON := $(wildcard src/core/*.cc src/context/*.cc src/memory/*.cc src/kernels/no_cuda/*.cc)
+SOURCES_context_parsers := $(COMMON)
+SOURCES_checkpoint := $(COMMON) $(wildcard src/io/*.cc)
+SOURCES_mnist_idx := $(COMMON) $(wildcard src/io/*.cc)
+SOURCES_print_file := $(COMMON) src/runtime/print_sink.cc src/kernels/print_sink.cc
+SOURCES_graph_record = $(SOURCES_graph_file)
+SOURCES_graph_file := $(COMMON) $(wildcard src/ir/*.cc src/ops/*.cc src/autodiff/*.cc src/io/*.cc \
+                      src/kernels/*.cc src/kernels/cpu/*.cc src/runtime/*.cc src/compiler/*.cc)
+TARGETS ?= context_parsers checkpoint mnist_idx print_file graph_file graph_record
+
+obj = $(patsubst %.cc,$(OUT)/obj/%.o,$(1))
+
+all: $(foreach t,$(TARGETS),$(OUT)/$(t)_fuzz)
+
+define target_rule
+$(OUT)/$(1)_fuzz: $(call obj,$(SOURCES_$(1))) $(OUT)/obj/tests/fuzz/$(1)_fuzz.o
+	$(CXX) $(FLAGS) -fsanitize=fuzzer $$^ -o $$@ $(LIBS_$(1)) -lpthread
+endef
+LIBS_graph_file := -ldnnl -fopenmp
+LIBS_graph_record := -ldnnl -fopenmp
+$(foreach t,$(TARGETS),$(eval $(call target_rule,$(t))))
+
+$(OUT)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+-include $(shell find $(OUT)/obj -name '*.d' 2>/dev/null)
