@@ -11,6 +11,8 @@
 // overflow checks, booleans (0 or 1 only), names (UTF-8, unique).
 #include "io/checkpoint.h"
 
+#include "msrt/core/shape.h"
+
 #include <cstring>
 #include <set>
 
@@ -107,6 +109,13 @@ class Reader {
 
 size_t StoredItemSize(DType dtype) { return dtype == DType::kBFloat16 ? 4 : ItemSize(dtype); }
 
+namespace {
+// bfloat16 is stored as float32 values; sizes are overflow-checked in one place (msrt/core/shape.h).
+uint64_t StoredBytes(const Shape& shape, DType dtype) {
+  return NumBytes(shape, dtype == DType::kBFloat16 ? DType::kFloat32 : dtype);
+}
+}  // namespace
+
 std::string EncodeCheckpoint(const std::vector<CheckpointTensorView>& tensors) {
   std::string payload;
   std::set<std::string_view> seen;
@@ -116,11 +125,11 @@ std::string EncodeCheckpoint(const std::vector<CheckpointTensorView>& tensors) {
       throw ValueError(StrCat("Tensor '", t.name, "' has ", t.shape.size(), " dimensions, at most ", kMaxRank,
                               " can be saved."));
     }
-    uint64_t nbytes = StoredItemSize(t.dtype);
-    for (int64_t d : t.shape) {
-      if (d < 0 || __builtin_mul_overflow(nbytes, static_cast<uint64_t>(d), &nbytes)) {
-        throw ValueError(StrCat("Tensor '", t.name, "' has an invalid shape."));
-      }
+    uint64_t nbytes = 0;
+    try {
+      nbytes = StoredBytes(t.shape, t.dtype);
+    } catch (const Error&) {
+      throw ValueError(StrCat("Tensor '", t.name, "' has an invalid shape."));
     }
     if (nbytes != t.data.size()) {
       throw ValueError(StrCat("Tensor '", t.name, "' should hold ", nbytes, " bytes, but ", t.data.size(),
@@ -195,14 +204,21 @@ std::vector<CheckpointTensor> DecodeCheckpoint(std::string_view bytes, std::stri
     if (code >= kDTypeCount) reader.Fail(StrCat("tensor '", t.name, "' has an unknown dtype code ", int{code}));
     if (rank > kMaxRank) reader.Fail(StrCat("tensor '", t.name, "' has ", int{rank}, " dimensions"));
     t.dtype = static_cast<DType>(code);
-    uint64_t expected = StoredItemSize(t.dtype);
     bool overflow = false;
     for (uint8_t d = 0; d < rank; ++d) {
       auto dim = reader.Get<uint64_t>(StrCat("the shape of '", t.name, "'"));
-      if (dim > static_cast<uint64_t>(INT64_MAX) || __builtin_mul_overflow(expected, dim, &expected)) overflow = true;
+      if (dim > static_cast<uint64_t>(INT64_MAX)) overflow = true;
       t.shape.push_back(static_cast<int64_t>(dim));
     }
     auto nbytes = reader.Get<uint64_t>(StrCat("the size of '", t.name, "'"));
+    uint64_t expected = 0;
+    if (!overflow) {
+      try {
+        expected = StoredBytes(t.shape, t.dtype);
+      } catch (const Error&) {
+        overflow = true;
+      }
+    }
     if (overflow) reader.Fail(StrCat("the byte size of tensor '", t.name, "' overflows"));
     if (nbytes != expected) {
       std::string shape = "(";

@@ -22,6 +22,7 @@
 #include <stdexcept>
 
 #include "core/file_io.h"
+#include "msrt/core/shape.h"
 #include <nlohmann/json.hpp>
 
 namespace msrt::ir {
@@ -62,7 +63,9 @@ Value FromJson(const Json& j, int depth = 0) {
   if (j.is_boolean()) return Value(j.get<bool>());
   if (j.is_number_integer()) return Value(j.get<int64_t>());
   if (!j.is_object() || j.size() != 1) throw ValueError("bad attribute encoding");
-  const auto& [tag, body] = *j.items().begin();
+  const auto first = j.cbegin();  // not a binding into a temporary's items()
+  const std::string& tag = first.key();
+  const Json& body = first.value();
   if (tag == "f") return Value(body.get<double>());
   if (tag == "s") return Value(body.get<std::string>());
   if (tag == "l" || tag == "t") {
@@ -197,11 +200,11 @@ LoadedGraph DeserializeGraph(std::string_view bytes, std::string_view what) {
           throw corrupt("tensor data out of range");
         }
         const ops::TensorMeta& m = n.outputs[0];
-        uint64_t expected = ItemSize(m.dtype);
-        for (int64_t d : m.shape) {
-          if (d < 0 || __builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected)) {
-            throw corrupt("invalid tensor shape");
-          }
+        size_t expected = 0;
+        try {
+          expected = NumBytes(m.shape, m.dtype);  // overflow-checked (msrt/core/shape.h)
+        } catch (const Error&) {
+          throw corrupt("invalid tensor shape");
         }
         if (nbytes != expected) throw corrupt("tensor size");
         n.value = Tensor::FromHost(data.data() + offset, nbytes, m.shape, m.dtype);

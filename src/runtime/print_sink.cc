@@ -16,6 +16,8 @@
 // and rejects other versions: a new layout gets a new version number.
 #include "runtime/print_sink.h"
 
+#include "msrt/core/shape.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -292,11 +294,11 @@ class Reader {
       if (shape.back() < 0) Fail(StrCat("dimension ", shape.back(), " is negative"));
     }
     uint64_t nbytes = Get<uint64_t>("a tensor's byte length");
-    uint64_t expected = ItemSize(*dtype);
-    for (int64_t d : shape) {
-      if (__builtin_mul_overflow(expected, static_cast<uint64_t>(d), &expected)) {
-        Fail(StrCat("the byte size of a ", name, ShapeRepr(shape), " tensor overflows"));
-      }
+    uint64_t expected = 0;
+    try {
+      expected = NumBytes(shape, *dtype);
+    } catch (const Error&) {
+      Fail(StrCat("the byte size of a ", name, ShapeRepr(shape), " tensor overflows"));
     }
     if (nbytes != expected) {
       Fail(StrCat("a ", name, ShapeRepr(shape), " tensor holds ", expected, " bytes, but the record says ", nbytes));

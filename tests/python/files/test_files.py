@@ -461,7 +461,7 @@ def test_an_unwritable_cache_folder_warns_and_training_goes_on(tmp_path):
 def test_deeply_nested_env_config_file_is_a_value_error(tmp_path):
     path = tmp_path / "env.json"
     path.write_text('{"rdr": ' + "[" * 100000 + "]" * 100000 + "}")
-    with pytest.raises(ValueError, match="nests deeper"):
+    with pytest.raises(ValueError, match="nests arrays or objects deeper than 100 levels"):
         ms.set_context(env_config_path=str(path))
 
 
