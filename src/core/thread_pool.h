@@ -68,8 +68,9 @@ class Cancellable {
   static constexpr uint64_t kRequested = 1;
   /// Owner-defined bits, plus kRequested once cancellation was asked for.
   std::atomic<uint64_t> state_{0};
-  /// InterruptCount() when the owner armed it (Note [Interrupts] in core/interrupt.h).
-  uint64_t interrupts_seen_ = 0;
+  /// InterruptCount() when it was made or its owner armed it (Note [Interrupts]
+  /// in core/interrupt.h): interrupts from before do not stop it.
+  uint64_t interrupts_seen_ = InterruptCount();
 };
 
 /// In a child process after fork(): the workers did not come along; the pool
