@@ -21,6 +21,10 @@ from ._warnings import ContextDeprecationWarning, DeviceNotApplicableWarning, Ms
 _C._set_warning_classes(MsrtWarning, ContextDeprecationWarning, DeviceNotApplicableWarning)
 # Ctrl-C stops msrt's kernels and waits too, not only Python code.
 _C._install_interrupt_handler()
+# os.fork drains the operator queue before fork() itself runs: a sanitizer's
+# fork interceptor locks its allocator ahead of pthread_atfork handlers, and
+# the dispatcher must not be allocating then (Note [Fork] in src/runtime/fork.cc).
+_os.register_at_fork(before=_C._drain_before_fork)
 
 from . import context  # noqa: E402
 from . import runtime  # noqa: E402

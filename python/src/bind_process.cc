@@ -4,6 +4,7 @@
 
 #include "bindings.h"
 #include "core/interrupt.h"
+#include "runtime/eager.h"
 
 namespace msrt::python {
 namespace {
@@ -51,6 +52,13 @@ void BindProcess(py::module_& m) {
         "Chains msrt's Ctrl-C handling in front of Python's SIGINT handler; False when SIGINT is not Python's.");
   m.def("_request_interrupt", &RequestInterrupt, "What Ctrl-C does to msrt's kernels and waits (for tests).");
   m.def("_interrupt_count", &InterruptCount);
+  m.def(
+      "_drain_before_fork",
+      [] {
+        py::gil_scoped_release release;
+        runtime::DrainForFork();
+      },
+      "Waits for queued PYNATIVE operators before os.fork (Note [Fork] in src/runtime/fork.cc).");
 }
 
 }  // namespace msrt::python

@@ -8,7 +8,11 @@
 // thread the child lacks) and the memory pool's lock is taken (so it is
 // consistent); after it both processes release the lock, and the child
 // starts a new dispatcher, forgets the pool's workers (new ones start on
-// its next parallel loop) and restarts the watchdog. The child computes in
+// its next parallel loop) and restarts the watchdog. Python's os.fork drains
+// the queue earlier still (msrt/__init__.py), before fork() is called: a
+// sanitizer's fork interceptor takes its allocator locks before any
+// pthread_atfork handler runs, and a dispatcher allocating then would
+// deadlock with the drain. The child computes in
 // either mode. GNU OpenMP does not rebuild a thread's team in the child:
 // the forking thread, if it led oneDNN's team, runs oneDNN on itself alone
 // there (kernels/cpu/onednn_common.cc); other threads get teams of their own.
