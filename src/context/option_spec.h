@@ -241,6 +241,10 @@ std::string Printable(std::string_view text);
 /// A str argument naming a path; NUL bytes are refused (the file system would
 /// silently cut the name there).
 const std::string& PathText(const Value& in, const KeyEnv& env);
+/// Creates the folder `dir` (and missing parents) once the call is validated;
+/// the returned undo removes what it made if the call fails later. OSError
+/// naming the key when it cannot be made. Nothing for "".
+std::function<void()> PrepareDirectory(const std::string& dir, const KeyEnv& env);
 /// str naming a path (NUL bytes refused, see PathText).
 Parser ParsePath();
 /// Accepts the "unset" stored form ("") when loading a snapshot, for keys

@@ -81,17 +81,7 @@ void CheckParentDirectory(const std::string& file, const KeyEnv& env) {
 }
 
 std::function<void()> PrepareParentDirectory(const Value& stored, const KeyEnv& env) {
-  std::string parent = std::filesystem::path(stored.as_string()).parent_path().string();
-  if (parent.empty()) return nullptr;
-  auto created = std::make_shared<std::vector<std::string>>();
-  try {
-    CreateDirectories(parent, created.get());
-  } catch (const OSError& e) {
-    RemoveCreatedDirectories(*created);
-    env.Fail(ErrorKind::kOS, StrCat("could not create the directory for the argument '", env.key, "': ",
-                                    e.message()));
-  }
-  return [created] { RemoveCreatedDirectories(*created); };
+  return PrepareDirectory(std::filesystem::path(stored.as_string()).parent_path().string(), env);
 }
 
 /// str without NUL bytes; its parent directory must be creatable.

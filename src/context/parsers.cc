@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "context/option_spec.h"
+#include "core/file_io.h"
 
 namespace msrt::context {
 
@@ -266,6 +267,18 @@ const std::string& PathText(const Value& in, const KeyEnv& env) {
     env.FailValue("should be a path without NUL bytes", in);
   }
   return in.as_string();
+}
+
+std::function<void()> PrepareDirectory(const std::string& dir, const KeyEnv& env) {
+  if (dir.empty()) return nullptr;
+  auto created = std::make_shared<std::vector<std::string>>();
+  try {
+    CreateDirectories(dir, created.get());
+  } catch (const OSError& e) {
+    RemoveCreatedDirectories(*created);
+    env.Fail(ErrorKind::kOS, StrCat("the argument '", env.key, "': ", e.message()));
+  }
+  return [created] { RemoveCreatedDirectories(*created); };
 }
 
 Parser ParsePath() {

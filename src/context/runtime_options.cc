@@ -197,20 +197,6 @@ void CheckDirectory(const std::string& path, const KeyEnv& env) {
                                   "' cannot be created: ", why, "."));
 }
 
-/// Creates the folder `dir` once the call is validated; undone if the call
-/// fails later.
-std::function<void()> PrepareDirectory(const std::string& dir, const KeyEnv& env) {
-  if (dir.empty()) return nullptr;
-  auto created = std::make_shared<std::vector<std::string>>();
-  try {
-    CreateDirectories(dir, created.get());
-  } catch (const OSError& e) {
-    RemoveCreatedDirectories(*created);
-    env.Fail(ErrorKind::kOS, StrCat("the argument '", env.key, "': ", e.message()));
-  }
-  return [created] { RemoveCreatedDirectories(*created); };
-}
-
 Value ParseSaveGraphsPath(const Value& in, const KeyEnv& env) {
   if (env.loading) return ParseString()(in, env);
   if (in.is_none()) env.FailValue("should be a directory path", in);

@@ -33,24 +33,34 @@ bool Store::IsInEffect(Family family, std::string_view key) const {
   return impl_->family(family).slots[slot].in_effect;
 }
 
-Subscription Store::Subscribe(Family family, const std::vector<std::string>& keys, std::string consumer,
-                              std::function<void(const Change&)> callback) {
+namespace {
+
+// Checks the keys and files `entry` (a subscriber or a validator) with the store.
+void Register(Store::Impl& impl, const char* api, Family family, const std::vector<std::string>& keys,
+              const std::shared_ptr<Subscription::Entry>& entry) {
   for (const std::string& key : keys) {
-    int slot = impl_->FindSlot(family, key);
-    if (slot < 0 || impl_->family(family).specs[slot]->visibility != Visibility::kPublic) {
-      throw ValueError(StrCat("Store::Subscribe: '", key, "' is not a key of ", FamilyName(family), "."));
+    int slot = impl.FindSlot(family, key);
+    if (slot < 0 || impl.family(family).specs[slot]->visibility != Visibility::kPublic) {
+      throw ValueError(StrCat("Store::", api, ": '", key, "' is not a key of ", FamilyName(family), "."));
     }
   }
-  auto entry = std::make_shared<Subscription::Entry>();
   entry->family = family;
   entry->keys = keys;
+  {
+    std::lock_guard lock(impl.subscribers_mutex);
+    std::erase_if(impl.subscribers, [](const auto& e) { return !e->active; });
+    impl.subscribers.push_back(entry);
+  }
+}
+
+}  // namespace
+
+Subscription Store::Subscribe(Family family, const std::vector<std::string>& keys, std::string consumer,
+                              std::function<void(const Change&)> callback) {
+  auto entry = std::make_shared<Subscription::Entry>();
   entry->consumer = std::move(consumer);
   entry->callback = std::move(callback);
-  {
-    std::lock_guard lock(impl_->subscribers_mutex);
-    std::erase_if(impl_->subscribers, [](const auto& e) { return !e->active; });
-    impl_->subscribers.push_back(entry);
-  }
+  Register(*impl_, "Subscribe", family, keys, entry);
   Subscription sub;
   sub.entry_ = std::move(entry);
   return sub;
@@ -58,22 +68,10 @@ Subscription Store::Subscribe(Family family, const std::vector<std::string>& key
 
 Subscription Store::AddValidator(Family family, const std::vector<std::string>& keys, std::string consumer,
                                  std::function<void(const PendingGet&)> check) {
-  for (const std::string& key : keys) {
-    int slot = impl_->FindSlot(family, key);
-    if (slot < 0 || impl_->family(family).specs[slot]->visibility != Visibility::kPublic) {
-      throw ValueError(StrCat("Store::AddValidator: '", key, "' is not a key of ", FamilyName(family), "."));
-    }
-  }
   auto entry = std::make_shared<Subscription::Entry>();
-  entry->family = family;
-  entry->keys = keys;
   entry->consumer = std::move(consumer);
   entry->validator = std::move(check);
-  {
-    std::lock_guard lock(impl_->subscribers_mutex);
-    std::erase_if(impl_->subscribers, [](const auto& e) { return !e->active; });
-    impl_->subscribers.push_back(entry);
-  }
+  Register(*impl_, "AddValidator", family, keys, entry);
   Subscription sub;
   sub.entry_ = std::move(entry);
   return sub;
