@@ -3,7 +3,8 @@ eager and TorchScript, same run.
 
 A step is forward + backward + optimizer update (Momentum 0.9) with
 SoftmaxCrossEntropy, at batch 1, 32 and 256 on 32x32 inputs, with 2 threads
-on both sides (ms.set_context(runtime_num_threads=2), torch.set_num_threads(2)).
+for msrt (ms.set_context(runtime_num_threads=2)); PyTorch runs in its own process with its
+thread defaults on OpenBLAS's OpenMP build (peers.py).
 Times are medians of single steps, each waited for to the end (msrt runs
 PYNATIVE ops asynchronously, so a step's time includes waiting for its last
 kernel). In GRAPH_MODE the step is one compiled graph (compiled before timing;
@@ -22,12 +23,11 @@ import statistics
 import sys
 import time
 
-# Both libraries run their kernels on OpenMP (libgomp) in this process. Workers
-# that spin between parallel regions starve msrt's Python and dispatcher
-# threads on a 2-core machine (and any busy one), so they wait passively,
-# for both peers alike, unless the caller chose a policy. Set before either
-# library loads libgomp.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# msrt's OpenMP workers wait passively in this process; PyTorch runs in its
+# own process with its own defaults on OpenBLAS's OpenMP build (peers.py).
+import peers  # noqa: E402
+
+peers.msrt_process()
 
 import numpy as np  # noqa: E402
 from peers import torch_lenet5  # noqa: E402
@@ -87,7 +87,6 @@ def torch_setup(batch, script=False):
     import torch
     from torch import nn
 
-    torch.set_num_threads(2)
     torch.manual_seed(0)
 
     net = torch_lenet5()
@@ -124,6 +123,18 @@ def torch_add_chain(n):
     return run
 
 
+def torch_step_seconds(batch, reps, script):
+    """Median seconds of a PyTorch training step (run in the peer's process)."""
+    return measure(lambda b: torch_setup(b, script=script), batch, reps)[0]
+
+
+def torch_chain_us(n, reps):
+    chain = torch_add_chain(n)
+    for _ in range(3):
+        chain()
+    return _median_time(chain, reps) / n * 1e6
+
+
 def measure(setup, batch, reps, warmup=5):
     step = setup(batch)
     start = time.perf_counter()
@@ -147,8 +158,8 @@ def main(argv=None):
 
     scale = 0.25 if args.quick else 1.0
     plan = {1: 300, 32: 80, 256: 20}
-    print(f"LeNet-5 training step (forward + backward + Momentum update), 2 threads, median ms; "
-          f"msrt {ms.__version__}, PyTorch {torch.__version__}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
+    print(f"LeNet-5 training step (forward + backward + Momentum update), median ms; msrt {ms.__version__} "
+          f"(2 threads, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}); peer: {peers.peer_description()}")
     print(f"{'batch':>5} | {'GRAPH':>8} {'NCHW':>8} {'PYNATIVE':>8} {'torch':>8} {'script':>8} | "
           f"{'G/torch':>7} {'G/PYN':>6} {'G/script':>8} {'G/NCHW':>6} | first GRAPH call (compile + run)")
     for batch, reps in plan.items():
@@ -156,8 +167,8 @@ def main(argv=None):
         graph, first = measure(lambda b: msrt_setup(b, "graph"), batch, reps)
         nchw, _ = measure(lambda b: msrt_setup(b, "graph-nchw"), batch, reps)
         pynative, _ = measure(msrt_setup, batch, reps)
-        eager, _ = measure(torch_setup, batch, reps)
-        script, _ = measure(lambda b: torch_setup(b, script=True), batch, reps)
+        eager = peers.in_peer(torch_step_seconds, batch, reps, False)
+        script = peers.in_peer(torch_step_seconds, batch, reps, True)
         print(f"{batch:>5} | {graph * 1e3:8.3f} {nchw * 1e3:8.3f} {pynative * 1e3:8.3f} {eager * 1e3:8.3f} "
               f"{script * 1e3:8.3f} | {graph / eager:7.2f} {graph / pynative:6.2f} {graph / script:8.2f} "
               f"{graph / nchw:6.2f} | {first * 1e3:.1f} ms", flush=True)
@@ -165,13 +176,11 @@ def main(argv=None):
 
     n = 1000
     m_chain = msrt_add_chain(n)
-    t_chain = torch_add_chain(n)
     for _ in range(3):
         m_chain()
-        t_chain()
     reps = max(int(20 * scale), 5)
     m_us = _median_time(m_chain, reps) / n * 1e6
-    t_us = _median_time(t_chain, reps) / n * 1e6
+    t_us = peers.in_peer(torch_chain_us, n, reps)
     print(f"\nPer-op dispatch overhead (chain of {n} dependent adds on 2x2 float32): "
           f"msrt {m_us:.2f} us/op, torch {t_us:.2f} us/op, ratio {m_us / t_us:.2f}")
     return 0

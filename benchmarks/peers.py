@@ -1,4 +1,69 @@
-"""The PyTorch networks the benchmarks measure msrt against."""
+"""The PyTorch peer the benchmarks measure msrt against, and the process it runs in.
+
+The peer is Debian's python3-torch on OpenBLAS's OpenMP build
+(libopenblas0-openmp) with PyTorch's own thread defaults. Both are fixed when
+a process starts (the loader's library path, libgomp's wait policy), so the
+PyTorch side of a benchmark runs in its own process: `in_peer(fn, *args)`
+imports fn's module there, with LD_LIBRARY_PATH naming OpenBLAS's OpenMP
+build, OMP_WAIT_POLICY unset, and returns fn's (JSON) result. msrt's side
+runs in the benchmark's process, with OpenMP workers waiting passively
+(`msrt_process()`, as msrt's own Makefile demo runs it).
+"""
+import json
+import os
+import subprocess
+import sys
+
+OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+_PEER_FLAG = "MSRT_BENCH_PEER_PROCESS"
+IN_PEER = os.environ.get(_PEER_FLAG) == "1"
+
+
+def msrt_process():
+    """Call at the top of a benchmark, before numpy, msrt or torch load libgomp."""
+    if not IN_PEER:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def _peer_env():
+    env = dict(os.environ)
+    env.pop("OMP_WAIT_POLICY", None)
+    env[_PEER_FLAG] = "1"
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (OPENBLAS_OPENMP, env.get("LD_LIBRARY_PATH")) if p)
+    return env
+
+
+def in_peer(fn, *args):
+    """fn(*args) in the peer's process (fn: a module-level function returning JSON data)."""
+    module = sys.modules[fn.__module__]
+    path = os.path.dirname(os.path.abspath(module.__file__))
+    name = os.path.splitext(os.path.basename(module.__file__))[0]
+    code = (f"import json, sys; sys.path.insert(0, {path!r}); import {name} as m; "
+            f"print(json.dumps(m.{fn.__name__}(*json.loads(sys.argv[1]))))")
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(args)], env=_peer_env(), capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def peer_description():
+    """What the peer ran on: PyTorch's version, its threads and the BLAS it loaded."""
+    return in_peer(_describe)
+
+
+def _describe():
+    import torch
+
+    blas = "unknown"
+    try:
+        from threadpoolctl import threadpool_info
+
+        libs = [f"{i.get('internal_api')} {i.get('version')} ({i.get('threading_layer')}, {i.get('filepath')})"
+                for i in threadpool_info() if i.get("user_api") == "blas"]
+        blas = "; ".join(libs) or blas
+    except ImportError:
+        pass
+    return (f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads (its default), BLAS: {blas}, "
+            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}")
 
 
 def torch_lenet5():

@@ -17,7 +17,8 @@ packages=(
   python3-torch
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(libtorch-dev)
+  # The peer's BLAS: OpenBLAS's OpenMP build (benchmarks/peers.py loads it).
+  packages+=(libtorch-dev libopenblas0-openmp python3-threadpoolctl)
 fi
 
 missing=()
