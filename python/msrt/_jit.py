@@ -38,7 +38,7 @@ import warnings
 from . import _C
 from . import _grad, _graph_files, _structure
 from . import context as _context
-from ._tensor import Tensor, _wrap
+from ._tensor import _FLOAT_NAMES, Tensor, _wrap
 from ._warnings import MsrtWarning
 
 __all__ = ["jit", "ms_function", "host_value", "host_call", "capturing", "compile_report"]
@@ -225,7 +225,7 @@ class _BackwardCall:
 
 
 def _is_float(t):
-    return t.dtype_name in ("float16", "bfloat16", "float32", "float64")
+    return t.dtype_name in _FLOAT_NAMES
 
 
 def _bind_live(compiled, entry):

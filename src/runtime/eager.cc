@@ -133,12 +133,6 @@ class Dispatcher {
     idle_.wait(lock, [this] { return finished_ == queued_; });
   }
 
-  /// Ops queued and not finished.
-  size_t pending() {
-    std::lock_guard lock(mutex_);
-    return static_cast<size_t>(queued_ - finished_);
-  }
-
  private:
   void Loop() {
     t_on_dispatcher = true;

@@ -485,9 +485,9 @@ def _call_with_bprop(cell, args, kwargs):
 
 
 def _is_float(t):
-    from ..common import dtype as mstype
+    from .._tensor import _FLOAT_NAMES
 
-    return t.dtype in (mstype.float16, mstype.bfloat16, mstype.float32, mstype.float64)
+    return t._t.dtype_name in _FLOAT_NAMES
 
 
 def _cast_float(value, dtype, F):

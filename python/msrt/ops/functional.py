@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from .._tensor import Tensor, _as_tensor, _binary, _norm_axes, _op, _scalar_base, _wrap
+from .._tensor import _FLOAT_NAMES, Tensor, _as_tensor, _binary, _norm_axes, _op, _scalar_base, _wrap
 from ..common import dtype as mstype
 
 __all__ = [
@@ -614,7 +614,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"For 'cross_entropy', 'reduction' must be 'mean', 'sum' or 'none', "
                          f"but got {reduction!r}.")
-    if target._t.dtype_name in ("float16", "bfloat16", "float32", "float64"):
+    if target._t.dtype_name in _FLOAT_NAMES:
         # Class probabilities.
         logits, probs = input, target
         if input.ndim > 2:
