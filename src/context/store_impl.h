@@ -1,6 +1,8 @@
 // Internals of context::Store shared by store.cc and explain.cc.
 #pragma once
 
+#include <cstring>
+
 #include <array>
 #include <atomic>
 #include <map>
@@ -119,5 +121,130 @@ std::vector<std::string> ClosestNames(std::string_view key, const std::vector<st
 
 /// Describes a record for Options()/Explain().
 OptionInfo MakeOptionInfo(const FamilyState& state, const OptionSpec& spec, Value default_value);
+
+// ---------------------------------------------------------------------------
+// Shared by the store's read path (store.cc) and write path (store_write.cc);
+// internal to the store.
+namespace store_detail {
+
+// ---------------------------------------------------------------------------
+// Per-thread state: scoped overrides and per-thread keys, for every store.
+
+struct OverrideFrame {
+  uint64_t store_id;
+  std::map<SlotId, Value> values;
+};
+struct ThreadValue {
+  Value value;
+  Source source;
+};
+struct ThreadValues {
+  uint64_t store_id;
+  std::map<SlotId, ThreadValue> values;
+};
+
+inline thread_local std::vector<OverrideFrame> t_frames;
+inline thread_local std::vector<ThreadValues> t_thread_values;
+inline thread_local bool t_notifying = false;  // a subscriber is being notified
+
+inline std::atomic<uint64_t> g_next_store_id{1};
+
+inline ThreadValues* ThreadValuesFor(uint64_t store_id, bool create) {
+  for (ThreadValues& tv : t_thread_values) {
+    if (tv.store_id == store_id) return &tv;
+  }
+  if (!create) return nullptr;
+  t_thread_values.push_back(ThreadValues{store_id, {}});
+  return &t_thread_values.back();
+}
+
+inline bool ThreadHasState() { return !t_frames.empty() || !t_thread_values.empty(); }
+
+inline const Value* FindOverride(uint64_t store_id, SlotId id) {
+  for (auto it = t_frames.rbegin(); it != t_frames.rend(); ++it) {
+    if (it->store_id != store_id) continue;
+    auto found = it->values.find(id);
+    if (found != it->values.end()) return &found->second;
+  }
+  return nullptr;
+}
+
+inline uint64_t ScalarBits(const Value& v) {
+  if (v.is_float()) {
+    double d = v.as_float();
+    uint64_t bits;
+    std::memcpy(&bits, &d, sizeof(bits));
+    return bits;
+  }
+  return static_cast<uint64_t>(v.as_int());
+}
+
+inline bool KindMatchesForLoad(const Value& given, const Value& default_value) {
+  if (default_value.is_none()) return true;
+  if (given.kind() == default_value.kind()) return true;
+  if (default_value.is_float() && given.is_int()) return true;
+  if (default_value.is_sequence() && given.is_sequence()) return true;
+  return false;
+}
+
+inline std::string DeviceNotApplicableMessage(const FamilyTable& table, std::string_view key,
+                                       const OptionSpec& spec, DeviceTarget device) {
+  return StrCat("For '", table.set_function, "', when set the argument '", key,
+                "', the argument 'device_target' only supports devices in ", DeviceMaskRepr(spec.devices),
+                ", but got '", DeviceTargetName(device), "', ignore it.");
+}
+
+// ---------------------------------------------------------------------------
+// The transaction a call validates into.
+
+class PendingTransaction final : public Transaction {
+ public:
+  PendingTransaction(const Store::Impl& impl, Profile profile, bool with_thread, Warnings* warnings)
+      : impl_(impl), profile_(profile), with_thread_(with_thread), warnings_(warnings) {}
+
+  Value Get(Family family, std::string_view key) const override {
+    int slot = impl_.FindSlot(family, key);
+    MSRT_INTERNAL_ASSERT(slot >= 0, "no context key '", key, "' in ", FamilyName(family));
+    auto it = writes_.find({static_cast<int>(family), slot});
+    if (it != writes_.end()) return it->second;
+    return impl_.Read(family, slot, with_thread_, warnings_).value;
+  }
+  Profile profile() const override { return profile_; }
+  void Write(Family family, std::string_view key, Value stored) override {
+    int slot = impl_.FindSlot(family, key);
+    MSRT_INTERNAL_ASSERT(slot >= 0, "no context key '", key, "' in ", FamilyName(family));
+    writes_[{static_cast<int>(family), slot}] = std::move(stored);
+  }
+  const std::map<SlotId, Value>& writes() const { return writes_; }
+
+ private:
+  const Store::Impl& impl_;
+  Profile profile_;
+  bool with_thread_;
+  Warnings* warnings_;
+  std::map<SlotId, Value> writes_;
+};
+
+/// Reads for get: stored values with this thread's overrides.
+class ReadView final : public View {
+ public:
+  ReadView(const Store::Impl& impl, Warnings* warnings) : impl_(impl), warnings_(warnings) {}
+  Value Get(Family family, std::string_view key) const override {
+    int slot = impl_.FindSlot(family, key);
+    MSRT_INTERNAL_ASSERT(slot >= 0, "no context key '", key, "' in ", FamilyName(family));
+    return impl_.Read(family, slot, /*with_thread=*/true, warnings_).value;
+  }
+  Profile profile() const override { return impl_.profile.load(); }
+
+ private:
+  const Store::Impl& impl_;
+  Warnings* warnings_;
+};
+
+inline void IssueWarnings(const Warnings& warnings) {
+  for (const auto& [kind, message] : warnings) Warn(kind, message);
+}
+
+}  // namespace store_detail
 
 }  // namespace msrt::context
