@@ -663,54 +663,11 @@ class Tensor:
         from .ops.functional import any as any_
         return any_(self, axis, keep_dims)
 
-    def abs(self):
-        return _op("abs", self)
-
-    absolute = abs
-
-    def neg(self):
-        return _op("neg", self)
-
-    negative = neg
-
-    def exp(self):
-        return _op("exp", self)
-
-    def log(self):
-        return _op("log", self)
-
-    def sqrt(self):
-        return _op("sqrt", self)
-
-    def rsqrt(self):
-        return _op("rsqrt", self)
-
-    def square(self):
-        return _op("square", self)
-
-    def reciprocal(self):
-        return _op("reciprocal", self)
-
-    def sign(self):
-        return _op("sign", self)
-
-    def sigmoid(self):
-        return _op("sigmoid", self)
-
-    def tanh(self):
-        return _op("tanh", self)
-
-    def relu(self):
-        return _op("relu", self)
-
     def softmax(self, axis=-1):
         return _op("softmax", self, axis=int(axis))
 
     def log_softmax(self, axis=-1):
         return _op("log_softmax", self, axis=int(axis))
-
-    def pow(self, exponent):
-        return _binary("pow", self, exponent)
 
     def add(self, other, *, alpha=1):
         return _binary("add", self, other if alpha == 1 else other * alpha)
@@ -718,20 +675,11 @@ class Tensor:
     def sub(self, other, *, alpha=1):
         return _binary("sub", self, other if alpha == 1 else other * alpha)
 
-    def mul(self, other):
-        return _binary("mul", self, other)
-
     def div(self, other, *, rounding_mode=None):
         from .ops.functional import div
         return div(self, other, rounding_mode=rounding_mode)
 
     true_divide = div
-
-    def maximum(self, other):
-        return _binary("maximum", self, other)
-
-    def minimum(self, other):
-        return _binary("minimum", self, other)
 
     def matmul(self, other):
         from .ops.functional import matmul
@@ -743,9 +691,6 @@ class Tensor:
 
     clamp = clip
 
-    def equal(self, other):
-        return _binary("equal", self, other)
-
     def gather(self, input_indices, axis, batch_dims=0):
         from .ops.functional import gather
         return gather(self, input_indices, axis, batch_dims)
@@ -753,15 +698,6 @@ class Tensor:
     def split(self, split_size_or_sections, axis=0):
         from .ops.functional import split
         return split(self, split_size_or_sections, axis)
-
-    def logical_not(self):
-        return _op("logical_not", self)
-
-    def zeros_like(self):
-        return _op("zeros_like", self)
-
-    def ones_like(self):
-        return _op("ones_like", self)
 
     def fill(self, value):
         """A tensor of this shape and dtype filled with `value`."""

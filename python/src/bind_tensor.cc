@@ -261,6 +261,61 @@ void BindTensor(py::module_& m) {
     return d;
   });
 
+  m.def(
+      "op_api",
+      [] {
+        // Every op's Python forms (ApiForm), for msrt.ops._api to bind.
+        py::list out;
+        for (const ops::OpDef* op : ops::AllOps()) {
+          for (const ops::ParsedForm& form : ops::ApiForms(*op)) {
+            auto params = [](const std::vector<ops::ApiParam>& list) {
+              py::list ps;
+              for (const ops::ApiParam& p : list) {
+                static constexpr const char* kBinds[] = {"input", "inputs", "attr", "unsupported"};
+                py::dict d;
+                d["name"] = p.name;
+                d["target"] = p.target;
+                d["binds"] = kBinds[static_cast<int>(p.binds)];
+                d["required"] = !p.default_value.has_value();
+                d["default"] = p.default_value ? FromValue(*p.default_value) : py::none();
+                d["keyword_only"] = p.keyword_only;
+                ps.append(d);
+              }
+              return ps;
+            };
+            static constexpr const char* kKinds[] = {"function", "method", "primitive"};
+            py::dict f;
+            f["op"] = std::string(op->name);
+            f["kind"] = kKinds[static_cast<int>(form.kind)];
+            f["names"] = form.names;
+            f["init"] = params(form.init);
+            f["params"] = params(form.params);
+            f["doc"] = std::string(op->doc);
+            out.append(f);
+          }
+        }
+        return out;
+      },
+      "The Python forms (functions, Tensor methods, Primitive classes) every op declares.");
+  m.def(
+      "op_attr_types",
+      [](const std::string& name) {
+        static constexpr const char* kTypes[] = {"any",   "bool",  "int",   "float",       "str",      "ints", "axes",
+                                                 "shape", "dtype", "data_format", "pad_mode", "pair", "padding"};
+        py::dict out;
+        for (const ops::AttrSpec& a : ops::GetOp(name).attrs) {
+          out[py::str(std::string(a.name))] = kTypes[static_cast<int>(a.type)];
+        }
+        return out;
+      },
+      py::arg("op"), "Each attribute's AttrType, by name.");
+  m.def(
+      "check_attrs",
+      [](const std::string& name, const py::dict& attrs) {
+        return FromValue(Value(ops::CheckAttrs(ops::GetOp(name), ToDict(attrs))));
+      },
+      py::arg("op"), py::arg("attrs"), "Parses and checks the given attributes of `op` (a Primitive's constructor).");
+
   m.def("_is_recording", &autodiff::IsRecording, "Whether a gradient tape records on this thread.");
   m.def("_is_tracked", &autodiff::IsTracked, py::arg("tensor"),
         "Whether the recording tape of this thread tracks `tensor` (gradients flow to it).");

@@ -69,7 +69,8 @@ MSRT_REGISTER_OP({.name = "neg",
                     return fn::Neg(dy);
                   }),
                   .props = kElementwise,
-                  .doc = "-x"});
+                  .doc = "-x",
+    .api = {Function("neg|negative(input->x)"), Method("neg|negative(self->x)"), Primitive("Neg()(x)")}});
 
 MSRT_REGISTER_OP({.name = "abs",
                   .inputs = {"x"},
@@ -78,7 +79,8 @@ MSRT_REGISTER_OP({.name = "abs",
                     return fn::Mul(dy, Call1("sign", {x}));
                   }),
                   .props = kElementwise,
-                  .doc = "|x|"});
+                  .doc = "|x|",
+    .api = {Function("abs|absolute(input->x)"), Method("abs|absolute(self->x)"), Primitive("Abs()(x)")}});
 
 MSRT_REGISTER_OP({.name = "sign",
                   .inputs = {"x"},
@@ -87,7 +89,8 @@ MSRT_REGISTER_OP({.name = "sign",
                     return fn::ZerosLike(x);
                   }),
                   .props = kElementwise,
-                  .doc = "-1, 0 or 1 (NaN stays NaN)"});
+                  .doc = "-1, 0 or 1 (NaN stays NaN)",
+    .api = {Function("sign(input->x)"), Method("sign(self->x)"), Primitive("Sign()(x)")}});
 
 MSRT_REGISTER_OP({.name = "exp",
                   .inputs = {"x"},
@@ -96,7 +99,8 @@ MSRT_REGISTER_OP({.name = "exp",
                     return fn::Mul(dy, y);
                   }),
                   .props = kElementwise,
-                  .doc = "e^x"});
+                  .doc = "e^x",
+    .api = {Function("exp(input->x)"), Method("exp(self->x)"), Primitive("Exp()(x)")}});
 
 MSRT_REGISTER_OP({.name = "log",
                   .inputs = {"x"},
@@ -105,7 +109,8 @@ MSRT_REGISTER_OP({.name = "log",
                     return fn::Div(dy, x);
                   }),
                   .props = kElementwise,
-                  .doc = "natural logarithm"});
+                  .doc = "natural logarithm",
+    .api = {Function("log(input->x)"), Method("log(self->x)"), Primitive("Log()(x)")}});
 
 MSRT_REGISTER_OP({.name = "sqrt",
                   .inputs = {"x"},
@@ -114,7 +119,8 @@ MSRT_REGISTER_OP({.name = "sqrt",
                     return fn::Div(dy, fn::Mul(y, Scalar(2, y)));
                   }),
                   .props = kElementwise,
-                  .doc = "square root"});
+                  .doc = "square root",
+    .api = {Function("sqrt(x)"), Method("sqrt(self->x)"), Primitive("Sqrt()(x)")}});
 
 MSRT_REGISTER_OP({.name = "rsqrt",
                   .inputs = {"x"},
@@ -124,7 +130,8 @@ MSRT_REGISTER_OP({.name = "rsqrt",
                     return fn::Mul(dy, fn::Mul(fn::Mul(y, fn::Square(y)), Scalar(-0.5, y)));
                   }),
                   .props = kElementwise,
-                  .doc = "1 / sqrt(x)"});
+                  .doc = "1 / sqrt(x)",
+    .api = {Function("rsqrt(input->x)"), Method("rsqrt(self->x)"), Primitive("Rsqrt()(x)")}});
 
 MSRT_REGISTER_OP({.name = "square",
                   .inputs = {"x"},
@@ -133,7 +140,8 @@ MSRT_REGISTER_OP({.name = "square",
                     return fn::Mul(dy, fn::Mul(x, Scalar(2, x)));
                   }),
                   .props = kElementwise,
-                  .doc = "x * x"});
+                  .doc = "x * x",
+    .api = {Function("square(input->x)"), Method("square(self->x)"), Primitive("Square()(x)")}});
 
 MSRT_REGISTER_OP({.name = "reciprocal",
                   .inputs = {"x"},
@@ -142,7 +150,8 @@ MSRT_REGISTER_OP({.name = "reciprocal",
                     return fn::Neg(fn::Mul(dy, fn::Square(y)));
                   }),
                   .props = kElementwise,
-                  .doc = "1 / x"});
+                  .doc = "1 / x",
+    .api = {Function("reciprocal(input->x)"), Method("reciprocal(self->x)"), Primitive("Reciprocal()(x)")}});
 
 MSRT_REGISTER_OP({.name = "sigmoid",
                   .inputs = {"x"},
@@ -151,7 +160,8 @@ MSRT_REGISTER_OP({.name = "sigmoid",
                     return fn::Mul(dy, fn::Mul(y, fn::Sub(Scalar(1, y), y)));
                   }),
                   .props = kElementwise,
-                  .doc = "1 / (1 + e^-x)"});
+                  .doc = "1 / (1 + e^-x)",
+    .api = {Function("sigmoid(input->x)"), Method("sigmoid(self->x)"), Primitive("Sigmoid()(x)")}});
 
 MSRT_REGISTER_OP({.name = "tanh",
                   .inputs = {"x"},
@@ -160,7 +170,8 @@ MSRT_REGISTER_OP({.name = "tanh",
                     return fn::Mul(dy, fn::Sub(Scalar(1, y), fn::Square(y)));
                   }),
                   .props = kElementwise,
-                  .doc = "hyperbolic tangent"});
+                  .doc = "hyperbolic tangent",
+    .api = {Function("tanh(input->x)"), Method("tanh(self->x)"), Primitive("Tanh()(x)")}});
 
 MSRT_REGISTER_OP({.name = "relu",
                   .inputs = {"x"},
@@ -172,7 +183,8 @@ MSRT_REGISTER_OP({.name = "relu",
                     return fn::Select(fn::Greater(y, Scalar(0, y)), dy, Scalar(0, dy));
                   }),
                   .props = kElementwise,
-                  .doc = "max(x, 0) (NaN stays NaN)"});
+                  .doc = "max(x, 0) (NaN stays NaN)",
+    .api = {Function("relu(input->x)"), Method("relu(self->x)"), Primitive("ReLU()(x)")}});
 
 MSRT_REGISTER_OP({.name = "relu6",
                   .inputs = {"x"},
@@ -183,7 +195,8 @@ MSRT_REGISTER_OP({.name = "relu6",
                     return fn::Select(inside, dy, Scalar(0, dy));
                   }),
                   .props = kElementwise,
-                  .doc = "min(max(x, 0), 6)"});
+                  .doc = "min(max(x, 0), 6)",
+    .api = {Function("relu6(x)"), Primitive("ReLU6()(x)")}});
 
 MSRT_REGISTER_OP({.name = "silu",
                   .inputs = {"x"},
@@ -195,7 +208,8 @@ MSRT_REGISTER_OP({.name = "silu",
                     return fn::Mul(dy, fn::Mul(s, inner));
                   }),
                   .props = kElementwise,
-                  .doc = "x * sigmoid(x)"});
+                  .doc = "x * sigmoid(x)",
+    .api = {Function("silu(input->x)"), Primitive("SiLU()(x)")}});
 
 MSRT_REGISTER_OP({.name = "gelu",
                   .inputs = {"x"},
@@ -238,30 +252,34 @@ MSRT_REGISTER_OP({.name = "logical_not",
                   .inputs = {"x"},
                   .infer = UnaryInfer("logical_not", DTypeClass::kBool),
                   .props = kElementwise,
-                  .doc = "not x (bool)"});
+                  .doc = "not x (bool)",
+    .api = {Function("logical_not(input->x)"), Method("logical_not(self->x)"), Primitive("LogicalNot()(x)")}});
 
 MSRT_REGISTER_OP({.name = "ones_like",
                   .inputs = {"x"},
                   .infer = UnaryInfer("ones_like", DTypeClass::kAny),
                   .props = kElementwise,
-                  .doc = "ones of x's shape and dtype"});
+                  .doc = "ones of x's shape and dtype",
+    .api = {Method("ones_like(self->x)"), Primitive("OnesLike()(x)")}});
 
 MSRT_REGISTER_OP({.name = "zeros_like",
                   .inputs = {"x"},
                   .infer = UnaryInfer("zeros_like", DTypeClass::kAny),
                   .props = kElementwise,
-                  .doc = "zeros of x's shape and dtype"});
+                  .doc = "zeros of x's shape and dtype",
+    .api = {Method("zeros_like(self->x)"), Primitive("ZerosLike()(x)")}});
 
 MSRT_REGISTER_OP({.name = "identity",
                   .inputs = {"x"},
                   .infer = UnaryInfer("identity", DTypeClass::kAny),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> { return {a.dys[0]}; },
                   .props = kElementwise,
-                  .doc = "a copy of x"});
+                  .doc = "a copy of x",
+    .api = {Function("identity(input->x)"), Primitive("Identity()(x)")}});
 
 MSRT_REGISTER_OP({.name = "cast",
                   .inputs = {"x"},
-                  .attrs = {{"dtype", Value(), "target dtype name, e.g. 'float32'"}},
+                  .attrs = {{"dtype", Value(), "target dtype name, e.g. 'float32'", AttrType::kDType}},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     return Metas{{in[0].shape, DTypeAttr("cast", attrs, "dtype")}};
                   },
@@ -272,7 +290,8 @@ MSRT_REGISTER_OP({.name = "cast",
                     return {fn::Cast(a.dys[0], a.inputs[0].dtype())};
                   },
                   .props = {.elementwise = true, .noop_if_same_meta = true},
-                  .doc = "x converted to another dtype"});
+                  .doc = "x converted to another dtype",
+    .api = {Primitive("Cast()(input_x->x, dtype)")}});
 
 // ---- binary ----
 
@@ -291,7 +310,8 @@ MSRT_REGISTER_OP({.name = "add",
                     return {IfNeeded(a, 0, [&] { return dy; }), IfNeeded(a, 1, [&] { return dy; })};
                   },
                   .props = {.elementwise = true, .right_identity = 0.0, .left_identity = 0.0},
-                  .doc = "x + y"});
+                  .doc = "x + y",
+    .api = {Function("add|tensor_add(input->x, other->y)"), Primitive("Add|TensorAdd()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "sub",
                   .inputs = {"x", "y"},
@@ -301,7 +321,8 @@ MSRT_REGISTER_OP({.name = "sub",
                     return {IfNeeded(a, 0, [&] { return dy; }), IfNeeded(a, 1, [&] { return fn::Neg(dy); })};
                   },
                   .props = {.elementwise = true, .right_identity = 0.0},
-                  .doc = "x - y"});
+                  .doc = "x - y",
+    .api = {Function("sub|tensor_sub(input->x, other->y)"), Primitive("Sub()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "mul",
                   .inputs = {"x", "y"},
@@ -314,7 +335,8 @@ MSRT_REGISTER_OP({.name = "mul",
                             IfNeeded(a, 1, [&] { return fn::Mul(dy, x); })};
                   },
                   .props = {.elementwise = true, .right_identity = 1.0, .left_identity = 1.0},
-                  .doc = "x * y"});
+                  .doc = "x * y",
+    .api = {Function("mul|tensor_mul(input->x, other->y)"), Method("mul(self->x, other->y)"), Primitive("Mul()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "div",
                   .inputs = {"x", "y"},
@@ -327,7 +349,8 @@ MSRT_REGISTER_OP({.name = "div",
                             IfNeeded(a, 1, [&] { return fn::Neg(fn::Mul(fn::Div(dy, y), out)); })};
                   },
                   .props = {.elementwise = true, .right_identity = 1.0},
-                  .doc = "x / y (true division: integer inputs give float32)"});
+                  .doc = "x / y (true division: integer inputs give float32)",
+    .api = {Primitive("Div|RealDiv()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "pow",
                   .inputs = {"x", "y"},
@@ -350,7 +373,8 @@ MSRT_REGISTER_OP({.name = "pow",
                             })};
                   },
                   .props = kElementwise,
-                  .doc = "x ** y"});
+                  .doc = "x ** y",
+    .api = {Function("pow|tensor_pow(input->x, exponent->y)"), Method("pow(self->x, exponent->y)"), Primitive("Pow()(x, y)")}});
 
 GradFn MinMaxGrad(std::string_view compare) {
   return [compare](const GradArgs& a) -> std::vector<Tensor> {
@@ -369,39 +393,51 @@ MSRT_REGISTER_OP({.name = "maximum",
                   .infer = BinaryInfer("maximum", BinaryKind::kArithmetic),
                   .grad = MinMaxGrad("greater_equal"),
                   .props = kElementwise,
-                  .doc = "elementwise max (NaN propagates)"});
+                  .doc = "elementwise max (NaN propagates)",
+    .api = {Function("maximum(input->x, other->y)"), Method("maximum(self->x, other->y)"), Primitive("Maximum()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "minimum",
                   .inputs = {"x", "y"},
                   .infer = BinaryInfer("minimum", BinaryKind::kArithmetic),
                   .grad = MinMaxGrad("less_equal"),
                   .props = kElementwise,
-                  .doc = "elementwise min (NaN propagates)"});
+                  .doc = "elementwise min (NaN propagates)",
+    .api = {Function("minimum(input->x, other->y)"), Method("minimum(self->x, other->y)"), Primitive("Minimum()(x, y)")}});
 
-#define MSRT_COMPARISON_OP(op_name, text)                                                          \
-  MSRT_REGISTER_OP({.name = op_name,                                                               \
-                    .inputs = {"x", "y"},                                                          \
-                    .infer = BinaryInfer(op_name, BinaryKind::kComparison),                         \
-                    .props = kElementwise,                                                         \
-                    .doc = text})
-MSRT_COMPARISON_OP("equal", "x == y (bool)");
-MSRT_COMPARISON_OP("not_equal", "x != y (bool)");
-MSRT_COMPARISON_OP("less", "x < y (bool)");
-MSRT_COMPARISON_OP("less_equal", "x <= y (bool)");
-MSRT_COMPARISON_OP("greater", "x > y (bool)");
-MSRT_COMPARISON_OP("greater_equal", "x >= y (bool)");
-#undef MSRT_COMPARISON_OP
+OpDef ComparisonOp(std::string_view name, BinaryKind kind, std::string_view doc, std::vector<ApiForm> api) {
+  return {.name = name,
+          .inputs = {"x", "y"},
+          .infer = BinaryInfer(name, kind),
+          .props = kElementwise,
+          .doc = doc,
+          .api = std::move(api)};
+}
 
-#define MSRT_LOGICAL_OP(op_name, text)                                                             \
-  MSRT_REGISTER_OP({.name = op_name,                                                               \
-                    .inputs = {"x", "y"},                                                          \
-                    .infer = BinaryInfer(op_name, BinaryKind::kLogical),                            \
-                    .props = kElementwise,                                                         \
-                    .doc = text})
-MSRT_LOGICAL_OP("logical_and", "x and y (bool)");
-MSRT_LOGICAL_OP("logical_or", "x or y (bool)");
-MSRT_LOGICAL_OP("logical_xor", "x xor y (bool)");
-#undef MSRT_LOGICAL_OP
+const bool kComparisonsRegistered = [] {
+  constexpr BinaryKind kCompare = BinaryKind::kComparison;
+  constexpr BinaryKind kLogical = BinaryKind::kLogical;
+  RegisterOp(ComparisonOp("equal", kCompare, "x == y (bool)",
+                          {Function("equal(input->x, other->y)"), Method("equal(self->x, other->y)"),
+                           Primitive("Equal()(x, y)")}));
+  RegisterOp(ComparisonOp("not_equal", kCompare, "x != y (bool)",
+                          {Function("not_equal|ne(input->x, other->y)"), Primitive("NotEqual()(x, y)")}));
+  RegisterOp(ComparisonOp("less", kCompare, "x < y (bool)",
+                          {Function("less|lt|tensor_lt(input->x, other->y)"), Primitive("Less()(x, y)")}));
+  RegisterOp(ComparisonOp("less_equal", kCompare, "x <= y (bool)",
+                          {Function("less_equal|le|tensor_le(input->x, other->y)"), Primitive("LessEqual()(x, y)")}));
+  RegisterOp(ComparisonOp("greater", kCompare, "x > y (bool)",
+                          {Function("greater|gt|tensor_gt(input->x, other->y)"), Primitive("Greater()(x, y)")}));
+  RegisterOp(ComparisonOp("greater_equal", kCompare, "x >= y (bool)",
+                          {Function("greater_equal|ge|tensor_ge(input->x, other->y)"),
+                           Primitive("GreaterEqual()(x, y)")}));
+  RegisterOp(ComparisonOp("logical_and", kLogical, "x and y (bool)",
+                          {Function("logical_and(input->x, other->y)"), Primitive("LogicalAnd()(x, y)")}));
+  RegisterOp(ComparisonOp("logical_or", kLogical, "x or y (bool)",
+                          {Function("logical_or(input->x, other->y)"), Primitive("LogicalOr()(x, y)")}));
+  RegisterOp(ComparisonOp("logical_xor", kLogical, "x xor y (bool)",
+                          {Function("logical_xor(input->x, other->y)"), Primitive("LogicalXor()(x, y)")}));
+  return true;
+}();
 
 MSRT_REGISTER_OP({.name = "select",
                   .inputs = {"condition", "x", "y"},

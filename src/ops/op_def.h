@@ -66,11 +66,74 @@ struct OpProperties {
   std::optional<LayoutSpec> layout = std::nullopt;
 };
 
-/// An attribute and its default. A None default marks a required attribute.
+/// How an attribute is read from what a caller gave. Every op shares these
+/// parsers (attr_types.cc): a value is checked and brought to one canonical
+/// form once, at the call, so inference, gradients and kernels read it
+/// without checking again, and graphs and cache keys see one spelling.
+enum class AttrType {
+  kAny,         // stored as given
+  kBool,        // True or False (not 0 or 1)
+  kInt,         // an int (not a bool)
+  kFloat,       // a float or an int → float
+  kString,      // a str; one of `choices` when they are given
+  kInts,        // an int or a sequence of ints → list of ints
+  kAxes,        // None, an int or a sequence of ints → list of ints ([] = every axis)
+  kShape,       // an int or a sequence of ints ≥ -1 → list of ints
+  kDType,       // a dtype name ("float32", "Float32", "bool_") → canonical name
+  kDataFormat,  // "NCHW" or "NHWC"
+  kPadMode,     // "valid", "same" or "pad", any case → lower case
+  kPair,        // an int or 2 ints (or 4 with leading 1, 1) of positive ints → [h, w]
+  kPadding,     // an int, 2 ints (h, w) or 4 ints (top, bottom, left, right) ≥ 0 → 4 ints
+};
+
+/// An attribute: its name, default, how it is parsed and, optionally, the
+/// strings it may take and a check of its parsed value. A None default marks
+/// a required attribute unless `optional` (then None means "not given").
 struct AttrSpec {
   std::string_view name;
   Value default_value;
   std::string_view doc = {};
+  AttrType type = AttrType::kAny;
+  std::vector<std::string_view> choices = {};
+  bool optional = false;
+  /// Extra check of the parsed value (a range, a relation): raises naming the op.
+  std::function<void(std::string_view op, const Value& value)> check = nullptr;
+};
+
+/// The Python (MindSpore) forms of an op, each a signature in Python syntax
+/// with MindSpore's names (op_api.cc parses them at registration):
+///   "sum|reduce_sum(input->x, dim->axis=None, keepdim->keep_dims=False, *, dtype=None)"
+/// `a|b` are the names (the first is canonical, the rest aliases); `p->t`
+/// binds parameter p to the op's input or attribute t (the same name when
+/// no arrow); `p->x...` binds a sequence to a variadic input; `*` starts the
+/// keyword-only parameters; `p->!` is accepted and must keep its default
+/// (the feature is not supported; other values raise NotImplementedError).
+/// A primitive has two lists, its constructor's then its call's:
+///   "ReduceSum(keep_dims=False)(x, axis->axis=())".
+/// A method's first parameter is the Tensor itself.
+enum class ApiKind { kFunction, kMethod, kPrimitive };
+struct ApiForm {
+  ApiKind kind;
+  std::string signature;
+};
+/// Shorthands for declarations.
+inline ApiForm Function(std::string signature) { return {ApiKind::kFunction, std::move(signature)}; }
+inline ApiForm Method(std::string signature) { return {ApiKind::kMethod, std::move(signature)}; }
+inline ApiForm Primitive(std::string signature) { return {ApiKind::kPrimitive, std::move(signature)}; }
+
+/// One parameter of a parsed form.
+struct ApiParam {
+  std::string name;
+  std::string target;  // the input or attribute it fills; "!" for unsupported
+  enum class Binds { kInput, kInputs, kAttr, kUnsupported } binds = Binds::kInput;
+  std::optional<Value> default_value;  // nullopt: required
+  bool keyword_only = false;
+};
+struct ParsedForm {
+  ApiKind kind = ApiKind::kFunction;
+  std::vector<std::string> names;
+  std::vector<ApiParam> init;    // a primitive's constructor
+  std::vector<ApiParam> params;  // the call
 };
 
 /// What a gradient rule receives. `dys[i]` is the gradient of output i, or
@@ -99,6 +162,8 @@ struct OpDef {
   CompositeFn composite = nullptr;  // set: built from other ops
   OpProperties props = {};
   std::string_view doc = {};
+  /// The Python surface: functions in ms.ops, Tensor methods, Primitive classes.
+  std::vector<ApiForm> api = {};
 };
 
 /// Registers an op at static-initialisation time.
@@ -110,8 +175,18 @@ const OpDef& GetOp(std::string_view name);
 /// Every registered op, sorted by name.
 std::vector<const OpDef*> AllOps();
 
-/// Fills defaults and rejects unknown or missing attributes (TypeError).
+/// Parses given attributes (AttrType), fills defaults and rejects unknown or
+/// missing attributes (TypeError).
 Dict NormalizeAttrs(const OpDef& op, const Dict& given);
+/// Parses and checks the attributes in `given` only (a Primitive's
+/// constructor checks its own); returns them parsed.
+Dict CheckAttrs(const OpDef& op, const Dict& given);
+/// `value` parsed as `spec` says; TypeError or ValueError naming `op`.
+Value ParseAttr(std::string_view op, const AttrSpec& spec, const Value& value);
+/// The parsed forms of `op.api` (parsed and checked at registration).
+const std::vector<ParsedForm>& ApiForms(const OpDef& op);
+/// Parses one form's signature; throws on a malformed one or a target the op lacks.
+ParsedForm ParseApiForm(const OpDef& op, const ApiForm& form);
 
 // Attribute accessors for infer/grad/kernels (attributes are normalized).
 int64_t AttrInt(const Dict& attrs, std::string_view name);

@@ -54,8 +54,8 @@ Dict NormalizeAttrs(const OpDef& op, const Dict& given) {
   for (const AttrSpec& spec : op.attrs) {
     const Value* v = given.Find(spec.name);
     if (v != nullptr) {
-      out.Set(std::string(spec.name), *v);
-    } else if (spec.default_value.is_none()) {
+      out.Set(std::string(spec.name), ParseAttr(op.name, spec, *v));
+    } else if (spec.default_value.is_none() && !spec.optional) {
       OpError(ErrorKind::kType, op.name, StrCat("missing the required attribute '", spec.name, "'"));
     } else {
       out.Set(std::string(spec.name), spec.default_value);
@@ -64,6 +64,16 @@ Dict NormalizeAttrs(const OpDef& op, const Dict& given) {
   for (const auto& [name, value] : given) {
     bool known = std::any_of(op.attrs.begin(), op.attrs.end(), [&n = name](const AttrSpec& s) { return s.name == n; });
     if (!known) OpError(ErrorKind::kType, op.name, StrCat("got an unknown attribute '", name, "'"));
+  }
+  return out;
+}
+
+Dict CheckAttrs(const OpDef& op, const Dict& given) {
+  Dict out;
+  for (const auto& [name, value] : given) {
+    auto spec = std::find_if(op.attrs.begin(), op.attrs.end(), [&n = name](const AttrSpec& s) { return s.name == n; });
+    if (spec == op.attrs.end()) OpError(ErrorKind::kType, op.name, StrCat("got an unknown attribute '", name, "'"));
+    out.Set(name, ParseAttr(op.name, *spec, value));
   }
   return out;
 }

@@ -57,16 +57,6 @@ def _bin(name, a, b):
 
 
 # --- elementwise ------------------------------------------------------------
-def add(input, other):  # noqa: A002 - MindSpore's argument names
-    return _bin("add", input, other)
-
-
-def sub(input, other):  # noqa: A002
-    return _bin("sub", input, other)
-
-
-def mul(input, other):  # noqa: A002
-    return _bin("mul", input, other)
 
 
 def div(input, other, *, rounding_mode=None):  # noqa: A002
@@ -87,115 +77,6 @@ def div(input, other, *, rounding_mode=None):  # noqa: A002
 
 _INTS = ("uint8", "int8", "int16", "int32", "int64")
 true_divide = div
-
-
-def neg(input):  # noqa: A002
-    return _op("neg", input)
-
-
-negative = neg
-
-
-def abs(input):  # noqa: A002
-    return _op("abs", input)
-
-
-absolute = abs
-
-
-def exp(input):  # noqa: A002
-    return _op("exp", input)
-
-
-def log(input):  # noqa: A002
-    return _op("log", input)
-
-
-def sqrt(x):
-    return _op("sqrt", x)
-
-
-def rsqrt(input):  # noqa: A002
-    return _op("rsqrt", input)
-
-
-def square(input):  # noqa: A002
-    return _op("square", input)
-
-
-def reciprocal(input):  # noqa: A002
-    return _op("reciprocal", input)
-
-
-def sign(input):  # noqa: A002
-    return _op("sign", input)
-
-
-def pow(input, exponent):  # noqa: A002
-    return _bin("pow", input, exponent)
-
-
-def maximum(input, other):  # noqa: A002
-    return _bin("maximum", input, other)
-
-
-def minimum(input, other):  # noqa: A002
-    return _bin("minimum", input, other)
-
-
-def equal(input, other):  # noqa: A002
-    return _bin("equal", input, other)
-
-
-def not_equal(input, other):  # noqa: A002
-    return _bin("not_equal", input, other)
-
-
-ne = not_equal
-
-
-def less(input, other):  # noqa: A002
-    return _bin("less", input, other)
-
-
-lt = less
-
-
-def less_equal(input, other):  # noqa: A002
-    return _bin("less_equal", input, other)
-
-
-le = less_equal
-
-
-def greater(input, other):  # noqa: A002
-    return _bin("greater", input, other)
-
-
-gt = greater
-
-
-def greater_equal(input, other):  # noqa: A002
-    return _bin("greater_equal", input, other)
-
-
-ge = greater_equal
-
-
-def logical_and(input, other):  # noqa: A002
-    return _bin("logical_and", input, other)
-
-
-def logical_or(input, other):  # noqa: A002
-    return _bin("logical_or", input, other)
-
-
-def logical_xor(input, other):  # noqa: A002
-    return _bin("logical_xor", input, other)
-
-
-def logical_not(input):  # noqa: A002
-    return _op("logical_not", input)
 
 
 def select(cond, x, y):
@@ -717,10 +598,6 @@ def stop_gradient(value):
     return _wrap(value._t._reshaped(value._t.shape))
 
 
-def identity(input):  # noqa: A002
-    return _op("identity", input)
-
-
 def shape(input_x):
     return _tensor_arg("shape", input_x).shape
 
@@ -784,15 +661,7 @@ def partial(func, *args):
 
 
 # MindSpore's older functional names.
-tensor_add = add
-tensor_sub = sub
-tensor_mul = mul
 tensor_div = div
-tensor_pow = pow
-tensor_lt = less
-tensor_le = less_equal
-tensor_gt = greater
-tensor_ge = greater_equal
 
 
 # Products, convolution, pooling, normalisation, activations and dropout.
@@ -811,10 +680,11 @@ from .nn_functional import (  # noqa: E402
     matmul,
     max_pool2d,
     mm,
-    relu,
-    relu6,
-    sigmoid,
-    silu,
     softmax,
-    tanh,
 )
+
+
+# Every function an op declares (OpDef::api in C++), bound from the declaration.
+from ._api import install_functions  # noqa: E402
+
+install_functions(globals())

@@ -153,30 +153,10 @@ def batch_norm(input_x, running_mean, running_var, weight, bias, training=False,
     return y
 
 
-def relu(input):  # noqa: A002
-    return _op("relu", input)
-
-
-def relu6(x):
-    return _op("relu6", x)
-
-
-def sigmoid(input):  # noqa: A002
-    return _op("sigmoid", input)
-
-
-def tanh(input):  # noqa: A002
-    return _op("tanh", input)
-
-
 def gelu(input_x, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise ValueError(f"For 'gelu', 'approximate' must be 'none' or 'tanh', but got {approximate!r}.")
     return _op("gelu", input_x, approximate=approximate == "tanh")
-
-
-def silu(input):  # noqa: A002
-    return _op("silu", input)
 
 
 def leaky_relu(input, alpha=0.2):  # noqa: A002

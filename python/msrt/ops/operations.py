@@ -114,148 +114,6 @@ class _Binary(Primitive):
         return type(self)._fn(x, y)
 
 
-class Add(_Binary):
-    _fn = staticmethod(F.add)
-
-
-TensorAdd = Add
-
-
-class Sub(_Binary):
-    _fn = staticmethod(F.sub)
-
-
-class Mul(_Binary):
-    _fn = staticmethod(F.mul)
-
-
-class Div(_Binary):
-    _fn = staticmethod(F.div)
-
-
-RealDiv = Div
-
-
-class Pow(_Binary):
-    _fn = staticmethod(F.pow)
-
-
-class Maximum(_Binary):
-    _fn = staticmethod(F.maximum)
-
-
-class Minimum(_Binary):
-    _fn = staticmethod(F.minimum)
-
-
-class Equal(_Binary):
-    _fn = staticmethod(F.equal)
-
-
-class NotEqual(_Binary):
-    _fn = staticmethod(F.not_equal)
-
-
-class Less(_Binary):
-    _fn = staticmethod(F.less)
-
-
-class LessEqual(_Binary):
-    _fn = staticmethod(F.less_equal)
-
-
-class Greater(_Binary):
-    _fn = staticmethod(F.greater)
-
-
-class GreaterEqual(_Binary):
-    _fn = staticmethod(F.greater_equal)
-
-
-class LogicalAnd(_Binary):
-    _fn = staticmethod(F.logical_and)
-
-
-class LogicalOr(_Binary):
-    _fn = staticmethod(F.logical_or)
-
-
-class LogicalXor(_Binary):
-    _fn = staticmethod(F.logical_xor)
-
-
-class Neg(_Unary):
-    _op = "neg"
-
-
-class Abs(_Unary):
-    _op = "abs"
-
-
-class Exp(_Unary):
-    _op = "exp"
-
-
-class Log(_Unary):
-    _op = "log"
-
-
-class Sqrt(_Unary):
-    _op = "sqrt"
-
-
-class Rsqrt(_Unary):
-    _op = "rsqrt"
-
-
-class Square(_Unary):
-    _op = "square"
-
-
-class Reciprocal(_Unary):
-    _op = "reciprocal"
-
-
-class Sign(_Unary):
-    _op = "sign"
-
-
-class LogicalNot(_Unary):
-    _op = "logical_not"
-
-
-class ReLU(_Unary):
-    _op = "relu"
-
-
-class ReLU6(_Unary):
-    _op = "relu6"
-
-
-class Sigmoid(_Unary):
-    _op = "sigmoid"
-
-
-class Tanh(_Unary):
-    _op = "tanh"
-
-
-class SiLU(_Unary):
-    _op = "silu"
-
-
-class ZerosLike(_Unary):
-    _op = "zeros_like"
-
-
-class OnesLike(_Unary):
-    _op = "ones_like"
-
-
-class Identity(_Unary):
-    _op = "identity"
-
-
 class Flatten(_Unary):
     _op = "flatten"
 
@@ -287,14 +145,6 @@ class Select(Primitive):
 
     def __call__(self, cond, x, y):
         return F.select(cond, x, y)
-
-
-class Cast(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, input_x, dtype):
-        return F.cast(input_x, dtype)
 
 
 # --- reductions --------------------------------------------------------------------
@@ -865,3 +715,9 @@ class TupleToArray(Primitive):
 
     def __call__(self, input_x):
         return Tensor(input_x)
+
+
+# Every Primitive an op declares (OpDef::api in C++), bound from the declaration.
+from ._api import install_primitives  # noqa: E402
+
+install_primitives(globals(), Primitive)

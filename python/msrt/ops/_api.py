@@ -1,0 +1,210 @@
+"""The Python surface of the ops, bound from their C++ declarations.
+
+Every op declares its MindSpore forms in C++ (`OpDef::api`, op_def.h): the
+functions of `ms.ops`, the Tensor methods and the Primitive classes, each a
+signature with MindSpore's names. At import this module turns each form into
+a real Python function (source generated from the signature, so `inspect`,
+keyword arguments and defaults behave as written) whose body only converts:
+Tensors to their core handles, Python scalars to 0-d tensors of the other
+operand's dtype, dtypes to their names. Every check of shapes, dtypes and
+attribute values is the op's, in C++ (AttrType and the op's inference), so
+the errors are the same from every form.
+"""
+import numbers
+
+import numpy as np
+
+from .. import _C, _tensor
+from .._tensor import Tensor, _scalar_base, _wrap
+from ..common import dtype as mstype
+
+__all__ = ["install_functions", "install_methods", "install_primitives", "forms"]
+
+_new = object.__new__
+
+
+def _convert_inputs(op, values):
+    """Core handles for an op's inputs. With several inputs, Python scalars take
+    the dtype of the first Tensor among them (as MindSpore promotes scalars),
+    and other array-likes become Tensors; a lone input must be a Tensor."""
+    bases = []
+    like = None
+    for v in values:
+        if isinstance(v, Tensor):
+            like = v._t.dtype_name
+            break
+    for v in values:
+        if isinstance(v, Tensor):
+            bases.append(v._t)
+        elif len(values) > 1 and like is not None and isinstance(v, (numbers.Number, np.generic)):
+            bases.append(_scalar_base(v, like))
+        elif len(values) > 1 and isinstance(v, (numbers.Number, np.generic, np.ndarray, list, tuple)):
+            bases.append(Tensor(v)._t)
+        else:
+            raise TypeError(f"For '{op}', every input must be a Tensor, but got {type(v).__name__}.")
+    return bases
+
+
+def _invoke(op, inputs, attrs):
+    outs = _tensor._call(op, _convert_inputs(op, inputs), attrs)  # the one way to the core (_tensor._op)
+    if len(outs) == 1:
+        t = _new(Tensor)
+        t._t = outs[0]
+        return t
+    return tuple([_wrap(o) for o in outs])
+
+
+def _dtype_attr(value):
+    return value if value is None else mstype._core_name(value, "argument 'dtype'")
+
+
+def _ints_attr(value):
+    """A shape or axes given as a Tensor becomes a list of ints (the op checks the rest)."""
+    if isinstance(value, Tensor):
+        return [int(v) for v in value.asnumpy().reshape(-1)]
+    return value
+
+
+_ATTR_CONVERTERS = {"dtype": "_dtype_attr", "ints": "_ints_attr", "shape": "_ints_attr", "axes": "_ints_attr"}
+
+
+def _unsupported(op, name, value):
+    raise NotImplementedError(f"For '{op}', the argument '{name}' is not supported by msrt, but got {value!r}.")
+
+
+def _signature_text(params, defaults, first=None):
+    parts = [] if first is None else [first]
+    star = False
+    for p in params:
+        if p["keyword_only"] and not star:
+            parts.append("*")
+            star = True
+        if p["required"]:
+            parts.append(p["name"])
+        else:
+            defaults.append(p["default"])
+            parts.append(f"{p['name']}=_d[{len(defaults) - 1}]")
+    return ", ".join(parts)
+
+
+def _body(form, params, self_attrs=None):
+    """Lines computing the call of `form`'s op from the parameters."""
+    op = form["op"]
+    types = _C.op_attr_types(op)
+    lines, inputs, attrs = [], [], []
+    for p in params:
+        name, binds = p["name"], p["binds"]
+        if binds == "input":
+            inputs.append(name)
+        elif binds == "inputs":
+            inputs.append(f"*{name}")
+        elif binds == "attr":
+            conv = _ATTR_CONVERTERS.get(types[p["target"]])
+            attrs.append(f"{p['target']!r}: {conv}({name})" if conv else f"{p['target']!r}: {name}")
+        else:  # unsupported: must keep its default
+            test = f"{name} is not None" if p["default"] is None else f"{name} != _d[{p['_default_index']}]"
+            lines.append(f"    if {test}:")
+            lines.append(f"        _unsupported({form['names'][0]!r}, {name!r}, {name})")
+    attr_text = "{" + ", ".join(attrs) + "}"
+    if self_attrs:
+        attr_text = "{**self._op_attrs, " + ", ".join(attrs) + "}" if attrs else "self._op_attrs"
+    inputs_text = "(" + "".join(i + ", " for i in inputs) + ")"
+    lines.append(f"    return _invoke({op!r}, {inputs_text}, {attr_text})")
+    return lines
+
+
+def _compile(source, name, defaults):
+    namespace = {"_invoke": _invoke, "_dtype_attr": _dtype_attr, "_ints_attr": _ints_attr,
+                 "_unsupported": _unsupported, "_d": defaults, "_C": _C}
+    code = compile(source, f"<msrt op form {name}>", "exec")
+    exec(code, namespace)  # noqa: S102 - source generated above from the op declarations
+    return namespace[name]
+
+
+def _index_defaults(params, defaults_start):
+    """Records, for each parameter with a default, its index in the defaults list."""
+    i = defaults_start
+    for p in params:
+        if not p["required"]:
+            p["_default_index"] = i
+            i += 1
+
+
+def _function(form, name):
+    defaults = []
+    _index_defaults(form["params"], 0)
+    sig = _signature_text(form["params"], defaults)
+    source = "\n".join([f"def {name}({sig}):"] + _body(form, form["params"])) + "\n"
+    fn = _compile(source, name, defaults)
+    fn.__doc__ = f"{form['doc']}\n\n(op '{form['op']}')" if form["doc"] else f"(op '{form['op']}')"
+    fn.__module__ = "msrt.ops"
+    return fn
+
+
+def _primitive(form, name, base):
+    init_defaults, call_defaults = [], []
+    _index_defaults(form["init"], 0)
+    _index_defaults(form["params"], 0)
+    init_sig = _signature_text(form["init"], init_defaults, "self")
+    call_sig = _signature_text(form["params"], call_defaults, "self")
+    op = form["op"]
+    init_attrs = ", ".join(f"{p['target']!r}: {p['name']}" for p in form["init"] if p["binds"] == "attr")
+    init_lines = [f"def __init__({init_sig}):",
+                  f"    _base.__init__(self, {name!r})",
+                  f"    self._op_attrs = _C.check_attrs({op!r}, {{{init_attrs}}})"]
+    for p in form["init"]:
+        init_lines.append(f"    self.add_prim_attr({p['name']!r}, {p['name']})")
+        init_lines.append(f"    self.{p['name']} = {p['name']}")
+    init = _compile("\n".join(init_lines) + "\n", "__init__", init_defaults)
+    init.__globals__["_base"] = base
+    call = _compile("\n".join([f"def __call__({call_sig}):"] + _body(form, form["params"], True)) + "\n",
+                    "__call__", call_defaults)
+    cls = type(name, (base,), {"__init__": init, "__call__": call, "__module__": "msrt.ops",
+                               "__doc__": form["doc"] or f"The primitive of op '{op}'."})
+    return cls
+
+
+_FORMS = None
+
+
+def forms(kind=None):
+    """The declared forms (dicts from `_C.op_api()`), optionally of one kind."""
+    global _FORMS
+    if _FORMS is None:
+        _FORMS = _C.op_api()
+    return [f for f in _FORMS if kind is None or f["kind"] == kind]
+
+
+def _install(namespace, kind, make):
+    added = []
+    for form in forms(kind):
+        for name in form["names"]:
+            if name in namespace:
+                raise RuntimeError(f"msrt: '{name}' is declared by op '{form['op']}' and also written by hand")
+            namespace[name] = make(form, name)
+            added.append(name)
+    return added
+
+
+def install_functions(namespace):
+    """Defines every declared ms.ops function in `namespace`; returns their names."""
+    return _install(namespace, "function", _function)
+
+
+def install_primitives(namespace, base):
+    """Defines every declared Primitive class (subclasses of `base`) in `namespace`."""
+    return _install(namespace, "primitive", lambda form, name: _primitive(form, name, base))
+
+
+def install_methods(cls):
+    """Adds every declared Tensor method to `cls`."""
+    methods = {}
+    names = _install(methods, "method", _function)
+    for name in names:
+        if name in cls.__dict__:
+            raise RuntimeError(f"msrt: Tensor.{name} is declared by an op and also written by hand")
+        fn = methods[name]
+        fn.__qualname__ = f"Tensor.{name}"
+        fn.__module__ = cls.__module__
+        setattr(cls, name, fn)
+    return names

@@ -1,0 +1,147 @@
+// The attribute parsers every op shares (AttrType in op_def.h). A value is
+// checked and brought to its canonical form here, once per call; errors name
+// the op and the attribute and say what was expected and what was given.
+#include <algorithm>
+#include <cctype>
+
+#include "core/strings.h"
+#include "ops/op_def.h"
+
+namespace msrt::ops {
+namespace {
+
+[[noreturn]] void Bad(ErrorKind kind, std::string_view op, const AttrSpec& spec, std::string_view expected,
+                      const Value& got) {
+  OpError(kind, op,
+          StrCat("attribute '", spec.name, "' must be ", expected, ", but got ",
+                 got.is_string() ? StrCat("'", got.as_string(), "'") : StrCat(got.type_name(), " ", got.repr())));
+}
+
+std::string Quoted(const std::vector<std::string_view>& choices) {
+  std::string out;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    out += StrCat(i == 0 ? "" : (i + 1 == choices.size() ? " or " : ", "), "'", choices[i], "'");
+  }
+  return out;
+}
+
+bool IsInt(const Value& v) { return v.is_int() && !v.is_bool(); }
+
+Value IntList(const std::vector<int64_t>& values) {
+  List items;
+  items.reserve(values.size());
+  for (int64_t v : values) items.emplace_back(v);
+  return Value(std::move(items));
+}
+
+// An int or a sequence of ints, each at least `minimum`.
+std::vector<int64_t> Ints(std::string_view op, const AttrSpec& spec, const Value& v, int64_t minimum,
+                          std::string_view expected) {
+  std::vector<int64_t> out;
+  if (IsInt(v)) {
+    out.push_back(v.as_int());
+  } else if (v.is_sequence()) {
+    for (const Value& item : v.as_list()) {
+      if (!IsInt(item)) Bad(ErrorKind::kType, op, spec, expected, v);
+      out.push_back(item.as_int());
+    }
+  } else {
+    Bad(ErrorKind::kType, op, spec, expected, v);
+  }
+  for (int64_t x : out) {
+    if (x < minimum) Bad(ErrorKind::kValue, op, spec, expected, v);
+  }
+  return out;
+}
+
+std::string String(std::string_view op, const AttrSpec& spec, const Value& v, std::string_view expected) {
+  if (!v.is_string()) Bad(ErrorKind::kType, op, spec, expected, v);
+  return v.as_string();
+}
+
+std::string Choice(std::string_view op, const AttrSpec& spec, const std::string& s,
+                   const std::vector<std::string_view>& choices, const Value& given) {
+  if (std::find(choices.begin(), choices.end(), s) == choices.end()) {
+    Bad(ErrorKind::kValue, op, spec, StrCat("one of ", Quoted(choices)), given);
+  }
+  return s;
+}
+
+}  // namespace
+
+Value ParseAttr(std::string_view op, const AttrSpec& spec, const Value& v) {
+  if (spec.optional && v.is_none()) return v;
+  Value out;
+  switch (spec.type) {
+    case AttrType::kAny: out = v; break;
+    case AttrType::kBool:
+      if (!v.is_bool()) Bad(ErrorKind::kType, op, spec, "a bool", v);
+      out = v;
+      break;
+    case AttrType::kInt:
+      if (!IsInt(v)) Bad(ErrorKind::kType, op, spec, "an int", v);
+      out = v;
+      break;
+    case AttrType::kFloat:
+      if (!v.is_float() && !IsInt(v)) Bad(ErrorKind::kType, op, spec, "a float", v);
+      out = Value(v.as_float());
+      break;
+    case AttrType::kString: {
+      std::string s = String(op, spec, v, spec.choices.empty() ? "a str" : StrCat("one of ", Quoted(spec.choices)));
+      out = Value(spec.choices.empty() ? s : Choice(op, spec, s, spec.choices, v));
+      break;
+    }
+    case AttrType::kInts: out = IntList(Ints(op, spec, v, INT64_MIN, "an int or a sequence of ints")); break;
+    case AttrType::kAxes:
+      out = v.is_none() ? Value(List{}) : IntList(Ints(op, spec, v, INT64_MIN, "None, an int or a sequence of ints"));
+      break;
+    case AttrType::kShape: out = IntList(Ints(op, spec, v, -1, "a sequence of ints >= -1")); break;
+    case AttrType::kDType: {
+      std::string s = String(op, spec, v, "a dtype such as 'float32'");
+      auto dtype = ParseDType(s);
+      if (!dtype) {
+        OpError(ErrorKind::kType, op,
+                StrCat("attribute '", spec.name, "' names an unknown dtype; expected one of bool, uint8, int8, int16, "
+                       "int32, int64, float16, bfloat16, float32, float64, but got '", s, "'"));
+      }
+      out = Value(std::string(DTypeAttrName(*dtype)));
+      break;
+    }
+    case AttrType::kDataFormat: {
+      std::string s = String(op, spec, v, "'NCHW' or 'NHWC'");
+      out = Value(Choice(op, spec, s, {kChannelsFirst, kChannelsLast}, v));
+      break;
+    }
+    case AttrType::kPadMode: {
+      std::string s = String(op, spec, v, "'valid', 'same' or 'pad'");
+      std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+      out = Value(Choice(op, spec, s, {"valid", "same", "pad"}, v));
+      break;
+    }
+    case AttrType::kPair: {
+      constexpr std::string_view kExpected = "a positive int or 2 of them (or 4 beginning with 1, 1)";
+      std::vector<int64_t> p = Ints(op, spec, v, 1, kExpected);
+      if (p.size() == 1) p = {p[0], p[0]};
+      if (p.size() == 4) {
+        if (p[0] != 1 || p[1] != 1) Bad(ErrorKind::kValue, op, spec, kExpected, v);
+        p = {p[2], p[3]};
+      }
+      if (p.size() != 2) Bad(ErrorKind::kValue, op, spec, kExpected, v);
+      out = IntList(p);
+      break;
+    }
+    case AttrType::kPadding: {
+      constexpr std::string_view kExpected = "an int >= 0, 2 of them (h, w) or 4 (top, bottom, left, right)";
+      std::vector<int64_t> p = Ints(op, spec, v, 0, kExpected);
+      if (p.size() == 1) p = {p[0], p[0], p[0], p[0]};
+      if (p.size() == 2) p = {p[0], p[0], p[1], p[1]};
+      if (p.size() != 4) Bad(ErrorKind::kValue, op, spec, kExpected, v);
+      out = IntList(p);
+      break;
+    }
+  }
+  if (spec.check) spec.check(op, out);
+  return out;
+}
+
+}  // namespace msrt::ops

@@ -1,0 +1,204 @@
+// The Python forms of ops (ApiForm in op_def.h): their signatures, written
+// in Python syntax in each op's declaration, parsed here once per op and
+// checked against the op's inputs and attributes. The binding turns them
+// into ms.ops functions, Tensor methods and Primitive classes.
+#include <cctype>
+#include <map>
+#include <mutex>
+
+#include "core/strings.h"
+#include "ops/op_def.h"
+
+namespace msrt::ops {
+namespace {
+
+class SignatureParser {
+ public:
+  SignatureParser(const OpDef& op, std::string_view text) : op_(op), text_(text) {}
+
+  ParsedForm Parse(ApiKind kind) {
+    ParsedForm form;
+    form.kind = kind;
+    form.names.push_back(Name());
+    while (Peek('|')) {
+      ++pos_;
+      form.names.push_back(Name());
+    }
+    std::vector<ApiParam> first = Params();
+    if (kind == ApiKind::kPrimitive) {
+      form.init = std::move(first);
+      for (ApiParam& p : form.init) {
+        if (p.binds != ApiParam::Binds::kAttr && p.binds != ApiParam::Binds::kUnsupported) {
+          Fail(StrCat("constructor parameter '", p.name, "' must bind an attribute"));
+        }
+      }
+      form.params = Params();
+    } else {
+      form.params = std::move(first);
+    }
+    Space();
+    if (pos_ != text_.size()) Fail("unexpected text after the parameters");
+    if (kind == ApiKind::kMethod && (form.params.empty() || form.params[0].binds != ApiParam::Binds::kInput)) {
+      Fail("a method's first parameter must be the Tensor (an input)");
+    }
+    return form;
+  }
+
+ private:
+  [[noreturn]] void Fail(std::string_view what) const {
+    throw ValueError(StrCat("op '", op_.name, "': malformed Python form \"", text_, "\" at ", pos_, ": ", what));
+  }
+  void Space() {
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+  }
+  bool Peek(char c) {
+    Space();
+    return pos_ < text_.size() && text_[pos_] == c;
+  }
+  void Expect(char c) {
+    if (!Peek(c)) Fail(StrCat("expected '", std::string(1, c), "'"));
+    ++pos_;
+  }
+  std::string Name() {
+    Space();
+    size_t start = pos_;
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
+      ++pos_;
+    }
+    if (start == pos_) Fail("expected a name");
+    return std::string(text_.substr(start, pos_ - start));
+  }
+
+  std::vector<ApiParam> Params() {
+    Expect('(');
+    std::vector<ApiParam> params;
+    bool keyword_only = false;
+    bool seen_default = false;
+    while (!Peek(')')) {
+      if (!params.empty() || keyword_only) Expect(',');
+      if (Peek('*')) {
+        ++pos_;
+        keyword_only = true;
+        continue;
+      }
+      ApiParam p;
+      p.name = Name();
+      p.target = p.name;
+      p.keyword_only = keyword_only;
+      Space();
+      if (text_.substr(pos_, 2) == "->") {
+        pos_ += 2;
+        Space();
+        if (Peek('!')) {
+          ++pos_;
+          p.target = "!";
+        } else {
+          p.target = Name();
+          if (text_.substr(pos_, 3) == "...") {
+            pos_ += 3;
+            p.target += "...";
+          }
+        }
+      }
+      p.binds = Bind(p);
+      if (Peek('=')) {
+        ++pos_;
+        p.default_value = Literal();
+        seen_default = true;
+      } else if (p.binds == ApiParam::Binds::kUnsupported) {
+        Fail(StrCat("unsupported parameter '", p.name, "' needs a default"));
+      } else if (seen_default && !keyword_only) {
+        Fail(StrCat("parameter '", p.name, "' without a default follows one with a default"));
+      }
+      for (const ApiParam& other : params) {
+        if (other.name == p.name) Fail(StrCat("parameter '", p.name, "' appears twice"));
+      }
+      params.push_back(std::move(p));
+    }
+    ++pos_;
+    return params;
+  }
+
+  ApiParam::Binds Bind(const ApiParam& p) {
+    if (p.target == "!") return ApiParam::Binds::kUnsupported;
+    for (std::string_view input : op_.inputs) {
+      if (input == p.target) return input.ends_with("...") ? ApiParam::Binds::kInputs : ApiParam::Binds::kInput;
+    }
+    for (const AttrSpec& a : op_.attrs) {
+      if (a.name == p.target) return ApiParam::Binds::kAttr;
+    }
+    Fail(StrCat("'", p.target, "' is neither an input nor an attribute of the op"));
+  }
+
+  Value Literal() {
+    Space();
+    if (Peek('(') || Peek('[')) {
+      char close = text_[pos_] == '(' ? ')' : ']';
+      bool tuple = close == ')';
+      ++pos_;
+      List items;
+      while (!Peek(close)) {
+        if (!items.empty()) {
+          Expect(',');
+          if (Peek(close)) break;  // (1,)
+        }
+        items.push_back(Literal());
+      }
+      ++pos_;
+      return tuple ? Value::Tuple(std::move(items)) : Value(std::move(items));
+    }
+    if (Peek('\'') || Peek('"')) {
+      char quote = text_[pos_++];
+      size_t end = text_.find(quote, pos_);
+      if (end == std::string_view::npos) Fail("unterminated string");
+      std::string s(text_.substr(pos_, end - pos_));
+      pos_ = end + 1;
+      return Value(std::move(s));
+    }
+    size_t start = pos_;
+    while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != ')' && text_[pos_] != ']' &&
+           text_[pos_] != ' ') {
+      ++pos_;
+    }
+    std::string word(text_.substr(start, pos_ - start));
+    if (word == "None") return Value();
+    if (word == "True") return Value(true);
+    if (word == "False") return Value(false);
+    try {
+      size_t used = 0;
+      if (word.find_first_of(".eE") == std::string::npos) {
+        int64_t v = std::stoll(word, &used);
+        if (used == word.size()) return Value(v);
+      } else {
+        double v = std::stod(word, &used);
+        if (used == word.size()) return Value(v);
+      }
+    } catch (const std::exception&) {
+    }
+    Fail(StrCat("expected a literal (None, True, False, a number, a string, a tuple or a list), but got '", word,
+                "'"));
+  }
+
+  const OpDef& op_;
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+ParsedForm ParseApiForm(const OpDef& op, const ApiForm& form) {
+  return SignatureParser(op, form.signature).Parse(form.kind);
+}
+
+const std::vector<ParsedForm>& ApiForms(const OpDef& op) {
+  static std::mutex mutex;
+  static auto* parsed = new std::map<const OpDef*, std::vector<ParsedForm>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = parsed->find(&op);
+  if (it != parsed->end()) return it->second;
+  std::vector<ParsedForm> forms;
+  for (const ApiForm& form : op.api) forms.push_back(ParseApiForm(op, form));
+  return parsed->emplace(&op, std::move(forms)).first->second;
+}
+
+}  // namespace msrt::ops
