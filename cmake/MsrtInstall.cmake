@@ -7,6 +7,8 @@ install(TARGETS msrt EXPORT msrtTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY include/msrt DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The generated op API (src/ops/gen/gen_ops_header.cc).
+install(FILES ${PROJECT_BINARY_DIR}/include/msrt/ops.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/msrt)
 install(EXPORT msrtTargets NAMESPACE msrt:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/msrt)
 configure_package_config_file(cmake/msrtConfig.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/msrtConfig.cmake
                               INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/msrt)

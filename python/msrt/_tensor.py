@@ -629,23 +629,11 @@ class Tensor:
         out = _op("reduce_sum", x, axis=_norm_axes(axis), keep_dims=bool(keepdims))
         return out if initial is None else out + initial
 
-    def mean(self, axis=None, keep_dims=False):
-        return _op("reduce_mean", self, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
-
-    def prod(self, axis=None, keep_dims=False):
-        return _op("reduce_prod", self, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
-
     def max(self, axis=None, keepdims=False, *, initial=None, where=None, return_indices=False):
         return _extreme(self, "max", axis, keepdims, initial, return_indices)
 
     def min(self, axis=None, keepdims=False, *, initial=None, where=None, return_indices=False):
         return _extreme(self, "min", axis, keepdims, initial, return_indices)
-
-    def amax(self, axis=None, keepdims=False):
-        return _op("reduce_max", self, axis=_norm_axes(axis), keep_dims=bool(keepdims))
-
-    def amin(self, axis=None, keepdims=False):
-        return _op("reduce_min", self, axis=_norm_axes(axis), keep_dims=bool(keepdims))
 
     def argmax(self, axis=None, keepdims=False):
         from .ops.functional import argmax
@@ -662,12 +650,6 @@ class Tensor:
     def any(self, axis=None, keep_dims=False):
         from .ops.functional import any as any_
         return any_(self, axis, keep_dims)
-
-    def softmax(self, axis=-1):
-        return _op("softmax", self, axis=int(axis))
-
-    def log_softmax(self, axis=-1):
-        return _op("log_softmax", self, axis=int(axis))
 
     def add(self, other, *, alpha=1):
         return _binary("add", self, other if alpha == 1 else other * alpha)

@@ -300,7 +300,7 @@ void BindTensor(py::module_& m) {
   m.def(
       "op_attr_types",
       [](const std::string& name) {
-        static constexpr const char* kTypes[] = {"any",   "bool",  "int",   "float",       "str",      "ints", "axes",
+        static constexpr const char* kTypes[] = {"any",   "bool",  "int",   "float",       "str",      "ints", "axes", "axis",
                                                  "shape", "dtype", "data_format", "pad_mode", "pair", "padding"};
         py::dict out;
         for (const ops::AttrSpec& a : ops::GetOp(name).attrs) {

@@ -14,7 +14,7 @@ namespace {
                       const Value& got) {
   OpError(kind, op,
           StrCat("attribute '", spec.name, "' must be ", expected, ", but got ",
-                 got.is_string() ? StrCat("'", got.as_string(), "'") : StrCat(got.type_name(), " ", got.repr())));
+                 got.is_string() ? StrCat("str '", got.as_string(), "'") : StrCat(got.type_name(), " ", got.repr())));
 }
 
 std::string Quoted(const std::vector<std::string_view>& choices) {
@@ -95,7 +95,18 @@ Value ParseAttr(std::string_view op, const AttrSpec& spec, const Value& v) {
     case AttrType::kAxes:
       out = v.is_none() ? Value(List{}) : IntList(Ints(op, spec, v, INT64_MIN, "None, an int or a sequence of ints"));
       break;
-    case AttrType::kShape: out = IntList(Ints(op, spec, v, -1, "a sequence of ints >= -1")); break;
+    case AttrType::kAxis: {
+      std::vector<int64_t> axes = Ints(op, spec, v, INT64_MIN, "an int (or a sequence of one int)");
+      if (axes.size() != 1) Bad(ErrorKind::kValue, op, spec, "a single axis", v);
+      out = Value(axes[0]);
+      break;
+    }
+    case AttrType::kShape: {
+      constexpr std::string_view kExpected = "a list or tuple of ints >= -1";
+      if (!v.is_sequence()) Bad(ErrorKind::kType, op, spec, kExpected, v);
+      out = IntList(Ints(op, spec, v, -1, kExpected));
+      break;
+    }
     case AttrType::kDType: {
       std::string s = String(op, spec, v, "a dtype such as 'float32'");
       auto dtype = ParseDType(s);

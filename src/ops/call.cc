@@ -1,5 +1,7 @@
 #include "ops/call.h"
 
+#include "msrt/op_call.h"
+
 namespace msrt::ops {
 namespace {
 
@@ -55,6 +57,14 @@ Tensor Call1(std::string_view op, const std::vector<Tensor>& inputs, const Dict&
   std::vector<Tensor> out = Call(op, inputs, attrs);
   MSRT_INTERNAL_ASSERT(out.size() == 1, "op ", op, " returned ", out.size(), " outputs to Call1");
   return out[0];
+}
+
+}  // namespace msrt::ops
+
+namespace msrt::ops {
+
+Outputs CallOp(std::string_view name, const std::vector<Tensor>& inputs, const Dict& attrs) {
+  return Outputs(Call(name, inputs, attrs));
 }
 
 }  // namespace msrt::ops

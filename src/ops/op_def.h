@@ -78,7 +78,8 @@ enum class AttrType {
   kString,      // a str; one of `choices` when they are given
   kInts,        // an int or a sequence of ints → list of ints
   kAxes,        // None, an int or a sequence of ints → list of ints ([] = every axis)
-  kShape,       // an int or a sequence of ints ≥ -1 → list of ints
+  kAxis,        // an int, or a sequence of one int → int
+  kShape,       // a sequence of ints ≥ -1 → list of ints
   kDType,       // a dtype name ("float32", "Float32", "bool_") → canonical name
   kDataFormat,  // "NCHW" or "NHWC"
   kPadMode,     // "valid", "same" or "pad", any case → lower case

@@ -9,8 +9,8 @@ namespace {
 using Metas = std::vector<TensorMeta>;
 using fn::Scalar;
 
-const AttrSpec kAxisAttr{"axis", Value(List{}), "an int or a list of ints; [] reduces every axis"};
-const AttrSpec kKeepDimsAttr{"keep_dims", false, "keep reduced axes with size 1"};
+const AttrSpec kAxisAttr{"axis", Value(List{}), "an int or a list of ints; [] reduces every axis", AttrType::kAxes};
+const AttrSpec kKeepDimsAttr{"keep_dims", false, "keep reduced axes with size 1", AttrType::kBool};
 const OpProperties kReduction{.reduction = true};
 
 Shape ReducedShape(const Shape& shape, const std::vector<int64_t>& axes, bool keep_dims) {
@@ -91,7 +91,8 @@ MSRT_REGISTER_OP({.name = "reduce_mean",
                     return {Spread(scaled, info, x.shape())};
                   },
                   .props = kReduction,
-                  .doc = "mean over axes (integers give float32)"});
+                  .doc = "mean over axes (integers give float32)",
+    .api = {Function("mean(input->x, axis=None, keep_dims=False)"), Method("mean(self->x, axis=None, keep_dims=False)"), Primitive("ReduceMean(keep_dims=False)(x, axis=())")}});
 
 GradFn MaxMinGrad(std::string_view op) {
   return [op](const GradArgs& a) -> std::vector<Tensor> {
@@ -111,7 +112,8 @@ MSRT_REGISTER_OP({.name = "reduce_max",
                   .infer = ReduceInfer("reduce_max", true, false),
                   .grad = MaxMinGrad("reduce_max"),
                   .props = kReduction,
-                  .doc = "max over axes (NaN propagates)"});
+                  .doc = "max over axes (NaN propagates)",
+    .api = {Method("amax(self->x, axis=None, keepdims->keep_dims=False)"), Primitive("ReduceMax(keep_dims=False)(x, axis=())")}});
 
 MSRT_REGISTER_OP({.name = "reduce_min",
                   .inputs = {"x"},
@@ -119,7 +121,8 @@ MSRT_REGISTER_OP({.name = "reduce_min",
                   .infer = ReduceInfer("reduce_min", true, false),
                   .grad = MaxMinGrad("reduce_min"),
                   .props = kReduction,
-                  .doc = "min over axes (NaN propagates)"});
+                  .doc = "min over axes (NaN propagates)",
+    .api = {Method("amin(self->x, axis=None, keepdims->keep_dims=False)"), Primitive("ReduceMin(keep_dims=False)(x, axis=())")}});
 
 MSRT_REGISTER_OP({.name = "reduce_prod",
                   .inputs = {"x"},
@@ -146,7 +149,8 @@ MSRT_REGISTER_OP({.name = "reduce_prod",
                     return {fn::Mul(d, fn::Reshape(a.dys[0], info.keep_shape))};
                   },
                   .props = kReduction,
-                  .doc = "product over axes"});
+                  .doc = "product over axes",
+    .api = {Function("prod(input->x, axis=None, keep_dims=False)"), Method("prod(self->x, axis=None, keep_dims=False)"), Primitive("ReduceProd(keep_dims=False)(x, axis=())")}});
 
 InferFn ArgInfer(std::string_view op) {
   return [op](const Metas& in, const Dict& attrs) {
@@ -166,14 +170,14 @@ InferFn ArgInfer(std::string_view op) {
 
 MSRT_REGISTER_OP({.name = "argmax",
                   .inputs = {"x"},
-                  .attrs = {{"axis", -1}, kKeepDimsAttr},
+                  .attrs = {{"axis", -1, "the axis", AttrType::kInt}, kKeepDimsAttr},
                   .infer = ArgInfer("argmax"),
                   .props = kReduction,
                   .doc = "index of the max along axis (first on ties; int32)"});
 
 MSRT_REGISTER_OP({.name = "argmin",
                   .inputs = {"x"},
-                  .attrs = {{"axis", -1}, kKeepDimsAttr},
+                  .attrs = {{"axis", -1, "the axis", AttrType::kInt}, kKeepDimsAttr},
                   .infer = ArgInfer("argmin"),
                   .props = kReduction,
                   .doc = "index of the min along axis (first on ties; int32)"});
@@ -192,7 +196,7 @@ int64_t SoftmaxAxis(const GradArgs& a) {
 
 MSRT_REGISTER_OP({.name = "softmax",
                   .inputs = {"x"},
-                  .attrs = {{"axis", -1}},
+                  .attrs = {{"axis", -1, "the axis (or a sequence of one)", AttrType::kAxis}},
                   .infer = SoftmaxInfer("softmax"),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     if (!a.dys[0].defined()) return {Tensor()};
@@ -201,11 +205,12 @@ MSRT_REGISTER_OP({.name = "softmax",
                     Tensor dot = fn::ReduceSum(fn::Mul(dy, y), {SoftmaxAxis(a)}, true);
                     return {fn::Mul(y, fn::Sub(dy, dot))};
                   },
-                  .doc = "exp(x) / sum(exp(x)) along axis"});
+                  .doc = "exp(x) / sum(exp(x)) along axis",
+    .api = {Method("softmax(self->x, axis=-1)"), Primitive("Softmax(axis=-1)(logits->x)")}});
 
 MSRT_REGISTER_OP({.name = "log_softmax",
                   .inputs = {"x"},
-                  .attrs = {{"axis", -1}},
+                  .attrs = {{"axis", -1, "the axis (or a sequence of one)", AttrType::kAxis}},
                   .infer = SoftmaxInfer("log_softmax"),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     if (!a.dys[0].defined()) return {Tensor()};
@@ -214,7 +219,8 @@ MSRT_REGISTER_OP({.name = "log_softmax",
                     Tensor total = fn::ReduceSum(dy, {SoftmaxAxis(a)}, true);
                     return {fn::Sub(dy, fn::Mul(fn::Exp(y), total))};
                   },
-                  .doc = "x - log(sum(exp(x))) along axis"});
+                  .doc = "x - log(sum(exp(x))) along axis",
+    .api = {Function("log_softmax(logits->x, axis=-1)"), Method("log_softmax(self->x, axis=-1)"), Primitive("LogSoftmax(axis=-1)(logits->x)")}});
 
 }  // namespace
 }  // namespace msrt::ops

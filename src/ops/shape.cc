@@ -28,7 +28,7 @@ GradFn ReshapeBack() {
 
 MSRT_REGISTER_OP({.name = "reshape",
                   .inputs = {"x"},
-                  .attrs = {{"shape", Value(), "the new shape; one entry may be -1"}},
+                  .attrs = {{"shape", Value(), "the new shape; one entry may be -1", AttrType::kShape}},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     return Metas{{ReshapeTarget("reshape", in[0].shape, ShapeAttr("reshape", attrs, "shape", -1)),
                                   in[0].dtype}};
@@ -39,7 +39,7 @@ MSRT_REGISTER_OP({.name = "reshape",
 
 MSRT_REGISTER_OP({.name = "transpose",
                   .inputs = {"x"},
-                  .attrs = {{"perm", Value(), "a permutation of the axes"}},
+                  .attrs = {{"perm", Value(), "a permutation of the axes", AttrType::kInts}},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     auto perm = CheckPermutation("transpose", ShapeAttr("transpose", attrs, "perm", INT64_MIN),
                                                  static_cast<int64_t>(in[0].shape.size()));
@@ -59,7 +59,7 @@ MSRT_REGISTER_OP({.name = "transpose",
 
 MSRT_REGISTER_OP({.name = "expand_dims",
                   .inputs = {"x"},
-                  .attrs = {{"axis", Value(), "where the new size-1 axis goes"}},
+                  .attrs = {{"axis", Value(), "where the new size-1 axis goes", AttrType::kInt}},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     int64_t rank = static_cast<int64_t>(in[0].shape.size());
                     int64_t axis = NormalizeAxis("expand_dims", IntAttr("expand_dims", attrs, "axis"), rank + 1);
@@ -72,7 +72,7 @@ MSRT_REGISTER_OP({.name = "expand_dims",
 
 MSRT_REGISTER_OP({.name = "squeeze",
                   .inputs = {"x"},
-                  .attrs = {{"axis", Value(List{}), "size-1 axes to remove; [] removes all"}},
+                  .attrs = {{"axis", Value(List{}), "size-1 axes to remove; [] removes all", AttrType::kAxes}},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     const Shape& shape = in[0].shape;
                     int64_t rank = static_cast<int64_t>(shape.size());
@@ -337,7 +337,7 @@ MSRT_REGISTER_OP({.name = "one_hot",
 
 MSRT_REGISTER_OP({.name = "broadcast_to",
                   .inputs = {"x"},
-                  .attrs = {{"shape", Value(), "target shape; -1 keeps x's size"}},
+                  .attrs = {{"shape", Value(), "target shape; -1 keeps x's size", AttrType::kShape}},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     auto target = ShapeAttr("broadcast_to", attrs, "shape", -1);
                     return Metas{{BroadcastTarget("broadcast_to", in[0].shape, target), in[0].dtype}};
@@ -351,7 +351,7 @@ MSRT_REGISTER_OP({.name = "broadcast_to",
 
 MSRT_REGISTER_OP({.name = "tile",
                   .inputs = {"x"},
-                  .attrs = {{"multiples", Value(), "repetitions per axis; at least x's rank entries"}},
+                  .attrs = {{"multiples", Value(), "repetitions per axis; at least x's rank entries", AttrType::kInts}},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     auto multiples = ShapeAttr("tile", attrs, "multiples", 0);
                     Shape padded = PadShape("tile", in[0].shape, multiples);

@@ -61,6 +61,8 @@ set(expected
     "max_device_memory: 3.5\n"
     "ValueError: For 'context.set_context', the argument 'max_device_memory' should be greater than \"0GB\", but got '0.0GB'.\n"
     "mode after the failed call: 0\n"
+    "row sums: 4 6\n"
+    "reshape error: [reshape]"
     "msrt context (profile r2.3, device ")
 foreach(line IN LISTS expected)
   string(FIND "${last_output}" "${line}" at)

@@ -59,9 +59,11 @@ def _dtype_attr(value):
 
 
 def _ints_attr(value):
-    """A shape or axes given as a Tensor becomes a list of ints (the op checks the rest)."""
+    """A shape or axes given as a Tensor or a tuple becomes a list (the op checks the rest)."""
     if isinstance(value, Tensor):
         return [int(v) for v in value.asnumpy().reshape(-1)]
+    if isinstance(value, tuple):
+        return list(value)
     return value
 
 

@@ -127,14 +127,6 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
     return _op("reduce_sum", x, axis=_norm_axes(dim), keep_dims=bool(keepdim))
 
 
-def mean(input, axis=None, keep_dims=False):  # noqa: A002
-    return _op("reduce_mean", input, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
-
-
-def prod(input, axis=None, keep_dims=False):  # noqa: A002
-    return _op("reduce_prod", input, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
-
-
 def amax(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
     out = _op("reduce_max", input, axis=_norm_axes(axis), keep_dims=bool(keepdims))
     return out if initial is None else maximum(out, initial)
@@ -676,7 +668,6 @@ from .nn_functional import (  # noqa: E402
     dropout,
     gelu,
     leaky_relu,
-    log_softmax,
     matmul,
     max_pool2d,
     mm,

@@ -168,10 +168,6 @@ def softmax(input, axis=-1, *, dtype=None):  # noqa: A002
     return _op("softmax", x, axis=int(axis))
 
 
-def log_softmax(logits, axis=-1):
-    return _op("log_softmax", logits, axis=int(axis))
-
-
 def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
     """Zeroes elements with probability `p` and scales the rest by 1/(1-p)."""
     if not 0 <= p <= 1:

@@ -8,6 +8,7 @@ import functools
 import inspect
 import numbers
 
+from .. import _C
 from .._tensor import Tensor, _op, _wrap, _scalar_base
 from ..common import dtype as mstype
 from . import functional as F
@@ -148,40 +149,21 @@ class Select(Primitive):
 
 
 # --- reductions --------------------------------------------------------------------
-class _Reduce(Primitive):
-    _op = None
+
+
+class ReduceSum(Primitive):
+    """Sum over axes; bool tensors are summed as int64 (as MindSpore counts them)."""
 
     def __init__(self, keep_dims=False):
         super().__init__()
-        if not isinstance(keep_dims, bool):
-            raise TypeError(f"For '{self.name}', the 'keep_dims' must be a bool, but got {type(keep_dims).__name__}.")
+        self._op_attrs = _C.check_attrs("reduce_sum", {"keep_dims": keep_dims})
         self.keep_dims = keep_dims
         self.add_prim_attr("keep_dims", keep_dims)
 
     def __call__(self, x, axis=()):
-        if self._op == "reduce_sum" and x._t.dtype_name == "bool_":
+        if x._t.dtype_name == "bool_":
             x = _op("cast", x, dtype="int64")
-        return _op(self._op, x, axis=_axes(axis) if axis != () else [], keep_dims=self.keep_dims)
-
-
-class ReduceSum(_Reduce):
-    _op = "reduce_sum"
-
-
-class ReduceMean(_Reduce):
-    _op = "reduce_mean"
-
-
-class ReduceMax(_Reduce):
-    _op = "reduce_max"
-
-
-class ReduceMin(_Reduce):
-    _op = "reduce_min"
-
-
-class ReduceProd(_Reduce):
-    _op = "reduce_prod"
+        return _op("reduce_sum", x, axis=axis, **self._op_attrs)
 
 
 class Argmax(Primitive):
@@ -331,24 +313,6 @@ class BatchNorm(Primitive):
             return y, mean, variance, mean, variance
         var = F.sub(_op("reciprocal", _op("square", inv_std)), self.epsilon)
         return y, saved_mean, var, saved_mean, inv_std
-
-
-class Softmax(Primitive):
-    def __init__(self, axis=-1):
-        super().__init__()
-        if isinstance(axis, (list, tuple)):
-            if len(axis) != 1:
-                raise ValueError(f"For 'Softmax', msrt supports a single axis, but got {axis!r}.")
-            axis = axis[0]
-        self.axis = int(axis)
-
-    def __call__(self, logits):
-        return _op("softmax", logits, axis=self.axis)
-
-
-class LogSoftmax(Softmax):
-    def __call__(self, logits):
-        return _op("log_softmax", logits, axis=self.axis)
 
 
 class Dropout(Primitive):
