@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "core/allocator.h"
 #include "context/env_config.h"
 #include "context/testing.h"
 #include "msrt/context/context.h"
@@ -134,6 +135,19 @@ void RequireHost(DeviceTarget device) {
 const bool kConsumersDeclared = [] {
   for (std::string_view key : kFrozenKeys) context::Global().DeclareConsumer(Family::kRuntime, key, std::string(kConsumer));
   context::Global().DeclareConsumer(Family::kRuntime, "env_config_path", "device memory pool (sys.mem_Reuse)");
+  return true;
+}();
+
+// What Tensor::Empty allocates through (core/allocator.h), installed at load.
+class PoolAllocator final : public Allocator {
+ public:
+  std::shared_ptr<Storage> Allocate(size_t nbytes, DeviceTarget device) override {
+    return memory::Allocate(nbytes, device);
+  }
+};
+
+const bool kAllocatorInstalled = [] {
+  InstallAllocator(new PoolAllocator());  // never destroyed: tensors may allocate during exit
   return true;
 }();
 
