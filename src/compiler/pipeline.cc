@@ -13,14 +13,16 @@
 #include "compiler/pass_manager.h"
 #include "core/file_io.h"
 #include "context/graph_kernel_flags.h"
+#include "context/options.h"
 #include "memory/allocator.h"
+#include "runtime/eager.h"
 #include "runtime/rank.h"
 #include "msrt/context/context.h"
 
 namespace msrt::compiler {
 namespace {
 
-using context::Family;
+namespace opts = context::runtime_options;
 
 // save_graphs: one file per stage (level 1), per pass and the execution
 // order (2), graphviz and detailed sources (3).
@@ -113,10 +115,9 @@ double Since(std::chrono::steady_clock::time_point start) {
 std::atomic<int64_t> g_next_graph_id{0};
 
 const bool kConsumersDeclared = [] {
-  for (const char* key : {"save_graphs", "save_graphs_path", "memory_optimize_level", "env_config_path",
-                          "enable_graph_kernel", "graph_kernel_flags"}) {
-    context::Global().DeclareConsumer(Family::kRuntime, key, "graph compiler");
-  }
+  const context::OptionKey* keys[] = {&opts::SaveGraphs(),    &opts::SaveGraphsPath(),    &opts::MemoryOptimizeLevel(),
+                                      &opts::EnvConfigPath(), &opts::EnableGraphKernel(), &opts::GraphKernelFlags()};
+  for (const context::OptionKey* key : keys) context::Global().DeclareConsumer(*key, "graph compiler");
   return true;
 }();
 
@@ -125,11 +126,6 @@ const bool kConsumersDeclared = [] {
 int64_t NextGraphId() { return g_next_graph_id.fetch_add(1); }
 
 Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_end) {
-  static const context::OptionRef<int64_t> kMemoryLevel(Family::kRuntime, "memory_optimize_level");
-  static const context::OptionRef<std::string> kDeviceTarget(Family::kRuntime, "device_target");
-  static const context::OptionRef<bool> kEnableGraphKernel(Family::kRuntime, "enable_graph_kernel");
-  static const context::OptionRef<int64_t> kDeviceId(Family::kRuntime, "device_id");
-
   Compiled result;
   CompileReport& report = result.report;
   report.graph_id = graph_id;
@@ -139,9 +135,9 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_
   if (VerifyEnabled()) manager.AddInstrument(std::make_shared<Verifier>());
   manager.AddInstrument(std::make_shared<PassTimer>(report));
   // MS_DEV_SAVE_GRAPHS / MS_DEV_SAVE_GRAPHS_PATH win over the context values.
-  int64_t level = context::Global().Effective(Family::kRuntime, "save_graphs").as_int();
+  int64_t level = opts::SaveGraphs().Effective();
   if (level > 0) {
-    std::string dir = context::Global().Effective(Family::kRuntime, "save_graphs_path").as_string();
+    std::string dir = opts::SaveGraphsPath().Effective();
     std::filesystem::path path = dir.empty() ? "." : dir;
     // Distributed runs (a rank is known) write under rank_<id>/.
     if (std::getenv("RANK_ID") != nullptr || runtime::RankId() > 0) path /= StrCat("rank_", runtime::RankId());
@@ -165,12 +161,12 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_
 
   start = std::chrono::steady_clock::now();
   runtime::GraphOptions options;
-  options.device = ParseDeviceTarget(kDeviceTarget.Get()).value_or(DeviceTarget::kCPU);
-  RequireDevice(options.device, kDeviceId.Get());  // the same error PYNATIVE_MODE raises
+  options.device = runtime::CurrentDevice();
+  RequireDevice(options.device, opts::DeviceId().Get());  // the same error PYNATIVE_MODE raises
   // Graph-kernel fusion: enable_graph_kernel, or graph_kernel_flags --opt_level >= 1
   // (MS_DEV_GRAPH_KERNEL_FLAGS wins); bad flags warned when they were set.
   context::GraphKernelFlags flags = context::ParseGraphKernelFlags(
-      context::Global().Effective(Family::kRuntime, "graph_kernel_flags").as_string(), kEnableGraphKernel.Get(),
+      opts::GraphKernelFlags().Effective(), opts::EnableGraphKernel().Get(),
       /*graph_mode=*/true, nullptr);
   std::string decisions;
   // Channels-last activations (Note [Channels-last graphs]), before fusion
@@ -212,7 +208,7 @@ Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_
       report.files.push_back(ec ? file.string() : absolute.string());
     }
   }
-  options.memory_level = static_cast<int>(kMemoryLevel.Get());
+  options.memory_level = static_cast<int>(opts::MemoryOptimizeLevel().Get());
   options.buffer_reuse = memory::BufferReuseEnabled();  // env_config_path: sys.mem_Reuse
   manager.EndStage("backend", *graph);
   result.executable = std::make_shared<runtime::GraphExecutable>(graph, options);

@@ -38,6 +38,7 @@
 #include "context/env_config.h"
 #include "ir/graph.h"
 #include "memory/allocator.h"
+#include "context/options.h"
 #include "msrt/context/context.h"
 #include "msrt/core/logging.h"
 #include "runtime/graph_executor.h"
@@ -55,7 +56,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
-using context::Family;
+namespace opts = context::runtime_options;
 
 constexpr std::string_view kConsumer = "running data recorder (rdr.enable, rdr.mode, rdr.path)";
 
@@ -166,8 +167,8 @@ struct RanGraph {
 class Recorder final : public KernelObserver, public GraphObserver {
  public:
   Recorder() {
-    context::Global().DeclareConsumer(Family::kRuntime, "env_config_path", std::string(kConsumer));
-    subscription_ = context::Global().Subscribe(Family::kRuntime, {"env_config_path"}, std::string(kConsumer),
+    context::Global().DeclareConsumer(opts::EnvConfigPath(), std::string(kConsumer));
+    subscription_ = context::Global().Subscribe({opts::EnvConfigPath()}, std::string(kConsumer),
                                                 [this](const context::Change&) { Refresh(); });
     Refresh();
   }
@@ -179,7 +180,7 @@ class Recorder final : public KernelObserver, public GraphObserver {
 
   void Refresh() {
     std::lock_guard lock(mutex_);
-    std::string file = context::Global().Get(Family::kRuntime, "env_config_path").as_string();
+    std::string file = opts::EnvConfigPath().Get();
     Settings next;
     if (!file.empty()) {
       try {

@@ -5,6 +5,7 @@
 // SetDeterministicKernels), then again after every change of one of them.
 // A plan that asks for more threads than the hardware has warns on change.
 #include "core/thread_pool.h"
+#include "context/options.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 #include "msrt/core/logging.h"
@@ -12,19 +13,17 @@
 namespace msrt::runtime {
 namespace {
 
-using context::Family;
+namespace opts = context::runtime_options;
 
 constexpr std::string_view kPoolConsumer = "CPU thread pool";
 constexpr std::string_view kDeterministicConsumer = "CPU kernels (fixed reduction order)";
 
 ThreadPlan PushPlan() {
-  context::Store& ctx = context::Global();
-  return ConfigureThreadPool(ctx.Get(Family::kRuntime, "runtime_num_threads").as_int(),
-                             ctx.Get(Family::kRuntime, "inter_op_parallel_num").as_int());
+  return ConfigureThreadPool(opts::RuntimeNumThreads().Get(), opts::InterOpParallelNum().Get());
 }
 
 void PushDeterministic() {
-  SetDeterministicKernels(context::Global().Get(Family::kRuntime, "deterministic").as_string() == "ON");
+  SetDeterministicKernels(opts::Deterministic().Get() == "ON");
 }
 
 struct ThreadSettings {
@@ -32,7 +31,7 @@ struct ThreadSettings {
     PushPlan();
     PushDeterministic();
     context::Store& ctx = context::Global();
-    plan = ctx.Subscribe(Family::kRuntime, {"runtime_num_threads", "inter_op_parallel_num"}, std::string(kPoolConsumer),
+    plan = ctx.Subscribe({opts::RuntimeNumThreads(), opts::InterOpParallelNum()}, std::string(kPoolConsumer),
                          [](const context::Change&) {
                            ThreadPlan p = PushPlan();
                            if (p.oversubscribed) {
@@ -43,7 +42,7 @@ struct ThreadSettings {
                                          " hardware threads; they will compete for the cores."));
                            }
                          });
-    deterministic = ctx.Subscribe(Family::kRuntime, {"deterministic"}, std::string(kDeterministicConsumer),
+    deterministic = ctx.Subscribe({opts::Deterministic()}, std::string(kDeterministicConsumer),
                                   [](const context::Change&) { PushDeterministic(); });
   }
   context::Subscription plan;
