@@ -248,7 +248,7 @@ class ScopedOverride {
 
 /// A typed handle for reading one key on hot paths. The keys consumers read
 /// have theirs in src/context/options.h, declared by their family's table:
-///   if (runtime_options::Mode().Get() == kGraphMode) ...
+///   int64_t seconds = runtime_options::OpTimeout().Get();
 template <typename T>
 class OptionRef : public OptionKey {
  public:
