@@ -1,23 +1,81 @@
-// Pass manager: runs graph passes in order, with instruments around them.
+// Pass manager: runs the passes of the pass table phase by phase, with
+// instruments around them.
 //
-// Passes transform a Graph and say whether they changed it. Instruments
-// (the IR dumper behind save_graphs, the verifier, pass timing) see every
-// pass and every stage from outside; no pass knows about them.
+// Note [Pass table]
+// Every graph pass is one entry of the pass table (PassTable(), passes.cc):
+// its name, the phase it runs in, the switch that enables it, whether it is
+// on by default, and its function. RunPhase runs a phase's entries in table
+// order. graph_kernel_flags `--disable_pass=<name>` turns a pass that is on
+// by default off, and `--enable_pass=<name>` turns one that is off by
+// default on; a pass whose switch is closed (e.g. fusion while graph-kernel
+// fusion is off) does not run either way. Instruments (pass timing, the
+// verifier, save_graphs' IR dumps) see every pass from outside; no pass
+// knows about them, so a pass gets them by being in the table. Adding a
+// pass: its function and one table entry.
 #pragma once
 
-#include <functional>
+#include <cstdint>
+#include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "context/graph_kernel_flags.h"
 #include "ir/graph.h"
 
 namespace msrt::compiler {
 
-struct Pass {
-  std::string name;
-  std::function<bool(ir::Graph&)> run;  // returns whether the graph changed
+/// The phases of a compile that run table passes, in compile order.
+enum class Phase : uint8_t {
+  kOptimize,           // front end: algebra, folding, CSE, DCE to a fixpoint
+  kLayout,             // backend: activation layouts (Note [Channels-last graphs])
+  kGraphKernelFusion,  // backend: graph-kernel fusion
 };
+
+/// What must be on, besides the pass's own default and graph_kernel_flags'
+/// enable_pass / disable_pass lists, for a pass to run.
+enum class PassSwitch : uint8_t {
+  kAlways,       // nothing more
+  kGraphKernel,  // graph-kernel fusion: enable_graph_kernel, or graph_kernel_flags --opt_level >= 1
+};
+
+/// What passes read and report besides the graph (one per compile).
+struct PassContext {
+  DeviceTarget device = DeviceTarget::kCPU;
+  context::GraphKernelFlags flags;  // graph_kernel_flags as read for this compile
+  std::string decisions;            // what layout and fusion passes did, one line each
+  size_t channels_last_ops = 0;     // ops run on NHWC activations
+  size_t layout_conversions = 0;    // transposes added where NHWC values meet NCHW ones
+};
+
+/// One entry of the pass table.
+struct PassDef {
+  std::string_view name;
+  Phase phase;
+  PassSwitch enabled_by;
+  bool default_on;
+  bool (*run)(ir::Graph& graph, PassContext& context);  // returns whether the graph changed
+};
+
+/// How a phase runs: the stage it announces to instruments (save_graphs
+/// writes one file per announced stage) and how often its passes repeat.
+struct PhaseDef {
+  Phase phase;
+  std::string_view stage;
+  int max_rounds;  // the pass list repeats while a pass changed the graph, at most this often
+  bool announce;   // false: part of a stage announced later ("backend")
+};
+
+/// The pass table (passes.cc), in run order within each phase.
+std::span<const PassDef> PassTable();
+const PhaseDef& PhaseInfo(Phase phase);
+/// Whether `pass`'s switch is on for `context`.
+bool SwitchOn(PassSwitch which, const PassContext& context);
+/// Whether `pass` runs for `context` (Note [Pass table]).
+bool PassEnabled(const PassDef& pass, const PassContext& context);
 
 class PassInstrument {
  public:
@@ -41,27 +99,40 @@ class PassInstrument {
   }
 };
 
-/// Runs `passes` over `graph` once each, in order, then repeats the whole
-/// list while any pass changed the graph (at most `max_rounds` times).
-/// Instruments hear every pass and, at the end, the stage.
+/// Where a compile's pass manager records what its instruments saw.
+struct PassRecords {
+  std::vector<std::pair<std::string, double>>* pass_seconds = nullptr;  // every pass run, in order
+  std::vector<std::string>* files = nullptr;                            // save_graphs files written
+};
+
 class PassManager {
  public:
+  PassManager() = default;
+  /// With the compile's instruments: the verifier (debug builds, or
+  /// MSRT_VERIFY_IR=1), pass timing into `records`, and save_graphs' IR
+  /// dumps (MS_DEV_SAVE_GRAPHS / MS_DEV_SAVE_GRAPHS_PATH win over the
+  /// context) numbered for `graph_id`.
+  static PassManager ForCompile(int64_t graph_id, PassRecords records);
+
   void AddInstrument(std::shared_ptr<PassInstrument> instrument) { instruments_.push_back(std::move(instrument)); }
   const std::vector<std::shared_ptr<PassInstrument>>& instruments() const { return instruments_; }
 
-  void RunStage(std::string_view stage, ir::Graph& graph, const std::vector<Pass>& passes, int max_rounds = 1);
-  /// Runs `passes` once each, in order, as part of a stage announced later.
-  /// Returns whether any changed the graph.
-  bool RunPasses(ir::Graph& graph, const std::vector<Pass>& passes);
-  /// Announces a stage whose work was done elsewhere (capture).
+  /// Runs the enabled passes of `phase` (PassTable order), repeating them as
+  /// PhaseInfo says, then announces its stage. A phase none of whose passes
+  /// has its switch on does nothing, not even announce.
+  void RunPhase(Phase phase, ir::Graph& graph, PassContext& context);
+  /// Announces a stage whose work was done elsewhere (capture, backend).
   void EndStage(std::string_view stage, const ir::Graph& graph);
   void Artifact(std::string_view name, int min_level, const std::string& text);
 
  private:
+  /// Runs `passes` once each, in order; returns whether any changed the graph.
+  bool RunPasses(ir::Graph& graph, const std::vector<const PassDef*>& passes, PassContext& context);
+
   std::vector<std::shared_ptr<PassInstrument>> instruments_;
 };
 
-// The graph passes (passes.cc).
+// The generic graph passes (passes.cc).
 /// Removes nodes whose results nobody uses and which have no side effects.
 bool EliminateDeadCode(ir::Graph& graph);
 /// Merges pure nodes computing the same op on the same values with the same

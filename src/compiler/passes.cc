@@ -1,10 +1,14 @@
-// The generic graph passes. They read op properties (OpDef::props), never
+// The pass table (Note [Pass table] in pass_manager.h) and the generic
+// graph passes. The generic passes read op properties (OpDef::props), never
 // op names: an op joins a simplification by declaring it (op_def.h).
 #include <cstring>
 #include <map>
 #include <unordered_map>
 
+#include "compiler/fusion.h"
+#include "compiler/layout.h"
 #include "compiler/pass_manager.h"
+#include "msrt/core/errors.h"
 #include "ops/call.h"
 
 namespace msrt::compiler {
@@ -180,6 +184,55 @@ bool SimplifyAlgebra(Graph& graph) {
   }
   if (changed) EliminateDeadCode(graph);
   return changed;
+}
+
+// ---------------------------------------------------------------------------
+// The pass table. Within a phase, passes run in this order.
+
+namespace {
+
+bool RunChannelsLast(Graph& graph, PassContext& context) {
+  LayoutStats stats;
+  bool changed = UseChannelsLast(graph, context.device, &context.decisions, &stats);
+  context.channels_last_ops = stats.channels_last_ops;
+  context.layout_conversions = stats.layout_conversions;
+  return changed;
+}
+
+constexpr PassDef kPassTable[] = {
+    // name, phase, enabled by, on by default, function
+    {"simplify_algebra", Phase::kOptimize, PassSwitch::kAlways, true,
+     [](Graph& g, PassContext&) { return SimplifyAlgebra(g); }},
+    {"fold_constants", Phase::kOptimize, PassSwitch::kAlways, true,
+     [](Graph& g, PassContext&) { return FoldConstants(g); }},
+    {"eliminate_common_subexpressions", Phase::kOptimize, PassSwitch::kAlways, true,
+     [](Graph& g, PassContext&) { return EliminateCommonSubexpressions(g); }},
+    {"eliminate_dead_code", Phase::kOptimize, PassSwitch::kAlways, true,
+     [](Graph& g, PassContext&) { return EliminateDeadCode(g); }},
+    {kChannelsLastPass, Phase::kLayout, PassSwitch::kAlways, true, RunChannelsLast},
+    {"fuse_epilogues", Phase::kGraphKernelFusion, PassSwitch::kGraphKernel, true,
+     [](Graph& g, PassContext& c) { return FuseEpilogues(g, c.device, &c.decisions); }},
+    {"fuse_elementwise", Phase::kGraphKernelFusion, PassSwitch::kGraphKernel, true,
+     [](Graph& g, PassContext& c) { return FuseElementwise(g, c.device, &c.decisions); }},
+};
+
+// Stages are what save_graphs names its files after; the layout phase is
+// part of "backend", announced by the pipeline once the executable is built.
+constexpr PhaseDef kPhases[] = {
+    {Phase::kOptimize, "optimize", /*max_rounds=*/4, /*announce=*/true},
+    {Phase::kLayout, "layout", /*max_rounds=*/1, /*announce=*/false},
+    {Phase::kGraphKernelFusion, "graph_kernel_fusion", /*max_rounds=*/1, /*announce=*/true},
+};
+
+}  // namespace
+
+std::span<const PassDef> PassTable() { return kPassTable; }
+
+const PhaseDef& PhaseInfo(Phase phase) {
+  for (const PhaseDef& info : kPhases) {
+    if (info.phase == phase) return info;
+  }
+  throw RuntimeError(StrCat("No phase description for compile phase ", static_cast<int>(phase), "."));
 }
 
 }  // namespace msrt::compiler

@@ -3,9 +3,12 @@
 // Stages (each one an `<NN>_<stage>_<graph id>.ir` file with save_graphs >= 1):
 //   capture   the traced program, forward and backward;
 //   optimize  algebraic simplification, constant folding, CSE, DCE to a fixpoint;
-//   backend   graph-kernel fusion (when enabled), kernel selection, memory plan.
-// save_graphs >= 2 adds one file per pass and the execution order; 3 adds
-// graphviz `.dot` files. The context keys are read once per compile.
+//   backend   channels-last layout, graph-kernel fusion (its own stage, when
+//             enabled), kernel selection, memory plan.
+// The passes of each phase come from the pass table (Note [Pass table] in
+// pass_manager.h). save_graphs >= 2 adds one file per pass and the execution
+// order; 3 adds graphviz `.dot` files. The context keys are read once per
+// compile.
 #pragma once
 
 #include <memory>

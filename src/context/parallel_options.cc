@@ -13,10 +13,17 @@
 #include <system_error>
 
 #include "context/option_spec.h"
+#include "context/options.h"
 #include "core/file_io.h"
 
 namespace msrt::context {
 namespace {
+
+// Names of the records the runtime reads through typed handles (options.h;
+// defined at the end of this file): spelled once, here.
+namespace keys {
+constexpr std::string_view kGlobalRank = "global_rank";
+}  // namespace keys
 
 constexpr Family kFamily = Family::kAutoParallel;
 
@@ -567,7 +574,7 @@ const FamilyTable& AutoParallelTable() {
                .affects_compile = true,
                .visibility = Visibility::kHidden,
                .doc = "Whether device_num was set explicitly."},
-              {.name = "global_rank",
+              {.name = keys::kGlobalRank,
                .type = "int",
                .default_value = 0,
                .parse = ParseIntRange(0, 4095),
@@ -876,5 +883,10 @@ const FamilyTable& AutoParallelTable() {
   };
   return table;
 }
+
+// Typed handles (options.h) of the records above that the runtime reads.
+namespace parallel_options {
+MSRT_OPTION_HANDLE(Family::kAutoParallel, int64_t, GlobalRank, keys::kGlobalRank)
+}  // namespace parallel_options
 
 }  // namespace msrt::context

@@ -18,11 +18,40 @@
 #include "context/device_config_options.h"
 #include "context/graph_kernel_flags.h"
 #include "context/option_spec.h"
+#include "context/options.h"
 #include "core/json_depth.h"
 #include "core/file_io.h"
 
 namespace msrt::context {
 namespace {
+
+// Names of the records the runtime reads through typed handles (options.h;
+// defined at the end of this file): spelled once, here.
+namespace keys {
+constexpr std::string_view kDeviceTarget = "device_target";
+constexpr std::string_view kDeviceId = "device_id";
+constexpr std::string_view kMaxDeviceMemory = "max_device_memory";
+constexpr std::string_view kVariableMemoryMaxSize = "variable_memory_max_size";
+constexpr std::string_view kMempoolBlockSize = "mempool_block_size";
+constexpr std::string_view kMemoryOptimizeLevel = "memory_optimize_level";
+constexpr std::string_view kRuntimeNumThreads = "runtime_num_threads";
+constexpr std::string_view kInterOpParallelNum = "inter_op_parallel_num";
+constexpr std::string_view kOpTimeout = "op_timeout";
+constexpr std::string_view kDeterministic = "deterministic";
+constexpr std::string_view kPynativeSynchronize = "pynative_synchronize";
+constexpr std::string_view kPynativeQueueDepth = "pynative_queue_depth";
+constexpr std::string_view kEnableGraphKernel = "enable_graph_kernel";
+constexpr std::string_view kGraphKernelFlags = "graph_kernel_flags";
+constexpr std::string_view kEnableReducePrecision = "enable_reduce_precision";
+constexpr std::string_view kSaveGraphs = "save_graphs";
+constexpr std::string_view kSaveGraphsPath = "save_graphs_path";
+constexpr std::string_view kEnvConfigPath = "env_config_path";
+constexpr std::string_view kEnableDump = "enable_dump";
+constexpr std::string_view kSaveDumpPath = "save_dump_path";
+constexpr std::string_view kEnableProfiling = "enable_profiling";
+constexpr std::string_view kProfilingOptions = "profiling_options";
+constexpr std::string_view kPrintFilePath = "print_file_path";
+}  // namespace keys
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
@@ -385,7 +414,7 @@ FamilyTable MakeRuntimeTable() {
            .in_summary = true,
            .doc = "GRAPH_MODE (0) compiles networks into optimised graphs; PYNATIVE_MODE (1) "
                   "runs operators one by one. Default PYNATIVE_MODE (GRAPH_MODE in r1.6)."},
-          {.name = "device_target",
+          {.name = keys::kDeviceTarget,
            .type = "str",
            .default_value = Value("CPU"),
            .default_fn = [] { return Value(std::string(DeviceTargetName(BestAvailableDevice()))); },
@@ -397,7 +426,7 @@ FamilyTable MakeRuntimeTable() {
            .doc = "Device that runs the work: 'CPU', 'GPU' or 'Ascend' ('Davinci' is an old "
                   "name of 'Ascend'). Default: the best device present. Applied before the "
                   "other keys of the same call."},
-          {.name = "device_id",
+          {.name = keys::kDeviceId,
            .type = "int",
            .default_value = Value(int64_t{0}),
            .parse = ParseIntRange(0, 4095),
@@ -408,7 +437,7 @@ FamilyTable MakeRuntimeTable() {
                   "DEVICE_ID, else 0."},
 
           // --- Memory ----------------------------------------------------------
-          {.name = "max_device_memory",
+          {.name = keys::kMaxDeviceMemory,
            .type = "str (\"xxGB\")",
            .default_value = Value(1024.0),
            .parse = ParseGb({.min = 0.0,
@@ -420,7 +449,7 @@ FamilyTable MakeRuntimeTable() {
            .freeze = Freeze::kOnceInEffect,
            .doc = "Most device memory the framework may take, as \"xxGB\"; read back as a float "
                   "number of GB. Default \"1024GB\" (in practice: what is available)."},
-          {.name = "mempool_block_size",
+          {.name = keys::kMempoolBlockSize,
            .type = "str (\"xxGB\")",
            .default_value = Value(1.0),
            .parse = ParseGb({.min = 1.0,
@@ -432,7 +461,7 @@ FamilyTable MakeRuntimeTable() {
            .freeze = Freeze::kOnceInEffect,
            .doc = "Unit by which the device memory pool grows, as \"xxGB\" (at least \"1GB\"); "
                   "read back as a float number of GB."},
-          {.name = "variable_memory_max_size",
+          {.name = keys::kVariableMemoryMaxSize,
            .type = "str (\"xxGB\")",
            .default_value = Value("0"),
            .parse = ParseVariableMemory,
@@ -451,7 +480,7 @@ FamilyTable MakeRuntimeTable() {
            .parse = ParseGraphMemory,
            .visibility = Visibility::kHidden,
            .doc = "Graph memory left by variable_memory_max_size: (31 - N) GB."},
-          {.name = "memory_optimize_level",
+          {.name = keys::kMemoryOptimizeLevel,
            .type = "str",
            .default_value = Value(int64_t{0}),
            .parse = ParseStringMap({{"O0", Value(int64_t{0})}, {"O1", Value(int64_t{1})}}),
@@ -468,19 +497,19 @@ FamilyTable MakeRuntimeTable() {
                   "read back as a bool. Default \"OFF\"."},
 
           // --- Threads and timeouts --------------------------------------------
-          {.name = "runtime_num_threads",
+          {.name = keys::kRuntimeNumThreads,
            .type = "int",
            .default_value = Value(int64_t{30}),
            .parse = ParseCount(0, "must be greater than or equal to 0"),
            .doc = "Threads of the runtime (schedulers and CPU kernels), capped by the hardware "
                   "threads; 0 means all of them. Default 30. See docs/runtime.md for the split."},
-          {.name = "inter_op_parallel_num",
+          {.name = keys::kInterOpParallelNum,
            .type = "int",
            .default_value = Value(int64_t{0}),
            .parse = ParseCount(0, "must be greater than or equal to 0"),
            .doc = "Scheduler threads (operators launched concurrently), added to "
                   "runtime_num_threads; 0 lets the runtime decide (18% of runtime_num_threads)."},
-          {.name = "op_timeout",
+          {.name = keys::kOpTimeout,
            .type = "int",
            .default_value = Value(int64_t{900}),
            .parse = ParseCount(0, "must be greater than or equal to 0"),
@@ -530,7 +559,7 @@ FamilyTable MakeRuntimeTable() {
            .parse = ParseBool(),
            .affects_compile = true,
            .doc = "Treat Python int/float network inputs as differentiable graph inputs."},
-          {.name = "enable_reduce_precision",
+          {.name = keys::kEnableReducePrecision,
            .type = "bool",
            .default_value = Value(true),
            .parse = ParseBool(),
@@ -540,7 +569,7 @@ FamilyTable MakeRuntimeTable() {
            .doc = "When no kernel takes an op's float dtype (float16 convolution or matmul on CPU), "
                   "compute in the nearest one that has a kernel (float32) and convert back, warning once; "
                   "False raises TypeError naming op and dtype. Default True."},
-          {.name = "deterministic",
+          {.name = keys::kDeterministic,
            .type = "str",
            .default_value = Value("OFF"),
            .parse = ParseStringChoice({"ON", "OFF"}),
@@ -587,7 +616,7 @@ FamilyTable MakeRuntimeTable() {
                   "amp_level \"O2\" when True."},
 
           // --- Graph kernel fusion ---------------------------------------------
-          {.name = "enable_graph_kernel",
+          {.name = keys::kEnableGraphKernel,
            .type = "bool",
            .default_value = Value(false),
            .parse = ParseBool(),
@@ -596,7 +625,7 @@ FamilyTable MakeRuntimeTable() {
            .affects_compile = true,
            .doc = "Fuse operators into larger kernels in GRAPH_MODE (opt_level 2 unless "
                   "graph_kernel_flags says otherwise)."},
-          {.name = "graph_kernel_flags",
+          {.name = keys::kGraphKernelFlags,
            .type = "str",
            .default_value = Value(""),
            .parse = ParseGraphKernelFlagsKey,
@@ -630,7 +659,7 @@ FamilyTable MakeRuntimeTable() {
                   "the current directory."},
 
           // --- Debugging and dumps ---------------------------------------------
-          {.name = "save_graphs",
+          {.name = keys::kSaveGraphs,
            .type = "bool or int",
            .default_value = Value(int64_t{0}),
            .parse = ParseSaveGraphs,
@@ -639,7 +668,7 @@ FamilyTable MakeRuntimeTable() {
                    .parse = SaveGraphsFromEnv},
            .doc = "IR files written during compilation: 0 none, 1 one per stage, 2 also backend "
                   "graphs, 3 also graphviz and detailed front-end graphs. True means 2."},
-          {.name = "save_graphs_path",
+          {.name = keys::kSaveGraphsPath,
            .type = "str",
            .default_value = Value("."),
            .parse = ParseSaveGraphsPath,
@@ -650,7 +679,7 @@ FamilyTable MakeRuntimeTable() {
            .prepare = [](const Value& stored, const KeyEnv& env) { return PrepareDirectory(stored.as_string(), env); },
            .doc = "Directory for the IR files (created if missing; read back as an absolute "
                   "path); distributed runs add rank_<id>/."},
-          {.name = "print_file_path",
+          {.name = keys::kPrintFilePath,
            .type = "str",
            .default_value = Value(""),
            .parse = ParsePrintFilePath,
@@ -658,19 +687,19 @@ FamilyTable MakeRuntimeTable() {
            .device_note = "msrt implements the Print file sink on every device.",
            .doc = "File that receives the Print operator's output instead of the screen; an "
                   "existing file is kept and a time-stamped name used instead."},
-          {.name = "env_config_path",
+          {.name = keys::kEnvConfigPath,
            .type = "str",
            .default_value = Value(""),
            .parse = ParseEnvConfigPath,
            .doc = "JSON file configuring the running-data recorder (rdr.enable, rdr.mode, "
                   "rdr.path) and memory reuse (sys.mem_Reuse); checked when set."},
-          {.name = "pynative_synchronize",
+          {.name = keys::kPynativeSynchronize,
            .type = "bool",
            .default_value = Value(false),
            .parse = ParseBool(),
            .doc = "In PYNATIVE_MODE wait for each operator to finish, so errors point at the "
                   "line that caused them."},
-          {.name = "pynative_queue_depth",
+          {.name = keys::kPynativeQueueDepth,
            .type = "int",
            .default_value = Value(int64_t{64}),
            .parse = ParseIntRange(1, int64_t{1} << 20, /*allow_bool=*/false),
@@ -678,7 +707,7 @@ FamilyTable MakeRuntimeTable() {
            .doc = "Operators PYNATIVE_MODE may queue ahead of the kernels that run them (1 to "
                   "1048576); a caller launching more waits, so a loop that never reads a value "
                   "keeps bounded memory."},
-          {.name = "enable_dump",
+          {.name = keys::kEnableDump,
            .type = "bool",
            .default_value = Value(false),
            .parse = ParseBool(),
@@ -687,7 +716,7 @@ FamilyTable MakeRuntimeTable() {
            .doc = "Write every executed kernel's inputs and outputs as .npy files under "
                   "save_dump_path/rank_<id>/<graph or pynative>/<iteration>/, with an index "
                   "(docs/observability.md)."},
-          {.name = "save_dump_path",
+          {.name = keys::kSaveDumpPath,
            .type = "str",
            .default_value = Value("."),
            .parse = ParsePath(),
@@ -695,7 +724,7 @@ FamilyTable MakeRuntimeTable() {
            .device_note = "msrt's kernel data dump works on every device.",
            .doc = "Directory for the data written by enable_dump; a relative path is taken from "
                   "the working directory when a kernel runs."},
-          {.name = "enable_profiling",
+          {.name = keys::kEnableProfiling,
            .type = "bool",
            .default_value = Value(false),
            .parse = ParseBool(),
@@ -704,7 +733,7 @@ FamilyTable MakeRuntimeTable() {
            .doc = "Profile kernels (and training steps) as profiling_options says; turning it "
                   "off, or the end of the process, writes <output>/profiler/trace_<rank>.json "
                   "and op_summary_<rank>.csv."},
-          {.name = "profiling_options",
+          {.name = keys::kProfilingOptions,
            .type = "str",
            .default_value = Value("training_trace"),
            .parse = ParseProfilingOptions,
@@ -804,5 +833,33 @@ const FamilyTable& RuntimeTable() {
   static const FamilyTable table = MakeRuntimeTable();
   return table;
 }
+
+// Typed handles (options.h) of the records above that the runtime reads.
+namespace runtime_options {
+MSRT_OPTION_HANDLE(Family::kRuntime, std::string, DeviceTarget, keys::kDeviceTarget)
+MSRT_OPTION_HANDLE(Family::kRuntime, int64_t, DeviceId, keys::kDeviceId)
+MSRT_OPTION_HANDLE(Family::kRuntime, double, MaxDeviceMemory, keys::kMaxDeviceMemory)
+MSRT_OPTION_HANDLE(Family::kRuntime, std::string, VariableMemoryMaxSize, keys::kVariableMemoryMaxSize)
+MSRT_OPTION_HANDLE(Family::kRuntime, double, MempoolBlockSize, keys::kMempoolBlockSize)
+MSRT_OPTION_HANDLE(Family::kRuntime, int64_t, MemoryOptimizeLevel, keys::kMemoryOptimizeLevel)
+MSRT_OPTION_HANDLE(Family::kRuntime, int64_t, RuntimeNumThreads, keys::kRuntimeNumThreads)
+MSRT_OPTION_HANDLE(Family::kRuntime, int64_t, InterOpParallelNum, keys::kInterOpParallelNum)
+MSRT_OPTION_HANDLE(Family::kRuntime, int64_t, OpTimeout, keys::kOpTimeout)
+MSRT_OPTION_HANDLE(Family::kRuntime, std::string, Deterministic, keys::kDeterministic)
+MSRT_OPTION_HANDLE(Family::kRuntime, bool, PynativeSynchronize, keys::kPynativeSynchronize)
+MSRT_OPTION_HANDLE(Family::kRuntime, int64_t, PynativeQueueDepth, keys::kPynativeQueueDepth)
+MSRT_OPTION_HANDLE(Family::kRuntime, bool, EnableGraphKernel, keys::kEnableGraphKernel)
+MSRT_OPTION_HANDLE(Family::kRuntime, std::string, GraphKernelFlags, keys::kGraphKernelFlags)
+MSRT_OPTION_HANDLE(Family::kRuntime, bool, EnableReducePrecision, keys::kEnableReducePrecision)
+MSRT_OPTION_HANDLE(Family::kRuntime, int64_t, SaveGraphs, keys::kSaveGraphs)
+MSRT_OPTION_HANDLE(Family::kRuntime, std::string, SaveGraphsPath, keys::kSaveGraphsPath)
+MSRT_OPTION_HANDLE(Family::kRuntime, std::string, EnvConfigPath, keys::kEnvConfigPath)
+MSRT_OPTION_HANDLE(Family::kRuntime, bool, EnableDump, keys::kEnableDump)
+MSRT_OPTION_HANDLE(Family::kRuntime, std::string, SaveDumpPath, keys::kSaveDumpPath)
+MSRT_OPTION_HANDLE(Family::kRuntime, bool, EnableProfiling, keys::kEnableProfiling)
+MSRT_OPTION_HANDLE(Family::kRuntime, std::string, ProfilingOptions, keys::kProfilingOptions)
+MSRT_OPTION_HANDLE(Family::kRuntime, std::string, PrintFilePath, keys::kPrintFilePath)
+
+}  // namespace runtime_options
 
 }  // namespace msrt::context

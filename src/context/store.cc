@@ -332,6 +332,8 @@ int Store::ResolveSlot(Family family, std::string_view key, ValueKind expected) 
   return slot;
 }
 
+bool Store::ThreadHasOverrides() const { return ThreadHasState(); }
+
 Value Store::GetSlot(Family family, int slot) const {
   const FamilyState& state = impl_->family(family);
   if (state.fast[slot] && !ThreadHasState()) {

@@ -77,6 +77,25 @@ Subscription Store::AddValidator(Family family, const std::vector<std::string>& 
   return sub;
 }
 
+Family Store::FamilyOf(Keys keys) {
+  if (keys.size() == 0) throw ValueError("A context subscription needs at least one key.");
+  Family family = keys.begin()->get().family();
+  for (const OptionKey& key : keys) {
+    if (key.family() != family) {
+      throw ValueError(StrCat("A context subscription spans one family; '", key.key(), "' is in ",
+                              FamilyName(key.family()), ", not ", FamilyName(family), "."));
+    }
+  }
+  return family;
+}
+
+std::vector<std::string> Store::KeyNames(Keys keys) {
+  std::vector<std::string> names;
+  names.reserve(keys.size());
+  for (const OptionKey& key : keys) names.emplace_back(key.key());
+  return names;
+}
+
 void Store::DeclareConsumer(Family family, std::string_view key, std::string consumer) {
   int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
   auto entry = std::make_shared<Subscription::Entry>();

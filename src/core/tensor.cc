@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "core/float_to_int.h"
-#include "memory/allocator.h"
+#include "core/allocator.h"
 #include "msrt/core/errors.h"
 
 namespace msrt {
@@ -64,7 +64,7 @@ Tensor Tensor::Empty(const Shape& shape, DType dtype, DeviceTarget device) {
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = shape;
   impl->dtype = dtype;
-  impl->storage = memory::Allocate(nbytes, device);
+  impl->storage = TensorAllocator().Allocate(nbytes, device);
   return Tensor(std::move(impl));
 }
 

@@ -12,7 +12,6 @@
 #include <thread>
 #include <vector>
 
-#include "msrt/context/context.h"
 #include "msrt/core/device.h"
 #include "msrt/core/errors.h"
 #include "msrt/core/logging.h"
@@ -24,33 +23,24 @@ thread_local Cancellable* t_cancellable = nullptr;
 
 namespace {
 
-using context::Family;
-
 thread_local bool t_inside_pool = false;
-
-ThreadPlan PlanFromContext() {
-  context::Store& ctx = context::Global();
-  return PlanThreads(ctx.Get(Family::kRuntime, "runtime_num_threads").as_int(),
-                     ctx.Get(Family::kRuntime, "inter_op_parallel_num").as_int(), HardwareConcurrency());
-}
 
 class Pool {
  public:
-  Pool() {
-    Follow();
-    subscription_ = context::Global().Subscribe(
-        Family::kRuntime, {"runtime_num_threads", "inter_op_parallel_num", "deterministic"}, "CPU thread pool",
-        [this](const context::Change&) {
-          Follow();
-          ThreadPlan plan = this->plan();
-          if (plan.oversubscribed) {
-            Warn(WarningKind::kGeneral,
-                 StrCat("runtime_num_threads=", plan.runtime_threads, " and inter_op_parallel_num=", plan.inter_op,
-                        " ask for ", plan.total, " threads (", plan.scheduler, " scheduler, ", plan.kernel,
-                        " kernel) on ", plan.hardware, " hardware threads; they will compete for the cores."));
-          }
-        });
+  Pool() = default;
+
+  // The runtime pushes runtime_num_threads and inter_op_parallel_num here
+  // (Note [Thread pool settings] in runtime/threads.cc).
+  ThreadPlan Configure(int64_t runtime_num_threads, int64_t inter_op_parallel_num) {
+    ThreadPlan plan = PlanThreads(runtime_num_threads, inter_op_parallel_num, HardwareConcurrency());
+    {
+      std::lock_guard lock(plan_mutex_);
+      plan_ = plan;
+    }
+    kernel_threads_.store(plan.kernel, std::memory_order_relaxed);
+    return plan;
   }
+  void SetDeterministic(bool on) { deterministic_.store(on, std::memory_order_relaxed); }
 
   ThreadPlan plan() const {
     std::lock_guard lock(plan_mutex_);
@@ -122,16 +112,6 @@ class Pool {
   }
 
  private:
-  void Follow() {
-    ThreadPlan plan = PlanFromContext();
-    {
-      std::lock_guard lock(plan_mutex_);
-      plan_ = plan;
-    }
-    kernel_threads_.store(plan.kernel, std::memory_order_relaxed);
-    deterministic_ = context::Global().Get(Family::kRuntime, "deterministic").as_string() == "ON";
-  }
-
   void Work() {
     Cancellable* saved = SetThreadCancellable(cancellable_);
     for (;;) {
@@ -208,7 +188,6 @@ class Pool {
   std::atomic<int> kernel_threads_{1};
   std::atomic<bool> deterministic_{false};
   std::atomic<int> started_workers_{0};
-  context::Subscription subscription_;
   std::mutex job_mutex_;
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -227,15 +206,6 @@ class Pool {
   std::atomic<int64_t> next_{0};
   std::atomic<int64_t> remaining_{0};
 };
-
-// Declared at load so explain() and the docs name the pool before its first use.
-const bool kConsumerDeclared = [] {
-  for (const char* key : {"runtime_num_threads", "inter_op_parallel_num"}) {
-    context::Global().DeclareConsumer(Family::kRuntime, key, "CPU thread pool");
-  }
-  context::Global().DeclareConsumer(Family::kRuntime, "deterministic", "CPU kernels (fixed reduction order)");
-  return true;
-}();
 
 Pool& GlobalPool() {
   static Pool* pool = new Pool();  // never destroyed: workers may be parked at exit
@@ -264,6 +234,12 @@ ThreadPlan PlanThreads(int64_t runtime_num_threads, int64_t inter_op_parallel_nu
 }
 
 ThreadPlan CurrentThreadPlan() { return GlobalPool().plan(); }
+
+ThreadPlan ConfigureThreadPool(int64_t runtime_num_threads, int64_t inter_op_parallel_num) {
+  return GlobalPool().Configure(runtime_num_threads, inter_op_parallel_num);
+}
+
+void SetDeterministicKernels(bool on) { GlobalPool().SetDeterministic(on); }
 
 void ResetThreadPoolInForkChild() { GlobalPool().ResetInForkChild(); }
 

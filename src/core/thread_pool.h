@@ -1,5 +1,6 @@
-// The CPU thread pool kernels split their loops over, sized from the
-// context, and the cancellation points long loops check.
+// The CPU thread pool kernels split their loops over, and the cancellation
+// points long loops check. The runtime sizes it from the context (it pushes
+// the keys in: core reads no context).
 //
 // Note [Thread plan]
 // runtime_num_threads and inter_op_parallel_num size the runtime's threads
@@ -35,8 +36,11 @@ struct ThreadPlan {
   bool oversubscribed = false;  // total > hardware
 };
 ThreadPlan PlanThreads(int64_t runtime_num_threads, int64_t inter_op_parallel_num, int hardware);
-/// The plan for the context's current values.
+/// The plan in force (the last one ConfigureThreadPool made).
 ThreadPlan CurrentThreadPlan();
+/// Sizes the kernel pool for these key values (the runtime calls it at load
+/// and on every change); returns the plan, which CurrentThreadPlan then gives.
+ThreadPlan ConfigureThreadPool(int64_t runtime_num_threads, int64_t inter_op_parallel_num);
 
 /// Threads a ParallelFor uses (the launching thread included): plan.kernel + 1.
 int IntraOpThreads();
@@ -44,8 +48,9 @@ int IntraOpThreads();
 int KernelPoolWorkers();
 
 /// Whether kernels must give bit-identical results whatever the thread
-/// count (context key deterministic="ON").
+/// count (context key deterministic="ON", pushed in by the runtime).
 bool DeterministicKernels();
+void SetDeterministicKernels(bool on);
 
 // ---------------------------------------------------------------------------
 // Cooperative cancellation (Note [Op timeout] in src/runtime/op_timeout.cc).

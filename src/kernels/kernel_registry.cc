@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "kernels/kernel.h"
+#include "context/options.h"
 #include "msrt/context/context.h"
 #include "msrt/core/logging.h"
 
@@ -164,7 +165,7 @@ ConvertingKernels& Converting() {
 }
 
 const bool kConsumerDeclared = [] {
-  context::Global().DeclareConsumer(context::Family::kRuntime, "enable_reduce_precision",
+  context::Global().DeclareConsumer(context::runtime_options::EnableReducePrecision(),
                                     "kernel selection (dtype substitution)");
   return true;
 }();
@@ -176,8 +177,7 @@ const KernelDef* SelectKernelOrConvert(std::string_view op, DeviceTarget device,
   if (const KernelDef* k = SelectKernel(op, device, inputs, attrs)) return k;
   Substitution sub = FindSubstitute(op, device, inputs, attrs);
   if (sub.kernel == nullptr) return nullptr;
-  static const context::OptionRef<bool> kReducePrecision(context::Family::kRuntime, "enable_reduce_precision");
-  if (!kReducePrecision.Get()) {
+  if (!context::runtime_options::EnableReducePrecision().Get()) {
     throw TypeError(StrCat("[", op, "] has no ", DeviceTargetName(device), " kernel for dtype ",
                            DTypeName(sub.from), " and enable_reduce_precision is False; a ", DTypeName(sub.to),
                            " kernel exists. Set enable_reduce_precision=True to compute in ", DTypeName(sub.to),

@@ -1,12 +1,15 @@
 #include "memory/allocator.h"
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
 
+#include "core/allocator.h"
 #include "context/env_config.h"
 #include "context/testing.h"
+#include "context/options.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 #include "msrt/core/logging.h"
@@ -14,10 +17,15 @@
 namespace msrt::memory {
 namespace {
 
-using context::Family;
+namespace opts = context::runtime_options;
 
 constexpr std::string_view kConsumer = "device memory pool";
-constexpr std::string_view kFrozenKeys[] = {"max_device_memory", "variable_memory_max_size", "mempool_block_size"};
+// The keys frozen once the pool starts.
+const std::array<const context::OptionKey*, 3>& FrozenKeys() {
+  static const std::array<const context::OptionKey*, 3> keys = {&opts::MaxDeviceMemory(), &opts::VariableMemoryMaxSize(),
+                                                                &opts::MempoolBlockSize()};
+  return keys;
+}
 constexpr double kGiB = double(int64_t{1} << 30);
 
 // sys.mem_Reuse of the env_config_path file, followed as the key changes.
@@ -25,14 +33,14 @@ class ReuseSetting {
  public:
   ReuseSetting() {
     Read();
-    subscription_ = context::Global().Subscribe(Family::kRuntime, {"env_config_path"}, std::string(kConsumer),
+    subscription_ = context::Global().Subscribe({opts::EnvConfigPath()}, std::string(kConsumer),
                                                 [this](const context::Change&) { Read(); });
   }
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
 
  private:
   void Read() {
-    std::string path = context::Global().Get(Family::kRuntime, "env_config_path").as_string();
+    std::string path = opts::EnvConfigPath().Get();
     if (path.empty()) {
       enabled_ = true;
       return;
@@ -60,19 +68,18 @@ std::string GbText(double gb) {
 
 // The limits the context asks for now.
 PoolLimits LimitsFromContext() {
-  context::Store& ctx = context::Global();
   PoolLimits limits;
-  double cap_gb = ctx.Get(Family::kRuntime, "max_device_memory").as_float();
+  double cap_gb = opts::MaxDeviceMemory().Get();
   limits.cap = static_cast<int64_t>(std::min(cap_gb * kGiB, 9.0e18));
   limits.cap_origin = StrCat("max_device_memory=\"", GbText(cap_gb), "GB\"");
   // Stored as "N * 1024 * 1024 * 1024", or "0" when unset.
-  std::string variable = ctx.Get(Family::kRuntime, "variable_memory_max_size").as_string();
+  std::string variable = opts::VariableMemoryMaxSize().Get();
   int64_t variable_gb = std::atoll(variable.c_str());
   if (variable_gb > 0 && variable_gb * (int64_t{1} << 30) < limits.cap) {
     limits.cap = variable_gb * (int64_t{1} << 30);
     limits.cap_origin = StrCat("variable_memory_max_size=\"", variable_gb, "GB\"");
   }
-  limits.block_size = static_cast<int64_t>(ctx.Get(Family::kRuntime, "mempool_block_size").as_float() * kGiB);
+  limits.block_size = static_cast<int64_t>(opts::MempoolBlockSize().Get() * kGiB);
   limits.reuse = Reuse().enabled();
   return limits;
 }
@@ -81,7 +88,7 @@ class DevicePool {
  public:
   DevicePool() : pool_(MakeHostBlockSource(), LimitsFromContext()) {
     subscription_ = context::Global().Subscribe(
-        Family::kRuntime, {"max_device_memory", "variable_memory_max_size", "mempool_block_size", "env_config_path"},
+        {opts::MaxDeviceMemory(), opts::VariableMemoryMaxSize(), opts::MempoolBlockSize(), opts::EnvConfigPath()},
         std::string(kConsumer), [this](const context::Change&) { pool_.SetLimits(LimitsFromContext()); });
   }
 
@@ -93,7 +100,9 @@ class DevicePool {
   bool started() const { return started_.load(std::memory_order_acquire); }
   void Thaw() {
     std::lock_guard lock(start_mutex_);
-    for (std::string_view key : kFrozenKeys) context::testing::ForgetInEffect(context::Global(), Family::kRuntime, key);
+    for (const context::OptionKey* key : FrozenKeys()) {
+      context::testing::ForgetInEffect(context::Global(), key->family(), key->key());
+    }
     started_.store(false, std::memory_order_release);
   }
 
@@ -102,8 +111,8 @@ class DevicePool {
     std::lock_guard lock(start_mutex_);
     if (started_.load(std::memory_order_relaxed)) return;
     // Marked before reading, so a concurrent set_context cannot slip in between.
-    for (std::string_view key : kFrozenKeys) {
-      context::Global().MarkInEffect(Family::kRuntime, key, "the CPU memory pool started (first tensor allocation)");
+    for (const context::OptionKey* key : FrozenKeys()) {
+      context::Global().MarkInEffect(*key, "the CPU memory pool started (first tensor allocation)");
     }
     pool_.SetLimits(LimitsFromContext());
     started_.store(true, std::memory_order_release);
@@ -132,8 +141,21 @@ void RequireHost(DeviceTarget device) {
 
 // Declared at load so explain() and the docs name the pool before its first use.
 const bool kConsumersDeclared = [] {
-  for (std::string_view key : kFrozenKeys) context::Global().DeclareConsumer(Family::kRuntime, key, std::string(kConsumer));
-  context::Global().DeclareConsumer(Family::kRuntime, "env_config_path", "device memory pool (sys.mem_Reuse)");
+  for (const context::OptionKey* key : FrozenKeys()) context::Global().DeclareConsumer(*key, std::string(kConsumer));
+  context::Global().DeclareConsumer(opts::EnvConfigPath(), "device memory pool (sys.mem_Reuse)");
+  return true;
+}();
+
+// What Tensor::Empty allocates through (core/allocator.h), installed at load.
+class PoolAllocator final : public Allocator {
+ public:
+  std::shared_ptr<Storage> Allocate(size_t nbytes, DeviceTarget device) override {
+    return memory::Allocate(nbytes, device);
+  }
+};
+
+const bool kAllocatorInstalled = [] {
+  InstallAllocator(new PoolAllocator());  // never destroyed: tensors may allocate during exit
   return true;
 }();
 

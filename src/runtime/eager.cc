@@ -25,6 +25,7 @@
 #include "core/random.h"
 #include "kernels/kernel.h"
 #include "memory/allocator.h"
+#include "context/options.h"
 #include "msrt/context/context.h"
 #include "ops/call.h"
 #include "runtime/launch.h"
@@ -33,7 +34,37 @@
 namespace msrt::runtime {
 namespace {
 
-using context::Family;
+namespace opts = context::runtime_options;
+
+// Note [Parsed device target]
+// Every op acts on device_target as a DeviceTarget. It is parsed when the
+// key changes (the subscription is made before the first read, so no change
+// slips between), not per call; a thread with scoped overrides may see
+// another value and parses its own.
+class DeviceSetting {
+ public:
+  DeviceSetting() {
+    subscription_ = context::Global().Subscribe({opts::DeviceTarget()}, std::string(kDeviceConsumer),
+                                                [this](const context::Change&) { Refresh(); });
+    Refresh();
+  }
+  DeviceTarget device() const {
+    if (context::Global().ThreadHasOverrides()) return Parse(opts::DeviceTarget().Get());
+    return device_.load(std::memory_order_relaxed);
+  }
+  static constexpr std::string_view kDeviceConsumer = "eager dispatcher (backend check)";
+
+ private:
+  static DeviceTarget Parse(const std::string& name) { return ParseDeviceTarget(name).value_or(DeviceTarget::kCPU); }
+  void Refresh() { device_.store(Parse(opts::DeviceTarget().Get()), std::memory_order_relaxed); }
+  std::atomic<DeviceTarget> device_{DeviceTarget::kCPU};
+  context::Subscription subscription_;
+};
+
+DeviceSetting& Device() {
+  static auto* setting = new DeviceSetting();  // never destroyed: ops may run during exit
+  return *setting;
+}
 
 OriginFn g_origin_hook = nullptr;
 OriginFn g_stack_hook = nullptr;
@@ -93,8 +124,7 @@ void RunKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const std
 class Dispatcher {
  public:
   void Enqueue(WorkItem item) {
-    static const context::OptionRef<int64_t> kDepth(Family::kRuntime, "pynative_queue_depth");
-    const size_t depth = static_cast<size_t>(std::max<int64_t>(kDepth.Get(), 1));
+    const size_t depth = static_cast<size_t>(std::max<int64_t>(opts::PynativeQueueDepth().Get(), 1));
     {
       std::unique_lock lock(mutex_);
       if (!started_) {
@@ -219,9 +249,7 @@ class EagerExecutor final : public ops::Executor {
  public:
   std::vector<Tensor> Run(const ops::OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
                           const std::vector<ops::TensorMeta>& metas) override {
-    static const context::OptionRef<std::string> kDeviceTarget(Family::kRuntime, "device_target");
-    static const context::OptionRef<bool> kSynchronize(Family::kRuntime, "pynative_synchronize");
-    DeviceTarget device = RequireBackend(kDeviceTarget.Get());
+    DeviceTarget device = RequireBackend(CurrentDevice());
     std::vector<ops::TensorMeta> in_metas;
     in_metas.reserve(inputs.size());
     for (const Tensor& t : inputs) {
@@ -256,7 +284,7 @@ class EagerExecutor final : public ops::Executor {
 
     // Side effects (printing) happen at the call, after every earlier op, in
     // order with the caller's own output.
-    if (kSynchronize.Get() || op.props.side_effect) {
+    if (opts::PynativeSynchronize().Get() || op.props.side_effect) {
       if (op.props.side_effect) GlobalDispatcher().WaitAll();
       for (const Tensor& t : inputs) t.Sync();
       try {
@@ -277,20 +305,18 @@ class EagerExecutor final : public ops::Executor {
   }
 
  private:
-  static DeviceTarget RequireBackend(const std::string& target) {
-    static const context::OptionRef<int64_t> kDeviceId(Family::kRuntime, "device_id");
-    auto device = ParseDeviceTarget(target).value_or(DeviceTarget::kCPU);
-    if (device != DeviceTarget::kCPU) RequireDevice(device, kDeviceId.Get());
+  static DeviceTarget RequireBackend(DeviceTarget device) {
+    if (device != DeviceTarget::kCPU) RequireDevice(device, opts::DeviceId().Get());
     return device;
   }
 };
 
 EagerExecutor g_eager;
 const bool kConsumersDeclared = [] {
-  context::Global().DeclareConsumer(Family::kRuntime, "device_target", "eager dispatcher (backend check)");
-  context::Global().DeclareConsumer(Family::kRuntime, "device_id", "eager dispatcher and graph compiler (device check)");
-  context::Global().DeclareConsumer(Family::kRuntime, "pynative_synchronize", "eager dispatcher");
-  context::Global().DeclareConsumer(Family::kRuntime, "pynative_queue_depth", "eager dispatcher (backpressure)");
+  Device();  // subscribes to device_target
+  context::Global().DeclareConsumer(opts::DeviceId(), "eager dispatcher and graph compiler (device check)");
+  context::Global().DeclareConsumer(opts::PynativeSynchronize(), "eager dispatcher");
+  context::Global().DeclareConsumer(opts::PynativeQueueDepth(), "eager dispatcher (backpressure)");
   return true;
 }();
 const bool kInstalled = (ops::SetDefaultExecutor(&g_eager), true);
@@ -320,5 +346,7 @@ void ResetDispatcherInForkChild() {
   // Drained before the fork: nothing queued is lost. The old one is leaked.
   g_dispatcher.store(new Dispatcher(), std::memory_order_release);
 }
+
+DeviceTarget CurrentDevice() { return Device().device(); }
 
 }  // namespace msrt::runtime

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "msrt/core/device.h"
+
 namespace msrt::runtime {
 
 /// Returns where the current op call comes from (e.g. "train.py:42"); the
@@ -14,6 +16,10 @@ void SetOriginHook(OriginFn hook);
 void SetStackHook(OriginFn hook);
 /// Where the current call comes from: the innermost line, or the whole stack.
 std::string CallOrigin(bool whole_stack = false);
+
+/// device_target as executors act on it, parsed once per change (Note
+/// [Parsed device target] in eager.cc).
+DeviceTarget CurrentDevice();
 
 /// Waits until every queued op has run (Interrupted on Ctrl-C).
 void Synchronize();

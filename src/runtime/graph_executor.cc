@@ -15,10 +15,15 @@
 #include "runtime/eager.h"
 #include "runtime/fused_kernel.h"
 #include "runtime/launch.h"
-#include "runtime/recorder.h"
+#include "runtime/observer_list.h"
 
 namespace msrt::runtime {
 namespace {
+
+ObserverList<GraphObserver>& GraphObservers() {
+  static auto* list = new ObserverList<GraphObserver>();  // graphs may run during exit
+  return *list;
+}
 
 constexpr size_t kAlignment = 64;
 
@@ -403,7 +408,9 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
     }
   }
   ++runs_;
-  if (recorder::Enabled()) recorder::GraphRan(*this);
+  if (!GraphObservers().empty()) {
+    for (GraphObserver* o : *GraphObservers().snapshot()) o->Ran(*this);
+  }
   std::vector<Tensor> results;
   results.reserve(output_slots_.size());
   for (int32_t s : output_slots_) results.push_back(slots[static_cast<size_t>(s)]);
@@ -429,9 +436,9 @@ void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Di
     std::string message = StrCat(e.message(), " [while running '", step.op->name, "' (graph '", g.name(),
                                  "', node ", step.name, n.source.empty() ? "" : ", defined at " + n.source,
                                  ") on inputs ", Describe(in), "]");
-    // Running data recorder (src/runtime/recorder.h): one relaxed load when off.
-    if (recorder::Enabled()) {
-      recorder::GraphFailed(*this, {index, step.op->name, step.name, n.source, e.kind(), message, in});
+    if (!GraphObservers().empty()) {  // e.g. the running data recorder
+      GraphFailure failure{index, step.op->name, step.name, n.source, e.kind(), message, in};
+      for (GraphObserver* o : *GraphObservers().snapshot()) o->Failed(*this, failure);
     }
     ThrowError(e.kind(), std::move(message));
   } catch (const std::bad_alloc&) {
@@ -522,5 +529,8 @@ std::string GraphExecutable::ExecutionOrderText(int64_t failed_step) const {
   out << "\n";
   return out.str();
 }
+
+void AddGraphObserver(GraphObserver* observer) { GraphObservers().Add(observer); }
+void RemoveGraphObserver(GraphObserver* observer) { GraphObservers().Remove(observer); }
 
 }  // namespace msrt::runtime

@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/graph.h"
@@ -115,5 +116,35 @@ class GraphExecutable {
   std::mutex run_mutex_;
   uint64_t runs_ = 0;
 };
+
+/// What failed in a graph execution.
+struct GraphFailure {
+  size_t step;                        // index in the execution order
+  std::string_view op;                // op name
+  std::string_view node;              // IR node name
+  std::string_view source;            // where the node was defined ("" if unknown)
+  ErrorKind kind;
+  std::string_view message;           // the error as raised to the caller
+  const std::vector<Tensor>& inputs;  // the failing step's inputs
+};
+
+/// Watches graph executions from outside the executor (the running data
+/// recorder is one). Called on the running thread: Ran() after a run
+/// completes, Failed() when a step fails, before the error reaches the
+/// caller. Neither may throw.
+class GraphObserver {
+ public:
+  virtual ~GraphObserver() = default;
+  virtual void Ran(const GraphExecutable& executable) noexcept { (void)executable; }
+  virtual void Failed(const GraphExecutable& executable, const GraphFailure& failure) noexcept {
+    (void)executable;
+    (void)failure;
+  }
+};
+
+/// Observers are called in the order they were added; adding or removing one
+/// while graphs run is safe. One relaxed load per run when there are none.
+void AddGraphObserver(GraphObserver* observer);
+void RemoveGraphObserver(GraphObserver* observer);
 
 }  // namespace msrt::runtime

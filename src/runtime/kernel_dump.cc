@@ -26,6 +26,7 @@
 
 #include "context/option_spec.h"
 #include "core/file_io.h"
+#include "context/options.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 #include "runtime/eager.h"
@@ -37,7 +38,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-using context::Family;
+namespace opts = context::runtime_options;
 using context::Printable;
 
 std::string_view NpyDescr(DType dtype) {
@@ -72,14 +73,14 @@ class KernelDumper final : public KernelObserver {
  public:
   KernelDumper() {
     using context::Global;
-    Global().DeclareConsumer(Family::kRuntime, "save_dump_path", "kernel dump");
-    subscription_ = Global().Subscribe(Family::kRuntime, {"enable_dump"}, "kernel dump",
+    Global().DeclareConsumer(opts::SaveDumpPath(), "kernel dump");
+    subscription_ = Global().Subscribe({opts::EnableDump()}, "kernel dump",
                                        [this](const context::Change&) { Refresh(); });
     // enable_dump with a save_dump_path that can not be written fails the call that asked for it.
     validator_ = Global().AddValidator(
-        Family::kRuntime, {"enable_dump", "save_dump_path"}, "kernel dump", [](const context::Store::PendingGet& get) {
-          if (!get(Family::kRuntime, "enable_dump").as_bool()) return;
-          std::string path = get(Family::kRuntime, "save_dump_path").as_string();
+        {opts::EnableDump(), opts::SaveDumpPath()}, "kernel dump", [](const context::Store::PendingGet& get) {
+          if (!opts::EnableDump().Pending(get)) return;
+          std::string path = opts::SaveDumpPath().Pending(get);
           std::string dir = context::RealPath(path.empty() ? "." : path);
           if (std::string why = WhyNotCreatable(dir); !why.empty()) {
             throw OSError(StrCat("For 'context.set_context', enable_dump can not write under save_dump_path '",
@@ -90,9 +91,9 @@ class KernelDumper final : public KernelObserver {
   }
 
   void Before(const LaunchEvent& event) override {
-    static const context::OptionRef<std::string> kPath(Family::kRuntime, "save_dump_path");
     Pending p;
-    p.dir = fs::path(context::RealPath(kPath.Get().empty() ? "." : kPath.Get())) / StrCat("rank_", RankId());
+    std::string path = opts::SaveDumpPath().Get();
+    p.dir = fs::path(context::RealPath(path.empty() ? "." : path)) / StrCat("rank_", RankId());
     bool eager = event.site.graph.empty();
     std::string graph = eager ? "pynative" : SanitizeFileName(event.site.graph);
     p.folder = StrCat(graph, "/", event.site.iteration);
@@ -146,7 +147,7 @@ class KernelDumper final : public KernelObserver {
   // The switch takes effect between ops: kernels already queued finish
   // under the old setting.
   void Refresh() {
-    bool enabled = context::Global().Get(Family::kRuntime, "enable_dump").as_bool();
+    bool enabled = opts::EnableDump().Get();
     Synchronize();
     if (enabled) {
       AddKernelObserver(this);

@@ -1,55 +1,28 @@
 #include "runtime/launch.h"
 
-#include <algorithm>
-#include <atomic>
-#include <functional>
-#include <memory>
-#include <mutex>
+#include "runtime/observer_list.h"
 
 namespace msrt::runtime {
 namespace {
 
-// Copy-on-write list: launches read a snapshot without taking the lock.
-struct ObserverList {
-  std::mutex mutex;
-  std::shared_ptr<const std::vector<KernelObserver*>> current = std::make_shared<std::vector<KernelObserver*>>();
-  std::atomic<size_t> count{0};
-};
-
-ObserverList& Observers() {
-  static auto* list = new ObserverList();
+ObserverList<KernelObserver>& Observers() {
+  static auto* list = new ObserverList<KernelObserver>();  // launches may run during exit
   return *list;
-}
-
-void Replace(const std::function<void(std::vector<KernelObserver*>&)>& edit) {
-  ObserverList& list = Observers();
-  std::lock_guard lock(list.mutex);
-  auto next = std::make_shared<std::vector<KernelObserver*>>(*std::atomic_load(&list.current));
-  edit(*next);
-  list.count.store(next->size(), std::memory_order_relaxed);
-  std::atomic_store(&list.current, std::shared_ptr<const std::vector<KernelObserver*>>(std::move(next)));
 }
 
 }  // namespace
 
-void AddKernelObserver(KernelObserver* observer) {
-  Replace([observer](std::vector<KernelObserver*>& v) {
-    if (std::find(v.begin(), v.end(), observer) == v.end()) v.push_back(observer);
-  });
-}
-
-void RemoveKernelObserver(KernelObserver* observer) {
-  Replace([observer](std::vector<KernelObserver*>& v) { v.erase(std::remove(v.begin(), v.end(), observer), v.end()); });
-}
+void AddKernelObserver(KernelObserver* observer) { Observers().Add(observer); }
+void RemoveKernelObserver(KernelObserver* observer) { Observers().Remove(observer); }
 
 void LaunchKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const std::vector<Tensor>& inputs,
                   std::vector<Tensor>& outputs, const Dict& attrs, const LaunchSite& site, const void* plan) {
   kernels::KernelArgs args{op, inputs, outputs, attrs, plan};
-  if (Observers().count.load(std::memory_order_relaxed) == 0) {
+  if (Observers().empty()) {
     kernel.run(args);
     return;
   }
-  auto observers = std::atomic_load(&Observers().current);
+  auto observers = Observers().snapshot();
   LaunchEvent event{kernel, op, inputs, outputs, attrs, site};
   size_t armed = 0;  // observers whose Before() returned
   try {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "context/options.h"
 #include "msrt/context/context.h"
 #include "ops/op_def.h"
 #include "runtime/launch.h"
@@ -35,14 +36,13 @@
 namespace msrt::runtime {
 namespace {
 
-using context::Family;
+namespace opts = context::runtime_options;
 using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kDefaultSeconds = 900;
 
 int64_t LimitSeconds() {
-  static const context::OptionRef<int64_t> kOpTimeout(Family::kRuntime, "op_timeout");
-  int64_t limit = kOpTimeout.Get();
+  int64_t limit = opts::OpTimeout().Get();
   return limit > 0 ? limit : kDefaultSeconds;
 }
 
@@ -178,7 +178,7 @@ class OpTimeout final : public KernelObserver {
 OpTimeout g_op_timeout;
 const bool kInstalled = [] {
   AddKernelObserver(&g_op_timeout);
-  context::Global().DeclareConsumer(Family::kRuntime, "op_timeout", "kernel launch watchdog");
+  context::Global().DeclareConsumer(opts::OpTimeout(), "kernel launch watchdog");
   return true;
 }();
 

@@ -28,6 +28,7 @@
 
 #include "context/option_spec.h"
 #include "core/file_io.h"
+#include "context/options.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 
@@ -339,8 +340,7 @@ class Reader {
 class Sink {
  public:
   void Emit(const std::vector<PrintItem>& items) {
-    static const context::OptionRef<std::string> kPath(context::Family::kRuntime, "print_file_path");
-    std::string path = kPath.Get();
+    std::string path = context::runtime_options::PrintFilePath().Get();
     if (!path.empty()) {
       std::string record = EncodeRecord(items);
       std::lock_guard lock(FileMutex());
@@ -403,7 +403,7 @@ void EmitToSink(const std::vector<PrintItem>& items) {
 
 const bool kInstalled = [] {
   kernels::SetPrintSink(&EmitToSink);
-  context::Global().DeclareConsumer(context::Family::kRuntime, "print_file_path", "print sink");
+  context::Global().DeclareConsumer(context::runtime_options::PrintFilePath(), "print sink");
   return true;
 }();
 

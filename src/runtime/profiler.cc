@@ -30,6 +30,7 @@
 #include "context/option_spec.h"
 #include "core/file_io.h"
 #include "memory/allocator.h"
+#include "context/options.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 #include "msrt/core/logging.h"
@@ -42,7 +43,7 @@ namespace msrt::runtime::profiler {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-using context::Family;
+namespace opts = context::runtime_options;
 
 namespace {
 
@@ -457,17 +458,17 @@ namespace {
 class ContextProfiling {
  public:
   ContextProfiling() {
-    context::Global().DeclareConsumer(Family::kRuntime, "profiling_options", "profiler");
-    subscription_ = context::Global().Subscribe(Family::kRuntime, {"enable_profiling"}, "profiler",
+    context::Global().DeclareConsumer(opts::ProfilingOptions(), "profiler");
+    subscription_ = context::Global().Subscribe({opts::EnableProfiling()}, "profiler",
                                                 [this](const context::Change&) { Refresh(); });
     // enable_profiling that could not write its results fails the set_context call that asked for it.
     validator_ = context::Global().AddValidator(
-        Family::kRuntime, {"enable_profiling", "profiling_options"}, "profiler",
+        {opts::EnableProfiling(), opts::ProfilingOptions()}, "profiler",
         [](const context::Store::PendingGet& get) {
-          if (!get(Family::kRuntime, "enable_profiling").as_bool()) return;
+          if (!opts::EnableProfiling().Pending(get)) return;
           Options options;
           try {
-            options = ParseProfilingOptions(get(Family::kRuntime, "profiling_options").as_string());
+            options = ParseProfilingOptions(opts::ProfilingOptions().Pending(get));
           } catch (const Error&) {
             throw;
           } catch (const std::exception& e) {
@@ -481,10 +482,10 @@ class ContextProfiling {
 
   void Refresh() {
     std::lock_guard lock(mutex_);
-    bool enabled = context::Global().Get(Family::kRuntime, "enable_profiling").as_bool();
+    bool enabled = opts::EnableProfiling().Get();
     if (enabled && session_ == nullptr) {
       Synchronize();  // kernels queued before belong to no session
-      std::string text = context::Global().Get(Family::kRuntime, "profiling_options").as_string();
+      std::string text = opts::ProfilingOptions().Get();
       session_ = std::make_unique<Session>(ParseProfilingOptions(text));
       session_->Start();
       static const bool kAtExit = (std::atexit([] { Global().Finish(); }), true);

@@ -3,13 +3,13 @@
 #include <cstdlib>
 #include <string>
 
+#include "context/options.h"
 #include "msrt/context/context.h"
 
 namespace msrt::runtime {
 
 int64_t RankId() {
-  static const context::OptionRef<int64_t> kGlobalRank(context::Family::kAutoParallel, "global_rank");
-  int64_t rank = kGlobalRank.Get();
+  int64_t rank = context::parallel_options::GlobalRank().Get();
   if (rank != 0) return rank;
   const char* env = std::getenv("RANK_ID");
   if (env == nullptr || *env == '\0') return 0;
@@ -20,7 +20,7 @@ int64_t RankId() {
 
 namespace {
 const bool kConsumerDeclared = [] {
-  context::Global().DeclareConsumer(context::Family::kAutoParallel, "global_rank",
+  context::Global().DeclareConsumer(context::parallel_options::GlobalRank(),
                                     "kernel dump and profiler (rank_<id> folders)");
   return true;
 }();

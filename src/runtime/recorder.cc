@@ -12,8 +12,9 @@
 //   <graph>.exec_order    the execution order, the failing step marked "=>"
 //   memory.json           the device pool's statistics (+ the graph's plan)
 //   context.json          snapshot of the three contexts
-// In PYNATIVE_MODE the recorder watches launches as a KernelObserver (added
-// only while it is on) and records a kernel that fails (Aborted). With
+// The recorder observes the executors only while it is on: graph runs as a
+// GraphObserver (Ran, Failed), and in PYNATIVE_MODE kernel launches as a
+// KernelObserver, recording a kernel that fails (Aborted). With
 // rdr.mode 2 the normal end of the process also writes an "exit" folder:
 // the .ir and .exec_order of every graph that ran while the recorder was on,
 // graphs.json (name, runs, files, memory plan), memory.json and
@@ -37,6 +38,7 @@
 #include "context/env_config.h"
 #include "ir/graph.h"
 #include "memory/allocator.h"
+#include "context/options.h"
 #include "msrt/context/context.h"
 #include "msrt/core/logging.h"
 #include "runtime/graph_executor.h"
@@ -54,7 +56,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
-using context::Family;
+namespace opts = context::runtime_options;
 
 constexpr std::string_view kConsumer = "running data recorder (rdr.enable, rdr.mode, rdr.path)";
 
@@ -162,11 +164,11 @@ struct RanGraph {
   uint64_t runs = 0;
 };
 
-class Recorder final : public KernelObserver {
+class Recorder final : public KernelObserver, public GraphObserver {
  public:
   Recorder() {
-    context::Global().DeclareConsumer(Family::kRuntime, "env_config_path", std::string(kConsumer));
-    subscription_ = context::Global().Subscribe(Family::kRuntime, {"env_config_path"}, std::string(kConsumer),
+    context::Global().DeclareConsumer(opts::EnvConfigPath(), std::string(kConsumer));
+    subscription_ = context::Global().Subscribe({opts::EnvConfigPath()}, std::string(kConsumer),
                                                 [this](const context::Change&) { Refresh(); });
     Refresh();
   }
@@ -178,7 +180,7 @@ class Recorder final : public KernelObserver {
 
   void Refresh() {
     std::lock_guard lock(mutex_);
-    std::string file = context::Global().Get(Family::kRuntime, "env_config_path").as_string();
+    std::string file = opts::EnvConfigPath().Get();
     Settings next;
     if (!file.empty()) {
       try {
@@ -193,10 +195,12 @@ class Recorder final : public KernelObserver {
     settings_ = next;
     if (next.enable && !was) {
       AddKernelObserver(this);
+      AddGraphObserver(this);
       static const bool kAtExit = (std::atexit([] { WriteExitRecord(); }), true);
       (void)kAtExit;
     } else if (!next.enable && was) {
       RemoveKernelObserver(this);
+      RemoveGraphObserver(this);
     }
     if (!next.enable || next.mode != 2) {  // the exit record lists graphs run while mode 2 is on
       ran_.clear();
@@ -239,6 +243,22 @@ class Recorder final : public KernelObserver {
                     {"outputs", TensorsToJson(event.outputs)},
                     {"error", {{"type", type}, {"message", message}}}};
     WriteFailure(std::move(failure), event.kernel.device, nullptr, -1);
+  }
+
+  void Ran(const GraphExecutable& exe) noexcept override {
+    try {
+      Note(exe, /*ran=*/true);
+    } catch (const std::exception& e) {
+      MSRT_LOG(Error) << "running data recorder: " << e.what();
+    }
+  }
+
+  void Failed(const GraphExecutable& exe, const GraphFailure& f) noexcept override {
+    try {
+      GraphFailed(exe, f);
+    } catch (const std::exception& e) {
+      MSRT_LOG(Error) << "running data recorder: " << e.what();
+    }
   }
 
   void GraphFailed(const GraphExecutable& exe, const GraphFailure& f) {
@@ -347,22 +367,6 @@ class Recorder final : public KernelObserver {
 const bool kRecorder = (Recorder::Global(), true);
 
 }  // namespace
-
-void GraphFailed(const GraphExecutable& executable, const GraphFailure& failure) noexcept {
-  try {
-    Recorder::Global().GraphFailed(executable, failure);
-  } catch (const std::exception& e) {
-    MSRT_LOG(Error) << "running data recorder: " << e.what();
-  }
-}
-
-void GraphRan(const GraphExecutable& executable) noexcept {
-  try {
-    Recorder::Global().Note(executable, /*ran=*/true);
-  } catch (const std::exception& e) {
-    MSRT_LOG(Error) << "running data recorder: " << e.what();
-  }
-}
 
 std::string WriteExitRecord() noexcept { return Recorder::Global().WriteExit(); }
 

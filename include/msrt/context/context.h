@@ -10,10 +10,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "msrt/core/device.h"
@@ -88,6 +91,19 @@ struct Change {
   std::vector<std::string> keys;  // canonical names that changed value
 };
 
+/// One key of one family, named once: consumers subscribe, declare and
+/// freeze through it instead of spelling the key (src/context/options.h).
+class OptionKey {
+ public:
+  OptionKey(Family family, std::string_view key) : family_(family), key_(key) {}
+  Family family() const { return family_; }
+  std::string_view key() const { return key_; }
+
+ private:
+  Family family_;
+  std::string key_;
+};
+
 class Store;
 
 namespace testing {
@@ -149,6 +165,9 @@ class Store {
   /// Records that the runtime has started using `key`; from now on a
   /// different value raises RuntimeError citing `reason`.
   void MarkInEffect(Family family, std::string_view key, std::string reason);
+  void MarkInEffect(const OptionKey& key, std::string reason) {
+    MarkInEffect(key.family(), key.key(), std::move(reason));
+  }
   bool IsInEffect(Family family, std::string_view key) const;
 
   /// Calls `callback` after any change to one of `keys`, from the thread
@@ -157,6 +176,11 @@ class Store {
                          const std::vector<std::string>& keys,
                          std::string consumer,
                          std::function<void(const Change&)> callback);
+  /// The same through typed handles (all of one family).
+  using Keys = std::initializer_list<std::reference_wrapper<const OptionKey>>;
+  Subscription Subscribe(Keys keys, std::string consumer, std::function<void(const Change&)> callback) {
+    return Subscribe(FamilyOf(keys), KeyNames(keys), std::move(consumer), std::move(callback));
+  }
 
   /// The values a call would store (this call's first, then the stored
   /// ones), as a validator sees them.
@@ -168,14 +192,24 @@ class Store {
   /// must only look (it runs for calls that may still fail).
   Subscription AddValidator(Family family, const std::vector<std::string>& keys, std::string consumer,
                             std::function<void(const PendingGet& get)> check);
+  Subscription AddValidator(Keys keys, std::string consumer, std::function<void(const PendingGet& get)> check) {
+    return AddValidator(FamilyOf(keys), KeyNames(keys), std::move(consumer), std::move(check));
+  }
 
   /// Records that `consumer` reads `key` when it runs (without asking to be
   /// called back); Explain and the docs list it.
   void DeclareConsumer(Family family, std::string_view key, std::string consumer);
+  void DeclareConsumer(const OptionKey& key, std::string consumer) {
+    DeclareConsumer(key.family(), key.key(), std::move(consumer));
+  }
 
   /// Hash of every compile-affecting key (with this thread's overrides and
   /// environment overrides).
   uint64_t CompileKeyHash() const;
+
+  /// Whether this thread has scoped overrides or per-thread values (its
+  /// reads may then differ from what subscribers were told).
+  bool ThreadHasOverrides() const;
 
   /// Per-thread scoped overrides; prefer ScopedOverride.
   void PushOverride(Family family, const Dict& kwargs);
@@ -190,6 +224,8 @@ class Store {
 
  private:
   friend void testing::ForgetInEffect(Store& store, Family family, std::string_view key);
+  static Family FamilyOf(Keys keys);  // ValueError unless all share one family
+  static std::vector<std::string> KeyNames(Keys keys);
   uint64_t CompileKeyHashOfState() const;
   std::unique_ptr<Impl> impl_;
 };
@@ -210,16 +246,23 @@ class ScopedOverride {
   Store* store_;
 };
 
-/// A typed handle for reading one key on hot paths:
-///   static const OptionRef<int64_t> kMode(Family::kRuntime, "mode");
-///   if (kMode.Get() == kGraphMode) ...
+/// A typed handle for reading one key on hot paths. The keys consumers read
+/// have theirs in src/context/options.h, declared by their family's table:
+///   int64_t seconds = runtime_options::OpTimeout().Get();
 template <typename T>
-class OptionRef {
+class OptionRef : public OptionKey {
  public:
   OptionRef(Family family, std::string_view key, Store& store = Global())
-      : store_(&store), family_(family), slot_(store.ResolveSlot(family, key, ExpectedKind())) {}
-  T Get() const {
-    Value v = store_->GetSlot(family_, slot_);
+      : OptionKey(family, key), store_(&store), slot_(store.ResolveSlot(family, key, ExpectedKind())) {}
+  /// The stored form (this thread's override if one is active).
+  T Get() const { return Convert(store_->GetSlot(family(), slot_)); }
+  /// After environment overrides (what consumers act on).
+  T Effective() const { return Convert(store_->Effective(family(), key())); }
+  /// What a validator sees: the value the call being checked would store.
+  T Pending(const Store::PendingGet& get) const { return Convert(get(family(), key())); }
+
+ private:
+  static T Convert(const Value& v) {
     if constexpr (std::is_same_v<T, bool>) {
       return v.as_bool();
     } else if constexpr (std::is_same_v<T, int64_t>) {
@@ -232,8 +275,6 @@ class OptionRef {
       return v;
     }
   }
-
- private:
   static ValueKind ExpectedKind() {
     if constexpr (std::is_same_v<T, bool>) return ValueKind::kBool;
     if constexpr (std::is_same_v<T, int64_t>) return ValueKind::kInt;
@@ -242,7 +283,6 @@ class OptionRef {
     return ValueKind::kObject;  // any kind
   }
   Store* store_;
-  Family family_;
   int slot_;
 };
 
