@@ -223,7 +223,7 @@ def _compiled(fn, body, kind):
             return body(*args, **kwargs)
         owner = fn if isinstance(fn, _jit.GraphOwner) else None
         training = fn.training if owner is not None else None
-        return graphs(body, args, kwargs, owner=owner, training=training)
+        return graphs(body, args, kwargs, owner, training)
 
     call._graph_cache = graphs
     return call

@@ -376,7 +376,7 @@ _FRONT_END = _FrontEnd()
 
 def compiled_function(name):
     """The C++ front door for one callable (src/compiler/compiled_function.h):
-    call it as `graphs(body, args, kwargs, owner=..., training=...)`."""
+    call it as `graphs(body, args, kwargs, owner=None, training=None)`."""
     return _C.CompiledFunction(name, _FRONT_END)
 
 
@@ -393,7 +393,7 @@ def call_cell(cell, args, kwargs):
     graphs = cell.__dict__.get("_graph_cache")
     if graphs is None:
         graphs = cell.__dict__["_graph_cache"] = compiled_function(f"{cell.cls_name}")
-    return graphs(cell._run_top, args, kwargs, owner=cell, training=cell.training)
+    return graphs(cell._run_top, args, kwargs, cell, cell.training)
 
 
 def call_nested_cell(cell, args, kwargs):
@@ -435,7 +435,7 @@ def jit(function=None, mode="PSJit", input_signature=None, hash_args=None, jit_c
             if _state.capture is not None:  # inside another capture: inline
                 return fn(*args, **kwargs)
             owner = args[0] if args and isinstance(args[0], GraphOwner) else None
-            return graphs(fn, args, kwargs, owner=owner)
+            return graphs(fn, args, kwargs, owner)
 
         compiled._graph_cache = graphs
         compiled.__wrapped_jit__ = fn

@@ -65,7 +65,9 @@ py::object PayloadOf(const compiler::CompiledEntry& entry) {
 }
 
 std::string QualifiedTypeName(py::handle value) {
-  py::handle type = reinterpret_cast<PyObject*>(Py_TYPE(value.ptr()));
+  PyTypeObject* raw = Py_TYPE(value.ptr());
+  if (!(raw->tp_flags & Py_TPFLAGS_HEAPTYPE)) return raw->tp_name;  // "int", "numpy.float32": already qualified
+  py::handle type = reinterpret_cast<PyObject*>(raw);
   std::string name = py::str(type.attr("__qualname__"));
   std::string module = py::str(type.attr("__module__"));
   return module == "builtins" ? name : module + "." + name;
@@ -162,23 +164,24 @@ class PyHooks final : public compiler::CallHooks {
 
 struct PyCompiledFunction {
   compiler::CompiledFunction function;
-  py::object front;  // msrt/_jit.py's _FRONT_END: the callbacks and the Tensor class
+  py::object front;        // msrt/_jit.py's _FRONT_END: the callbacks
+  py::object tensor_type;  // msrt.Tensor, from the front end
 
   py::object Call(const py::object& body, const py::tuple& args, const py::dict& kwargs, const py::object& owner,
                   std::optional<bool> training) {
     compiler::CallSignature sig;
-    WalkSignature(py::make_tuple(args, kwargs), front.attr("tensor_type"), sig, 0);
+    WalkSignature(py::make_tuple(args, kwargs), tensor_type, sig, 0);
     std::optional<int64_t> owner_id;
-    std::string owner_type = "-";
-    if (!owner.is_none()) {
-      owner_id = static_cast<int64_t>(reinterpret_cast<uintptr_t>(owner.ptr()));
-      owner_type = py::str(py::type::of(owner).attr("__qualname__"));
-    }
+    if (!owner.is_none()) owner_id = static_cast<int64_t>(reinterpret_cast<uintptr_t>(owner.ptr()));
     compiler::CallKey key = compiler::MakeCallKey(compiler::CallIdentity(owner_id, training), sig);
-    std::string disk_key = StrCat(function.name(), " of ", owner_type, ", training=",
-                                  training ? (*training ? "true" : "false") : "none", ": ", sig.text());
-    PyHooks hooks(front, body, args, kwargs, function.name(), owner);
-    auto entry = function.Resolve(key, disk_key, hooks);
+    auto entry = function.Lookup(key);
+    if (entry == nullptr) {
+      std::string owner_type = owner.is_none() ? "-" : py::str(py::type::of(owner).attr("__qualname__"));
+      std::string disk_key = StrCat(function.name(), " of ", owner_type, ", training=",
+                                    training ? (*training ? "true" : "false") : "none", ": ", sig.text());
+      PyHooks hooks(front, body, args, kwargs, function.name(), owner);
+      entry = function.Resolve(key, disk_key, hooks);
+    }
     if (entry->eager()) return body(*args, **kwargs);
     if (GetContext("precompile_only").as_bool()) return py::none();
     return PayloadOf(*entry).attr("run")(args, kwargs);
@@ -303,6 +306,7 @@ void BindGraph(py::module_& m) {
           if (!inst->get_value_and_holder().holder_constructed()) return 0;
           auto& self = py::cast<PyCompiledFunction&>(py::handle(self_base));
           Py_VISIT(self.front.ptr());
+          Py_VISIT(self.tensor_type.ptr());
           for (const auto& [key, entry] : self.function.entries()) {
             if (auto* payload = dynamic_cast<PyPayload*>(entry->payload.get())) Py_VISIT(payload->object.ptr());
           }
@@ -314,14 +318,16 @@ void BindGraph(py::module_& m) {
           auto& self = py::cast<PyCompiledFunction&>(py::handle(self_base));
           self.function.Clear();
           self.front = py::none();
+          self.tensor_type = py::none();
           return 0;
         };
       }),
       "A compiled callable: its cache of graphs by call key, the compile cache on disk and the eager fallback "
       "(Note [Compiled function keys] in src/compiler/compiled_function.h). Reads as a mapping of its entries.")
       .def(py::init([](std::string name, py::object front, bool allow_fallback) {
-             return std::make_unique<PyCompiledFunction>(
-                 PyCompiledFunction{compiler::CompiledFunction(std::move(name), allow_fallback), std::move(front)});
+             py::object tensor_type = front.attr("tensor_type");
+             return std::make_unique<PyCompiledFunction>(PyCompiledFunction{
+                 compiler::CompiledFunction(std::move(name), allow_fallback), std::move(front), std::move(tensor_type)});
            }),
            py::arg("name"), py::arg("front_end"), py::arg("allow_fallback") = true)
       .def_property_readonly("name", [](const PyCompiledFunction& f) { return f.function.name(); })

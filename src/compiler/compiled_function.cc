@@ -130,31 +130,37 @@ void CallSignature::Separate() {
   first_ = false;
 }
 
+// Appends rather than StrCat: a signature is built on every compiled call.
 void CallSignature::AddTensor(const Shape& shape, DType dtype) {
   Separate();
-  text_ += StrCat("Tensor[", DTypeName(dtype), "]", ShapeRepr(shape));
+  text_.append("Tensor[").append(DTypeName(dtype)).append("](");
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) text_.append(", ");
+    text_.append(std::to_string(shape[i]));
+  }
+  text_.append(shape.size() == 1 ? ",)" : ")");
 }
 
 void CallSignature::AddConstant(std::string_view type, std::string_view repr, int64_t hash) {
   Separate();
-  text_ += StrCat(type, ":", repr);
-  hashes_ += StrCat(hash, ",");
+  text_.append(type).append(":").append(repr);
+  hashes_.append(std::to_string(hash)).append(",");
 }
 
 void CallSignature::AddUnhashable(std::string_view type, std::string_view repr) {
   Separate();
-  text_ += StrCat("unhashable ", type, ":", repr);
+  text_.append("unhashable ").append(type).append(":").append(repr);
 }
 
 void CallSignature::Begin(std::string_view kind) {
   Separate();
-  text_ += StrCat(kind, "(");
+  text_.append(kind).append("(");
   first_ = true;
 }
 
 void CallSignature::AddKey(std::string_view repr) {
   Separate();
-  text_ += StrCat(repr, ": ");
+  text_.append(repr).append(": ");
   first_ = true;  // the value follows without a separator
 }
 
@@ -170,8 +176,10 @@ size_t CallKeyHash::operator()(const CallKey& key) const {
 }
 
 std::string CallIdentity(std::optional<int64_t> owner_id, std::optional<bool> training) {
-  return StrCat("owner=", owner_id ? std::to_string(*owner_id) : "none",
-                " training=", training ? (*training ? "true" : "false") : "none");
+  std::string out = "owner=";
+  out.append(owner_id ? std::to_string(*owner_id) : "none");
+  out.append(training ? (*training ? " training=true" : " training=false") : " training=none");
+  return out;
 }
 
 CallKey MakeCallKey(std::string identity, const CallSignature& signature) {
