@@ -216,14 +216,13 @@ def _compiled(fn, body, kind):
     user = getattr(fn, "__wrapped_jit__", fn)
     name = f"{kind}_{getattr(user, '__qualname__', type(user).__name__)}".replace("<", "").replace(">", "")
     body.__wrapped_jit__ = user  # the compile cache hashes the user's source, not this module's
-    graphs = _jit.compiled_function(name)
+    owner = fn if isinstance(fn, _jit.GraphOwner) else None
+    graphs = _jit.compiled_function(name, owner, key_training=owner is not None)
 
     def call(*args, **kwargs):
         if not _compiles_whole(fn):
             return body(*args, **kwargs)
-        owner = fn if isinstance(fn, _jit.GraphOwner) else None
-        training = fn.training if owner is not None else None
-        return graphs(body, args, kwargs, owner, training)
+        return graphs(body, args, kwargs)
 
     call._graph_cache = graphs
     return call

@@ -339,6 +339,7 @@ class _FrontEnd:
     objects (its weights bound to Parameters, its result structure)."""
 
     tensor_type = Tensor
+    owner_type = None  # GraphOwner, below
     trace = staticmethod(_trace)
     source_files = staticmethod(_graph_files.source_files)
 
@@ -374,10 +375,12 @@ class _FrontEnd:
 _FRONT_END = _FrontEnd()
 
 
-def compiled_function(name):
+def compiled_function(name, owner=None, owner_is_first_argument=False, key_training=False):
     """The C++ front door for one callable (src/compiler/compiled_function.h):
-    call it as `graphs(body, args, kwargs, owner=None, training=None)`."""
-    return _C.CompiledFunction(name, _FRONT_END)
+    `graphs(body, args, kwargs)` runs `body` through it. The graphs' weights are
+    the parameters of `owner` (or of the first argument, when it is a
+    GraphOwner); with `key_training` the owner's training flag is part of the key."""
+    return _C.CompiledFunction(name, _FRONT_END, owner, owner_is_first_argument, key_training)
 
 
 # --- Cells ----------------------------------------------------------------------------------
@@ -388,12 +391,15 @@ class GraphOwner:
     __slots__ = ()
 
 
+_FrontEnd.owner_type = GraphOwner
+
+
 def call_cell(cell, args, kwargs):
     """A top-level call of `cell` in GRAPH_MODE."""
     graphs = cell.__dict__.get("_graph_cache")
     if graphs is None:
-        graphs = cell.__dict__["_graph_cache"] = compiled_function(f"{cell.cls_name}")
-    return graphs(cell._run_top, args, kwargs, cell, cell.training)
+        graphs = cell.__dict__["_graph_cache"] = compiled_function(f"{cell.cls_name}", cell, key_training=True)
+    return graphs(cell._run_top, args, kwargs)
 
 
 def call_nested_cell(cell, args, kwargs):
@@ -420,7 +426,9 @@ def jit(function=None, mode="PSJit", input_signature=None, hash_args=None, jit_c
     """Compiles `function` into a graph on its first call for each argument
     signature, in PYNATIVE_MODE as in GRAPH_MODE (MindSpore's `ms.jit`).
     Usable as `@jit` or `@jit(...)`. A method of a Cell compiles with the
-    cell's parameters as the graph's weights."""
+    cell's parameters as the graph's weights. With `compile_once`, functions
+    made again from the same code (closures) share their compiled graphs,
+    which then keep the free variables they were first compiled with."""
     if mode not in ("PSJit", "PIJit"):
         raise ValueError(f"For 'jit', the 'mode' must be 'PSJit' or 'PIJit', but got {mode!r}.")
 
@@ -428,14 +436,16 @@ def jit(function=None, mode="PSJit", input_signature=None, hash_args=None, jit_c
         if not callable(fn):
             raise TypeError(f"For 'jit', the decorated object must be callable, but got {type(fn).__name__}.")
         name = getattr(fn, "__qualname__", getattr(fn, "__name__", "jit_function")).replace("<", "").replace(">", "")
-        graphs = compiled_function(name)
+        make = functools.partial(compiled_function, name, owner_is_first_argument=True)
+        code = getattr(fn, "__code__", None)
+        # compile_once: every function made from this code (a closure made again) shares its graphs.
+        graphs = _C.CompiledFunction.compile_once(code, make) if compile_once and code is not None else make()
 
         @functools.wraps(fn)
         def compiled(*args, **kwargs):
             if _state.capture is not None:  # inside another capture: inline
                 return fn(*args, **kwargs)
-            owner = args[0] if args and isinstance(args[0], GraphOwner) else None
-            return graphs(fn, args, kwargs, owner)
+            return graphs(fn, args, kwargs)
 
         compiled._graph_cache = graphs
         compiled.__wrapped_jit__ = fn

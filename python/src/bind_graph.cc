@@ -162,24 +162,41 @@ class PyHooks final : public compiler::CallHooks {
   py::handle owner_;
 };
 
+// Which object a call compiles for (its parameters are the graph's weights).
+enum class OwnerPolicy {
+  kBound,          // the one given at construction (a GRAPH_MODE Cell, a Cell's gradient), or none
+  kFirstArgument,  // args[0] when it is an owner (a jit method of a Cell)
+};
+
 struct PyCompiledFunction {
   compiler::CompiledFunction function;
   py::object front;        // msrt/_jit.py's _FRONT_END: the callbacks
   py::object tensor_type;  // msrt.Tensor, from the front end
+  py::object owner_type;   // msrt._jit.GraphOwner, from the front end
+  py::object owner;        // OwnerPolicy::kBound's owner, or None
+  OwnerPolicy policy = OwnerPolicy::kBound;
+  bool key_training = false;  // the owner's training flag is part of the key
 
-  py::object Call(const py::object& body, const py::tuple& args, const py::dict& kwargs, const py::object& owner,
-                  std::optional<bool> training) {
+  py::object Call(const py::object& body, const py::tuple& args, const py::dict& kwargs) {
+    py::object call_owner = owner;
+    if (policy == OwnerPolicy::kFirstArgument) {
+      call_owner = args.size() > 0 && py::isinstance(args[0], owner_type) ? py::object(args[0]) : py::none();
+    }
+    std::optional<int64_t> owner_id;
+    std::optional<bool> training;
+    if (!call_owner.is_none()) {
+      owner_id = static_cast<int64_t>(reinterpret_cast<uintptr_t>(call_owner.ptr()));
+      if (key_training) training = call_owner.attr("training").cast<bool>();
+    }
     compiler::CallSignature sig;
     WalkSignature(py::make_tuple(args, kwargs), tensor_type, sig, 0);
-    std::optional<int64_t> owner_id;
-    if (!owner.is_none()) owner_id = static_cast<int64_t>(reinterpret_cast<uintptr_t>(owner.ptr()));
     compiler::CallKey key = compiler::MakeCallKey(compiler::CallIdentity(owner_id, training), sig);
     auto entry = function.Lookup(key);
     if (entry == nullptr) {
-      std::string owner_type = owner.is_none() ? "-" : py::str(py::type::of(owner).attr("__qualname__"));
-      std::string disk_key = StrCat(function.name(), " of ", owner_type, ", training=",
+      std::string owner_name = call_owner.is_none() ? "-" : py::str(py::type::of(call_owner).attr("__qualname__"));
+      std::string disk_key = StrCat(function.name(), " of ", owner_name, ", training=",
                                     training ? (*training ? "true" : "false") : "none", ": ", sig.text());
-      PyHooks hooks(front, body, args, kwargs, function.name(), owner);
+      PyHooks hooks(front, body, args, kwargs, function.name(), call_owner);
       entry = function.Resolve(key, disk_key, hooks);
     }
     if (entry->eager()) return body(*args, **kwargs);
@@ -307,6 +324,8 @@ void BindGraph(py::module_& m) {
           auto& self = py::cast<PyCompiledFunction&>(py::handle(self_base));
           Py_VISIT(self.front.ptr());
           Py_VISIT(self.tensor_type.ptr());
+          Py_VISIT(self.owner_type.ptr());
+          Py_VISIT(self.owner.ptr());
           for (const auto& [key, entry] : self.function.entries()) {
             if (auto* payload = dynamic_cast<PyPayload*>(entry->payload.get())) Py_VISIT(payload->object.ptr());
           }
@@ -319,20 +338,40 @@ void BindGraph(py::module_& m) {
           self.function.Clear();
           self.front = py::none();
           self.tensor_type = py::none();
+          self.owner_type = py::none();
+          self.owner = py::none();
           return 0;
         };
       }),
       "A compiled callable: its cache of graphs by call key, the compile cache on disk and the eager fallback "
       "(Note [Compiled function keys] in src/compiler/compiled_function.h). Reads as a mapping of its entries.")
-      .def(py::init([](std::string name, py::object front, bool allow_fallback) {
+      .def(py::init([](std::string name, py::object front, py::object owner, bool owner_is_first_argument,
+                       bool key_training, bool allow_fallback) {
              py::object tensor_type = front.attr("tensor_type");
+             py::object owner_type = front.attr("owner_type");
              return std::make_unique<PyCompiledFunction>(PyCompiledFunction{
-                 compiler::CompiledFunction(std::move(name), allow_fallback), std::move(front), std::move(tensor_type)});
+                 compiler::CompiledFunction(std::move(name), allow_fallback), std::move(front), std::move(tensor_type),
+                 std::move(owner_type), std::move(owner),
+                 owner_is_first_argument ? OwnerPolicy::kFirstArgument : OwnerPolicy::kBound, key_training});
            }),
-           py::arg("name"), py::arg("front_end"), py::arg("allow_fallback") = true)
+           py::arg("name"), py::arg("front_end"), py::arg("owner") = py::none(),
+           py::arg("owner_is_first_argument") = false, py::arg("key_training") = false,
+           py::arg("allow_fallback") = true,
+           "`owner`: the object whose parameters are the graph's weights (or, with owner_is_first_argument, the "
+           "first argument when it is one: a jit method); key_training: its training flag is part of the key.")
+      .def_static(
+          "compile_once",
+          [](const py::object& code, const py::object& make) {
+            // Never destroyed: it lives as long as the functions it serves.
+            static auto* shared = new py::dict();
+            if (!shared->contains(code)) (*shared)[code] = make();
+            return py::object((*shared)[code]);
+          },
+          py::arg("code"), py::arg("make"),
+          "jit(compile_once=True): one CompiledFunction per code object, made by make() the first time, so a "
+          "function created again (a closure, a decorator applied in a loop) reuses its graphs.")
       .def_property_readonly("name", [](const PyCompiledFunction& f) { return f.function.name(); })
       .def("__call__", &PyCompiledFunction::Call, py::arg("body"), py::arg("args"), py::arg("kwargs"),
-           py::arg("owner") = py::none(), py::arg("training") = py::none(),
            "body(*args, **kwargs) through its compiled graph for this call's key (compiled or loaded on a miss), "
            "eagerly when its capture fell back, or None with precompile_only.")
       .def("report", &PyCompiledFunction::Report, "The compile reports of its graphs, in the order they were made.")

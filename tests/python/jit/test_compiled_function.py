@@ -95,3 +95,40 @@ def test_a_graph_mode_cell_with_compiled_graphs_is_collected(graph_mode):
 
 def test_the_build_knows_the_package_version():
     assert _C.version() == ms.__version__  # part of the compile cache's dependency hash
+
+
+def _make_scaled(factor, compile_once):
+    @ms.jit(compile_once=compile_once)
+    def scaled(x):
+        return x * factor
+
+    return scaled
+
+
+def test_compile_once_shares_the_graphs_of_functions_made_from_one_code_object():
+    x = _x()
+    first, again = _make_scaled(2.0, False), _make_scaled(3.0, False)
+    np.testing.assert_allclose(again(x).asnumpy(), [0, 3, 6])
+    assert compiles(first) == 0 and compiles(again) == 1  # each its own graphs
+    first, again = _make_scaled(2.0, True), _make_scaled(3.0, True)
+    first(x)
+    assert again._graph_cache is first._graph_cache and compiles(again) == 1
+    np.testing.assert_allclose(again(x).asnumpy(), [0, 2, 4])  # MindSpore's caveat: the first free variables
+
+
+def test_a_jit_method_compiles_per_owner_with_its_parameters_as_weights():
+    class Net(nn.Cell):
+        def __init__(self, w):
+            super().__init__()
+            self.w = ms.Parameter(ms.Tensor(np.full(3, w, np.float32)), name="w")
+
+        @ms.jit
+        def apply(self, x):
+            return x * self.w
+
+    a, b = Net(2.0), Net(5.0)
+    np.testing.assert_allclose(a.apply(_x()).asnumpy(), [0, 2, 4])
+    np.testing.assert_allclose(b.apply(_x()).asnumpy(), [0, 5, 10])
+    assert compiles(Net.apply) == 2  # one per owner
+    a.w.set_data(ms.Tensor(np.full(3, 4.0, np.float32)))
+    np.testing.assert_allclose(a.apply(_x()).asnumpy(), [0, 4, 8])  # the weight is bound per call
