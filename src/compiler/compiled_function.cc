@@ -215,7 +215,8 @@ void DecideFallback(std::string_view name, std::string_view failed_at, std::stri
   if (!allow_fallback || GetContext("jit_syntax_level").as_int() == kStrictSyntax) {
     throw RuntimeError(StrCat("Graph compilation of '", name, "' failed at ", failed_at,
                               ": the Python code depends on a Tensor's value, which jit_syntax_level=STRICT does "
-                              "not allow. ", error));
+                              "not allow. ",
+                              error));
   }
   Warn(WarningKind::kGeneral,
        StrCat("'", name, "' runs in PYNATIVE mode instead of as a graph: the Python code at ", failed_at,
@@ -255,8 +256,7 @@ std::map<int64_t, std::string> CompileCache::Hashes() const {
     std::istringstream words(line);
     std::string index, hash, extra;
     if (!(words >> index >> hash) || (words >> extra)) continue;
-    if (index.empty() || index.size() >= 10 ||
-        index.find_first_not_of("0123456789") != std::string::npos) {
+    if (index.empty() || index.size() >= 10 || index.find_first_not_of("0123456789") != std::string::npos) {
       continue;
     }
     hashes[std::stoll(index)] = hash;
@@ -269,7 +269,8 @@ std::optional<CompileCache::Loaded> CompileCache::Load(int64_t index, std::strin
   std::string path = Path(index);
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(path, ec))) return std::nullopt;
-  std::string outdated = StrCat("Compile cache entry ", path, " is out of date (the network's source files, msrt or "
+  std::string outdated = StrCat("Compile cache entry ", path,
+                                " is out of date (the network's source files, msrt or "
                                 "the compile-affecting context keys changed): compiling again.");
   auto hashes = Hashes();
   auto it = hashes.find(index);
@@ -286,8 +287,8 @@ std::optional<CompileCache::Loaded> CompileCache::Load(int64_t index, std::strin
     loaded.template_json = record.at("template").dump();
     loaded.compiled = std::make_shared<const Compiled>(Compile(std::move(graph.graph), NextGraphId(), false));
   } catch (const std::exception& e) {  // a corrupt, truncated or unreadable entry must never stop the program
-    Warn(WarningKind::kGeneral, StrCat("Compile cache entry ", path, " can not be read (", e.what(),
-                                       "): compiling again."));
+    Warn(WarningKind::kGeneral,
+         StrCat("Compile cache entry ", path, " can not be read (", e.what(), "): compiling again."));
     return std::nullopt;
   }
   if (record.at("dependency").get<std::string>() != dependency) {
@@ -305,9 +306,12 @@ std::optional<CompileCache::Loaded> CompileCache::Load(int64_t index, std::strin
 
 bool CompileCache::Store(int64_t index, std::string_view key, std::string_view dependency, const Compiled& compiled,
                          std::string_view template_json, std::string_view name) const {
-  Json record = {{"schema", "msrt-graph-record"},  {"version", 1},
-                 {"kind", "compile_cache"},        {"key", std::string(key)},
-                 {"dependency", std::string(dependency)}, {"template", Json::parse(template_json)}};
+  Json record = {{"schema", "msrt-graph-record"},
+                 {"version", 1},
+                 {"kind", "compile_cache"},
+                 {"key", std::string(key)},
+                 {"dependency", std::string(dependency)},
+                 {"template", Json::parse(template_json)}};
   std::string meta = record.dump();
   try {
     CreateDirectories(dir_);
@@ -318,8 +322,8 @@ bool CompileCache::Store(int64_t index, std::string_view key, std::string_view d
     for (const auto& [i, hash] : hashes) lines += StrCat(i, " ", hash, "\n");
     WriteFileAtomic((fs::path(dir_) / kDependencyFile).string(), lines);
   } catch (const OSError& e) {  // an unwritable cache must never stop training
-    Warn(WarningKind::kGeneral, StrCat("The compile cache can not be written (", e.what(),
-                                       "): going on without caching '", name, "'."));
+    Warn(WarningKind::kGeneral,
+         StrCat("The compile cache can not be written (", e.what(), "): going on without caching '", name, "'."));
     return false;
   }
   return true;

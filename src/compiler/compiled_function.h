@@ -160,7 +160,6 @@ class CompileCache {
   /// Test support: the next graph compiled gets index 0 again.
   static void ResetIndexForTesting();
 
-  const std::string& dir() const { return dir_; }
   std::string Path(int64_t index) const;
   /// index -> dependency hash, from what can be read of the dependency file.
   std::map<int64_t, std::string> Hashes() const;

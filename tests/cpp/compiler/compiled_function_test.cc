@@ -24,9 +24,9 @@ using compiler::CacheUse;
 using compiler::CallHooks;
 using compiler::CallKey;
 using compiler::CallSignature;
+using compiler::CompileCache;
 using compiler::CompiledEntry;
 using compiler::CompiledFunction;
-using compiler::CompileCache;
 using compiler::TraceResult;
 using context::testing::WarningRecorder;
 
@@ -67,7 +67,8 @@ class FakeHooks final : public CallHooks {
       result.error = "the value of a symbolic tensor was read";
       return result;
     }
-    auto graph = compiler::testing::CaptureOf([](const Tensor& x) { return std::vector<Tensor>{ops::Call1("exp", {x})}; });
+    auto graph =
+        compiler::testing::CaptureOf([](const Tensor& x) { return std::vector<Tensor>{ops::Call1("exp", {x})}; });
     result.compiled = std::make_shared<const compiler::Compiled>(compiler::Compile(graph, compiler::NextGraphId()));
     result.payload = std::make_shared<Payload>();
     return result;
@@ -292,7 +293,8 @@ TEST_F(CompiledFunctionTest, ChangedSourcesOrAnotherCallOrADamagedFileCompileAga
 
 TEST_F(CompiledFunctionTest, AnUnwritableCacheFolderWarnsAndTheEntryStillRuns) {
   std::ofstream((dir_ / "file").string()) << "x";
-  SetContext(Dict{{"enable_compile_cache", Value(true)}, {"compile_cache_path", Value((dir_ / "file" / "cache").string())}});
+  SetContext(
+      Dict{{"enable_compile_cache", Value(true)}, {"compile_cache_path", Value((dir_ / "file" / "cache").string())}});
   WarningRecorder recorder;
   FakeHooks hooks;
   auto entry = CompiledFunction("f").Resolve(KeyOf({3}), "f: (3,)", hooks);
@@ -308,8 +310,8 @@ TEST_F(CompiledFunctionTest, AnEntryThatCanNotBeCachedSaysWhy) {
     FakeHooks inner;
     TraceResult Trace() override { return inner.Trace(); }
     std::vector<std::string> SourceFiles() override { return {}; }
-    std::shared_ptr<compiler::EntryPayload> Adopt(const std::shared_ptr<const compiler::Compiled>&,
-                                                  const std::string&, const std::string&) override {
+    std::shared_ptr<compiler::EntryPayload> Adopt(const std::shared_ptr<const compiler::Compiled>&, const std::string&,
+                                                  const std::string&) override {
       return nullptr;
     }
     std::optional<std::string> CacheTemplate(const CompiledEntry&, std::string* why_not) override {
