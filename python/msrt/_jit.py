@@ -126,7 +126,7 @@ def _user_frame(tb):
 
 # --- compiled entries -------------------------------------------------------------------
 class _Entry:
-    __slots__ = ("compiled", "template", "weights", "host", "name", "info", "body", "owner", "arguments",
+    __slots__ = ("compiled", "template", "weights", "host", "name", "body", "owner", "arguments",
                  "backwards")
 
     def __init__(self, compiled, template, weights, host, name, body=None, owner=None, arguments=None):
@@ -135,7 +135,6 @@ class _Entry:
         self.weights = weights
         self.host = host
         self.name = name
-        self.info = {}  # how the entry was made: compile seconds, compile cache use
         self.body = body  # what was captured (None for a loaded graph: no gradient)
         self.owner = owner
         self.arguments = arguments  # (args, kwargs) with _ArgumentSlot for each tensor
@@ -333,13 +332,20 @@ def _bind_weights(compiled, owner):
     return weights
 
 
+class GraphOwner:
+    """What compiles with its parameters as the graph's weights: nn.Cell
+    derives from it (this module sits below nn.cell in the import graph)."""
+
+    __slots__ = ()
+
+
 class _FrontEnd:
     """What _C.CompiledFunction calls back into Python for: tracing the body, the
     source files it depends on, and what a compile cache entry needs of Python
     objects (its weights bound to Parameters, its result structure)."""
 
     tensor_type = Tensor
-    owner_type = None  # GraphOwner, below
+    owner_type = GraphOwner
     trace = staticmethod(_trace)
     source_files = staticmethod(_graph_files.source_files)
 
@@ -384,16 +390,6 @@ def compiled_function(name, owner=None, owner_is_first_argument=False, key_train
 
 
 # --- Cells ----------------------------------------------------------------------------------
-class GraphOwner:
-    """What compiles with its parameters as the graph's weights: nn.Cell
-    derives from it (this module sits below nn.cell in the import graph)."""
-
-    __slots__ = ()
-
-
-_FrontEnd.owner_type = GraphOwner
-
-
 def call_cell(cell, args, kwargs):
     """A top-level call of `cell` in GRAPH_MODE."""
     graphs = cell.__dict__.get("_graph_cache")
