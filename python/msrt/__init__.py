@@ -52,7 +52,8 @@ from .common.seed import get_seed, set_seed  # noqa: E402
 from ._grad import grad, value_and_grad  # noqa: E402
 from . import ops  # noqa: E402
 from ._jit import jit, ms_function  # noqa: E402
-from ._graph_files import export, load  # noqa: E402
+from ._export import export  # noqa: E402
+from ._graph_files import load  # noqa: E402
 
 GraphCaptureError = _C.GraphCaptureError
 

@@ -11,11 +11,11 @@ A Cell defining `bprop(self, *inputs, out, dout)` differentiates through that
 method: its forward runs unrecorded and one node stands for it on the tape
 (see Note [Custom gradients from Python] in python/src/bind_tensor.cc).
 """
-import itertools
 import numbers
 import threading
 
-from . import _C
+from . import _C, _custom_grad, _jit
+from ._custom_grad import record_custom
 from ._structure import flatten as _flatten
 from ._structure import rebuild as _rebuild
 from ._tensor import Tensor, _op, _wrap
@@ -29,12 +29,9 @@ __all__ = ["grad", "value_and_grad", "GradOperation"]
 class _State(threading.local):
     def __init__(self):
         self.depth = 0  # gradient recordings in progress on this thread
-        self.custom_ids = None  # custom-bprop nodes recorded by the current recording
 
 
 _state = _State()
-_custom_nodes = {}  # id → what the gradient handler needs
-_ids = itertools.count(1)
 
 
 def _context(key):
@@ -109,15 +106,15 @@ def _run(fn, args, kwargs, positions, weights, sens, has_aux):
 
     tape = _C.GradTape()
     custom_ids = []
-    outer_ids = _state.custom_ids
+    outer_ids = _custom_grad._state.custom_ids
     _state.depth += 1
-    _state.custom_ids = custom_ids
+    _custom_grad._state.custom_ids = custom_ids
     try:
         try:
             out = fn(*call_args, **kwargs)
         finally:
             _state.depth -= 1
-            _state.custom_ids = outer_ids
+            _custom_grad._state.custom_ids = outer_ids
         target = out
         if has_aux:
             if not isinstance(out, (tuple, list)) or len(out) < 2:
@@ -146,8 +143,7 @@ def _run(fn, args, kwargs, positions, weights, sens, has_aux):
         tape.end()
         for w in saved_flags:
             w._t.requires_grad = False
-        for key in custom_ids:
-            _custom_nodes.pop(key, None)
+        _custom_grad.forget(custom_ids)
     grads = [_wrap(g) for g in grads]
     it = iter(grads)
     position_grads = [next(it) if leaf is not None else None for leaf in leaves]
@@ -209,8 +205,6 @@ def _differentiable(fn):
 # Elsewhere (inside an eager function being differentiated) compiled calls
 # go through Note [Gradients of compiled calls] in msrt/_jit.py.
 def _compiles_whole(fn):
-    from . import _jit
-
     if _C._is_recording() or _jit.capturing():
         return False
     return getattr(fn, "__wrapped_jit__", None) is not None or _context("mode") == 0  # GRAPH_MODE
@@ -219,22 +213,18 @@ def _compiles_whole(fn):
 def _compiled(fn, body, kind):
     """`body` (the eager gradient function of `fn`), compiled whole when `fn` is
     compiled (Note [Compiled gradient calls])."""
-    from . import _jit
-    from .nn.cell import Cell
-
-    cache = {}
     user = getattr(fn, "__wrapped_jit__", fn)
     name = f"{kind}_{getattr(user, '__qualname__', type(user).__name__)}".replace("<", "").replace(">", "")
     body.__wrapped_jit__ = user  # the compile cache hashes the user's source, not this module's
+    owner = fn if isinstance(fn, _jit.GraphOwner) else None
+    graphs = _jit.compiled_function(name, owner, key_training=owner is not None)
 
     def call(*args, **kwargs):
         if not _compiles_whole(fn):
             return body(*args, **kwargs)
-        owner = fn if isinstance(fn, Cell) else None
-        training = fn.training if owner is not None else None
-        return _jit._call(cache, training, body, args, kwargs, name, owner, (name, training))
+        return graphs(body, args, kwargs)
 
-    call._graph_cache = cache
+    call._graph_cache = graphs
     return call
 
 
@@ -376,21 +366,6 @@ class _CellBprop:
         return result
 
 
-def record_custom(inputs, outputs, node):
-    """Records on this thread's tape one node with `inputs` and `outputs`
-    (core tensors) whose gradient is `node.backward(dys)`: dys holds one core
-    tensor (or None) per output, the result one (or None) per input. False
-    when nothing is recorded (no tape, or no input tracked)."""
-    key = next(_ids)
-    _custom_nodes[key] = node
-    if not _C._record_custom(inputs, outputs, key):
-        del _custom_nodes[key]
-        return False
-    if _state.custom_ids is not None:
-        _state.custom_ids.append(key)
-    return True
-
-
 def _call_cell_with_bprop(cell, *args):
     """Runs `cell`'s forward; while a gradient is recorded, gradients through
     it come from `cell.bprop(*args, out, dout)` instead of its ops."""
@@ -399,13 +374,13 @@ def _call_cell_with_bprop(cell, *args):
     if not getattr(_C, "_is_recording", bool)():
         return forward(*args)
     inner = _C.GradTape()  # shadows the outer tape: the forward's ops are not kept
-    saved_ids = _state.custom_ids
-    _state.custom_ids = None
+    saved_ids = _custom_grad._state.custom_ids
+    _custom_grad._state.custom_ids = None
     try:
         out = forward(*args)
     finally:
         inner.end()
-        _state.custom_ids = saved_ids
+        _custom_grad._state.custom_ids = saved_ids
     outputs = _flatten(out, [])
     fresh = [_fresh(o) for o in outputs]
     fresh_out = _rebuild(out, iter(fresh))
@@ -419,15 +394,3 @@ def _call_cell_with_bprop(cell, *args):
 def _bprop_error(kind, cell, message):
     name = type(cell).__name__
     return kind(f"For user defined method 'bprop' of net '{name}', {message}")
-
-
-def _custom_gradient(key, dys):
-    """Called by the tape for a custom node: runs its backward."""
-    node = _custom_nodes.get(key)
-    if node is None:
-        raise RuntimeError("A custom gradient node outlived the gradient computation that recorded it.")
-    return node.backward(dys)
-
-
-if hasattr(_C, "_set_custom_grad_handler"):  # absent from native modules built before custom bprop support
-    _C._set_custom_grad_handler(_custom_gradient)

@@ -1,5 +1,6 @@
-"""Compiled graphs on disk: the persistent compile cache
-(enable_compile_cache / compile_cache_path) and `ms.export` / `ms.load`.
+"""Compiled graphs on disk: the records of the persistent compile cache
+(enable_compile_cache / compile_cache_path) and `ms.load` (`ms.export` is in
+msrt/_export.py).
 
 Both store the optimised graph in msrt's graph file format (Note [Graph file
 format] in src/ir/serialize.cc: CRC-32C checked, JSON parsed with a nesting
@@ -17,7 +18,9 @@ The record (schema "msrt-graph-record", version 1):
        {"t": "str", "v": s}, {"t": "tuple" | "list", "items": [...]},
        {"t": "dict", "items": [[key, value], ...]}}
 
-Compile cache: the n-th graph a process compiles is kept in
+Compile cache (kept by C++: CompileCache in src/compiler/compiled_function.h,
+which calls `source_files`, `template_json` and `template_from_json` through
+msrt/_jit.py): the n-th graph a process compiles is kept in
 `<path>/rank_<r>/graph_cache/compile_cache_<n>.msgraph`, and
 `compile_dependency.hash` lists, per entry, a SHA-256 over the source files of
 the network's classes (or the function's file), msrt's version and the
@@ -28,23 +31,18 @@ another call, a corrupt, truncated or unreadable file) gives a warning and a
 full compile that rewrites the entry, and a cache folder that can not be
 written gives a warning: training goes on uncached.
 """
-import hashlib
 import inspect
 import json
 import math
 import os
-import warnings
 
 from . import _C, _files, _structure
 from . import context as _context
-from ._tensor import Tensor
-from ._warnings import MsrtWarning
+from ._tensor import Tensor, _wrap
 
 for _key in ("enable_compile_cache", "compile_cache_path"):
     _context._declare_consumer(_key, "graph compile cache")
 
-_FILE_SUFFIX = ".msgraph"
-_DEPENDENCY_FILE = "compile_dependency.hash"
 _SCHEMA = "msrt-graph-record"
 _RECORD_VERSION = 1
 
@@ -163,8 +161,11 @@ def rebuild(template, outs):
     return _structure.rebuild(template, iter(outs), lambda v: isinstance(v, _Slot))
 
 
-# --- the compile cache ------------------------------------------------------------------------------
-def _source_files(body, owner):
+# --- the compile cache (kept by src/compiler/compiled_function.cc) ------------------------------------
+def source_files(body, owner):
+    """The source files a compiled graph of `body` depends on: those of the
+    owner's Cell classes and of the function, for the compile cache's
+    dependency hash (Note [Compiled function keys])."""
     files = set()
     objects = [type(c) for _, c in owner.cells_and_names()] if owner is not None else []
     objects.append(getattr(body, "__wrapped_jit__", body))
@@ -178,148 +179,18 @@ def _source_files(body, owner):
     return sorted(files)
 
 
-def dependency_hash(body, owner):
-    from . import __version__
-
-    digest = hashlib.sha256()
-    digest.update(f"msrt {__version__}\n{_C.compile_key_hash()}\n".encode())
-    for path in _source_files(body, owner):
-        digest.update(os.fsencode(path) + b"\n")
-        try:
-            with open(path, "rb") as f:
-                digest.update(f.read())
-        except OSError:
-            digest.update(b"<unreadable>")
-    return digest.hexdigest()
+def template_json(template):
+    """The tagged JSON of a result structure (its tensors become slots), for a
+    compile cache record; TypeError for a value a record can not hold."""
+    return json.dumps(_encode(_structure.map_leaves(template, lambda _: _Slot())), allow_nan=False)
 
 
-class CompileCache:
-    """The cache directory of this process (one per rank)."""
-
-    _counter = 0  # graphs compiled through the cache in this process
-
-    def __init__(self):
-        base = _context.get_context("compile_cache_path") or os.getcwd()
-        self.dir = os.path.join(os.path.abspath(base), f"rank_{_C.rank_id()}", "graph_cache")
-
-    @staticmethod
-    def active():
-        return CompileCache() if _context.get_context("enable_compile_cache") else None
-
-    def next_index(self):
-        CompileCache._counter += 1
-        return CompileCache._counter - 1
-
-    def _hashes(self):
-        """index -> hash from the dependency file; a missing, unreadable or
-        corrupt file (any bytes) gives what can be read of it."""
-        hashes = {}
-        try:
-            text = _files.read(os.path.join(self.dir, _DEPENDENCY_FILE)).decode("utf-8", errors="replace")
-        except (OSError, ValueError):
-            return hashes
-        for line in text.splitlines():
-            parts = line.split()
-            if len(parts) == 2 and parts[0].isascii() and parts[0].isdigit() and len(parts[0]) < 10:
-                hashes[int(parts[0])] = parts[1]
-        return hashes
-
-    def path(self, index):
-        return os.path.join(self.dir, f"compile_cache_{index}{_FILE_SUFFIX}")
-
-    def load(self, index, key, dependency):
-        """(compiled, record) for entry `index`, or None (with a warning when
-        an entry exists but can not be used)."""
-        path = self.path(index)
-        if not os.path.lexists(path):
-            return None
-        outdated = (f"Compile cache entry {path} is out of date (the network's source files, msrt or the "
-                    f"compile-affecting context keys changed): compiling again.")
-        if self._hashes().get(index) != dependency:
-            warnings.warn(outdated, MsrtWarning, stacklevel=5)
-            return None
-        try:
-            data = _files.read(path)
-            compiled, meta = _C.load_graph(data, path)  # checksum checked in C++
-            record = record_from_bytes(meta, "compile_cache", path)
-        except Exception as e:  # a corrupt, truncated or unreadable entry must never stop the program
-            warnings.warn(f"Compile cache entry {path} can not be read ({e}): compiling again.", MsrtWarning,
-                          stacklevel=5)
-            return None
-        if record.get("dependency") != dependency:
-            warnings.warn(outdated, MsrtWarning, stacklevel=5)
-            return None
-        if record.get("key") != key:
-            warnings.warn(f"Compile cache entry {path} was compiled for another call ({record.get('key')}), not "
-                          f"{key}: compiling again.", MsrtWarning, stacklevel=5)
-            return None
-        return compiled, record
-
-    def store(self, index, key, dependency, entry):
-        """Writes the entry; False (with a warning) when it can not be cached."""
-        if entry.host:
-            warnings.warn(f"'{entry.name}' runs Python code on every step (host values such as a host-computed "
-                          f"learning rate), which a cached graph can not replay: it is not cached.", MsrtWarning,
-                          stacklevel=5)
-            return False
-        try:
-            meta = template_to_bytes(entry.template, "compile_cache", key=key, dependency=dependency)
-        except TypeError as e:
-            warnings.warn(f"'{entry.name}' is not cached: {e}.", MsrtWarning, stacklevel=5)
-            return False
-        path = self.path(index)
-        try:
-            _files.make_dirs(self.dir)
-            _files.write_atomic(path, entry.compiled.serialize(False, meta))
-            hashes = self._hashes()
-            hashes[index] = dependency
-            _files.write_atomic(os.path.join(self.dir, _DEPENDENCY_FILE),
-                                "".join(f"{i} {hashes[i]}\n" for i in sorted(hashes)).encode())
-        except OSError as e:  # an unwritable cache must never stop training
-            warnings.warn(f"The compile cache can not be written ({e}): going on without caching '{entry.name}'.",
-                          MsrtWarning, stacklevel=5)
-            return False
-        return True
+def template_from_json(text):
+    """The result structure of a record's template (checked by C++ already)."""
+    return _decode(json.loads(text))
 
 
 # --- ms.export / ms.load --------------------------------------------------------------------------
-def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
-    """Compiles `net` (a Cell or function) for `inputs` and saves the graph with
-    its weights to `file_name` (".mindir" is appended when missing). The file
-    is msrt's graph format, read back by `ms.load`; MindSpore's protobuf
-    MindIR, AIR and ONNX are not written."""
-    from . import _jit
-    from .nn.cell import Cell
-
-    if file_format != "MINDIR":
-        raise ValueError(f"For 'export', msrt writes only file_format='MINDIR', but got {file_format!r}.")
-    if not isinstance(file_name, str) or not file_name:
-        raise TypeError(f"For 'export', the 'file_name' must be a non-empty str, but got {file_name!r}.")
-    _files.fspath(file_name, "export", "file_name")
-    if not inputs or not all(isinstance(t, Tensor) for t in inputs):
-        raise TypeError("For 'export', the network's inputs must be given as Tensors.")
-    if isinstance(net, Cell):
-        net.scope  # assigns the scopes the graph's nodes are named after
-        body, owner, name = net._run_top, net, net.cls_name
-    elif callable(net):
-        body, owner, name = net, None, getattr(net, "__name__", "function")
-    else:
-        raise TypeError(f"For 'export', the 'net' must be a Cell or a function, but got {type(net).__name__}.")
-    entry = _jit._compile(body, inputs, {}, name, owner, fallback=False)
-    if entry.host:
-        raise RuntimeError(f"'{name}' runs Python code on every call (host values), which an exported graph can "
-                           f"not replay.")
-    path = file_name if file_name.endswith(".mindir") else file_name + ".mindir"
-    try:
-        meta = template_to_bytes(entry.template, "export", inputs=[[list(t.shape), t._t.dtype_name] for t in inputs])
-    except TypeError as e:
-        raise TypeError(f"For 'export', '{name}' can not be exported: {e}.") from None
-    data = entry.compiled.serialize(True, meta)
-    _files.make_dirs(os.path.dirname(os.path.abspath(path)))
-    _files.write_atomic(path, data)
-    return path
-
-
 class Graph:
     """A graph loaded by `ms.load`; run it through `nn.GraphCell`."""
 
@@ -333,8 +204,6 @@ class Graph:
         if len(inputs) != len(self.inputs) or not all(isinstance(t, Tensor) for t in inputs):
             raise TypeError(f"The graph loaded from {self.file_name} takes {len(self.inputs)} Tensors "
                             f"{self.inputs}, but got {[type(t).__name__ for t in inputs]}.")
-        from ._tensor import _wrap
-
         args = [t._t for t in inputs]
         # While a graph is captured (a GraphCell inside a jit function or a GRAPH_MODE Cell) the loaded
         # program is inlined into it; while a gradient tape records, it runs op by op, so that gradients

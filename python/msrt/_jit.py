@@ -2,10 +2,13 @@
 are captured into a graph, optimised and run by the C++ graph executor.
 
 A compile traces the Python body once with symbolic tensors (Note [Graph
-capture] in src/compiler/capture.h) and is cached per (callable, argument
-signature, training flag, hash of every compile-affecting context key): a
-changed key recompiles, an unchanged one reuses. Python values among the
-arguments are constants of the graph (another value compiles another graph).
+capture] in src/compiler/capture.h). The front door is C++: each callable has
+a _C.CompiledFunction that keys its calls (argument signature, training flag,
+hash of every compile-affecting context key: Note [Compiled function keys] in
+src/compiler/compiled_function.h), keeps the compiled graphs, reads and writes
+the compile cache and decides the eager fallback; it calls back here to trace
+the body on a miss and to run an entry. Python values among the arguments are
+constants of the graph (another value compiles another graph).
 
 Host values (`host_value`, `host_call`) let Python-side state that changes
 per step — a learning-rate schedule computed on the host, a step counter —
@@ -26,17 +29,17 @@ in which nothing is tracked runs the forward graph alone.
 
 Tensor-dependent Python control flow (`if x.sum() > 0:`) cannot be traced:
 with jit_syntax_level=STRICT it is an error naming the line; with LAX or
-COMPATIBLE the callable runs eagerly instead, with a warning saying why.
+COMPATIBLE the callable runs eagerly instead, with a warning saying why
+(Note [Capture fallback]).
 """
 import functools
 import os
 import threading
-import time
 import traceback
 import warnings
 
 from . import _C
-from . import _grad, _graph_files, _structure
+from . import _custom_grad, _graph_files, _structure
 from . import context as _context
 from ._tensor import _FLOAT_NAMES, Tensor, _wrap
 from ._warnings import MsrtWarning
@@ -44,7 +47,6 @@ from ._warnings import MsrtWarning
 __all__ = ["jit", "ms_function", "host_value", "host_call", "capturing", "compile_report"]
 
 _GraphCaptureError = _C.GraphCaptureError
-_STRICT = 0
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 for _key, _user in (("jit_syntax_level", "graph capture (tensor-dependent control flow)"),
                     ("max_call_depth", "graph capture (nested calls)"),
@@ -60,7 +62,6 @@ class _State(threading.local):
 
 
 _state = _State()
-_EAGER = object()  # cache entry: this signature runs eagerly (capture fell back)
 
 
 def capturing():
@@ -98,22 +99,6 @@ def _rebuild(template, tensors):
     return _structure.rebuild(template, tensors, _is_result_slot)
 
 
-def _signature(value):
-    """A hashable description: tensors by shape and dtype, Python values by value."""
-    if isinstance(value, Tensor):
-        t = value._t
-        return (t.shape, t.dtype_name)
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__,) + tuple(_signature(v) for v in value)
-    if isinstance(value, dict):
-        return ("dict",) + tuple((k, _signature(v)) for k, v in value.items())
-    try:
-        hash(value)
-    except TypeError:
-        return ("unhashable", type(value).__name__, repr(value))
-    return (type(value), value)
-
-
 def _symbolic(value, cap, names, path):
     """`value` with every Tensor replaced by a new graph input."""
     if isinstance(value, Tensor):
@@ -141,7 +126,7 @@ def _user_frame(tb):
 
 # --- compiled entries -------------------------------------------------------------------
 class _Entry:
-    __slots__ = ("compiled", "template", "weights", "host", "name", "info", "body", "owner", "arguments",
+    __slots__ = ("compiled", "template", "weights", "host", "name", "body", "owner", "arguments",
                  "backwards")
 
     def __init__(self, compiled, template, weights, host, name, body=None, owner=None, arguments=None):
@@ -150,7 +135,6 @@ class _Entry:
         self.weights = weights
         self.host = host
         self.name = name
-        self.info = {}  # how the entry was made: compile seconds, compile cache use
         self.body = body  # what was captured (None for a loaded graph: no gradient)
         self.owner = owner
         self.arguments = arguments  # (args, kwargs) with _ArgumentSlot for each tensor
@@ -202,7 +186,7 @@ class _Entry:
         fresh = [o._reshaped(o.shape) for o in outs]  # own identities on the tape
         tracked = [t for t, m in zip(inputs, input_mask) if m] + [w for w, m in zip(weights, weight_mask) if m]
         node = _BackwardCall(self, (input_mask, weight_mask), inputs, host, outs)
-        _grad.record_custom(tracked, fresh, node)
+        _custom_grad.record_custom(tracked, fresh, node)
         return fresh
 
 
@@ -301,9 +285,10 @@ def _param_table(owner):
     return table
 
 
-def _compile(body, args, kwargs, name, owner, fallback=True):
-    """Captures `body(*args, **kwargs)` and compiles it. Returns an _Entry, or
-    _EAGER when the body needs tensor values (LAX/COMPATIBLE, if `fallback`)."""
+def _trace(body, args, kwargs, name, owner):
+    """Captures `body(*args, **kwargs)` and compiles it: an _Entry, or (where,
+    error) when the body needs a tensor's value (C++ decides what follows:
+    Note [Capture fallback] in src/compiler/compiled_function.h)."""
     get = _context.get_context
     whole_stack = get("debug_level") == 1 or get("save_graphs") >= 3
     cap = _C.GraphCapture(name, get("max_call_depth"), whole_stack)
@@ -319,14 +304,7 @@ def _compile(body, args, kwargs, name, owner, fallback=True):
             out = body(*sym_args, **sym_kwargs)
     except _GraphCaptureError as e:
         file, line, code = _user_frame(e.__traceback__)
-        where = f"{file}:{line}" + (f": '{code}'" if code else "")
-        if get("jit_syntax_level") == _STRICT or not fallback:
-            raise RuntimeError(f"Graph compilation of '{name}' failed at {where}: the Python code depends on a "
-                               f"Tensor's value, which jit_syntax_level=STRICT does not allow. {e}") from None
-        warnings.warn(f"'{name}' runs in PYNATIVE mode instead of as a graph: the Python code at {where} depends "
-                      f"on a Tensor's value, which graph capture cannot follow (set jit_syntax_level=STRICT to "
-                      f"make this an error).", MsrtWarning, stacklevel=4)
-        return _EAGER
+        return f"{file}:{line}" + (f": '{code}'" if code else ""), str(e)
     finally:
         if shadow is not None:
             shadow.end()
@@ -335,6 +313,14 @@ def _compile(body, args, kwargs, name, owner, fallback=True):
     compiled = cap.compile([t._t for t in flat])
     return _Entry(compiled, out, _bind_weights(compiled, owner), host, name, body, owner,
                   _argument_template(args, kwargs))
+
+
+def compile_for_export(body, args, name, owner):
+    """An _Entry for `body(*args)`; a body that needs a tensor's value is an error."""
+    entry = _trace(body, args, {}, name, owner)
+    if isinstance(entry, tuple):
+        _C.capture_fallback(name, entry[0], entry[1], False)
+    return entry
 
 
 def _bind_weights(compiled, owner):
@@ -346,68 +332,70 @@ def _bind_weights(compiled, owner):
     return weights
 
 
-def _compile_or_load(body, args, kwargs, name, owner, key_text):
-    """A compiled entry, from the persistent compile cache when it is on and
-    holds this graph."""
-    start = time.perf_counter()
-    disk = _graph_files.CompileCache.active()
-    if disk is None:
-        entry = _compile(body, args, kwargs, name, owner)
-        if entry is not _EAGER:
-            entry.info = {"seconds": time.perf_counter() - start, "compile_cache": None}
-        return entry
-    index = disk.next_index()
-    dependency = _graph_files.dependency_hash(body, owner)
-    loaded = disk.load(index, key_text, dependency)
-    if loaded is not None:
-        compiled, record = loaded
+class GraphOwner:
+    """What compiles with its parameters as the graph's weights: nn.Cell
+    derives from it (this module sits below nn.cell in the import graph)."""
+
+    __slots__ = ()
+
+
+class _FrontEnd:
+    """What _C.CompiledFunction calls back into Python for: tracing the body, the
+    source files it depends on, and what a compile cache entry needs of Python
+    objects (its weights bound to Parameters, its result structure)."""
+
+    tensor_type = Tensor
+    owner_type = GraphOwner
+    trace = staticmethod(_trace)
+    source_files = staticmethod(_graph_files.source_files)
+
+    @staticmethod
+    def adopt(compiled, template_json, file, body, args, kwargs, name, owner):
+        """An _Entry for a graph loaded from the compile cache, or None (with a
+        warning) when its weights are not this network's."""
         weights = _bind_weights(compiled, owner)
         names = compiled.weight_names()
         if not names or (weights is not None and all(w is not None for w in weights)):
-            entry = _Entry(compiled, record["template"], weights, [], name, body, owner,
-                           _argument_template(args, kwargs))
-            entry.info = {"seconds": time.perf_counter() - start, "compile_cache": "loaded",
-                          "file": disk.path(index)}
-            return entry
-        warnings.warn(f"Compile cache entry {disk.path(index)} needs weights this network does not have: "
-                      f"compiling again.", MsrtWarning, stacklevel=4)
-    entry = _compile(body, args, kwargs, name, owner)
-    if entry is _EAGER:
-        return entry
-    entry.info = {"seconds": time.perf_counter() - start, "compile_cache": None}
-    unbound = entry.weights is None and entry.compiled.weight_names()
-    if unbound or (entry.weights is not None and None in entry.weights):
-        warnings.warn(f"'{name}' uses tensors that are not parameters of the network, which a cached graph can not "
-                      f"bind: it is not cached.", MsrtWarning, stacklevel=4)
-    elif disk.store(index, key_text, dependency, entry):
-        entry.info.update(compile_cache="stored", file=disk.path(index))
-    return entry
-
-
-def _call(cache, key_prefix, body, args, kwargs, name, owner, key_name):
-    signature = _signature((args, kwargs))
-    key = (key_prefix, signature, _C.compile_key_hash())
-    entry = cache.get(key)
-    if entry is None:
-        entry = _compile_or_load(body, args, kwargs, name, owner, repr((key_name, signature)))
-        cache[key] = entry
-        if entry is not _EAGER and _context.get_context("precompile_only"):
-            return None
-    if entry is _EAGER:
-        return body(*args, **kwargs)
-    if _context.get_context("precompile_only"):
+            return _Entry(compiled, _graph_files.template_from_json(template_json), weights, [], name, body, owner,
+                          _argument_template(args, kwargs))
+        warnings.warn(f"Compile cache entry {file} needs weights this network does not have: compiling again.",
+                      MsrtWarning, stacklevel=2)
         return None
-    return entry.run(args, kwargs)
+
+    @staticmethod
+    def cache_template(entry):
+        """(the result template as JSON, None), or (None, why it can not be cached)."""
+        unbound = entry.weights is None and entry.compiled.weight_names()
+        if unbound or (entry.weights is not None and None in entry.weights):
+            return None, (f"'{entry.name}' uses tensors that are not parameters of the network, which a cached "
+                          f"graph can not bind: it is not cached.")
+        if entry.host:
+            return None, (f"'{entry.name}' runs Python code on every step (host values such as a host-computed "
+                          f"learning rate), which a cached graph can not replay: it is not cached.")
+        try:
+            return _graph_files.template_json(entry.template), None
+        except TypeError as e:
+            return None, f"'{entry.name}' is not cached: {e}."
+
+
+_FRONT_END = _FrontEnd()
+
+
+def compiled_function(name, owner=None, owner_is_first_argument=False, key_training=False):
+    """The C++ front door for one callable (src/compiler/compiled_function.h):
+    `graphs(body, args, kwargs)` runs `body` through it. The graphs' weights are
+    the parameters of `owner` (or of the first argument, when it is a
+    GraphOwner); with `key_training` the owner's training flag is part of the key."""
+    return _C.CompiledFunction(name, _FRONT_END, owner, owner_is_first_argument, key_training)
 
 
 # --- Cells ----------------------------------------------------------------------------------
 def call_cell(cell, args, kwargs):
     """A top-level call of `cell` in GRAPH_MODE."""
-    cache = cell.__dict__.get("_graph_cache")
-    if cache is None:
-        cache = cell.__dict__["_graph_cache"] = {}
-    return _call(cache, cell.training, cell._run_top, args, kwargs, f"{cell.cls_name}", cell,
-                 (type(cell).__qualname__, cell.training))
+    graphs = cell.__dict__.get("_graph_cache")
+    if graphs is None:
+        graphs = cell.__dict__["_graph_cache"] = compiled_function(f"{cell.cls_name}", cell, key_training=True)
+    return graphs(cell._run_top, args, kwargs)
 
 
 def call_nested_cell(cell, args, kwargs):
@@ -423,10 +411,10 @@ def call_nested_cell(cell, args, kwargs):
 def compile_report(cell_or_function):
     """What the last compiles of a Cell or jit function did: a list of dicts
     (graph id, op counts, pass timings, IR files written, planned memory)."""
-    cache = getattr(cell_or_function, "_graph_cache", None)
-    if cache is None:
-        cache = cell_or_function.__dict__.get("_graph_cache", {}) if hasattr(cell_or_function, "__dict__") else {}
-    return [dict(e.compiled.report(), **e.info) for e in cache.values() if e is not _EAGER]
+    graphs = getattr(cell_or_function, "_graph_cache", None)
+    if graphs is None and hasattr(cell_or_function, "__dict__"):
+        graphs = cell_or_function.__dict__.get("_graph_cache")
+    return graphs.report() if graphs is not None else []
 
 
 # --- functions --------------------------------------------------------------------------
@@ -434,37 +422,34 @@ def jit(function=None, mode="PSJit", input_signature=None, hash_args=None, jit_c
     """Compiles `function` into a graph on its first call for each argument
     signature, in PYNATIVE_MODE as in GRAPH_MODE (MindSpore's `ms.jit`).
     Usable as `@jit` or `@jit(...)`. A method of a Cell compiles with the
-    cell's parameters as the graph's weights."""
+    cell's parameters as the graph's weights. With `compile_once`, functions
+    made again from the same code (closures) share their compiled graphs,
+    which then keep the free variables they were first compiled with."""
     if mode not in ("PSJit", "PIJit"):
         raise ValueError(f"For 'jit', the 'mode' must be 'PSJit' or 'PIJit', but got {mode!r}.")
 
     def wrap(fn):
         if not callable(fn):
             raise TypeError(f"For 'jit', the decorated object must be callable, but got {type(fn).__name__}.")
-        cache = {}
         name = getattr(fn, "__qualname__", getattr(fn, "__name__", "jit_function")).replace("<", "").replace(">", "")
+        make = functools.partial(compiled_function, name, owner_is_first_argument=True)
+        code = getattr(fn, "__code__", None)
+        # compile_once: every function made from this code (a closure made again) shares its graphs.
+        graphs = _C.CompiledFunction.compile_once(code, make) if compile_once and code is not None else make()
 
         @functools.wraps(fn)
         def compiled(*args, **kwargs):
             if _state.capture is not None:  # inside another capture: inline
                 return fn(*args, **kwargs)
-            owner = args[0] if args and _is_cell(args[0]) else None
-            return _call(cache, id(owner), fn, args, kwargs, name, owner,
-                         (name, type(owner).__qualname__ if owner is not None else None))
+            return graphs(fn, args, kwargs)
 
-        compiled._graph_cache = cache
+        compiled._graph_cache = graphs
         compiled.__wrapped_jit__ = fn
         return compiled
 
     if function is not None:
         return wrap(function)
     return wrap
-
-
-def _is_cell(value):
-    from .nn.cell import Cell
-
-    return isinstance(value, Cell)
 
 
 def ms_function(fn=None, obj=None, input_signature=None):

@@ -5,8 +5,8 @@
 //   bytes 8-11  format version (uint32, little endian), 2
 //   bytes 12-19 header length H (uint64)
 //   H bytes     header: JSON {graph, inputs, outputs, nodes[...], metadata_bytes}
-//   then        the caller's metadata (the Python side writes a JSON record:
-//               python/msrt/_graph_files.py; never pickle)
+//   then        the caller's metadata (a JSON record, Note [Graph record]:
+//               written by compiler::CompileCache and msrt/_export.py; never pickle)
 //   then        tensor data, each constant (and embedded weight) at the offset
 //               its node names, contiguous, native byte order
 //   last 4      CRC-32C of every byte before it
@@ -233,7 +233,8 @@ LoadedGraph DeserializeGraph(std::string_view bytes, std::string_view what) {
 //        | {"t": "int", "v": decimal str} | {"t": "float", "v": Python repr str}
 //        | {"t": "str", "v": str} | {"t": "tuple" | "list", "items": [value...]}
 //        | {"t": "dict", "items": [[hashable value, value]...]}
-// Written by python/msrt/_graph_files.py; never pickle.
+// Written by compiler::CompileCache (src/compiler/compiled_function.cc) and
+// ms.export (python/msrt/_export.py, templates by msrt/_graph_files.py); never pickle.
 namespace {
 
 constexpr int kMaxRecordDepth = 200;

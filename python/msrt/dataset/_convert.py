@@ -7,10 +7,10 @@ _WIDEN = {np.dtype(np.uint16): np.int64, np.dtype(np.uint32): np.int64}
 
 def to_tensor(array):
     """Wraps a NumPy array produced by a pipeline as an `msrt.Tensor`."""
-    import msrt
+    from .._tensor import Tensor  # not `import msrt`: the package imports this module
 
     array = np.asarray(array)
     target = _WIDEN.get(array.dtype)
     if target is not None:
         array = array.astype(target)
-    return msrt.Tensor(array)
+    return Tensor(array)

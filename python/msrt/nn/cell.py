@@ -49,7 +49,7 @@ class _HookHandle:
             self._cell._update_slow_call()
 
 
-class Cell:
+class Cell(_jit.GraphOwner):
     """Base class for all neural network cells (MindSpore's `nn.Cell`).
 
     Subclasses define `construct(*inputs)`; calling the cell runs it. Assigning
