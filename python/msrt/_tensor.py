@@ -593,20 +593,6 @@ class Tensor:
     def ravel(self):
         return _op("reshape", self, shape=[-1])
 
-    def squeeze(self, axis=None):
-        if axis is None:
-            return _op("squeeze", self, axis=[])
-        return _op("squeeze", self, axis=[axis] if isinstance(axis, int) else list(axis))
-
-    def expand_dims(self, axis):
-        return _op("expand_dims", self, axis=int(axis))
-
-    def unsqueeze(self, dim):
-        return _op("expand_dims", self, axis=int(dim))
-
-    def broadcast_to(self, shape):
-        return _op("broadcast_to", self, shape=list(shape))
-
     def expand_as(self, other):
         return _op("broadcast_to", self, shape=list(other.shape))
 
@@ -635,7 +621,6 @@ class Tensor:
     def set_dtype(self, dtype):
         self._t = _call("cast", [self._t], {"dtype": mstype._core_name(dtype)})[0]
         return self
-
 
 
 def _rebuild(array, dtype_name):

@@ -291,6 +291,7 @@ void BindTensor(py::module_& m) {
             f["init"] = params(form.init);
             f["params"] = params(form.params);
             f["doc"] = std::string(op->doc);
+            f["elementwise"] = op->props.elementwise;
             out.append(f);
           }
         }

@@ -180,34 +180,6 @@ def any(input, axis=None, keep_dims=False):  # noqa: A001,A002
 
 
 # --- shapes ------------------------------------------------------------------------
-def reshape(input, shape):  # noqa: A002
-    return _op("reshape", input, shape=[int(s) for s in shape])
-
-
-def transpose(input, input_perm):  # noqa: A002
-    return _op("transpose", input, perm=[int(p) for p in input_perm])
-
-
-def permute(input, axis):  # noqa: A002
-    return _op("transpose", input, perm=[int(p) for p in axis])
-
-
-def expand_dims(input_x, axis):
-    return _op("expand_dims", input_x, axis=int(axis))
-
-
-def unsqueeze(input, dim):  # noqa: A002
-    return _op("expand_dims", input, axis=int(dim))
-
-
-def squeeze(input, axis=None):  # noqa: A002
-    if axis is None:
-        axes = []
-    elif isinstance(axis, (list, tuple)):
-        axes = [int(a) for a in axis]
-    else:
-        axes = [int(axis)]
-    return _op("squeeze", input, axis=axes)
 
 
 def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
@@ -229,17 +201,6 @@ def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
         return _op("flatten", input)
     shape = list(input.shape)
     return _op("reshape", input, shape=shape[:start] + [-1] + shape[end + 1:])
-
-
-def concat(tensors, axis=0):
-    return _op("concat", *tensors, axis=int(axis))
-
-
-cat = concat
-
-
-def stack(tensors, axis=0):
-    return _op("stack", *tensors, axis=int(axis))
 
 
 def split(tensor, split_size_or_sections, axis=0):
@@ -309,12 +270,6 @@ def slice(input_x, begin, size):  # noqa: A001 - MindSpore's name
     return _op("strided_slice", input_x, begin=list(begin), end=end, strides=[1] * len(begin))
 
 
-def gather(input_params, input_indices, axis, batch_dims=0):
-    if batch_dims:
-        raise NotImplementedError("For 'gather', 'batch_dims' other than 0 is not supported by msrt.")
-    return _op("gather", input_params, _t(input_indices), axis=int(axis))
-
-
 def one_hot(indices, depth, on_value=1, off_value=0, axis=-1):
     """One-hot encoding; the output has on_value's dtype (a Python int gives int64, a float float32)."""
     dtype = "int64" if isinstance(on_value, numbers.Integral) and not isinstance(on_value, bool) else "float32"
@@ -325,10 +280,6 @@ def one_hot(indices, depth, on_value=1, off_value=0, axis=-1):
         off_value = off_value.item()
     return _op("one_hot", _t(indices), depth=int(depth), on_value=float(on_value), off_value=float(off_value),
                axis=int(axis), dtype=dtype)
-
-
-def broadcast_to(input, shape):  # noqa: A002
-    return _op("broadcast_to", input, shape=[int(s) for s in shape])
 
 
 def tile(input, dims):  # noqa: A002

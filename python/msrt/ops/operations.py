@@ -329,55 +329,6 @@ class Dropout(Primitive):
 
 
 # --- shapes ----------------------------------------------------------------------------
-class Reshape(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, input_x, input_shape):
-        return F.reshape(input_x, input_shape)
-
-
-class Transpose(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, input_x, input_perm):
-        return F.transpose(input_x, input_perm)
-
-
-class ExpandDims(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, input_x, axis):
-        return _op("expand_dims", input_x, axis=int(axis))
-
-
-class Squeeze(Primitive):
-    def __init__(self, axis=()):
-        super().__init__()
-        self.axis = [int(axis)] if isinstance(axis, int) else [int(a) for a in axis]
-
-    def __call__(self, input_x):
-        return _op("squeeze", input_x, axis=self.axis)
-
-
-class Concat(Primitive):
-    def __init__(self, axis=0):
-        super().__init__()
-        self.axis = int(axis)
-
-    def __call__(self, input_x):
-        return _op("concat", *input_x, axis=self.axis)
-
-
-class Stack(Primitive):
-    def __init__(self, axis=0):
-        super().__init__()
-        self.axis = int(axis)
-
-    def __call__(self, input_x):
-        return _op("stack", *input_x, axis=self.axis)
 
 
 class Split(Primitive):
@@ -400,18 +351,6 @@ class StridedSlice(Primitive):
         return F.strided_slice(input_x, begin, end, strides, *self.masks)
 
 
-class Gather(Primitive):
-    def __init__(self, batch_dims=0):
-        super().__init__()
-        self.batch_dims = batch_dims
-
-    def __call__(self, input_params, input_indices, axis):
-        return F.gather(input_params, input_indices, axis, self.batch_dims)
-
-
-GatherV2 = Gather
-
-
 class OneHot(Primitive):
     def __init__(self, axis=-1):
         super().__init__()
@@ -419,15 +358,6 @@ class OneHot(Primitive):
 
     def __call__(self, indices, depth, on_value, off_value):
         return F.one_hot(indices, depth, on_value, off_value, self.axis)
-
-
-class BroadcastTo(Primitive):
-    def __init__(self, shape):
-        super().__init__()
-        self.shape = [int(s) for s in shape]
-
-    def __call__(self, input_x):
-        return _op("broadcast_to", input_x, shape=self.shape)
 
 
 class Tile(Primitive):
