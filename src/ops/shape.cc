@@ -187,7 +187,8 @@ MSRT_REGISTER_OP({.name = "stack",
 
 MSRT_REGISTER_OP({.name = "split",
                   .inputs = {"x"},
-                  .attrs = {{"axis", 0}, {"output_num", Value(), "how many equal parts"}},
+                  .attrs = {{"axis", 0, "the axis", AttrType::kInt},
+                            {"output_num", Value(), "how many equal parts", AttrType::kInt}},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     const Shape& shape = in[0].shape;
                     if (shape.empty()) {
