@@ -92,6 +92,16 @@ MSRT_REGISTER_OP({.name = "sign",
                   .doc = "-1, 0 or 1 (NaN stays NaN)",
     .api = {Function("sign(input->x)"), Method("sign(self->x)"), Primitive("Sign()(x)")}});
 
+MSRT_REGISTER_OP({.name = "floor",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("floor", DTypeClass::kFloat),
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor&, const Dict&) {
+                    return fn::ZerosLike(x);
+                  }),
+                  .props = kElementwise,
+                  .doc = "the largest integer <= x",
+                  .api = {Function("floor(input->x)"), Method("floor(self->x)"), Primitive("Floor()(x)")}});
+
 MSRT_REGISTER_OP({.name = "exp",
                   .inputs = {"x"},
                   .infer = UnaryInfer("exp", DTypeClass::kFloat),

@@ -12,22 +12,15 @@ import numpy as np
 from .._tensor import _FLOAT_NAMES, Tensor, _as_tensor, _binary, _norm_axes, _op, _scalar_base, _wrap
 from ..common import dtype as mstype
 
-__all__ = [
-    "add", "sub", "mul", "div", "true_divide", "neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "rsqrt",
-    "square", "reciprocal", "sign", "pow", "maximum", "minimum", "equal", "ne", "not_equal", "less", "lt",
-    "less_equal", "le", "greater", "gt", "greater_equal", "ge", "logical_and", "logical_or", "logical_not",
-    "logical_xor", "select", "where", "cast", "clamp", "clip", "addn",
-    "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "all", "any",
-    "matmul", "mm", "bmm", "batch_matmul", "dense", "bias_add", "conv2d", "max_pool2d", "avg_pool2d", "batch_norm",
-    "relu", "relu6", "sigmoid", "tanh", "gelu", "silu", "leaky_relu", "softmax", "log_softmax", "dropout",
-    "reshape", "transpose", "permute", "expand_dims", "unsqueeze", "squeeze", "flatten", "concat", "cat", "stack",
-    "split", "strided_slice", "slice", "gather", "one_hot", "broadcast_to", "tile", "zeros", "ones", "fill", "full",
-    "zeros_like", "ones_like", "full_like", "arange", "eye",
-    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-    "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "identity", "print_",
-    "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array",
-    "clip_by_value", "clip_by_global_norm", "partial", "tensor_add", "tensor_sub", "tensor_mul", "tensor_div",
-    "tensor_pow", "tensor_lt", "tensor_le", "tensor_gt", "tensor_ge",
+__all__ = [  # written here; the declared ones are added below
+    "div", "true_divide", "select", "where", "cast", "clamp", "clip", "addn", "sum", "amax", "amin", "max", "min",
+    "argmax", "argmin", "all", "any", "matmul", "mm", "bmm", "batch_matmul", "dense", "bias_add", "conv2d",
+    "max_pool2d", "avg_pool2d", "batch_norm", "gelu", "leaky_relu", "softmax", "dropout", "flatten", "split",
+    "strided_slice", "slice", "one_hot", "tile", "zeros", "ones", "fill", "full", "zeros_like", "ones_like",
+    "full_like", "arange", "eye", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
+    "binary_cross_entropy_with_logits", "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "print_",
+    "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array", "clip_by_value",
+    "clip_by_global_norm", "partial", "tensor_div",
 ]
 
 
@@ -629,4 +622,4 @@ from .nn_functional import (  # noqa: E402
 # Every function an op declares (OpDef::api in C++), bound from the declaration.
 from ._api import install_functions  # noqa: E402
 
-install_functions(globals())
+__all__ += install_functions(globals())

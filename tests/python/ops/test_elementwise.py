@@ -62,6 +62,7 @@ UNARY = {
     "exp": (np.exp, FLOATS, (-10, 10), True),
     "log": (np.log, FLOATS, (0.01, 10), True),
     "sqrt": (np.sqrt, FLOATS, (0.01, 10), True),
+    "floor": (np.floor, FLOATS, (-5, 5), True),
     "rsqrt": (lambda x: 1 / np.sqrt(x), FLOATS, (0.01, 10), True),
     "square": (np.square, FLOATS + INTS, (-3, 3), True),
     "reciprocal": (np.reciprocal, FLOATS, (0.1, 3), True),
