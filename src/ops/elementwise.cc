@@ -449,6 +449,17 @@ const bool kComparisonsRegistered = [] {
   return true;
 }();
 
+MSRT_REGISTER_OP({.name = "addn",
+                  .inputs = {"xs..."},
+                  .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+                    if (in.empty()) OpError(ErrorKind::kValue, "addn", "needs at least one input, but got none");
+                    Tensor sum = in[0];
+                    for (size_t i = 1; i < in.size(); ++i) sum = fn::Add(sum, in[i]);
+                    return {sum};
+                  },
+                  .doc = "the elementwise sum of the inputs",
+                  .api = {Function("addn(x->xs...)"), Primitive("AddN()(inputs->xs...)")}});
+
 MSRT_REGISTER_OP({.name = "select",
                   .inputs = {"condition", "x", "y"},
                   .infer = [](const Metas& in, const Dict&) {

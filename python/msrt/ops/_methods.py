@@ -56,14 +56,6 @@ def argmin(self, axis=None, keepdims=False):
     return F.argmin(self, axis, keepdims)
 
 
-def all(self, axis=None, keep_dims=False):  # noqa: A001
-    return F.all(self, axis, keep_dims)
-
-
-def any(self, axis=None, keep_dims=False):  # noqa: A001
-    return F.any(self, axis, keep_dims)
-
-
 def div(self, other, *, rounding_mode=None):
     return F.div(self, other, rounding_mode=rounding_mode)
 
@@ -86,7 +78,7 @@ def stop_gradient(self):
 
 _METHODS = {
     "__matmul__": __matmul__, "__rmatmul__": __rmatmul__, "matmul": matmul, "flatten": flatten, "tile": tile,
-    "max": max, "min": min, "argmax": argmax, "argmin": argmin, "all": all, "any": any, "div": div,
+    "max": max, "min": min, "argmax": argmax, "argmin": argmin, "div": div,
     "true_divide": div, "clip": clip, "clamp": clip, "gather": gather, "split": split, "stop_gradient": stop_gradient,
     "__getitem__": _indexing.getitem, "__setitem__": _indexing.setitem,
 }

@@ -13,8 +13,8 @@ from .._tensor import _FLOAT_NAMES, Tensor, _as_tensor, _binary, _norm_axes, _op
 from ..common import dtype as mstype
 
 __all__ = [  # written here; the declared ones are added below
-    "div", "true_divide", "select", "where", "cast", "clamp", "clip", "addn", "sum", "amax", "amin", "max", "min",
-    "argmax", "argmin", "all", "any", "matmul", "mm", "bmm", "batch_matmul", "dense", "bias_add", "conv2d",
+    "div", "true_divide", "select", "where", "cast", "clamp", "clip", "sum", "amax", "amin", "max", "min",
+    "argmax", "argmin", "matmul", "mm", "bmm", "batch_matmul", "dense", "bias_add", "conv2d",
     "max_pool2d", "avg_pool2d", "batch_norm", "gelu", "leaky_relu", "softmax", "dropout", "flatten", "split",
     "strided_slice", "slice", "one_hot", "tile", "zeros", "ones", "fill", "full", "zeros_like", "ones_like",
     "full_like", "arange", "eye", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
@@ -104,14 +104,6 @@ def clamp(input, min=None, max=None):  # noqa: A002
 clip = clamp
 
 
-def addn(x):
-    """The elementwise sum of a list of tensors (MindSpore's AddN)."""
-    out = x[0]
-    for t in x[1:]:
-        out = _op("add", out, t)
-    return out
-
-
 # --- reductions ---------------------------------------------------------------
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
     x = input if dtype is None else cast(input, dtype)
@@ -158,18 +150,6 @@ def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa:
     """MindSpore 2.x: (values, indices) of the minimum along `axis` (all axes when None)."""
     values = amin(input, axis, keepdims, initial=initial)
     return values, _arg("argmin", input, axis, keepdims)
-
-
-def all(input, axis=None, keep_dims=False):  # noqa: A001,A002
-    x = _op("cast", input, dtype="float32")
-    out = _op("reduce_min", x, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
-    return _op("not_equal", out, _wrap(_scalar_base(0.0, "float32")))
-
-
-def any(input, axis=None, keep_dims=False):  # noqa: A001,A002
-    x = _op("abs", _op("cast", input, dtype="float32"))
-    out = _op("reduce_max", x, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
-    return _op("not_equal", out, _wrap(_scalar_base(0.0, "float32")))
 
 
 # --- shapes ------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from . import functional as F
 from . import nn_functional as _nn_functional
 
 __all__ = [  # written here; the declared ones are added below
-    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "AddN", "Select", "ReduceSum",
+    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "Select", "ReduceSum",
     "Argmax", "Argmin", "ArgMaxWithValue", "ArgMinWithValue", "MatMul", "BatchMatMul", "BiasAdd", "Dense", "Conv2D",
     "MaxPool", "AvgPool", "BatchNorm", "GeLU", "GELU", "Dropout", "Flatten", "Split", "StridedSlice", "OneHot",
     "Tile", "Fill", "Fills", "Zeros", "Ones", "SoftmaxCrossEntropyWithLogits",
@@ -124,14 +124,6 @@ class GeLU(Primitive):
 
 
 GELU = GeLU
-
-
-class AddN(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, inputs):
-        return F.addn(list(inputs))
 
 
 class Select(Primitive):
