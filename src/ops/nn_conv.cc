@@ -21,10 +21,13 @@ std::vector<AttrSpec> ConvAttrSpecs(std::vector<AttrSpec> extra = {}) {
   specs.push_back({"pad_mode", Value("same"), "'same', 'valid' or 'pad'", AttrType::kPadMode});
   specs.push_back({"pad", Value(List{Value(0), Value(0), Value(0), Value(0)}),
                    "(top, bottom, left, right) padding for pad_mode 'pad'", AttrType::kPadding});
-  specs.push_back({"dilation", Value(List{Value(1), Value(1)}), "(h, w) dilation, or an int for both", AttrType::kPair});
+  specs.push_back(
+      {"dilation", Value(List{Value(1), Value(1)}), "(h, w) dilation, or an int for both", AttrType::kPair});
   specs.push_back({"group", Value(1), "number of channel groups", AttrType::kInt, {}, false,
                    [](std::string_view op, const Value& v) {
-                     if (v.as_int() < 1) OpError(ErrorKind::kValue, op, StrCat("'group' must be at least 1; but got ", v.as_int()));
+                     if (v.as_int() < 1) {
+                       OpError(ErrorKind::kValue, op, StrCat("'group' must be at least 1; but got ", v.as_int()));
+                     }
                    }});
   specs.push_back({kDataFormatAttr, Value(kChannelsFirst), "layout of x and dy: 'NCHW' or 'NHWC' (channels-last)",
                    AttrType::kDataFormat});

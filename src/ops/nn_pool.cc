@@ -13,7 +13,9 @@ const std::vector<AttrSpec> kPoolAttrs = {
     {"strides", Value(List{Value(1), Value(1)}), "(h, w) stride, or an int for both", AttrType::kPair},
     {"pad_mode", Value("valid"), "'valid' or 'same', any case", AttrType::kPadMode, {}, false,
      [](std::string_view op, const Value& v) {
-       if (v.as_string() == "pad") OpError(ErrorKind::kValue, op, "'pad_mode' must be one of 'same' or 'valid'; but got 'pad'");
+       if (v.as_string() == "pad") {
+         OpError(ErrorKind::kValue, op, "'pad_mode' must be one of 'same' or 'valid'; but got 'pad'");
+       }
      }},
     {kDataFormatAttr, Value(kChannelsFirst), "layout of x, y and dy: 'NCHW' or 'NHWC' (channels-last)",
      AttrType::kDataFormat},

@@ -75,7 +75,8 @@ TEST(NnAttrs, PaddingNeedsPadModeWhereverBothAreGiven) {
 
 TEST(NnAttrs, RecordedParametersBindNoInputOrAttribute) {
   const OpDef& conv = GetOp("conv2d");
-  ParsedForm form = ParseApiForm(conv, Primitive("Conv2D(out_channel->~, kernel_size->~, mode->~=1, pad=0)(x, weight)"));
+  ParsedForm form =
+      ParseApiForm(conv, Primitive("Conv2D(out_channel->~, kernel_size->~, mode->~=1, pad=0)(x, weight)"));
   ASSERT_EQ(form.init.size(), 4u);
   EXPECT_EQ(form.init[0].binds, ApiParam::Binds::kRecorded);
   EXPECT_FALSE(form.init[0].default_value.has_value());  // may be required, unlike p->!
