@@ -271,7 +271,7 @@ void BindTensor(py::module_& m) {
             auto params = [](const std::vector<ops::ApiParam>& list) {
               py::list ps;
               for (const ops::ApiParam& p : list) {
-                static constexpr const char* kBinds[] = {"input", "inputs", "attr", "unsupported"};
+                static constexpr const char* kBinds[] = {"input", "inputs", "attr", "unsupported", "recorded"};
                 py::dict d;
                 d["name"] = p.name;
                 d["target"] = p.target;

@@ -8,7 +8,9 @@ keyword arguments and defaults behave as written) whose body only converts:
 Tensors to their core handles, Python scalars to 0-d tensors of the other
 operand's dtype, dtypes to their names. Every check of shapes, dtypes and
 attribute values is the op's, in C++ (AttrType and the op's inference), so
-the errors are the same from every form.
+the errors are the same from every form. A parameter bound `p->!` must keep
+its default (NotImplementedError otherwise); one bound `p->~` is accepted and
+not passed to the op (a Primitive records it with add_prim_attr).
 """
 import numbers
 
@@ -120,6 +122,8 @@ def _body(form, params, self_attrs=None):
         elif binds == "attr":
             conv = _ATTR_CONVERTERS.get(types[p["target"]])
             attrs.append(f"{p['target']!r}: {conv}({name})" if conv else f"{p['target']!r}: {name}")
+        elif binds == "recorded":  # accepted, not the op's (a Primitive records it as an attribute)
+            continue
         else:  # unsupported: must keep its default
             test = f"{name} is not None" if p["default"] is None else f"{name} != _d[{p['_default_index']}]"
             lines.append(f"    if {test}:")

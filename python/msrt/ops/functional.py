@@ -583,18 +583,14 @@ tensor_div = div
 # Products, convolution, pooling, normalisation, activations and dropout.
 from .nn_functional import (  # noqa: E402
     avg_pool2d,
-    batch_matmul,
     batch_norm,
     bias_add,
-    bmm,
     conv2d,
     dense,
     dropout,
     gelu,
-    leaky_relu,
     matmul,
     max_pool2d,
-    mm,
     softmax,
 )
 
