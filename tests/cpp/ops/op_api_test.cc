@@ -28,7 +28,8 @@ TEST(AttrTypeTest, IntListsTakeOneCanonicalForm) {
   EXPECT_EQ(Parse(AttrType::kPair, Value(3)).repr(), Ints({3, 3}).repr());
   EXPECT_EQ(Parse(AttrType::kPair, Ints({1, 1, 2, 3})).repr(), Ints({2, 3}).repr());
   EXPECT_EQ(Parse(AttrType::kPadding, Value(1)).repr(), Ints({1, 1, 1, 1}).repr());
-  EXPECT_EQ(Parse(AttrType::kPadding, Ints({1, 2})).repr(), Ints({1, 1, 2, 2}).repr());
+  EXPECT_EQ(Parse(AttrType::kPadding, Ints({1, 2, 3, 4})).repr(), Ints({1, 2, 3, 4}).repr());
+  EXPECT_THROW(Parse(AttrType::kPadding, Ints({1, 2})), ValueError);  // MindSpore: an int or 4 values
   EXPECT_EQ(Parse(AttrType::kShape, Ints({-1, 4})).repr(), Ints({-1, 4}).repr());
 }
 
