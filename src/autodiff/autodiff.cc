@@ -170,8 +170,8 @@ std::vector<Tensor> GradTape::Gradient(const std::vector<Tensor>& outputs, const
     for (size_t i = 0; i < grads.size(); ++i) {
       if (!needs[i] || !grads[i].defined()) continue;
       const Tensor& in = node->inputs[i];
-      MSRT_INTERNAL_ASSERT(grads[i].shape() == in.shape(), "gradient of ", node->op->name, " input ", i,
-                           " has shape ", ShapeRepr(grads[i].shape()), ", expected ", ShapeRepr(in.shape()));
+      MSRT_INTERNAL_ASSERT(grads[i].shape() == in.shape(), "gradient of ", node->op->name, " input ", i, " has shape ",
+                           ShapeRepr(grads[i].shape()), ", expected ", ShapeRepr(in.shape()));
       deliver(in, grads[i]);
     }
   }

@@ -178,8 +178,8 @@ const KernelDef* SelectKernelOrConvert(std::string_view op, DeviceTarget device,
   if (sub.kernel == nullptr) return nullptr;
   static const context::OptionRef<bool> kReducePrecision(context::Family::kRuntime, "enable_reduce_precision");
   if (!kReducePrecision.Get()) {
-    throw TypeError(StrCat("[", op, "] has no ", DeviceTargetName(device), " kernel for dtype ",
-                           DTypeName(sub.from), " and enable_reduce_precision is False; a ", DTypeName(sub.to),
+    throw TypeError(StrCat("[", op, "] has no ", DeviceTargetName(device), " kernel for dtype ", DTypeName(sub.from),
+                           " and enable_reduce_precision is False; a ", DTypeName(sub.to),
                            " kernel exists. Set enable_reduce_precision=True to compute in ", DTypeName(sub.to),
                            ", or cast the inputs."));
   }
