@@ -41,7 +41,8 @@ bool ValidUtf8(std::string_view s) {
     if (c < 0x80) {
       ++i;
       continue;
-    } else if ((c & 0xE0) == 0xC0) {
+    }
+    if ((c & 0xE0) == 0xC0) {
       extra = 1;
       cp = c & 0x1F;
     } else if ((c & 0xF0) == 0xE0) {

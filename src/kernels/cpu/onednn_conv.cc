@@ -120,7 +120,7 @@ void Conv2dOneDnn(KernelArgs& args) {
   DType dtype = args.inputs[0].dtype();
   if (args.outputs[0].numel() == 0) return;
   dn::Epilogue epilogue = dn::EpilogueOf(args.attrs);  // fused elementwise ops, as post-ops
-  auto prim = dn::Cached<ConvForward>(std::move(ConvKey("conv2d", g, dtype).Add(epilogue.ops)), [&] {
+  auto prim = dn::Cached<ConvForward>(ConvKey("conv2d", g, dtype).Add(epilogue.ops), [&] {
     ConvDescs d(g, dtype);
     dnnl::primitive_attr attr;
     attr.set_post_ops(epilogue.post_ops);

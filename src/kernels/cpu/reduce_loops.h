@@ -217,7 +217,7 @@ void ReduceARB(const T* x, T* out, int64_t A, int64_t R, int64_t B) {
   // in) must not depend on the thread count; the pool still runs the chunks.
   const int threads = DeterministicKernels() ? kDeterministicSplit : IntraOpThreads();
   // Few outputs over a long reduction: split R and combine partials in order.
-  if (total >= 2 * kGrain && outputs < 4 * threads) {
+  if (total >= 2 * kGrain && outputs < 4 * static_cast<int64_t>(threads)) {
     const Split split = SplitWork(R, std::max<int64_t>(kGrain / outputs, 1), threads);
     std::vector<T> partial(static_cast<size_t>(split.chunks * outputs));
     ParallelFor(split.chunks, 1, [&](int64_t c0, int64_t c1) {
