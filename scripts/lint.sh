@@ -31,6 +31,10 @@ paths = {os.path.normpath(os.path.join(e["directory"], e["file"])) for e in entr
 print("\n".join(sorted(p for p in paths if p.startswith(sys.argv[2]) and p.endswith(".cc"))))
 EOF
 )
+if ((${#units[@]} == 0)); then
+  echo "lint: $build/compile_commands.json names no file under src/" >&2
+  exit 2
+fi
 # One clang-tidy a unit; its report is printed whole (not interleaved), and only when it found something.
 tidy_one='out=$(clang-tidy -p "$0" --quiet --warnings-as-errors="*" "$1" 2>&1); rc=$?
 if ((rc)); then printf "%s\n" "$out" | grep -v -e "warnings\? generated\.$" -e "^Suppressed [0-9]* warnings"; fi
