@@ -77,14 +77,14 @@ struct Sign {
   }
 };
 
-#define MSRT_FLOAT_UNARY(Name, expr)        \
-  struct Name {                             \
-    template <typename T>                   \
+#define MSRT_FLOAT_UNARY(Name, expr)                 \
+  struct Name {                                      \
+    template <typename T>                            \
     static constexpr bool kSupports = kFloatOnly<T>; \
-    template <typename T>                   \
-    static T Apply(T x) {                   \
-      return expr;                          \
-    }                                       \
+    template <typename T>                            \
+    static T Apply(T x) {                            \
+      return expr;                                   \
+    }                                                \
   };
 MSRT_FLOAT_UNARY(Exp, vecmath::Exp(x))
 MSRT_FLOAT_UNARY(Log, vecmath::Log(x))
