@@ -336,21 +336,9 @@ void Conv2dBackpropFilterReference(KernelArgs& args) {
   });
 }
 
-#define MSRT_CONV_KERNELS(op_name, onednn_fn, reference_fn) \
-  MSRT_REGISTER_KERNEL({.op = op_name,                      \
-                        .impl = "onednn",                   \
-                        .priority = kOneDnnPriority,        \
-                        .supports = &dn::OneDnnSupports,    \
-                        .run = &onednn_fn});                \
-  MSRT_REGISTER_KERNEL({.op = op_name,                      \
-                        .impl = "reference",                \
-                        .priority = kReferencePriority,     \
-                        .supports = &dn::ReferenceSupports, \
-                        .run = &reference_fn})
-
-MSRT_CONV_KERNELS("conv2d", Conv2dOneDnn, Conv2dReference);
-MSRT_CONV_KERNELS("conv2d_backprop_input", Conv2dBackpropInputOneDnn, Conv2dBackpropInputReference);
-MSRT_CONV_KERNELS("conv2d_backprop_filter", Conv2dBackpropFilterOneDnn, Conv2dBackpropFilterReference);
+MSRT_ONEDNN_KERNELS("conv2d", Conv2dOneDnn, Conv2dReference);
+MSRT_ONEDNN_KERNELS("conv2d_backprop_input", Conv2dBackpropInputOneDnn, Conv2dBackpropInputReference);
+MSRT_ONEDNN_KERNELS("conv2d_backprop_filter", Conv2dBackpropFilterOneDnn, Conv2dBackpropFilterReference);
 
 }  // namespace
 }  // namespace msrt::kernels

@@ -273,22 +273,10 @@ void BiasAddReference(KernelArgs& args) {
   });
 }
 
-#define MSRT_NN_KERNELS(op_name, onednn_fn, reference_fn)   \
-  MSRT_REGISTER_KERNEL({.op = op_name,                      \
-                        .impl = "onednn",                   \
-                        .priority = kOneDnnPriority,        \
-                        .supports = &dn::OneDnnSupports,    \
-                        .run = &onednn_fn});                \
-  MSRT_REGISTER_KERNEL({.op = op_name,                      \
-                        .impl = "reference",                \
-                        .priority = kReferencePriority,     \
-                        .supports = &dn::ReferenceSupports, \
-                        .run = &reference_fn})
-
-MSRT_NN_KERNELS("matmul", MatmulOneDnn, MatmulReference);
-MSRT_NN_KERNELS("batch_matmul", MatmulOneDnn, MatmulReference);
-MSRT_NN_KERNELS("dense", DenseOneDnn, DenseReference);
-MSRT_NN_KERNELS("bias_add", BiasAddOneDnn, BiasAddReference);
+MSRT_ONEDNN_KERNELS("matmul", MatmulOneDnn, MatmulReference);
+MSRT_ONEDNN_KERNELS("batch_matmul", MatmulOneDnn, MatmulReference);
+MSRT_ONEDNN_KERNELS("dense", DenseOneDnn, DenseReference);
+MSRT_ONEDNN_KERNELS("bias_add", BiasAddOneDnn, BiasAddReference);
 
 }  // namespace
 }  // namespace msrt::kernels

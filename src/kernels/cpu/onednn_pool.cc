@@ -239,21 +239,9 @@ void AvgPoolGradReference(KernelArgs& args) {
   });
 }
 
-#define MSRT_POOL_KERNELS(op_name, onednn_fn, reference_fn) \
-  MSRT_REGISTER_KERNEL({.op = op_name,                      \
-                        .impl = "onednn",                   \
-                        .priority = kOneDnnPriority,        \
-                        .supports = &dn::OneDnnSupports,    \
-                        .run = &onednn_fn});                \
-  MSRT_REGISTER_KERNEL({.op = op_name,                      \
-                        .impl = "reference",                \
-                        .priority = kReferencePriority,     \
-                        .supports = &dn::ReferenceSupports, \
-                        .run = &reference_fn})
-
-MSRT_POOL_KERNELS("max_pool2d", PoolOneDnn, PoolReference);
-MSRT_POOL_KERNELS("avg_pool2d", PoolOneDnn, PoolReference);
-MSRT_POOL_KERNELS("avg_pool2d_grad", AvgPoolGradOneDnn, AvgPoolGradReference);
+MSRT_ONEDNN_KERNELS("max_pool2d", PoolOneDnn, PoolReference);
+MSRT_ONEDNN_KERNELS("avg_pool2d", PoolOneDnn, PoolReference);
+MSRT_ONEDNN_KERNELS("avg_pool2d_grad", AvgPoolGradOneDnn, AvgPoolGradReference);
 MSRT_REGISTER_KERNEL({.op = "max_pool2d_grad",
                       .impl = "reference",
                       .priority = kReferencePriority,
