@@ -224,6 +224,9 @@ void BindTensor(py::module_& m) {
         return ops::Call(op, inputs, ToDict(attrs));
       },
       py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict(), "Calls an op by name; returns its outputs.");
+  // What `call` takes for an optional input left out (Note [Optional inputs]
+  // in ops/op_def.h): an undefined handle, for msrt.ops._api only.
+  m.attr("_absent_input") = py::cast(Tensor());
   m.def(
       "scalar", [](double value, const std::string& dtype) {
         auto d = ParseDType(dtype);
@@ -271,7 +274,7 @@ void BindTensor(py::module_& m) {
             auto params = [](const std::vector<ops::ApiParam>& list) {
               py::list ps;
               for (const ops::ApiParam& p : list) {
-                static constexpr const char* kBinds[] = {"input", "inputs", "attr", "unsupported"};
+                static constexpr const char* kBinds[] = {"input", "inputs", "attr", "unsupported", "optional_input"};
                 py::dict d;
                 d["name"] = p.name;
                 d["target"] = p.target;
