@@ -224,9 +224,17 @@ void BindTensor(py::module_& m) {
         return ops::Call(op, inputs, ToDict(attrs));
       },
       py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict(), "Calls an op by name; returns its outputs.");
-  // What `call` takes for an optional input left out (Note [Optional inputs]
-  // in ops/op_def.h): an undefined handle, for msrt.ops._api only.
-  m.attr("_absent_input") = py::cast(Tensor());
+  // None for an optional input left out (Note [Optional inputs] in
+  // ops/op_def.h). An overload, so the calls without one convert as before.
+  m.def(
+      "call",
+      [](const std::string& op, const std::vector<std::optional<Tensor>>& inputs, const py::dict& attrs) {
+        std::vector<Tensor> given;
+        given.reserve(inputs.size());
+        for (const std::optional<Tensor>& t : inputs) given.push_back(t ? *t : Tensor());
+        return ops::Call(op, given, ToDict(attrs));
+      },
+      py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict());
   m.def(
       "scalar", [](double value, const std::string& dtype) {
         auto d = ParseDType(dtype);

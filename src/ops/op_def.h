@@ -176,8 +176,8 @@ struct OpDef {
 // composite tests `in[i].defined()`. Only composites take them: what they
 // expand to has only defined inputs, so graphs, gradients and kernels never
 // meet an absent one. A Python form binds one by its name without the "?"
-// ("weight=None"); None there means absent (msrt.ops._api passes an
-// undefined handle), and the parameter's default, if any, must be None.
+// ("weight=None"); None there means absent (the binding's `call` takes None
+// for it), and the parameter's default, if any, must be None.
 
 /// Whether input `i` of `op` is optional (Note [Optional inputs]).
 bool IsOptionalInput(const OpDef& op, size_t i);

@@ -38,7 +38,7 @@ def _convert_inputs(op, values):
         if isinstance(v, Tensor):
             bases.append(v._t)
         elif v is _ABSENT:
-            bases.append(_C._absent_input)
+            bases.append(None)
         elif len(values) > 1 and like is not None and isinstance(v, (numbers.Number, np.generic)):
             bases.append(_scalar_base(v, like))
         elif len(values) > 1 and isinstance(v, (numbers.Number, np.generic, np.ndarray, list, tuple)):
@@ -48,7 +48,8 @@ def _convert_inputs(op, values):
     return bases
 
 
-# An optional input given as None (Note [Optional inputs] in src/ops/op_def.h).
+# An optional input given as None, which the core takes as None (Note
+# [Optional inputs] in src/ops/op_def.h); None elsewhere is an error.
 _ABSENT = object()
 
 

@@ -473,6 +473,8 @@ def _masked(per_sample, target, ignore_index, reduction, restore, dtype):
 def _weighted_nll(logp, target, weight, ignore_index, reduction, label_smoothing, restore, op):
     dtype = logp._t.dtype_name
     classes = logp.shape[1]
+    if weight is not None and not isinstance(weight, Tensor):
+        raise TypeError(f"For '{op}', 'weight' must be a Tensor or None, but got {type(weight).__name__}.")
     if weight is not None and tuple(weight.shape) != (classes,):
         raise ValueError(f"For '{op}', the shape of 'weight' must be (C,) = ({classes},) for inputs with {classes} "
                          f"classes, but got {tuple(weight.shape)}.")

@@ -264,9 +264,8 @@ def test_binary_cross_entropy_with_logits_op():
         (loss,) = run_op("binary_cross_entropy_with_logits", [x, y, w, pw], {"reduction": reduction})
         np.testing.assert_allclose(loss, _reduced(_bce_reference(x, y, w, pw), reduction), rtol=1e-12)
         check_grad("binary_cross_entropy_with_logits", [x, y, w, pw], {"reduction": reduction}, wrt=(0, 1, 2, 3))
-    # Left out, weight and pos_weight are undefined handles (Note [Optional inputs]).
-    absent = _C._absent_input
-    plain = _C.call("binary_cross_entropy_with_logits", [_C.TensorBase(x), _C.TensorBase(y), absent, absent], {})
+    # Left out, weight and pos_weight are None (Note [Optional inputs]).
+    plain = _C.call("binary_cross_entropy_with_logits", [_C.TensorBase(x), _C.TensorBase(y), None, None], {})
     np.testing.assert_allclose(plain[0].asnumpy(), _bce_reference(x, y).mean(), rtol=1e-12)
     half = np.float16(x)
     (loss,) = run_op("binary_cross_entropy_with_logits", [half, np.float16(y), np.float16(w), np.float16(pw)])
@@ -300,11 +299,10 @@ def test_composite_loss_errors():
         inputs = [np.zeros((3, 4), np.int32), x] + ([x, x] if name.startswith("binary") else [])
         expect_error(TypeError, [f"[{name}]", "'logits'", "Int32"], name, inputs)
     # Only an optional input may be left out.
-    absent = _C._absent_input
     with pytest.raises(ValueError, match=r"\[binary_cross_entropy_with_logits\] input 1 is an undefined tensor"):
-        _C.call("binary_cross_entropy_with_logits", [_C.TensorBase(x), absent, absent, absent], {})
+        _C.call("binary_cross_entropy_with_logits", [_C.TensorBase(x), None, None, None], {})
     with pytest.raises(ValueError, match=r"\[l1_loss\] input 0 is an undefined tensor"):
-        _C.call("l1_loss", [absent, _C.TensorBase(x)], {})
+        _C.call("l1_loss", [None, _C.TensorBase(x)], {})
 
 
 def test_declared_python_forms():
@@ -326,3 +324,13 @@ def test_declared_python_forms():
         assert issubclass(cls, ops.Primitive)
     with pytest.raises(TypeError, match="every input must be a Tensor"):
         ops.binary_cross_entropy_with_logits(None, ms.Tensor(a))
+
+
+@pytest.mark.parametrize("fn", [ops.cross_entropy, ops.nll_loss])
+def test_class_weights_must_be_a_tensor_of_one_weight_per_class(fn):
+    x = ms.Tensor(RNG.standard_normal((4, 3)).astype(np.float32))
+    labels = ms.Tensor(np.array([0, 1, 2, 0], np.int32))
+    with pytest.raises(TypeError, match=rf"For '{fn.__name__}', 'weight' must be a Tensor or None, but got list"):
+        fn(x, labels, weight=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=rf"For '{fn.__name__}', the shape of 'weight' must be \(C,\) = \(3,\)"):
+        fn(x, labels, weight=ms.Tensor(np.ones(4, np.float32)))
