@@ -5,7 +5,7 @@ PY := .venv/bin/python
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup build test test-cpp test-python demo tsan asan fuzz bench docs clean
+.PHONY: setup build test test-cpp test-python lint format demo tsan asan fuzz bench docs clean
 
 setup:
 	@scripts/setup.sh
@@ -25,6 +25,14 @@ test-cpp:
 
 test-python:
 	MSRT_BUILD_DIR=$(abspath $(BUILD)) $(PY) -m pytest -q -p no:cacheprovider tests/python
+
+# clang-format, clang-tidy (over src/, from the build's compile_commands.json) and flake8.
+lint: build
+	LINT_JOBS=$(JOBS) scripts/lint.sh $(BUILD)
+
+# Formats every tracked C++ file in place with .clang-format.
+format:
+	scripts/format.sh
 
 # The main job: LeNet-5 on Fashion-MNIST (Debian's dataset-fashion-mnist), 3 epochs.
 # OpenMP workers (oneDNN) that spin between kernels starve the Python and

@@ -28,9 +28,9 @@ import time
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read when libgomp loads: before msrt and torch
 
-import numpy as np
+import numpy as np  # noqa: E402
 
-import msrt as ms
+import msrt as ms  # noqa: E402
 
 try:
     import torch

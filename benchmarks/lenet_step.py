@@ -150,7 +150,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     args = parser.parse_args(argv)
     try:
-        import torch
+        import torch  # noqa: F401 - only whether the peer is installed
     except ImportError:
         print("PyTorch is not installed (Debian: apt install python3-torch); nothing to compare with.")
         return 1

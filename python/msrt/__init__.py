@@ -16,7 +16,7 @@ _build = _os.environ.get("MSRT_BUILD_DIR") or _os.path.join(_os.path.dirname(__f
 __path__.append(_os.path.join(_os.path.abspath(_build), "python", "msrt"))
 
 from . import _C  # noqa: E402
-from ._warnings import ContextDeprecationWarning, DeviceNotApplicableWarning, MsrtWarning
+from ._warnings import ContextDeprecationWarning, DeviceNotApplicableWarning, MsrtWarning  # noqa: E402
 
 _C._set_warning_classes(MsrtWarning, ContextDeprecationWarning, DeviceNotApplicableWarning)
 # Ctrl-C stops msrt's kernels and waits too, not only Python code.
@@ -110,10 +110,11 @@ __all__ = [
     "common",
     "dtype",
 ]
-__all__ += dtype.__all__
+__all__ += dtype.__all__  # noqa: F405 - the checkpoint functions come from __getattr__
 
 # Cells, optimizers and the training loop (`ms.nn`, `ms.train.Model`, and `ms.Model` as MindSpore 2.x exports it).
-from . import dataset, nn, profiler, train  # noqa: E402
+from . import dataset, nn, profiler, train  # noqa: E402,F401 - ms.nn etc., outside __all__
 from . import amp  # noqa: E402
 from .profiler import Profiler  # noqa: E402
-from .train import Callback, CheckpointConfig, LossMonitor, Model, ModelCheckpoint, RunContext, TimeMonitor  # noqa: E402
+from .train import (  # noqa: E402,F401 - ms.Model etc., outside __all__ as in MindSpore
+    Callback, CheckpointConfig, LossMonitor, Model, ModelCheckpoint, RunContext, TimeMonitor)

@@ -78,8 +78,8 @@ def _run(fn, args, kwargs, positions, weights, sens, has_aux):
     for i in positions:
         if not -len(args) <= i < len(args):
             raise ValueError(f"The 'grad_position' {i} is out of range: the function got {len(args)} inputs.")
-    grad_for_scalar = bool(_context("grad_for_scalar")) if any(not isinstance(args[i], Tensor)
-                                                                 for i in positions) else False
+    has_scalar = any(not isinstance(args[i], Tensor) for i in positions)
+    grad_for_scalar = bool(_context("grad_for_scalar")) if has_scalar else False
     call_args = list(args)
     leaves = []
     for i in positions:

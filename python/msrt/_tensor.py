@@ -167,6 +167,16 @@ def _numpy_of(data, dtype):
     return array
 
 
+# Tensor(init=..., shape, dtype) fills through msrt.common.initializer, which
+# sits above this module and installs its generator here when it loads.
+_init_generator = None
+
+
+def _set_init_generator(generate):
+    global _init_generator
+    _init_generator = generate
+
+
 def _make_base(input_data, dtype, shape, init):
     if dtype is not None and not isinstance(dtype, mstype.Type):
         # MindSpore takes its dtype objects; NumPy dtypes and names are accepted too.
@@ -178,8 +188,9 @@ def _make_base(input_data, dtype, shape, init):
             raise TypeError("For 'Tensor', 'input_data' and 'init' can not be set at the same time.")
         if shape is None or dtype is None:
             raise ValueError("For 'Tensor', init, dtype and shape must have values at the same time.")
-        from .common.initializer import _generate
-        return _generate(init, shape, dtype)._t
+        if _init_generator is None:
+            raise RuntimeError("msrt.common.initializer is not loaded; import msrt first.")
+        return _init_generator(init, shape, dtype)._t
     if input_data is None:
         if shape is None:
             raise TypeError("For 'Tensor', 'input_data' and 'init' can not be None at the same time.")
@@ -454,14 +465,6 @@ class Tensor:
     def __rpow__(self, other):
         return _rbinary("pow", self, other)
 
-    def __matmul__(self, other):
-        from .ops.functional import matmul
-        return matmul(self, _as_tensor(other))
-
-    def __rmatmul__(self, other):
-        from .ops.functional import matmul
-        return matmul(_as_tensor(other), self)
-
     def __neg__(self):
         return _op("neg", self)
 
@@ -524,13 +527,6 @@ class Tensor:
         return _binary("greater_equal", self, other)
 
     # --- indexing ----------------------------------------------------------------
-    def __getitem__(self, index):
-        from ._indexing import getitem
-        return getitem(self, index)
-
-    def __setitem__(self, index, value):
-        from ._indexing import setitem
-        setitem(self, index, value)
 
     # --- methods -----------------------------------------------------------------
     def astype(self, dtype, copy=True):
@@ -594,33 +590,11 @@ class Tensor:
         perm[axis0], perm[axis1] = perm[axis1], perm[axis0]
         return _op("transpose", self, perm=perm)
 
-    def flatten(self, order="C", *, start_dim=0, end_dim=-1):
-        from .ops.functional import flatten
-        return flatten(self, order, start_dim=start_dim, end_dim=end_dim)
-
     def ravel(self):
         return _op("reshape", self, shape=[-1])
 
-    def squeeze(self, axis=None):
-        if axis is None:
-            return _op("squeeze", self, axis=[])
-        return _op("squeeze", self, axis=[axis] if isinstance(axis, int) else list(axis))
-
-    def expand_dims(self, axis):
-        return _op("expand_dims", self, axis=int(axis))
-
-    def unsqueeze(self, dim):
-        return _op("expand_dims", self, axis=int(dim))
-
-    def broadcast_to(self, shape):
-        return _op("broadcast_to", self, shape=list(shape))
-
     def expand_as(self, other):
         return _op("broadcast_to", self, shape=list(other.shape))
-
-    def tile(self, *reps):
-        from .ops.functional import tile
-        return tile(self, tuple(_shape_arg(reps)))
 
     def sum(self, axis=None, dtype=None, keepdims=False, initial=None):
         x = self if dtype is None else self.astype(dtype)
@@ -629,57 +603,11 @@ class Tensor:
         out = _op("reduce_sum", x, axis=_norm_axes(axis), keep_dims=bool(keepdims))
         return out if initial is None else out + initial
 
-    def max(self, axis=None, keepdims=False, *, initial=None, where=None, return_indices=False):
-        return _extreme(self, "max", axis, keepdims, initial, return_indices)
-
-    def min(self, axis=None, keepdims=False, *, initial=None, where=None, return_indices=False):
-        return _extreme(self, "min", axis, keepdims, initial, return_indices)
-
-    def argmax(self, axis=None, keepdims=False):
-        from .ops.functional import argmax
-        return argmax(self, axis, keepdims)
-
-    def argmin(self, axis=None, keepdims=False):
-        from .ops.functional import argmin
-        return argmin(self, axis, keepdims)
-
-    def all(self, axis=None, keep_dims=False):
-        from .ops.functional import all as all_
-        return all_(self, axis, keep_dims)
-
-    def any(self, axis=None, keep_dims=False):
-        from .ops.functional import any as any_
-        return any_(self, axis, keep_dims)
-
     def add(self, other, *, alpha=1):
         return _binary("add", self, other if alpha == 1 else other * alpha)
 
     def sub(self, other, *, alpha=1):
         return _binary("sub", self, other if alpha == 1 else other * alpha)
-
-    def div(self, other, *, rounding_mode=None):
-        from .ops.functional import div
-        return div(self, other, rounding_mode=rounding_mode)
-
-    true_divide = div
-
-    def matmul(self, other):
-        from .ops.functional import matmul
-        return matmul(self, _as_tensor(other))
-
-    def clip(self, min=None, max=None):  # noqa: A002 - MindSpore's names
-        from .ops.functional import clamp
-        return clamp(self, min, max)
-
-    clamp = clip
-
-    def gather(self, input_indices, axis, batch_dims=0):
-        from .ops.functional import gather
-        return gather(self, input_indices, axis, batch_dims)
-
-    def split(self, split_size_or_sections, axis=0):
-        from .ops.functional import split
-        return split(self, split_size_or_sections, axis)
 
     def fill(self, value):
         """A tensor of this shape and dtype filled with `value`."""
@@ -694,25 +622,9 @@ class Tensor:
         self._t = _call("cast", [self._t], {"dtype": mstype._core_name(dtype)})[0]
         return self
 
-    def stop_gradient(self):
-        from .ops.functional import stop_gradient
-        return stop_gradient(self)
-
 
 def _rebuild(array, dtype_name):
     return _wrap(_TensorBase(array, dtype_name))
-
-
-def _extreme(x, kind, axis, keepdims, initial, return_indices):
-    reduce = "reduce_max" if kind == "max" else "reduce_min"
-    out = _op(reduce, x, axis=_norm_axes(axis), keep_dims=bool(keepdims))
-    if initial is not None:
-        out = _binary("maximum" if kind == "max" else "minimum", out, initial)
-    if return_indices:
-        from .ops.functional import argmax, argmin
-        index = (argmax if kind == "max" else argmin)(x, axis, keepdims)
-        return out, index
-    return out
 
 
 # --- printing -------------------------------------------------------------------

@@ -6,8 +6,8 @@
 #include "bindings.h"
 #include "core/file_io.h"
 #include "io/checkpoint.h"
-#include "ir/serialize.h"
 #include "io/idx.h"
+#include "ir/serialize.h"
 #include "msrt/core/errors.h"
 
 namespace msrt::python {
@@ -91,8 +91,7 @@ void BindIo(py::module_& m) {
         }
         return py::make_tuple(py::bytes(data), out);
       },
-      py::arg("path"),
-      "(file bytes, [(name, dtype code, shape, data offset, data size)]) of a checked checkpoint.");
+      py::arg("path"), "(file bytes, [(name, dtype code, shape, data offset, data size)]) of a checked checkpoint.");
   m.def(
       "_check_graph_record",
       [](const py::bytes& data, const std::string& kind, const std::string& what) {

@@ -40,29 +40,34 @@ int OsThreads() {
 }  // namespace
 
 void BindMemory(py::module_& m) {
-  m.def("memory_stats", [](py::handle device) {
-    memory::PoolStats s = memory::Stats(DeviceArg(device));
-    py::dict d;
-    d["allocated_bytes"] = s.allocated;
-    d["peak_allocated_bytes"] = s.peak_allocated;
-    d["reserved_bytes"] = s.reserved;
-    d["peak_reserved_bytes"] = s.peak_reserved;
-    d["cap_bytes"] = s.cap;
-    d["block_size_bytes"] = s.block_size;
-    d["buffer_reuse"] = s.reuse;
-    d["blocks"] = s.blocks;
-    d["live_buffers"] = s.live_pieces;
-    d["allocations"] = s.allocations;
-    d["reused_allocations"] = s.reused_allocations;
-    d["failed_allocations"] = s.failed_allocations;
-    return d;
-  }, py::arg("device") = py::none());
-  m.def("reset_peak_memory_stats", [](py::handle device) { memory::ResetPeak(DeviceArg(device)); },
-        py::arg("device") = py::none());
-  m.def("empty_cache", [](py::handle device) { memory::EmptyCache(DeviceArg(device)); },
-        py::arg("device") = py::none());
-  m.def("memory_summary", [](py::handle device) { return memory::Summary(DeviceArg(device)); },
-        py::arg("device") = py::none());
+  m.def(
+      "memory_stats",
+      [](py::handle device) {
+        memory::PoolStats s = memory::Stats(DeviceArg(device));
+        py::dict d;
+        d["allocated_bytes"] = s.allocated;
+        d["peak_allocated_bytes"] = s.peak_allocated;
+        d["reserved_bytes"] = s.reserved;
+        d["peak_reserved_bytes"] = s.peak_reserved;
+        d["cap_bytes"] = s.cap;
+        d["block_size_bytes"] = s.block_size;
+        d["buffer_reuse"] = s.reuse;
+        d["blocks"] = s.blocks;
+        d["live_buffers"] = s.live_pieces;
+        d["allocations"] = s.allocations;
+        d["reused_allocations"] = s.reused_allocations;
+        d["failed_allocations"] = s.failed_allocations;
+        return d;
+      },
+      py::arg("device") = py::none());
+  m.def(
+      "reset_peak_memory_stats", [](py::handle device) { memory::ResetPeak(DeviceArg(device)); },
+      py::arg("device") = py::none());
+  m.def(
+      "empty_cache", [](py::handle device) { memory::EmptyCache(DeviceArg(device)); }, py::arg("device") = py::none());
+  m.def(
+      "memory_summary", [](py::handle device) { return memory::Summary(DeviceArg(device)); },
+      py::arg("device") = py::none());
   m.def("buffer_reuse_enabled", [] { return memory::BufferReuseEnabled(); });
   m.def("thread_info", [] {
     ThreadPlan plan = CurrentThreadPlan();
@@ -79,8 +84,9 @@ void BindMemory(py::module_& m) {
     d["os_threads"] = OsThreads();
     return d;
   });
-  m.def("_testing_thaw_memory_pools", [] { memory::testing::ThawPools(); },
-        "Test suites only: lets the memory keys change again after the pools started.");
+  m.def(
+      "_testing_thaw_memory_pools", [] { memory::testing::ThawPools(); },
+      "Test suites only: lets the memory keys change again after the pools started.");
 }
 
 }  // namespace msrt::python

@@ -9,7 +9,7 @@
 namespace msrt::python {
 namespace {
 
-struct sigaction g_previous_sigint{};
+struct sigaction g_previous_sigint {};
 
 // Chained in front of Python's SIGINT handler: counts the interrupt for
 // msrt's kernels and waits, then lets Python raise KeyboardInterrupt.
@@ -26,7 +26,7 @@ void OnSigint(int sig, siginfo_t* info, void* context) {
 // ignored or left to the default action). A later signal.signal(SIGINT, ...)
 // replaces it; waits and kernels then no longer see Ctrl-C.
 bool InstallSigintHandler() {
-  struct sigaction current{};
+  struct sigaction current {};
   if (sigaction(SIGINT, nullptr, &current) != 0) return false;
   bool is_function = (current.sa_flags & SA_SIGINFO) != 0 ||
                      (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);

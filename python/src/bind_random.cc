@@ -22,7 +22,8 @@ void BindRandom(py::module_& m) {
         random::SetSeed(static_cast<uint64_t>(value));
       },
       py::arg("seed"), "Sets the global seed of random ops and restarts their streams.");
-  m.def("get_seed", [] { return static_cast<int64_t>(random::GetSeed()); }, "The global seed (0 until set).");
+  m.def(
+      "get_seed", [] { return static_cast<int64_t>(random::GetSeed()); }, "The global seed (0 until set).");
 }
 
 }  // namespace msrt::python

@@ -30,10 +30,12 @@ void BindRuntime(py::module_& m) {
         return out;
       },
       py::arg("path"), "The values of a print file in order: str, or TensorBase.");
-  m.def("current_step", [] { return runtime::CurrentStep(); },
-        "Completed training steps (PYNATIVE_MODE's iteration; Note [Eager iterations]).");
+  m.def(
+      "current_step", [] { return runtime::CurrentStep(); },
+      "Completed training steps (PYNATIVE_MODE's iteration; Note [Eager iterations]).");
   m.def("rank_id", &runtime::RankId, "This process's rank (rank_<id> folders of dumps and caches).");
-  m.def("advance_step", [] { return runtime::AdvanceStep(); }, "Ends a training step; returns the new count.");
+  m.def(
+      "advance_step", [] { return runtime::AdvanceStep(); }, "Ends a training step; returns the new count.");
 
   namespace prof = runtime::profiler;
   py::class_<prof::Session>(m, "ProfilerSession")

@@ -282,7 +282,8 @@ void BindTensor(py::module_& m) {
             auto params = [](const std::vector<ops::ApiParam>& list) {
               py::list ps;
               for (const ops::ApiParam& p : list) {
-                static constexpr const char* kBinds[] = {"input", "inputs", "attr", "unsupported", "optional_input"};
+                static constexpr const char* kBinds[] = {"input",    "inputs",        "attr",
+                                                         "unsupported", "recorded", "optional_input"};
                 py::dict d;
                 d["name"] = p.name;
                 d["target"] = p.target;
@@ -302,6 +303,7 @@ void BindTensor(py::module_& m) {
             f["init"] = params(form.init);
             f["params"] = params(form.params);
             f["doc"] = std::string(op->doc);
+            f["elementwise"] = op->props.elementwise;
             out.append(f);
           }
         }

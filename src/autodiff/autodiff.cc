@@ -112,7 +112,7 @@ std::vector<Tensor> GradTape::Gradient(const std::vector<Tensor>& outputs, const
     return (n && n->tape_id == id_) ? n.get() : nullptr;
   };
   auto deliver = [&](const Tensor& target, const Tensor& g) {
-    if (wanted.count(target.impl())) leaf_grads[target.impl()] = Accumulate(leaf_grads[target.impl()], g);
+    if (wanted.contains(target.impl())) leaf_grads[target.impl()] = Accumulate(leaf_grads[target.impl()], g);
     if (const Node* n = node_of(target)) {
       NodeKey key{n, target.impl()->grad_output_index};
       node_grads[key] = Accumulate(node_grads[key], g);
@@ -170,8 +170,8 @@ std::vector<Tensor> GradTape::Gradient(const std::vector<Tensor>& outputs, const
     for (size_t i = 0; i < grads.size(); ++i) {
       if (!needs[i] || !grads[i].defined()) continue;
       const Tensor& in = node->inputs[i];
-      MSRT_INTERNAL_ASSERT(grads[i].shape() == in.shape(), "gradient of ", node->op->name, " input ", i,
-                           " has shape ", ShapeRepr(grads[i].shape()), ", expected ", ShapeRepr(in.shape()));
+      MSRT_INTERNAL_ASSERT(grads[i].shape() == in.shape(), "gradient of ", node->op->name, " input ", i, " has shape ",
+                           ShapeRepr(grads[i].shape()), ", expected ", ShapeRepr(in.shape()));
       deliver(in, grads[i]);
     }
   }

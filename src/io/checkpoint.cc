@@ -41,7 +41,8 @@ bool ValidUtf8(std::string_view s) {
     if (c < 0x80) {
       ++i;
       continue;
-    } else if ((c & 0xE0) == 0xC0) {
+    }
+    if ((c & 0xE0) == 0xC0) {
       extra = 1;
       cp = c & 0x1F;
     } else if ((c & 0xF0) == 0xE0) {
@@ -95,8 +96,7 @@ class Reader {
  private:
   void Need(uint64_t n, std::string_view part) const {
     if (n > end_ - pos_) {
-      Fail(StrCat(part, " needs ", n, " bytes at offset ", pos_, ", but the payload has ", end_ - pos_,
-                  " bytes left"));
+      Fail(StrCat(part, " needs ", n, " bytes at offset ", pos_, ", but the payload has ", end_ - pos_, " bytes left"));
     }
   }
   std::string_view bytes_;
@@ -122,8 +122,8 @@ std::string EncodeCheckpoint(const std::vector<CheckpointTensorView>& tensors) {
   for (const CheckpointTensorView& t : tensors) {
     if (!seen.insert(t.name).second) throw ValueError(StrCat("The name '", t.name, "' appears twice."));
     if (t.shape.size() > kMaxRank) {
-      throw ValueError(StrCat("Tensor '", t.name, "' has ", t.shape.size(), " dimensions, at most ", kMaxRank,
-                              " can be saved."));
+      throw ValueError(
+          StrCat("Tensor '", t.name, "' has ", t.shape.size(), " dimensions, at most ", kMaxRank, " can be saved."));
     }
     uint64_t nbytes = 0;
     try {
@@ -132,8 +132,8 @@ std::string EncodeCheckpoint(const std::vector<CheckpointTensorView>& tensors) {
       throw ValueError(StrCat("Tensor '", t.name, "' has an invalid shape."));
     }
     if (nbytes != t.data.size()) {
-      throw ValueError(StrCat("Tensor '", t.name, "' should hold ", nbytes, " bytes, but ", t.data.size(),
-                              " were given."));
+      throw ValueError(
+          StrCat("Tensor '", t.name, "' should hold ", nbytes, " bytes, but ", t.data.size(), " were given."));
     }
     Put<uint32_t>(payload, static_cast<uint32_t>(t.name.size()));
     payload += t.name;
@@ -154,7 +154,8 @@ std::string EncodeCheckpoint(const std::vector<CheckpointTensorView>& tensors) {
 
 std::vector<CheckpointTensor> DecodeCheckpoint(std::string_view bytes, std::string_view what) {
   if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
-    throw ValueError(StrCat("The checkpoint file '", what, "' is not an msrt checkpoint: it does not start with the "
+    throw ValueError(StrCat("The checkpoint file '", what,
+                            "' is not an msrt checkpoint: it does not start with the "
                             "magic bytes b'MSRTCKPT'."));
   }
   if (bytes.size() < kHeaderSize) {
@@ -170,13 +171,11 @@ std::vector<CheckpointTensor> DecodeCheckpoint(std::string_view bytes, std::stri
     throw ValueError(StrCat("The checkpoint file '", what, "' has format version ", version,
                             "; this msrt reads versions 1 and ", kVersion, "."));
   }
-  if (payload_size > bytes.size() || bytes.size() - kHeaderSize < 4 ||
-      payload_size != bytes.size() - kHeaderSize - 4) {
+  if (payload_size > bytes.size() || bytes.size() - kHeaderSize < 4 || payload_size != bytes.size() - kHeaderSize - 4) {
     bool short_file = payload_size > bytes.size() || bytes.size() < kHeaderSize + 4 ||
                       payload_size > bytes.size() - kHeaderSize - 4;
-    std::string expected = payload_size > UINT64_MAX - kHeaderSize - 4
-                               ? std::string("more than 2^64")
-                               : std::to_string(kHeaderSize + payload_size + 4);
+    std::string expected = payload_size > UINT64_MAX - kHeaderSize - 4 ? std::string("more than 2^64")
+                                                                       : std::to_string(kHeaderSize + payload_size + 4);
     throw ValueError(StrCat("The checkpoint file '", what, "' is ",
                             short_file ? "truncated" : "corrupt (it has trailing bytes)", ": its header announces ",
                             expected, " bytes, but the file has ", bytes.size(), "."));
@@ -187,8 +186,8 @@ std::vector<CheckpointTensor> DecodeCheckpoint(std::string_view bytes, std::stri
                                  : Crc32c(bytes.data(), kHeaderSize + payload_size);
   if (stored != actual) {
     throw ValueError(StrCat("The checkpoint file '", what, "' is corrupt: the checksum (",
-                            version == 1 ? "CRC32" : "CRC32C", ") of its ",
-                            version == 1 ? "data" : "header and data", " does not match."));
+                            version == 1 ? "CRC32" : "CRC32C", ") of its ", version == 1 ? "data" : "header and data",
+                            " does not match."));
   }
   Reader reader(bytes, kHeaderSize, kHeaderSize + payload_size, what);
   std::vector<CheckpointTensor> out;

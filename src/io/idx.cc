@@ -32,8 +32,8 @@ MnistIdx CheckMnistIdx(std::string_view bytes, std::string_view what, MnistKind 
     return ValueError(StrCat("MnistDataset: '", what, "' ", why, "."));
   };
   if (bytes.size() < header) {
-    throw fail(StrCat("is truncated: ", bytes.size(), " bytes, shorter than the ", header, "-byte IDX ", noun,
-                      " header"));
+    throw fail(
+        StrCat("is truncated: ", bytes.size(), " bytes, shorter than the ", header, "-byte IDX ", noun, " header"));
   }
   uint32_t magic = BigEndian32(bytes, 0);
   uint32_t expected = images ? kImageMagic : kLabelMagic;
@@ -44,8 +44,8 @@ MnistIdx CheckMnistIdx(std::string_view bytes, std::string_view what, MnistKind 
       why = StrCat("bad magic number ", magic, ", that of an MNIST ", magic == kImageMagic ? "image" : "label",
                    " file; expected ", expected);
     } else if (magic >> 16 == 0 && type_code == 0x08) {
-      why = StrCat("wrong dimension count: its header declares ", dims, " dimension(s), an MNIST ", noun,
-                   " file has ", images ? 3 : 1);
+      why = StrCat("wrong dimension count: its header declares ", dims, " dimension(s), an MNIST ", noun, " file has ",
+                   images ? 3 : 1);
     } else {
       why = StrCat("bad magic number ", magic, " (", Hex(magic), "), expected ", expected, " (", Hex(expected), ")");
     }

@@ -13,10 +13,10 @@ enum class MnistKind { kImages, kLabels };
 
 /// Where the elements of a checked MNIST file lie.
 struct MnistIdx {
-  uint64_t count = 0;        // images or labels
-  uint64_t rows = 0;         // 28 for images, 0 for labels
+  uint64_t count = 0;  // images or labels
+  uint64_t rows = 0;   // 28 for images, 0 for labels
   uint64_t cols = 0;
-  size_t data_offset = 0;    // 16 for images, 8 for labels
+  size_t data_offset = 0;  // 16 for images, 8 for labels
 };
 
 /// Checks that `bytes` are a well-formed MNIST `kind` file (unsigned bytes,

@@ -120,8 +120,8 @@ bool SameMeta(const ops::TensorMeta& a, const ops::TensorMeta& b) { return a.sha
 void Verify(const Graph& graph, std::string_view after_pass) {
   auto fail = [&](int32_t id, const std::string& what) {
     throw InternalError(StrCat("IR verification failed after pass '", after_pass, "' in graph '", graph.name(),
-                               "' at node ", id, id >= 0 ? " (" + graph.NodeName(id) + ")" : std::string(), ": ",
-                               what, ". This is a bug in msrt."));
+                               "' at node ", id, id >= 0 ? " (" + graph.NodeName(id) + ")" : std::string(), ": ", what,
+                               ". This is a bug in msrt."));
   };
   const auto& nodes = graph.nodes();
   auto check_ref = [&](int32_t user, const ValueRef& v) {
@@ -142,7 +142,8 @@ void Verify(const Graph& graph, std::string_view after_pass) {
       if (n.outputs.size() != 1) fail(id, "a non-op node must have one output");
       // Weights loaded without data are bound by name when the graph runs.
       if (n.kind == NodeKind::kConstant && !n.value.defined()) fail(id, "a constant has no tensor");
-      if (n.kind != NodeKind::kInput && n.value.defined() && !SameMeta(n.outputs[0], {n.value.shape(), n.value.dtype()})) {
+      if (n.kind != NodeKind::kInput && n.value.defined() &&
+          !SameMeta(n.outputs[0], {n.value.shape(), n.value.dtype()})) {
         fail(id, "bound tensor metadata differs");
       }
       continue;
@@ -167,8 +168,8 @@ void Verify(const Graph& graph, std::string_view after_pass) {
     // A graph read from a file may give an op any number of inputs: inference reads them by position.
     bool variadic = n.op->inputs.size() == 1 && n.op->inputs[0].ends_with("...");
     if (!variadic && n.inputs.size() != n.op->inputs.size()) {
-      fail(id, StrCat("op '", n.op->name, "' takes ", n.op->inputs.size(), " inputs, but the node has ",
-                      n.inputs.size()));
+      fail(id,
+           StrCat("op '", n.op->name, "' takes ", n.op->inputs.size(), " inputs, but the node has ", n.inputs.size()));
     }
     std::vector<ops::TensorMeta> inferred = n.op->infer(metas, n.attrs);
     if (inferred.size() != n.outputs.size()) fail(id, "output count differs from inference");

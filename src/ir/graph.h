@@ -61,7 +61,7 @@ struct Node {
   /// and its outputs are the results of steps `fused_outputs`, in order.
   std::vector<FusedOp> fused;
   std::vector<int32_t> fused_outputs;
-  bool dead = false;   // deleted by a pass, dropped by Compact()
+  bool dead = false;  // deleted by a pass, dropped by Compact()
 };
 
 class Graph {

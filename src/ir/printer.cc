@@ -125,9 +125,18 @@ std::string PrintDot(const Graph& graph) {
     std::string label;
     std::string shape = "box";
     switch (n.kind) {
-      case NodeKind::kInput: label = DotEscape(StrCat("input ", n.name)); shape = "ellipse"; break;
-      case NodeKind::kWeight: label = DotEscape(StrCat("weight ", n.name)); shape = "ellipse"; break;
-      case NodeKind::kConstant: label = "constant"; shape = "ellipse"; break;
+      case NodeKind::kInput:
+        label = DotEscape(StrCat("input ", n.name));
+        shape = "ellipse";
+        break;
+      case NodeKind::kWeight:
+        label = DotEscape(StrCat("weight ", n.name));
+        shape = "ellipse";
+        break;
+      case NodeKind::kConstant:
+        label = "constant";
+        shape = "ellipse";
+        break;
       case NodeKind::kOp:
         label = StrCat(DotEscape(n.fused.empty() ? std::string(n.op->name) : "fused"), "\\n", DotEscape(n.scope));
         break;

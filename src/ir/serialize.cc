@@ -21,9 +21,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
 #include "core/file_io.h"
 #include "msrt/core/shape.h"
-#include <nlohmann/json.hpp>
 
 namespace msrt::ir {
 namespace {
@@ -126,8 +126,8 @@ std::string SerializeGraph(const Graph& graph, bool embed_weights, std::string_v
   }
   Json refs = Json::array();
   for (const ValueRef& v : graph.outputs()) refs.push_back(Json::array({v.node, v.index}));
-  Json header{{"graph", graph.name()}, {"inputs", graph.inputs()}, {"outputs", refs}, {"nodes", nodes},
-              {"metadata_bytes", metadata.size()}, {"data_bytes", data.size()}};
+  Json header{{"graph", graph.name()}, {"inputs", graph.inputs()},          {"outputs", refs},
+              {"nodes", nodes},        {"metadata_bytes", metadata.size()}, {"data_bytes", data.size()}};
   std::string text = header.dump();
   std::string out(kMagic, sizeof kMagic);
   Put(out, kVersion);
@@ -179,8 +179,8 @@ LoadedGraph DeserializeGraph(std::string_view bytes, std::string_view what) {
     for (const Json& j : header.at("nodes")) {
       Node n;
       std::string kind = j.at("kind").get<std::string>();
-      n.kind = kind == "input"    ? NodeKind::kInput
-               : kind == "weight" ? NodeKind::kWeight
+      n.kind = kind == "input"      ? NodeKind::kInput
+               : kind == "weight"   ? NodeKind::kWeight
                : kind == "constant" ? NodeKind::kConstant
                : kind == "op"       ? NodeKind::kOp
                                     : throw corrupt(StrCat("unknown node kind '", kind, "'"));
@@ -213,7 +213,8 @@ LoadedGraph DeserializeGraph(std::string_view bytes, std::string_view what) {
       graph->Add(std::move(n));
     }
     graph->inputs() = header.at("inputs").get<std::vector<int32_t>>();
-    for (const Json& v : header.at("outputs")) graph->outputs().push_back({v.at(0).get<int32_t>(), v.at(1).get<int32_t>()});
+    for (const Json& v : header.at("outputs"))
+      graph->outputs().push_back({v.at(0).get<int32_t>(), v.at(1).get<int32_t>()});
     Verify(*graph, "load");
     loaded.graph = std::move(graph);
   } catch (const ValueError&) {
@@ -319,8 +320,8 @@ void CheckGraphRecord(std::string_view json, std::string_view kind, std::string_
       throw std::invalid_argument("has no 'msrt-graph-record' schema");
     }
     if (record.value("version", Json()) != 1) {
-      throw std::invalid_argument(StrCat("has version ", record.value("version", Json()).dump(),
-                                         "; this msrt reads version 1"));
+      throw std::invalid_argument(
+          StrCat("has version ", record.value("version", Json()).dump(), "; this msrt reads version 1"));
     }
     if (record.value("kind", Json()) != std::string(kind)) {
       throw std::invalid_argument(StrCat("is of kind ", record.value("kind", Json()).dump(), ", not '", kind, "'",

@@ -33,8 +33,8 @@ using SupportsFn = bool (*)(const std::vector<ops::TensorMeta>& inputs, const Di
 struct KernelDef {
   std::string_view op;
   DeviceTarget device = DeviceTarget::kCPU;
-  std::string_view impl;     // "onednn", "vectorized", "reference", ...
-  int priority = 0;          // higher is tried first
+  std::string_view impl;          // "onednn", "vectorized", "reference", ...
+  int priority = 0;               // higher is tried first
   SupportsFn supports = nullptr;  // null: supports everything the op accepts
   KernelFn run = nullptr;
 };
@@ -59,6 +59,6 @@ std::vector<const KernelDef*> KernelsOf(std::string_view op);
 #define MSRT_KERNEL_CONCAT_INNER_(a, b) a##b
 #define MSRT_KERNEL_CONCAT_(a, b) MSRT_KERNEL_CONCAT_INNER_(a, b)
 /// MSRT_REGISTER_KERNEL({.op = "relu", .impl = "vectorized", .run = &Relu});
-#define MSRT_REGISTER_KERNEL(...)                                      \
-  static const bool MSRT_KERNEL_CONCAT_(kKernelRegistered_, __COUNTER__) = \
-      ::msrt::kernels::RegisterKernel(::msrt::kernels::KernelDef __VA_ARGS__)
+#define MSRT_REGISTER_KERNEL(...)                                                                           \
+  static const bool MSRT_KERNEL_CONCAT_(kKernelRegistered_, __COUNTER__) = ::msrt::kernels::RegisterKernel( \
+      ::msrt::kernels::KernelDef __VA_ARGS__)

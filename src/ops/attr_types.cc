@@ -59,6 +59,12 @@ std::string String(std::string_view op, const AttrSpec& spec, const Value& v, st
   return v.as_string();
 }
 
+// A layout or padding mode outside its few spellings: "'pad_mode' must be
+// one of 'same', 'valid' or 'pad'; but got 'full'" (as the NN ops always said).
+[[noreturn]] void BadMode(std::string_view op, const AttrSpec& spec, std::string_view expected, const Value& got) {
+  OpError(ErrorKind::kValue, op, StrCat("'", spec.name, "' must be ", expected, "; but got '", got.as_string(), "'"));
+}
+
 std::string Choice(std::string_view op, const AttrSpec& spec, const std::string& s,
                    const std::vector<std::string_view>& choices, const Value& given) {
   if (std::find(choices.begin(), choices.end(), s) == choices.end()) {
@@ -120,13 +126,16 @@ Value ParseAttr(std::string_view op, const AttrSpec& spec, const Value& v) {
     }
     case AttrType::kDataFormat: {
       std::string s = String(op, spec, v, "'NCHW' or 'NHWC'");
-      out = Value(Choice(op, spec, s, {kChannelsFirst, kChannelsLast}, v));
+      if (s != kChannelsFirst && s != kChannelsLast) BadMode(op, spec, "'NCHW' or 'NHWC'", v);
+      out = Value(std::move(s));
       break;
     }
     case AttrType::kPadMode: {
-      std::string s = String(op, spec, v, "'valid', 'same' or 'pad'");
+      constexpr std::string_view kExpected = "one of 'same', 'valid' or 'pad'";
+      std::string s = String(op, spec, v, kExpected);
       std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-      out = Value(Choice(op, spec, s, {"valid", "same", "pad"}, v));
+      if (s != "valid" && s != "same" && s != "pad") BadMode(op, spec, kExpected, v);
+      out = Value(std::move(s));
       break;
     }
     case AttrType::kPair: {
@@ -142,10 +151,9 @@ Value ParseAttr(std::string_view op, const AttrSpec& spec, const Value& v) {
       break;
     }
     case AttrType::kPadding: {
-      constexpr std::string_view kExpected = "an int >= 0, 2 of them (h, w) or 4 (top, bottom, left, right)";
+      constexpr std::string_view kExpected = "a non-negative int or a list of 4 (top, bottom, left, right)";
       std::vector<int64_t> p = Ints(op, spec, v, 0, kExpected);
       if (p.size() == 1) p = {p[0], p[0], p[0], p[0]};
-      if (p.size() == 2) p = {p[0], p[0], p[1], p[1]};
       if (p.size() != 4) Bad(ErrorKind::kValue, op, spec, kExpected, v);
       out = IntList(p);
       break;

@@ -92,6 +92,16 @@ MSRT_REGISTER_OP({.name = "sign",
                   .doc = "-1, 0 or 1 (NaN stays NaN)",
     .api = {Function("sign(input->x)"), Method("sign(self->x)"), Primitive("Sign()(x)")}});
 
+MSRT_REGISTER_OP({.name = "floor",
+                  .inputs = {"x"},
+                  .infer = UnaryInfer("floor", DTypeClass::kFloat),
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor&, const Dict&) {
+                    return fn::ZerosLike(x);
+                  }),
+                  .props = kElementwise,
+                  .doc = "the largest integer <= x",
+                  .api = {Function("floor(input->x)"), Method("floor(self->x)"), Primitive("Floor()(x)")}});
+
 MSRT_REGISTER_OP({.name = "exp",
                   .inputs = {"x"},
                   .infer = UnaryInfer("exp", DTypeClass::kFloat),
@@ -438,6 +448,17 @@ const bool kComparisonsRegistered = [] {
                           {Function("logical_xor(input->x, other->y)"), Primitive("LogicalXor()(x, y)")}));
   return true;
 }();
+
+MSRT_REGISTER_OP({.name = "addn",
+                  .inputs = {"xs..."},
+                  .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+                    if (in.empty()) OpError(ErrorKind::kValue, "addn", "needs at least one input, but got none");
+                    Tensor sum = in[0];
+                    for (size_t i = 1; i < in.size(); ++i) sum = fn::Add(sum, in[i]);
+                    return {sum};
+                  },
+                  .doc = "the elementwise sum of the inputs",
+                  .api = {Function("addn(x->xs...)"), Primitive("AddN()(inputs->xs...)")}});
 
 MSRT_REGISTER_OP({.name = "select",
                   .inputs = {"condition", "x", "y"},

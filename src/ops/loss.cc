@@ -179,6 +179,7 @@ MSRT_REGISTER_OP({
       // max(x, 0) - x * y + log(1 + exp(-|x|)) = -(y log sigmoid(x) + (1 - y) log(1 - sigmoid(x)))
       return {fn::Add(fn::Sub(Call1("relu", {x}), fn::Mul(x, in[1])), LogOnePlusExpNegAbs(x))};
     },
+    .props = {.elementwise = true},
     .doc = "elementwise binary cross entropy of sigmoid(logits) against labels (composite)",
     .api = {Primitive("SigmoidCrossEntropyWithLogits()(logits, label->labels)")}});
 

@@ -17,14 +17,36 @@ Value IntList(const Shape& values) {
 
 std::vector<AttrSpec> ConvAttrSpecs(std::vector<AttrSpec> extra = {}) {
   std::vector<AttrSpec> specs = std::move(extra);
-  specs.push_back({"stride", Value(List{Value(1), Value(1)}), "(h, w) stride, or an int for both"});
-  specs.push_back({"pad_mode", Value("same"), "'same', 'valid' or 'pad'"});
+  specs.push_back({"stride", Value(List{Value(1), Value(1)}), "(h, w) stride, or an int for both", AttrType::kPair});
+  specs.push_back({"pad_mode", Value("same"), "'same', 'valid' or 'pad'", AttrType::kPadMode});
   specs.push_back({"pad", Value(List{Value(0), Value(0), Value(0), Value(0)}),
-                   "(top, bottom, left, right) padding for pad_mode 'pad'"});
-  specs.push_back({"dilation", Value(List{Value(1), Value(1)}), "(h, w) dilation, or an int for both"});
-  specs.push_back({"group", Value(1), "number of channel groups"});
-  specs.push_back({kDataFormatAttr, Value(kChannelsFirst), "layout of x and dy: 'NCHW' or 'NHWC' (channels-last)"});
+                   "(top, bottom, left, right) padding for pad_mode 'pad'", AttrType::kPadding});
+  specs.push_back(
+      {"dilation", Value(List{Value(1), Value(1)}), "(h, w) dilation, or an int for both", AttrType::kPair});
+  specs.push_back({"group", Value(1), "number of channel groups", AttrType::kInt, {}, false,
+                   [](std::string_view op, const Value& v) {
+                     if (v.as_int() < 1) {
+                       OpError(ErrorKind::kValue, op, StrCat("'group' must be at least 1; but got ", v.as_int()));
+                     }
+                   }});
+  specs.push_back({kDataFormatAttr, Value(kChannelsFirst), "layout of x and dy: 'NCHW' or 'NHWC' (channels-last)",
+                   AttrType::kDataFormat});
   return specs;
+}
+
+// Explicit padding needs pad_mode 'pad' (checked where both are given, so a
+// Conv2D primitive rejects it when it is built).
+void CheckPadWithMode(std::string_view op, const Dict& attrs) {
+  const Value* mode = attrs.Find("pad_mode");
+  const Value* pad = attrs.Find("pad");
+  if (mode == nullptr || pad == nullptr || mode->as_string() == "pad") return;
+  for (const Value& p : pad->as_list()) {
+    if (p.as_int() != 0) {
+      OpError(ErrorKind::kValue, op,
+              StrCat("'pad' must be zero when 'pad_mode' is not 'pad'; but got pad ", pad->repr(), " with pad_mode '",
+                     mode->as_string(), "'"));
+    }
+  }
 }
 
 // A 4-D shape attribute of positive ints.
@@ -79,6 +101,10 @@ MSRT_REGISTER_OP({
     .props = {.accepts_epilogue = true,
               .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}, .prefers_channels_last = true}},
     .doc = "2-D convolution (cross-correlation) of NCHW (or NHWC) x with weight (out, in / group, kh, kw).",
+    // MindSpore's Conv2D: out_channel, kernel_size and mode describe the weight the call is given.
+    .api = {Primitive("Conv2D(out_channel->~, kernel_size->~, mode->~=1, pad_mode='valid', pad=0, stride=1, "
+                      "dilation=1, group=1, data_format='NCHW')(x, weight)")},
+    .attrs_check = CheckPadWithMode,
 });
 
 MSRT_REGISTER_OP({
@@ -107,6 +133,7 @@ MSRT_REGISTER_OP({
                                    .shape_attrs = {"input_shape"},
                                    .prefers_channels_last = true}},
     .doc = "Gradient of conv2d with respect to x, given dy and weight.",
+    .attrs_check = CheckPadWithMode,
 });
 
 MSRT_REGISTER_OP({
@@ -132,6 +159,7 @@ MSRT_REGISTER_OP({
     },
     .props = {.layout = LayoutSpec{.activation_inputs = {0, 1}, .activation_outputs = {}, .prefers_channels_last = true}},
     .doc = "Gradient of conv2d with respect to weight, given dy and x.",
+    .attrs_check = CheckPadWithMode,
 });
 
 }  // namespace

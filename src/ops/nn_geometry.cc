@@ -1,39 +1,16 @@
 #include "ops/nn_geometry.h"
 
 #include <algorithm>
-#include <cctype>
 #include <utility>
 
 namespace msrt::ops {
 namespace {
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-// An (h, w) pair from an int, a list of 2, or a list of 4 in NCHW order
-// whose first two entries are 1 (MindSpore accepts all three).
-std::pair<int64_t, int64_t> PositivePair(std::string_view op, const Dict& attrs, std::string_view name) {
+// A kPair attribute: [h, w] (AttrType parsed and checked it).
+std::pair<int64_t, int64_t> Pair(const Dict& attrs, std::string_view name) {
   std::vector<int64_t> v = AttrInts(attrs, name);
-  bool ok = v.size() == 1 || v.size() == 2 || (v.size() == 4 && v[0] == 1 && v[1] == 1);
-  ok = ok && std::all_of(v.begin(), v.end(), [](int64_t x) { return x > 0; });
-  if (!ok) {
-    OpError(ErrorKind::kValue, op,
-            StrCat("'", name, "' must be a positive int, a list of 2 positive ints or (1, 1, h, w); but got ",
-                   Attr(attrs, name).repr()));
-  }
-  if (v.size() == 1) return {v[0], v[0]};
-  if (v.size() == 2) return {v[0], v[1]};
-  return {v[2], v[3]};
-}
-
-std::string PadMode(std::string_view op, const Dict& attrs, bool allow_pad) {
-  std::string mode = Lower(AttrString(attrs, "pad_mode"));
-  if (mode == "same" || mode == "valid" || (allow_pad && mode == "pad")) return mode;
-  OpError(ErrorKind::kValue, op,
-          StrCat("'pad_mode' must be one of ", allow_pad ? "'same', 'valid' or 'pad'" : "'same' or 'valid'",
-                 "; but got '", AttrString(attrs, "pad_mode"), "'"));
+  MSRT_INTERNAL_ASSERT(v.size() == 2, "attribute ", name, " is not a parsed pair");
+  return {v[0], v[1]};
 }
 
 // One spatial axis: output size and (before, after) padding.
@@ -76,7 +53,7 @@ struct Nchw {
   bool channels_last;
 };
 Nchw SplitActivation(std::string_view op, const Shape& x, const Dict& attrs) {
-  bool channels_last = ChannelsLast(op, attrs);
+  bool channels_last = ChannelsLast(attrs);
   if (x.size() != 4) {
     OpError(ErrorKind::kValue, op,
             StrCat("x must be a 4-D tensor ", channels_last ? "(N, H, W, C)" : "(N, C, H, W)", "; but got shape ",
@@ -88,12 +65,7 @@ Nchw SplitActivation(std::string_view op, const Shape& x, const Dict& attrs) {
 
 }  // namespace
 
-bool ChannelsLast(std::string_view op, const Dict& attrs) {
-  std::string format = AttrString(attrs, kDataFormatAttr);
-  if (format == kChannelsFirst) return false;
-  if (format == kChannelsLast) return true;
-  OpError(ErrorKind::kValue, op, StrCat("'data_format' must be 'NCHW' or 'NHWC'; but got '", format, "'"));
-}
+bool ChannelsLast(const Dict& attrs) { return AttrString(attrs, kDataFormatAttr) == kChannelsLast; }
 
 Shape ActivationShape(bool channels_last, int64_t n, int64_t c, int64_t h, int64_t w) {
   if (channels_last) return {n, h, w, c};
@@ -122,7 +94,6 @@ Conv2dGeometry ConvGeometry(std::string_view op, const Shape& x, const Shape& w,
   g.kernel_h = w[2];
   g.kernel_w = w[3];
   g.group = AttrInt(attrs, "group");
-  if (g.group < 1) OpError(ErrorKind::kValue, op, StrCat("'group' must be at least 1; but got ", g.group));
   if (w[1] <= 0 || g.kernel_h <= 0 || g.kernel_w <= 0 || g.out_channels <= 0) {
     OpError(ErrorKind::kValue, op, StrCat("weight must have positive sizes; but got shape ", ShapeRepr(w)));
   }
@@ -137,21 +108,13 @@ Conv2dGeometry ConvGeometry(std::string_view op, const Shape& x, const Shape& w,
                    " * ", g.group, "), but got ", g.in_channels, " (x shape ", ShapeRepr(x), ", weight shape ",
                    ShapeRepr(w), ")"));
   }
-  std::tie(g.stride_h, g.stride_w) = PositivePair(op, attrs, "stride");
-  std::tie(g.dilation_h, g.dilation_w) = PositivePair(op, attrs, "dilation");
-  std::string mode = PadMode(op, attrs, /*allow_pad=*/true);
+  // stride, dilation, pad_mode and pad are parsed (kPair, kPadMode, kPadding) and
+  // checked together (nn_conv.cc) before any geometry is asked for.
+  std::tie(g.stride_h, g.stride_w) = Pair(attrs, "stride");
+  std::tie(g.dilation_h, g.dilation_w) = Pair(attrs, "dilation");
+  std::string mode = AttrString(attrs, "pad_mode");
   std::vector<int64_t> pad = AttrInts(attrs, "pad");
-  if (pad.size() == 1) pad.assign(4, pad[0]);
-  if (pad.size() != 4 || std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p < 0; })) {
-    OpError(ErrorKind::kValue, op,
-            StrCat("'pad' must be a non-negative int or a list of 4 (top, bottom, left, right); but got ",
-                   Attr(attrs, "pad").repr()));
-  }
-  if (mode != "pad" && std::any_of(pad.begin(), pad.end(), [](int64_t p) { return p != 0; })) {
-    OpError(ErrorKind::kValue, op,
-            StrCat("'pad' must be zero when 'pad_mode' is not 'pad'; but got pad ", Attr(attrs, "pad").repr(),
-                   " with pad_mode '", mode, "'"));
-  }
+  MSRT_INTERNAL_ASSERT(pad.size() == 4, "attribute pad is not parsed padding");
   Axis h = WindowAxis(op, "height", mode, g.in_h, CheckedMul(g.kernel_h - 1, g.dilation_h, op) + 1, g.stride_h, pad[0], pad[1]);
   Axis wd = WindowAxis(op, "width", mode, g.in_w, CheckedMul(g.kernel_w - 1, g.dilation_w, op) + 1, g.stride_w, pad[2], pad[3]);
   g.out_h = h.out;
@@ -171,9 +134,9 @@ Pool2dGeometry PoolGeometry(std::string_view op, const Shape& x, const Dict& att
   g.channels = dims.c;
   g.in_h = dims.h;
   g.in_w = dims.w;
-  std::tie(g.kernel_h, g.kernel_w) = PositivePair(op, attrs, "kernel_size");
-  std::tie(g.stride_h, g.stride_w) = PositivePair(op, attrs, "strides");
-  std::string mode = PadMode(op, attrs, /*allow_pad=*/false);
+  std::tie(g.kernel_h, g.kernel_w) = Pair(attrs, "kernel_size");
+  std::tie(g.stride_h, g.stride_w) = Pair(attrs, "strides");
+  std::string mode = AttrString(attrs, "pad_mode");  // 'valid' or 'same' (nn_pool.cc)
   Axis h = WindowAxis(op, "height", mode, g.in_h, g.kernel_h, g.stride_h, 0, 0);
   Axis w = WindowAxis(op, "width", mode, g.in_w, g.kernel_w, g.stride_w, 0, 0);
   g.out_h = h.out;

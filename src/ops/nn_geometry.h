@@ -21,9 +21,8 @@ namespace msrt::ops {
 /// The conv and pooling ops' kDataFormatAttr (op_def.h): "NCHW" (plain, the
 /// default) or "NHWC" (channels-last). Shapes of x, y and dy follow it;
 /// weights are always (out, in / group, kh, kw).
-/// Whether `attrs` say NHWC; ValueError (naming `op`) for other values than
-/// "NCHW" and "NHWC".
-bool ChannelsLast(std::string_view op, const Dict& attrs);
+/// Whether `attrs` (parsed: kDataFormat) say NHWC.
+bool ChannelsLast(const Dict& attrs);
 /// (N, C, H, W) laid out as the data format says.
 Shape ActivationShape(bool channels_last, int64_t n, int64_t c, int64_t h, int64_t w);
 /// Offsets of one step along N, C, H and W in a contiguous 4-D tensor.

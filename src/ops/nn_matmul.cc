@@ -59,8 +59,8 @@ std::pair<Tensor, Tensor> ProductGrads(std::string_view op, const Tensor& a, con
 }
 
 const std::vector<AttrSpec> kTransposeAttrs = {
-    {"transpose_a", Value(false), "use a's transpose"},
-    {"transpose_b", Value(false), "use b's transpose"},
+    {"transpose_a", Value(false), "use a's transpose", AttrType::kBool},
+    {"transpose_b", Value(false), "use b's transpose", AttrType::kBool},
 };
 
 MSRT_REGISTER_OP({
@@ -82,6 +82,7 @@ MSRT_REGISTER_OP({
     },
     .props = {.accepts_epilogue = true},
     .doc = "op(a) @ op(b) for 2-D a and b, op transposing when asked.",
+    .api = {Function("mm(input->a, mat2->b)"), Primitive("MatMul(transpose_a=False, transpose_b=False)(x->a, y->b)")},
 });
 
 MSRT_REGISTER_OP({
@@ -115,6 +116,9 @@ MSRT_REGISTER_OP({
       return {da, db};
     },
     .doc = "Batched op(a) @ op(b) over the leading dims, which broadcast.",
+    .api = {Function("bmm(input_x->a, mat2->b)"),
+            Function("batch_matmul(x->a, y->b, transpose_a=False, transpose_b=False)"),
+            Primitive("BatchMatMul(transpose_a=False, transpose_b=False)(x->a, y->b)")},
 });
 
 MSRT_REGISTER_OP({

@@ -22,6 +22,10 @@ void CheckActivation(std::string_view op, const TensorMeta& x) {
   }
 }
 
+void CheckEpsilon(std::string_view op, const Value& v) {
+  if (!(v.as_float() > 0)) OpError(ErrorKind::kValue, op, StrCat("'epsilon' must be positive; but got ", v.as_float()));
+}
+
 // Every axis but the channel axis 1.
 std::vector<int64_t> NonChannelAxes(int64_t ndim) {
   std::vector<int64_t> axes{0};
@@ -39,10 +43,18 @@ Tensor AlongChannels(const Tensor& v, const Tensor& x) {
 MSRT_REGISTER_OP({
     .name = "batch_norm",
     .inputs = {"x", "scale", "bias", "running_mean", "running_var"},
-    .attrs = {{"is_training", Value(false), "normalize with batch statistics and update the running ones"},
-              {"epsilon", Value(1e-5), "added to the variance"},
-              {"momentum", Value(0.1), "running = (1 - momentum) * running + momentum * batch"}},
-    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+    .attrs = {{"is_training", Value(false), "normalize with batch statistics and update the running ones",
+               AttrType::kBool},
+              {"epsilon", Value(1e-5), "added to the variance", AttrType::kFloat, {}, false, CheckEpsilon},
+              {"momentum", Value(0.1), "running = (1 - momentum) * running + momentum * batch", AttrType::kFloat,
+               {}, false,
+               [](std::string_view op, const Value& v) {
+                 double momentum = v.as_float();
+                 if (!(momentum >= 0 && momentum <= 1)) {
+                   OpError(ErrorKind::kValue, op, StrCat("'momentum' must be in [0, 1]; but got ", momentum));
+                 }
+               }}},
+    .infer = [](const std::vector<TensorMeta>& in, const Dict&) -> std::vector<TensorMeta> {
       constexpr std::string_view op = "batch_norm";
       CheckActivation(op, in[0]);
       const char* names[] = {"x", "scale", "bias", "running_mean", "running_var"};
@@ -54,13 +66,6 @@ MSRT_REGISTER_OP({
         if (!(i >= 3 && half && in[i].dtype == DType::kFloat32)) CheckSameDType(op, "x", in[0], names[i], in[i]);
         CheckChannelVector(op, names[i], in[i], channels);
       }
-      double epsilon = AttrFloat(attrs, "epsilon");
-      double momentum = AttrFloat(attrs, "momentum");
-      if (!(epsilon > 0)) OpError(ErrorKind::kValue, op, StrCat("'epsilon' must be positive; but got ", epsilon));
-      if (!(momentum >= 0 && momentum <= 1)) {
-        OpError(ErrorKind::kValue, op, StrCat("'momentum' must be in [0, 1]; but got ", momentum));
-      }
-      AttrBool(attrs, "is_training");
       TensorMeta vec{{channels}, in[0].dtype};
       return {{in[0].shape, in[0].dtype}, vec, vec};
     },
@@ -100,7 +105,7 @@ MSRT_REGISTER_OP({
 MSRT_REGISTER_OP({
     .name = "batch_norm_grad",
     .inputs = {"dy", "x", "scale", "saved_mean", "saved_inv_std"},
-    .attrs = {{"epsilon", Value(1e-5), "the epsilon batch_norm used"}},
+    .attrs = {{"epsilon", Value(1e-5), "the epsilon batch_norm used", AttrType::kFloat, {}, false, CheckEpsilon}},
     .infer = [](const std::vector<TensorMeta>& in, const Dict&) -> std::vector<TensorMeta> {
       constexpr std::string_view op = "batch_norm_grad";
       CheckActivation(op, in[1]);

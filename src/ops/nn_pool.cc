@@ -9,10 +9,16 @@ namespace msrt::ops {
 namespace {
 
 const std::vector<AttrSpec> kPoolAttrs = {
-    {"kernel_size", Value(List{Value(1), Value(1)}), "(h, w) window, or an int for both"},
-    {"strides", Value(List{Value(1), Value(1)}), "(h, w) stride, or an int for both"},
-    {"pad_mode", Value("valid"), "'valid' or 'same'"},
-    {kDataFormatAttr, Value(kChannelsFirst), "layout of x, y and dy: 'NCHW' or 'NHWC' (channels-last)"},
+    {"kernel_size", Value(List{Value(1), Value(1)}), "(h, w) window, or an int for both", AttrType::kPair},
+    {"strides", Value(List{Value(1), Value(1)}), "(h, w) stride, or an int for both", AttrType::kPair},
+    {"pad_mode", Value("valid"), "'valid' or 'same', any case", AttrType::kPadMode, {}, false,
+     [](std::string_view op, const Value& v) {
+       if (v.as_string() == "pad") {
+         OpError(ErrorKind::kValue, op, "'pad_mode' must be one of 'same' or 'valid'; but got 'pad'");
+       }
+     }},
+    {kDataFormatAttr, Value(kChannelsFirst), "layout of x, y and dy: 'NCHW' or 'NHWC' (channels-last)",
+     AttrType::kDataFormat},
 };
 
 Dict PoolAttrs(const Dict& attrs) {
@@ -48,6 +54,7 @@ MSRT_REGISTER_OP({
     },
     .props = {.layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
     .doc = "Maximum over each window of NCHW (or NHWC) x (padding never wins).",
+    .api = {Primitive("MaxPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x)")},
 });
 
 MSRT_REGISTER_OP({
@@ -78,6 +85,7 @@ MSRT_REGISTER_OP({
     },
     .props = {.layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
     .doc = "Mean over each window of NCHW (or NHWC) x (padding excluded from the count).",
+    .api = {Primitive("AvgPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x)")},
 });
 
 MSRT_REGISTER_OP({

@@ -28,7 +28,7 @@ class SignatureParser {
     if (kind == ApiKind::kPrimitive) {
       form.init = std::move(first);
       for (ApiParam& p : form.init) {
-        if (p.binds != ApiParam::Binds::kAttr && p.binds != ApiParam::Binds::kUnsupported) {
+        if (p.binds == ApiParam::Binds::kInput || p.binds == ApiParam::Binds::kInputs) {
           Fail(StrCat("constructor parameter '", p.name, "' must bind an attribute"));
         }
       }
@@ -89,9 +89,8 @@ class SignatureParser {
       if (text_.substr(pos_, 2) == "->") {
         pos_ += 2;
         Space();
-        if (Peek('!')) {
-          ++pos_;
-          p.target = "!";
+        if (Peek('!') || Peek('~')) {
+          p.target = std::string(1, text_[pos_++]);
         } else {
           p.target = Name();
           if (text_.substr(pos_, 3) == "...") {
@@ -124,6 +123,7 @@ class SignatureParser {
 
   ApiParam::Binds Bind(const ApiParam& p) {
     if (p.target == "!") return ApiParam::Binds::kUnsupported;
+    if (p.target == "~") return ApiParam::Binds::kRecorded;
     for (std::string_view input : op_.inputs) {
       if (input == p.target) return input.ends_with("...") ? ApiParam::Binds::kInputs : ApiParam::Binds::kInput;
       if (input.ends_with("?") && input.substr(0, input.size() - 1) == p.target) {

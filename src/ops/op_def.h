@@ -84,7 +84,7 @@ enum class AttrType {
   kDataFormat,  // "NCHW" or "NHWC"
   kPadMode,     // "valid", "same" or "pad", any case → lower case
   kPair,        // an int or 2 ints (or 4 with leading 1, 1) of positive ints → [h, w]
-  kPadding,     // an int, 2 ints (h, w) or 4 ints (top, bottom, left, right) ≥ 0 → 4 ints
+  kPadding,     // an int or 4 ints (top, bottom, left, right) ≥ 0 → 4 ints
 };
 
 /// An attribute: its name, default, how it is parsed and, optionally, the
@@ -108,8 +108,11 @@ struct AttrSpec {
 /// binds parameter p to the op's input or attribute t (the same name when
 /// no arrow; an optional input "w?" is bound as "w", and None gives it as
 /// absent: Note [Optional inputs]); `p->x...` binds a sequence to a variadic
-/// input; `*` starts the keyword-only parameters; `p->!` is accepted and must keep its default
-/// (the feature is not supported; other values raise NotImplementedError).
+/// input; `*` starts the keyword-only parameters; `p->!` is accepted and must
+/// keep its default (the feature is not supported; other values raise
+/// NotImplementedError); `p->~` is accepted and not passed to the op (a
+/// MindSpore parameter the op does not need, e.g. Conv2D's out_channel: a
+/// Primitive records it as an attribute; it may be required).
 /// A primitive has two lists, its constructor's then its call's:
 ///   "ReduceSum(keep_dims=False)(x, axis->axis=())".
 /// A method's first parameter is the Tensor itself.
@@ -126,8 +129,8 @@ inline ApiForm Primitive(std::string signature) { return {ApiKind::kPrimitive, s
 /// One parameter of a parsed form.
 struct ApiParam {
   std::string name;
-  std::string target;  // the input or attribute it fills; "!" for unsupported
-  enum class Binds { kInput, kInputs, kAttr, kUnsupported, kOptionalInput } binds = Binds::kInput;
+  std::string target;  // the input or attribute it fills; "!" for unsupported, "~" for recorded only
+  enum class Binds { kInput, kInputs, kAttr, kUnsupported, kRecorded, kOptionalInput } binds = Binds::kInput;
   std::optional<Value> default_value;  // nullopt: required
   bool keyword_only = false;
 };
@@ -153,6 +156,10 @@ using InferFn = std::function<std::vector<TensorMeta>(const std::vector<TensorMe
 /// Returns one tensor per input (undefined where there is no gradient).
 using GradFn = std::function<std::vector<Tensor>(const GradArgs& args)>;
 using CompositeFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const Dict& attrs)>;
+/// Checks relations between parsed attributes (each already checked alone).
+/// It sees every attribute at a call (NormalizeAttrs) but only those given
+/// to CheckAttrs (a Primitive's constructor), so it checks those present.
+using AttrsCheckFn = std::function<void(std::string_view op, const Dict& attrs)>;
 
 struct OpDef {
   std::string_view name;
@@ -167,6 +174,7 @@ struct OpDef {
   std::string_view doc = {};
   /// The Python surface: functions in ms.ops, Tensor methods, Primitive classes.
   std::vector<ApiForm> api = {};
+  AttrsCheckFn attrs_check = nullptr;  // relations between attributes, if any
 };
 
 // Note [Optional inputs]
@@ -191,11 +199,12 @@ const OpDef& GetOp(std::string_view name);
 /// Every registered op, sorted by name.
 std::vector<const OpDef*> AllOps();
 
-/// Parses given attributes (AttrType), fills defaults and rejects unknown or
-/// missing attributes (TypeError).
+/// Parses given attributes (AttrType), fills defaults, rejects unknown or
+/// missing attributes (TypeError) and runs the op's attrs_check.
 Dict NormalizeAttrs(const OpDef& op, const Dict& given);
 /// Parses and checks the attributes in `given` only (a Primitive's
-/// constructor checks its own); returns them parsed.
+/// constructor checks its own), then the op's attrs_check on them; returns
+/// them parsed.
 Dict CheckAttrs(const OpDef& op, const Dict& given);
 /// `value` parsed as `spec` says; TypeError or ValueError naming `op`.
 Value ParseAttr(std::string_view op, const AttrSpec& spec, const Value& value);

@@ -71,6 +71,7 @@ Dict NormalizeAttrs(const OpDef& op, const Dict& given) {
     bool known = std::any_of(op.attrs.begin(), op.attrs.end(), [&n = name](const AttrSpec& s) { return s.name == n; });
     if (!known) OpError(ErrorKind::kType, op.name, StrCat("got an unknown attribute '", name, "'"));
   }
+  if (op.attrs_check) op.attrs_check(op.name, out);
   return out;
 }
 
@@ -81,6 +82,7 @@ Dict CheckAttrs(const OpDef& op, const Dict& given) {
     if (spec == op.attrs.end()) OpError(ErrorKind::kType, op.name, StrCat("got an unknown attribute '", name, "'"));
     out.Set(name, ParseAttr(op.name, *spec, value));
   }
+  if (op.attrs_check) op.attrs_check(op.name, out);
   return out;
 }
 

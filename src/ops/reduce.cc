@@ -79,6 +79,35 @@ MSRT_REGISTER_OP({.name = "reduce_sum",
                   .props = kReduction,
                   .doc = "sum over axes"});
 
+// all / any: whether every (some) element along the axes is nonzero, as
+// the min (max of the absolute value) of the float32 values compared with 0.
+CompositeFn Truth(std::string_view reduce, bool absolute) {
+  return [reduce, absolute](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+    Tensor x = fn::Cast(in[0], DType::kFloat32);
+    if (absolute) x = Call1("abs", {x});
+    Tensor extreme = Call1(reduce, {x}, attrs);
+    return {Call1("not_equal", {extreme, fn::Scalar(0, extreme)})};
+  };
+}
+
+MSRT_REGISTER_OP({.name = "reduce_all",
+                  .inputs = {"x"},
+                  .attrs = {kAxisAttr, kKeepDimsAttr},
+                  .composite = Truth("reduce_min", false),
+                  .doc = "whether every element along the axes is nonzero (bool)",
+                  .api = {Function("all(input->x, axis=None, keep_dims=False)"),
+                          Method("all(self->x, axis=None, keep_dims=False)"),
+                          Primitive("ReduceAll(keep_dims=False)(x, axis=())")}});
+
+MSRT_REGISTER_OP({.name = "reduce_any",
+                  .inputs = {"x"},
+                  .attrs = {kAxisAttr, kKeepDimsAttr},
+                  .composite = Truth("reduce_max", true),
+                  .doc = "whether some element along the axes is nonzero (bool)",
+                  .api = {Function("any(input->x, axis=None, keep_dims=False)"),
+                          Method("any(self->x, axis=None, keep_dims=False)"),
+                          Primitive("ReduceAny(keep_dims=False)(x, axis=())")}});
+
 MSRT_REGISTER_OP({.name = "reduce_mean",
                   .inputs = {"x"},
                   .attrs = {kAxisAttr, kKeepDimsAttr},

@@ -35,7 +35,8 @@ MSRT_REGISTER_OP({.name = "reshape",
                   },
                   .grad = ReshapeBack(),
                   .props = {.noop_if_same_meta = true},
-                  .doc = "the same elements in another shape"});
+                  .doc = "the same elements in another shape",
+    .api = {Function("reshape(input->x, shape)"), Primitive("Reshape()(input_x->x, input_shape->shape)")}});
 
 MSRT_REGISTER_OP({.name = "transpose",
                   .inputs = {"x"},
@@ -55,7 +56,8 @@ MSRT_REGISTER_OP({.name = "transpose",
                     for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
                     return {fn::Transpose(a.dys[0], inverse)};
                   },
-                  .doc = "axes permuted: out.shape[i] = x.shape[perm[i]]"});
+                  .doc = "axes permuted: out.shape[i] = x.shape[perm[i]]",
+    .api = {Function("transpose(input->x, input_perm->perm)"), Function("permute(input->x, axis->perm)"), Primitive("Transpose()(input_x->x, input_perm->perm)")}});
 
 MSRT_REGISTER_OP({.name = "expand_dims",
                   .inputs = {"x"},
@@ -68,7 +70,8 @@ MSRT_REGISTER_OP({.name = "expand_dims",
                     return Metas{{out, in[0].dtype}};
                   },
                   .grad = ReshapeBack(),
-                  .doc = "x with a size-1 axis inserted"});
+                  .doc = "x with a size-1 axis inserted",
+    .api = {Function("expand_dims(input_x->x, axis)"), Function("unsqueeze(input->x, dim->axis)"), Method("expand_dims(self->x, axis)"), Method("unsqueeze(self->x, dim->axis)"), Primitive("ExpandDims()(input_x->x, axis)")}});
 
 MSRT_REGISTER_OP({.name = "squeeze",
                   .inputs = {"x"},
@@ -99,7 +102,8 @@ MSRT_REGISTER_OP({.name = "squeeze",
                   },
                   .grad = ReshapeBack(),
                   .props = {.noop_if_same_meta = true},
-                  .doc = "x without size-1 axes"});
+                  .doc = "x without size-1 axes",
+    .api = {Function("squeeze(input->x, axis=None)"), Method("squeeze(self->x, axis=None)"), Primitive("Squeeze(axis=())(input_x->x)")}});
 
 MSRT_REGISTER_OP({.name = "flatten",
                   .inputs = {"x"},
@@ -119,7 +123,7 @@ MSRT_REGISTER_OP({.name = "flatten",
 
 MSRT_REGISTER_OP({.name = "concat",
                   .inputs = {"xs..."},
-                  .attrs = {{"axis", 0}},
+                  .attrs = {{"axis", 0, "the axis", AttrType::kInt}},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     Shape out = CheckConcat("concat", in, IntAttr("concat", attrs, "axis"));
                     return Metas{{out, in[0].dtype}};
@@ -142,11 +146,12 @@ MSRT_REGISTER_OP({.name = "concat",
                     }
                     return out;
                   },
-                  .doc = "tensors joined along an existing axis"});
+                  .doc = "tensors joined along an existing axis",
+    .api = {Function("concat|cat(tensors->xs..., axis=0)"), Primitive("Concat(axis=0)(input_x->xs...)")}});
 
 MSRT_REGISTER_OP({.name = "stack",
                   .inputs = {"xs..."},
-                  .attrs = {{"axis", 0}},
+                  .attrs = {{"axis", 0, "the axis", AttrType::kInt}},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     if (in.empty()) {
                       OpError(ErrorKind::kValue, "stack", "needs at least one tensor; expected 1 or more, but got 0");
@@ -177,11 +182,13 @@ MSRT_REGISTER_OP({.name = "stack",
                     }
                     return out;
                   },
-                  .doc = "tensors of one shape joined along a new axis"});
+                  .doc = "tensors of one shape joined along a new axis",
+    .api = {Function("stack(tensors->xs..., axis=0)"), Primitive("Stack(axis=0)(input_x->xs...)")}});
 
 MSRT_REGISTER_OP({.name = "split",
                   .inputs = {"x"},
-                  .attrs = {{"axis", 0}, {"output_num", Value(), "how many equal parts"}},
+                  .attrs = {{"axis", 0, "the axis", AttrType::kInt},
+                            {"output_num", Value(), "how many equal parts", AttrType::kInt}},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     const Shape& shape = in[0].shape;
                     if (shape.empty()) {
@@ -252,7 +259,7 @@ MSRT_REGISTER_OP({.name = "strided_slice",
 
 MSRT_REGISTER_OP({.name = "gather",
                   .inputs = {"params", "indices"},
-                  .attrs = {{"axis", 0}},
+                  .attrs = {{"axis", 0, "the axis", AttrType::kInt}},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     CheckDType("gather", "indices", in[1], DTypeClass::kIndex);
                     const Shape& p = in[0].shape;
@@ -275,7 +282,8 @@ MSRT_REGISTER_OP({.name = "gather",
                                      Dict{{"axis", Value(axis)}, {"dim_size", Value(params.shape()[axis])}});
                     return {g, Tensor()};
                   },
-                  .doc = "slices of params along axis picked by indices (out of range raises IndexError)"});
+                  .doc = "slices of params along axis picked by indices (out of range raises IndexError)",
+    .api = {Function("gather(input_params->params, input_indices->indices, axis, batch_dims->!=0)"), Primitive("Gather|GatherV2(batch_dims->!=0)(input_params->params, input_indices->indices, axis)")}});
 
 // Not in the catalogue: gather's gradient is a scatter-add, which no
 // catalogue op does in linear time (MindSpore uses UnsortedSegmentSum).
@@ -347,7 +355,8 @@ MSRT_REGISTER_OP({.name = "broadcast_to",
                     return {SumToShape(a.dys[0], a.inputs[0].shape())};
                   },
                   .props = {.noop_if_same_meta = true},
-                  .doc = "x broadcast to shape (NumPy rules)"});
+                  .doc = "x broadcast to shape (NumPy rules)",
+    .api = {Function("broadcast_to(input->x, shape)"), Method("broadcast_to(self->x, shape)"), Primitive("BroadcastTo(shape)(input_x->x)")}});
 
 MSRT_REGISTER_OP({.name = "tile",
                   .inputs = {"x"},

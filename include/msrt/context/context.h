@@ -50,28 +50,28 @@ inline constexpr int64_t kPynativeMode = 1;
 struct OptionInfo {
   Family family;
   std::string name;
-  std::string type;           // e.g. "int", "str (\"xxGB\")", "dict"
-  Value default_value;        // stored form, for the store's profile
+  std::string type;     // e.g. "int", "str (\"xxGB\")", "dict"
+  Value default_value;  // stored form, for the store's profile
   std::string doc;
-  DeviceMask devices;         // where msrt applies it
+  DeviceMask devices;            // where msrt applies it
   DeviceMask mindspore_devices;  // where MindSpore applies it
-  std::string device_note;    // why the two differ, if they do
+  std::string device_note;       // why the two differ, if they do
   bool affects_compile;
-  bool freezes;               // cannot change once in effect
+  bool freezes;  // cannot change once in effect
   bool per_thread;
-  std::string env_var;        // "" if none
-  std::string env_role;       // "default" or "override"
+  std::string env_var;   // "" if none
+  std::string env_role;  // "default" or "override"
   std::vector<std::string> aliases;
-  std::string deprecated_since;  // profile name, "" if live
+  std::string deprecated_since;    // profile name, "" if live
   std::string deprecation_action;  // "ignored" or "applied"
-  std::string moved_to;       // "" unless the key must go through another key
+  std::string moved_to;            // "" unless the key must go through another key
 };
 
 /// What a key is set to, what is in effect, and why.
 struct Explanation {
   OptionInfo info;
-  Value requested;            // what get_context returns
-  Value effective;            // after environment overrides
+  Value requested;  // what get_context returns
+  Value effective;  // after environment overrides
   Source source;
   std::string source_detail;  // e.g. "env DEVICE_ID", "profile r1.6"
   bool applies;               // on the current device target
@@ -172,9 +172,7 @@ class Store {
 
   /// Calls `callback` after any change to one of `keys`, from the thread
   /// that made it. `consumer` names the subsystem (shown by Explain).
-  Subscription Subscribe(Family family,
-                         const std::vector<std::string>& keys,
-                         std::string consumer,
+  Subscription Subscribe(Family family, const std::vector<std::string>& keys, std::string consumer,
                          std::function<void(const Change&)> callback);
   /// The same through typed handles (all of one family).
   using Keys = std::initializer_list<std::reference_wrapper<const OptionKey>>;

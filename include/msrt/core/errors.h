@@ -43,9 +43,9 @@ class Error : public std::exception {
   std::string message_;
 };
 
-#define MSRT_DEFINE_ERROR(Name, Kind)                                          \
-  class Name : public Error {                                                  \
-   public:                                                                     \
+#define MSRT_DEFINE_ERROR(Name, Kind)                                       \
+  class Name : public Error {                                               \
+   public:                                                                  \
     explicit Name(std::string message) : Error(Kind, std::move(message)) {} \
   };
 MSRT_DEFINE_ERROR(TypeError, ErrorKind::kType)
@@ -74,11 +74,11 @@ std::string StrCat(const Args&... args) {
 
 }  // namespace msrt
 
-#define MSRT_CHECK_KIND_(kind, cond, ...) \
-  do {                                    \
-    if (!(cond)) {                        \
+#define MSRT_CHECK_KIND_(kind, cond, ...)                    \
+  do {                                                       \
+    if (!(cond)) {                                           \
       ::msrt::ThrowError(kind, ::msrt::StrCat(__VA_ARGS__)); \
-    }                                     \
+    }                                                        \
   } while (0)
 
 /// User-input checks: raise the named Python error with the given message.
@@ -87,12 +87,11 @@ std::string StrCat(const Args&... args) {
 #define MSRT_CHECK(cond, ...) MSRT_CHECK_KIND_(::msrt::ErrorKind::kRuntime, cond, __VA_ARGS__)
 
 /// Internal invariant: failing means a bug in msrt, never bad user input.
-#define MSRT_INTERNAL_ASSERT(cond, ...)                                         \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      ::msrt::ThrowError(::msrt::ErrorKind::kInternal,                          \
-                         ::msrt::StrCat("internal error (a bug in msrt) at ",   \
-                                        __FILE__, ":", __LINE__, ": ", #cond,   \
-                                        ". ", ##__VA_ARGS__));                  \
-    }                                                                           \
+#define MSRT_INTERNAL_ASSERT(cond, ...)                                                                             \
+  do {                                                                                                              \
+    if (!(cond)) {                                                                                                  \
+      ::msrt::ThrowError(::msrt::ErrorKind::kInternal,                                                              \
+                         ::msrt::StrCat("internal error (a bug in msrt) at ", __FILE__, ":", __LINE__, ": ", #cond, \
+                                        ". ", ##__VA_ARGS__));                                                      \
+    }                                                                                                               \
   } while (0)

@@ -53,7 +53,7 @@ class LogLine {
 }  // namespace msrt
 
 /// MSRT_LOG(WARNING) << "text";
-#define MSRT_LOG(severity)                                                        \
-  if (::msrt::LogLevel::k##severity < ::msrt::CurrentLogLevel()) {                \
-  } else                                                                          \
+#define MSRT_LOG(severity)                                         \
+  if (::msrt::LogLevel::k##severity < ::msrt::CurrentLogLevel()) { \
+  } else                                                           \
     ::msrt::detail::LogLine(::msrt::LogLevel::k##severity, __FILE__, __LINE__).stream()

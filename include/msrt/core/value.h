@@ -58,8 +58,8 @@ class Value {
   bool is_dict() const { return kind_ == ValueKind::kDict; }
 
   bool as_bool() const;
-  int64_t as_int() const;     // int or bool
-  double as_float() const;    // float, int or bool
+  int64_t as_int() const;   // int or bool
+  double as_float() const;  // float, int or bool
   const std::string& as_string() const;
   const List& as_list() const;  // list or tuple
   const Dict& as_dict() const;

@@ -12,6 +12,8 @@ import numbers
 
 import numpy as np
 
+from .. import _tensor
+from .._tensor import Tensor, _TensorBase, _wrap
 from . import dtype as mstype
 from .seed import _init_generator
 
@@ -388,8 +390,6 @@ def _shape_tuple(shape):
 
 def _generate(init, shape, dtype):
     """Fills a new tensor of `shape` and `dtype` with initializer `init`."""
-    from .._tensor import Tensor, _TensorBase, _wrap
-
     if isinstance(init, str):
         cls = _ALIASES.get(init.lower())
         if cls is None:
@@ -410,8 +410,6 @@ def _generate(init, shape, dtype):
 def initializer(init, shape=None, dtype=mstype.float32):
     """A Tensor of `shape` and `dtype` filled by `init` (an Initializer, its
     name such as "normal", a number, or a Tensor, returned as is)."""
-    from .._tensor import Tensor
-
     if not isinstance(init, (Tensor, numbers.Number, str, Initializer)):
         raise TypeError("For 'initializer', the type of the 'init' argument should be 'Tensor', 'number', 'string' "
                         f"or 'initializer', but got {type(init)}.")
@@ -425,3 +423,6 @@ def initializer(init, shape=None, dtype=mstype.float32):
     if shape is None:
         raise ValueError("For 'initializer', the argument 'shape' must be given.")
     return _generate(init, shape, dtype)
+
+
+_tensor._set_init_generator(_generate)  # Tensor(init=...) fills through this module

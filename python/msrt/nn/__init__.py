@@ -1,6 +1,6 @@
 """msrt.nn: cells, layers, losses, optimizers, wrappers and learning-rate
 schedules with MindSpore 2.x's names and signatures."""
-from . import dynamic_lr, learning_rate_schedule
+from . import dynamic_lr, learning_rate_schedule  # noqa: F401 - nn.dynamic_lr as in MindSpore
 from .cell import Cell, GraphCell
 from .dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr, natural_exp_decay_lr,
                          piecewise_constant_lr, polynomial_decay_lr, warmup_lr)

@@ -2,7 +2,7 @@
 Primitive classes (`ops.Add()`, `ops.MatMul(transpose_b=True)`...) and
 GradOperation. `_op(name, *tensors, **attrs)` calls a catalogue op directly."""
 from .._tensor import Tensor as _Tensor, _op
-from . import _api, composite, functional, operations
+from . import _api, _methods, composite, functional, operations
 from .composite import GradOperation, grad, value_and_grad
 from .functional import *  # noqa: F401,F403
 from .operations import *  # noqa: F401,F403
@@ -10,6 +10,7 @@ from .operations import Primitive, PrimitiveWithCheck, PrimitiveWithInfer, prim_
 
 
 _api.install_methods(_Tensor)
+_methods.install(_Tensor)
 
 
 def constexpr(fn=None, get_instance=True, reuse_result=True, check=True):

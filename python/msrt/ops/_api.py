@@ -9,7 +9,9 @@ Tensors to their core handles, Python scalars to 0-d tensors of the other
 operand's dtype, dtypes to their names, None for an optional input to
 "absent". Every check of shapes, dtypes and
 attribute values is the op's, in C++ (AttrType and the op's inference), so
-the errors are the same from every form.
+the errors are the same from every form. A parameter bound `p->!` must keep
+its default (NotImplementedError otherwise); one bound `p->~` is accepted and
+not passed to the op (a Primitive records it with add_prim_attr).
 """
 import numbers
 
@@ -25,21 +27,23 @@ _new = object.__new__
 
 
 def _convert_inputs(op, values):
-    """Core handles for an op's inputs. With several inputs, Python scalars take
-    the dtype of the first Tensor among them (as MindSpore promotes scalars),
-    and other array-likes become Tensors; a lone input must be a Tensor."""
+    """Core handles for an op's inputs. A lone input must be a Tensor. With
+    several, other array-likes become Tensors, and for elementwise ops Python
+    scalars become 0-d tensors of the first Tensor input's dtype (as MindSpore
+    promotes scalars)."""
     bases = []
     like = None
-    for v in values:
-        if isinstance(v, Tensor):
-            like = v._t.dtype_name
-            break
+    if op in _ELEMENTWISE:
+        for v in values:
+            if isinstance(v, Tensor):
+                like = v._t.dtype_name
+                break
     for v in values:
         if isinstance(v, Tensor):
             bases.append(v._t)
         elif v is _ABSENT:
             bases.append(None)
-        elif len(values) > 1 and like is not None and isinstance(v, (numbers.Number, np.generic)):
+        elif like is not None and isinstance(v, (numbers.Number, np.generic)):
             bases.append(_scalar_base(v, like))
         elif len(values) > 1 and isinstance(v, (numbers.Number, np.generic, np.ndarray, list, tuple)):
             bases.append(Tensor(v)._t)
@@ -67,15 +71,30 @@ def _dtype_attr(value):
 
 
 def _ints_attr(value):
-    """A shape or axes given as a Tensor or a tuple becomes a list (the op checks the rest)."""
+    """A shape or axes given as a Tensor, an array or a tuple becomes a list of
+    Python ints (the op checks the rest)."""
     if isinstance(value, Tensor):
         return [int(v) for v in value.asnumpy().reshape(-1)]
-    if isinstance(value, tuple):
-        return list(value)
-    return value
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (tuple, list)):
+        return [v.item() if isinstance(v, np.generic) else v for v in value]
+    return value.item() if isinstance(value, np.generic) else value
 
 
-_ATTR_CONVERTERS = {"dtype": "_dtype_attr", "ints": "_ints_attr", "shape": "_ints_attr", "axes": "_ints_attr"}
+def _axes_attr(value):
+    """None (every axis) as the op spells it: []."""
+    return [] if value is None else _ints_attr(value)
+
+
+def _number_attr(value):
+    """NumPy scalars become Python numbers."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+_ATTR_CONVERTERS = {"dtype": "_dtype_attr", "ints": "_ints_attr", "shape": "_ints_attr", "axes": "_axes_attr",
+                    "axis": "_ints_attr", "pair": "_ints_attr", "padding": "_ints_attr", "int": "_number_attr",
+                    "float": "_number_attr"}
 
 
 def _unsupported(op, name, value):
@@ -113,6 +132,8 @@ def _body(form, params, self_attrs=None):
         elif binds == "attr":
             conv = _ATTR_CONVERTERS.get(types[p["target"]])
             attrs.append(f"{p['target']!r}: {conv}({name})" if conv else f"{p['target']!r}: {name}")
+        elif binds == "recorded":  # accepted, not the op's (a Primitive records it as an attribute)
+            continue
         else:  # unsupported: must keep its default
             test = f"{name} is not None" if p["default"] is None else f"{name} != _d[{p['_default_index']}]"
             lines.append(f"    if {test}:")
@@ -127,6 +148,7 @@ def _body(form, params, self_attrs=None):
 
 def _compile(source, name, defaults):
     namespace = {"_invoke": _invoke, "_ABSENT": _ABSENT, "_dtype_attr": _dtype_attr, "_ints_attr": _ints_attr,
+                 "_number_attr": _number_attr, "_axes_attr": _axes_attr,
                  "_unsupported": _unsupported, "_d": defaults, "_C": _C}
     code = compile(source, f"<msrt op form {name}>", "exec")
     exec(code, namespace)  # noqa: S102 - source generated above from the op declarations
@@ -160,11 +182,20 @@ def _primitive(form, name, base):
     init_sig = _signature_text(form["init"], init_defaults, "self")
     call_sig = _signature_text(form["params"], call_defaults, "self")
     op = form["op"]
-    init_attrs = ", ".join(f"{p['target']!r}: {p['name']}" for p in form["init"] if p["binds"] == "attr")
+    types = _C.op_attr_types(op)
+
+    def converted(p):
+        conv = _ATTR_CONVERTERS.get(types[p["target"]])
+        return f"{conv}({p['name']})" if conv else p["name"]
+
+    init_attrs = ", ".join(f"{p['target']!r}: {converted(p)}" for p in form["init"] if p["binds"] == "attr")
     init_lines = [f"def __init__({init_sig}):",
                   f"    _base.__init__(self, {name!r})",
                   f"    self._op_attrs = _C.check_attrs({op!r}, {{{init_attrs}}})"]
     for p in form["init"]:
+        if p["binds"] == "unsupported":
+            test = f"{p['name']} is not None" if p["default"] is None else f"{p['name']} != _d[{p['_default_index']}]"
+            init_lines += [f"    if {test}:", f"        _unsupported({name!r}, {p['name']!r}, {p['name']})"]
         init_lines.append(f"    self.add_prim_attr({p['name']!r}, {p['name']})")
         init_lines.append(f"    self.{p['name']} = {p['name']}")
     init = _compile("\n".join(init_lines) + "\n", "__init__", init_defaults)
@@ -176,14 +207,12 @@ def _primitive(form, name, base):
     return cls
 
 
-_FORMS = None
+_FORMS = _C.op_api()
+_ELEMENTWISE = frozenset(f["op"] for f in _FORMS if f["elementwise"])
 
 
 def forms(kind=None):
     """The declared forms (dicts from `_C.op_api()`), optionally of one kind."""
-    global _FORMS
-    if _FORMS is None:
-        _FORMS = _C.op_api()
     return [f for f in _FORMS if kind is None or f["kind"] == kind]
 
 

@@ -12,22 +12,15 @@ import numpy as np
 from .._tensor import _FLOAT_NAMES, Tensor, _as_tensor, _binary, _norm_axes, _op, _scalar_base, _wrap
 from ..common import dtype as mstype
 
-__all__ = [
-    "add", "sub", "mul", "div", "true_divide", "neg", "negative", "abs", "absolute", "exp", "log", "sqrt", "rsqrt",
-    "square", "reciprocal", "sign", "pow", "maximum", "minimum", "equal", "ne", "not_equal", "less", "lt",
-    "less_equal", "le", "greater", "gt", "greater_equal", "ge", "logical_and", "logical_or", "logical_not",
-    "logical_xor", "select", "where", "cast", "clamp", "clip", "addn",
-    "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "all", "any",
-    "matmul", "mm", "bmm", "batch_matmul", "dense", "bias_add", "conv2d", "max_pool2d", "avg_pool2d", "batch_norm",
-    "relu", "relu6", "sigmoid", "tanh", "gelu", "silu", "leaky_relu", "softmax", "log_softmax", "dropout",
-    "reshape", "transpose", "permute", "expand_dims", "unsqueeze", "squeeze", "flatten", "concat", "cat", "stack",
-    "split", "strided_slice", "slice", "gather", "one_hot", "broadcast_to", "tile", "zeros", "ones", "fill", "full",
-    "zeros_like", "ones_like", "full_like", "arange", "eye",
-    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "binary_cross_entropy_with_logits",
-    "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "identity", "print_",
-    "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array",
-    "clip_by_value", "clip_by_global_norm", "partial", "tensor_add", "tensor_sub", "tensor_mul", "tensor_div",
-    "tensor_pow", "tensor_lt", "tensor_le", "tensor_gt", "tensor_ge",
+__all__ = [  # written here; the declared ones are added below
+    "div", "true_divide", "select", "where", "cast", "clamp", "clip", "sum", "amax", "amin", "max", "min",
+    "argmax", "argmin", "matmul", "mm", "bmm", "batch_matmul", "dense", "bias_add", "conv2d",
+    "max_pool2d", "avg_pool2d", "batch_norm", "gelu", "leaky_relu", "softmax", "dropout", "flatten", "split",
+    "strided_slice", "slice", "one_hot", "tile", "zeros", "ones", "fill", "full", "zeros_like", "ones_like",
+    "full_like", "arange", "eye", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
+    "binary_cross_entropy_with_logits", "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "print_",
+    "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array", "clip_by_value",
+    "clip_by_global_norm", "partial", "tensor_div",
 ]
 
 
@@ -111,14 +104,6 @@ def clamp(input, min=None, max=None):  # noqa: A002
 clip = clamp
 
 
-def addn(x):
-    """The elementwise sum of a list of tensors (MindSpore's AddN)."""
-    out = x[0]
-    for t in x[1:]:
-        out = _op("add", out, t)
-    return out
-
-
 # --- reductions ---------------------------------------------------------------
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
     x = input if dtype is None else cast(input, dtype)
@@ -167,47 +152,7 @@ def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa:
     return values, _arg("argmin", input, axis, keepdims)
 
 
-def all(input, axis=None, keep_dims=False):  # noqa: A001,A002
-    x = _op("cast", input, dtype="float32")
-    out = _op("reduce_min", x, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
-    return _op("not_equal", out, _wrap(_scalar_base(0.0, "float32")))
-
-
-def any(input, axis=None, keep_dims=False):  # noqa: A001,A002
-    x = _op("abs", _op("cast", input, dtype="float32"))
-    out = _op("reduce_max", x, axis=_norm_axes(axis), keep_dims=bool(keep_dims))
-    return _op("not_equal", out, _wrap(_scalar_base(0.0, "float32")))
-
-
 # --- shapes ------------------------------------------------------------------------
-def reshape(input, shape):  # noqa: A002
-    return _op("reshape", input, shape=[int(s) for s in shape])
-
-
-def transpose(input, input_perm):  # noqa: A002
-    return _op("transpose", input, perm=[int(p) for p in input_perm])
-
-
-def permute(input, axis):  # noqa: A002
-    return _op("transpose", input, perm=[int(p) for p in axis])
-
-
-def expand_dims(input_x, axis):
-    return _op("expand_dims", input_x, axis=int(axis))
-
-
-def unsqueeze(input, dim):  # noqa: A002
-    return _op("expand_dims", input, axis=int(dim))
-
-
-def squeeze(input, axis=None):  # noqa: A002
-    if axis is None:
-        axes = []
-    elif isinstance(axis, (list, tuple)):
-        axes = [int(a) for a in axis]
-    else:
-        axes = [int(axis)]
-    return _op("squeeze", input, axis=axes)
 
 
 def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
@@ -229,17 +174,6 @@ def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
         return _op("flatten", input)
     shape = list(input.shape)
     return _op("reshape", input, shape=shape[:start] + [-1] + shape[end + 1:])
-
-
-def concat(tensors, axis=0):
-    return _op("concat", *tensors, axis=int(axis))
-
-
-cat = concat
-
-
-def stack(tensors, axis=0):
-    return _op("stack", *tensors, axis=int(axis))
 
 
 def split(tensor, split_size_or_sections, axis=0):
@@ -309,12 +243,6 @@ def slice(input_x, begin, size):  # noqa: A001 - MindSpore's name
     return _op("strided_slice", input_x, begin=list(begin), end=end, strides=[1] * len(begin))
 
 
-def gather(input_params, input_indices, axis, batch_dims=0):
-    if batch_dims:
-        raise NotImplementedError("For 'gather', 'batch_dims' other than 0 is not supported by msrt.")
-    return _op("gather", input_params, _t(input_indices), axis=int(axis))
-
-
 def one_hot(indices, depth, on_value=1, off_value=0, axis=-1):
     """One-hot encoding; the output has on_value's dtype (a Python int gives int64, a float float32)."""
     dtype = "int64" if isinstance(on_value, numbers.Integral) and not isinstance(on_value, bool) else "float32"
@@ -325,10 +253,6 @@ def one_hot(indices, depth, on_value=1, off_value=0, axis=-1):
         off_value = off_value.item()
     return _op("one_hot", _t(indices), depth=int(depth), on_value=float(on_value), off_value=float(off_value),
                axis=int(axis), dtype=dtype)
-
-
-def broadcast_to(input, shape):  # noqa: A002
-    return _op("broadcast_to", input, shape=[int(s) for s in shape])
 
 
 def tile(input, dims):  # noqa: A002
@@ -653,18 +577,14 @@ tensor_div = div
 # Products, convolution, pooling, normalisation, activations and dropout.
 from .nn_functional import (  # noqa: E402
     avg_pool2d,
-    batch_matmul,
     batch_norm,
     bias_add,
-    bmm,
     conv2d,
     dense,
     dropout,
     gelu,
-    leaky_relu,
     matmul,
     max_pool2d,
-    mm,
     softmax,
 )
 
@@ -672,4 +592,4 @@ from .nn_functional import (  # noqa: E402
 # Every function an op declares (OpDef::api in C++), bound from the declaration.
 from ._api import install_functions  # noqa: E402
 
-install_functions(globals())
+__all__ += install_functions(globals())

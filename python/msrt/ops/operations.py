@@ -12,22 +12,15 @@ from .. import _C
 from .._tensor import Tensor, _op, _wrap, _scalar_base
 from ..common import dtype as mstype
 from . import functional as F
-from . import nn_functional as _nn_functional
 
-__all__ = [
-    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register",
-    "Add", "TensorAdd", "AddN", "Sub", "Mul", "Div", "RealDiv", "Neg", "Abs", "Exp", "Log", "Sqrt", "Rsqrt",
-    "Square", "Reciprocal", "Sign", "Pow", "Maximum", "Minimum", "Equal", "NotEqual", "Less", "LessEqual",
-    "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "LogicalXor", "Select", "Cast",
-    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "Argmax", "Argmin", "ArgMaxWithValue",
-    "ArgMinWithValue", "MatMul", "BatchMatMul", "BiasAdd", "Dense", "Conv2D", "MaxPool", "AvgPool", "BatchNorm",
-    "ReLU", "ReLU6", "Sigmoid", "Tanh", "GeLU", "GELU", "SiLU", "Softmax", "LogSoftmax", "Dropout",
-    "Reshape", "Transpose", "ExpandDims", "Squeeze", "Flatten", "Concat", "Stack", "Split", "StridedSlice",
-    "Gather", "GatherV2", "OneHot", "BroadcastTo", "Tile", "Fill", "Fills", "Zeros", "Ones", "ZerosLike",
-    "OnesLike", "Identity", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "NLLLoss",
-    "Assign", "AssignAdd", "AssignSub", "ApplyMomentum", "ApplyGradientDescent", "Adam", "AdamWeightDecay",
-    "Shape", "Rank", "Size", "DType", "Depend", "StopGradient", "Print", "ScalarToTensor", "TupleToArray", "L2Loss",
-    "SigmoidCrossEntropyWithLogits",
+__all__ = [  # written here; the declared ones are added below
+    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "Select", "ReduceSum",
+    "Argmax", "Argmin", "ArgMaxWithValue", "ArgMinWithValue", "MatMul", "BatchMatMul", "BiasAdd", "Dense", "Conv2D",
+    "MaxPool", "AvgPool", "BatchNorm", "GeLU", "GELU", "Dropout", "Flatten", "Split", "StridedSlice", "OneHot",
+    "Tile", "Fill", "Fills", "Zeros", "Ones", "SoftmaxCrossEntropyWithLogits",
+    "SparseSoftmaxCrossEntropyWithLogits", "NLLLoss", "Assign", "AssignAdd", "AssignSub", "ApplyMomentum",
+    "ApplyGradientDescent", "Adam", "AdamWeightDecay", "Shape", "Rank", "Size", "DType", "Depend", "StopGradient",
+    "Print", "ScalarToTensor", "TupleToArray", "L2Loss", "SigmoidCrossEntropyWithLogits",
 ]
 
 
@@ -132,14 +125,6 @@ class GeLU(Primitive):
 GELU = GeLU
 
 
-class AddN(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, inputs):
-        return F.addn(list(inputs))
-
-
 class Select(Primitive):
     def __init__(self):
         super().__init__()
@@ -206,23 +191,11 @@ class ArgMinWithValue(ArgMaxWithValue):
 
 
 # --- NN ----------------------------------------------------------------------------------
-class MatMul(Primitive):
-    def __init__(self, transpose_a=False, transpose_b=False):
-        super().__init__()
-        self.transpose_a = bool(transpose_a)
-        self.transpose_b = bool(transpose_b)
-        self.add_prim_attr("transpose_a", transpose_a).add_prim_attr("transpose_b", transpose_b)
-
-    def __call__(self, x, y):
-        return _op("matmul", x, y, transpose_a=self.transpose_a, transpose_b=self.transpose_b)
-
-
-class BatchMatMul(MatMul):
-    def __call__(self, x, y):
-        return _op("batch_matmul", x, y, transpose_a=self.transpose_a, transpose_b=self.transpose_b)
-
-
+# MatMul, BatchMatMul, Conv2D, MaxPool, AvgPool and Dropout are declared by their ops
+# (OpDef::api); these four do more than one op call, or fix an attribute the op leaves open.
 class BiasAdd(Primitive):
+    """The op adds along axis 1 at any rank, so MindSpore's 'NCDHW' is the same call."""
+
     def __init__(self, data_format="NCHW"):
         super().__init__()
         if data_format not in ("NCHW", "NCDHW"):
@@ -239,59 +212,6 @@ class Dense(Primitive):
 
     def __call__(self, x, w, b=None):
         return F.dense(x, w, b if self.has_bias else None)
-
-
-class Conv2D(Primitive):
-    """2-D convolution (NCHW, or NHWC): `Conv2D(out_channel, kernel_size, ...)(x, weight)`."""
-
-    def __init__(self, out_channel, kernel_size, mode=1, pad_mode="valid", pad=0, stride=1, dilation=1, group=1,
-                 data_format="NCHW"):
-        super().__init__()
-        _nn_functional._data_format(data_format, "Conv2D")
-        if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same", "pad"):
-            raise ValueError(f"For 'Conv2D', 'pad_mode' must be one of ['valid', 'same', 'pad'], but got {pad_mode!r}.")
-        pad4 = _nn_functional._four_pad(pad, "Conv2D")
-        if pad_mode.lower() != "pad" and any(pad4):
-            raise ValueError(f"For 'Conv2D', the 'pad' must be zero when 'pad_mode' is not 'pad', but got {pad!r}.")
-        self.out_channel = out_channel
-        self.kernel_size = _nn_functional._two(kernel_size, "kernel_size", "Conv2D")
-        self.mode = mode
-        self.pad_mode = pad_mode.lower()
-        self.pad = pad4
-        self.stride = _nn_functional._two(stride, "stride", "Conv2D")
-        self.dilation = _nn_functional._two(dilation, "dilation", "Conv2D")
-        self.group = int(group)
-        self.add_prim_attr("out_channel", out_channel).add_prim_attr("kernel_size", tuple(self.kernel_size))
-        self._attrs = dict(stride=self.stride, pad_mode=self.pad_mode, pad=self.pad, dilation=self.dilation,
-                           group=self.group, data_format=data_format)
-
-    def __call__(self, x, weight):
-        return _op("conv2d", x, weight, **self._attrs)
-
-
-class _Pool(Primitive):
-    _op = None
-
-    def __init__(self, kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW"):
-        super().__init__()
-        if not isinstance(pad_mode, str) or pad_mode.lower() not in ("valid", "same"):
-            raise ValueError(f"For '{self.name}', 'pad_mode' must be 'valid' or 'same', but got {pad_mode!r}.")
-        self.kernel_size = _nn_functional._two(kernel_size, "kernel_size", self.name)
-        self.strides = _nn_functional._two(strides, "strides", self.name)
-        self.pad_mode = pad_mode.lower()
-        self.data_format = _nn_functional._data_format(data_format, self.name)
-
-    def __call__(self, x):
-        return _op(self._op, x, kernel_size=self.kernel_size, strides=self.strides, pad_mode=self.pad_mode,
-                   data_format=self.data_format)
-
-
-class MaxPool(_Pool):
-    _op = "max_pool2d"
-
-
-class AvgPool(_Pool):
-    _op = "avg_pool2d"
 
 
 class BatchNorm(Primitive):
@@ -315,69 +235,7 @@ class BatchNorm(Primitive):
         return y, saved_mean, var, saved_mean, inv_std
 
 
-class Dropout(Primitive):
-    """Returns (output, mask)."""
-
-    def __init__(self, keep_prob=0.5, Seed0=0, Seed1=0):  # noqa: N803 - MindSpore's names
-        super().__init__()
-        if not 0 < keep_prob <= 1:
-            raise ValueError(f"For 'Dropout', 'keep_prob' must be in range (0, 1], but got {keep_prob}.")
-        self.keep_prob = float(keep_prob)
-
-    def __call__(self, x):
-        return _op("dropout", x, keep_prob=self.keep_prob)
-
-
 # --- shapes ----------------------------------------------------------------------------
-class Reshape(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, input_x, input_shape):
-        return F.reshape(input_x, input_shape)
-
-
-class Transpose(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, input_x, input_perm):
-        return F.transpose(input_x, input_perm)
-
-
-class ExpandDims(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, input_x, axis):
-        return _op("expand_dims", input_x, axis=int(axis))
-
-
-class Squeeze(Primitive):
-    def __init__(self, axis=()):
-        super().__init__()
-        self.axis = [int(axis)] if isinstance(axis, int) else [int(a) for a in axis]
-
-    def __call__(self, input_x):
-        return _op("squeeze", input_x, axis=self.axis)
-
-
-class Concat(Primitive):
-    def __init__(self, axis=0):
-        super().__init__()
-        self.axis = int(axis)
-
-    def __call__(self, input_x):
-        return _op("concat", *input_x, axis=self.axis)
-
-
-class Stack(Primitive):
-    def __init__(self, axis=0):
-        super().__init__()
-        self.axis = int(axis)
-
-    def __call__(self, input_x):
-        return _op("stack", *input_x, axis=self.axis)
 
 
 class Split(Primitive):
@@ -400,18 +258,6 @@ class StridedSlice(Primitive):
         return F.strided_slice(input_x, begin, end, strides, *self.masks)
 
 
-class Gather(Primitive):
-    def __init__(self, batch_dims=0):
-        super().__init__()
-        self.batch_dims = batch_dims
-
-    def __call__(self, input_params, input_indices, axis):
-        return F.gather(input_params, input_indices, axis, self.batch_dims)
-
-
-GatherV2 = Gather
-
-
 class OneHot(Primitive):
     def __init__(self, axis=-1):
         super().__init__()
@@ -419,15 +265,6 @@ class OneHot(Primitive):
 
     def __call__(self, indices, depth, on_value, off_value):
         return F.one_hot(indices, depth, on_value, off_value, self.axis)
-
-
-class BroadcastTo(Primitive):
-    def __init__(self, shape):
-        super().__init__()
-        self.shape = [int(s) for s in shape]
-
-    def __call__(self, input_x):
-        return _op("broadcast_to", input_x, shape=self.shape)
 
 
 class Tile(Primitive):
@@ -656,4 +493,4 @@ class TupleToArray(Primitive):
 # Every Primitive an op declares (OpDef::api in C++), bound from the declaration.
 from ._api import install_primitives  # noqa: E402
 
-install_primitives(globals(), Primitive)
+__all__ += install_primitives(globals(), Primitive)

@@ -44,9 +44,9 @@ void Copy(KernelArgs& args) {
   if (x.nbytes() > 0) {
     const char* src = static_cast<const char*>(x.raw());
     char* dst = static_cast<char*>(y.raw());
-    ParallelElements(static_cast<int64_t>(x.nbytes()),
-                     [&](int64_t begin, int64_t end) { std::memcpy(dst + begin, src + begin, end - begin); },
-                     4 * kGrain);
+    ParallelElements(
+        static_cast<int64_t>(x.nbytes()),
+        [&](int64_t begin, int64_t end) { std::memcpy(dst + begin, src + begin, end - begin); }, 4 * kGrain);
   }
 }
 

@@ -77,18 +77,19 @@ struct Sign {
   }
 };
 
-#define MSRT_FLOAT_UNARY(Name, expr)        \
-  struct Name {                             \
-    template <typename T>                   \
+#define MSRT_FLOAT_UNARY(Name, expr)                 \
+  struct Name {                                      \
+    template <typename T>                            \
     static constexpr bool kSupports = kFloatOnly<T>; \
-    template <typename T>                   \
-    static T Apply(T x) {                   \
-      return expr;                          \
-    }                                       \
+    template <typename T>                            \
+    static T Apply(T x) {                            \
+      return expr;                                   \
+    }                                                \
   };
 MSRT_FLOAT_UNARY(Exp, vecmath::Exp(x))
 MSRT_FLOAT_UNARY(Log, vecmath::Log(x))
 MSRT_FLOAT_UNARY(Sqrt, std::sqrt(x))
+MSRT_FLOAT_UNARY(Floor, std::floor(x))
 MSRT_FLOAT_UNARY(Rsqrt, T(1) / std::sqrt(x))
 MSRT_FLOAT_UNARY(Reciprocal, T(1) / x)
 MSRT_FLOAT_UNARY(Sigmoid, vecmath::Sigmoid(x))
@@ -306,6 +307,7 @@ MSRT_EW_KERNEL("sign", &RunUnary<Sign>);
 MSRT_EW_KERNEL("exp", &RunUnary<Exp>);
 MSRT_EW_KERNEL("log", &RunUnary<Log>);
 MSRT_EW_KERNEL("sqrt", &RunUnary<Sqrt>);
+MSRT_EW_KERNEL("floor", &RunUnary<Floor>);
 MSRT_EW_KERNEL("rsqrt", &RunUnary<Rsqrt>);
 MSRT_EW_KERNEL("square", &RunUnary<Square>);
 MSRT_EW_KERNEL("reciprocal", &RunUnary<Reciprocal>);

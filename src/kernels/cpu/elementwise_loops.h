@@ -71,15 +71,24 @@ void ConvertInto(const Tensor& src, Tensor& dst);
 /// The dtype of a kernel element type.
 template <typename T>
 inline constexpr DType kDTypeOf = DType::kFloat32;
-template <> inline constexpr DType kDTypeOf<double> = DType::kFloat64;
-template <> inline constexpr DType kDTypeOf<int32_t> = DType::kInt32;
-template <> inline constexpr DType kDTypeOf<int64_t> = DType::kInt64;
-template <> inline constexpr DType kDTypeOf<int16_t> = DType::kInt16;
-template <> inline constexpr DType kDTypeOf<int8_t> = DType::kInt8;
-template <> inline constexpr DType kDTypeOf<uint8_t> = DType::kUInt8;
-template <> inline constexpr DType kDTypeOf<bool> = DType::kBool;
-template <> inline constexpr DType kDTypeOf<Half> = DType::kFloat16;
-template <> inline constexpr DType kDTypeOf<BFloat16> = DType::kBFloat16;
+template <>
+inline constexpr DType kDTypeOf<double> = DType::kFloat64;
+template <>
+inline constexpr DType kDTypeOf<int32_t> = DType::kInt32;
+template <>
+inline constexpr DType kDTypeOf<int64_t> = DType::kInt64;
+template <>
+inline constexpr DType kDTypeOf<int16_t> = DType::kInt16;
+template <>
+inline constexpr DType kDTypeOf<int8_t> = DType::kInt8;
+template <>
+inline constexpr DType kDTypeOf<uint8_t> = DType::kUInt8;
+template <>
+inline constexpr DType kDTypeOf<bool> = DType::kBool;
+template <>
+inline constexpr DType kDTypeOf<Half> = DType::kFloat16;
+template <>
+inline constexpr DType kDTypeOf<BFloat16> = DType::kBFloat16;
 
 template <typename... Ts>
 struct TypeList {};
@@ -133,8 +142,8 @@ inline void ParallelElements(int64_t n, Fn&& fn, int64_t grain = kGrain) {
 /// 0 or 1 (inner) and jumps by precomputed strides between rows (outer).
 template <int N>
 struct BroadcastPlan {
-  std::vector<int64_t> dims;                     // collapsed output dims (last = inner row)
-  std::array<std::vector<int64_t>, N> strides;   // element strides per operand, 0 where broadcast
+  std::vector<int64_t> dims;                    // collapsed output dims (last = inner row)
+  std::array<std::vector<int64_t>, N> strides;  // element strides per operand, 0 where broadcast
 };
 
 template <int N>

@@ -14,9 +14,9 @@ void CheckLabels(std::string_view op, std::string_view name, const I* labels, in
   for (int64_t i = 0; i < n; ++i) {
     if (labels[i] < 0 || labels[i] >= classes) {
       ops::OpError(ErrorKind::kIndex, op,
-                   StrCat("'", name, "' ", static_cast<int64_t>(labels[i]), " of sample ", i,
-                          " is out of range for ", classes, " classes; expected 0 <= ", name, " < ", classes,
-                          ", but got ", static_cast<int64_t>(labels[i])));
+                   StrCat("'", name, "' ", static_cast<int64_t>(labels[i]), " of sample ", i, " is out of range for ",
+                          classes, " classes; expected 0 <= ", name, " < ", classes, ", but got ",
+                          static_cast<int64_t>(labels[i])));
     }
   }
 }
@@ -50,14 +50,17 @@ void SparseSoftmaxCrossEntropy(KernelArgs& args) {
       CheckLabels(args.op.name, "labels", lab, n, classes);
       const T* x = lc.raw<T>();
       T* out = yc.raw<T>();
-      ParallelElements(n, [&](int64_t r0, int64_t r1) {
-        std::vector<T> scratch(static_cast<size_t>(classes));
-        for (int64_t r = r0; r < r1; ++r) {
-          const T* row = x + r * classes;
-          const auto [m, log_s] = ShiftedLogSumExp(row, classes, scratch.data());
-          out[r] = log_s - (row[static_cast<int64_t>(lab[r])] - m);
-        }
-      }, std::max<int64_t>(kGrain / std::max<int64_t>(classes, 1), 1));
+      ParallelElements(
+          n,
+          [&](int64_t r0, int64_t r1) {
+            std::vector<T> scratch(static_cast<size_t>(classes));
+            for (int64_t r = r0; r < r1; ++r) {
+              const T* row = x + r * classes;
+              const auto [m, log_s] = ShiftedLogSumExp(row, classes, scratch.data());
+              out[r] = log_s - (row[static_cast<int64_t>(lab[r])] - m);
+            }
+          },
+          std::max<int64_t>(kGrain / std::max<int64_t>(classes, 1), 1));
     });
   });
 }
@@ -70,17 +73,20 @@ void SoftmaxCrossEntropy(KernelArgs& args) {
     const T* x = lc.raw<T>();
     const T* p = labels.raw<T>();
     T* out = yc.raw<T>();
-    ParallelElements(n, [&](int64_t r0, int64_t r1) {
-      std::vector<T> scratch(static_cast<size_t>(classes));
-      for (int64_t r = r0; r < r1; ++r) {
-        const T* row = x + r * classes;
-        const T* target = p + r * classes;
-        const auto [m, log_s] = ShiftedLogSumExp(row, classes, scratch.data());
-        // -sum(p * (x - m - log_s)), as one fixed-order dot product
-        for (int64_t c = 0; c < classes; ++c) scratch[c] = target[c] * (log_s - (row[c] - m));
-        out[r] = ReduceContiguous<SumOp>(scratch.data(), classes);
-      }
-    }, std::max<int64_t>(kGrain / std::max<int64_t>(classes, 1), 1));
+    ParallelElements(
+        n,
+        [&](int64_t r0, int64_t r1) {
+          std::vector<T> scratch(static_cast<size_t>(classes));
+          for (int64_t r = r0; r < r1; ++r) {
+            const T* row = x + r * classes;
+            const T* target = p + r * classes;
+            const auto [m, log_s] = ShiftedLogSumExp(row, classes, scratch.data());
+            // -sum(p * (x - m - log_s)), as one fixed-order dot product
+            for (int64_t c = 0; c < classes; ++c) scratch[c] = target[c] * (log_s - (row[c] - m));
+            out[r] = ReduceContiguous<SumOp>(scratch.data(), classes);
+          }
+        },
+        std::max<int64_t>(kGrain / std::max<int64_t>(classes, 1), 1));
   });
 }
 
@@ -107,10 +113,9 @@ void NllLoss(KernelArgs& args) {
   });
 }
 
-MSRT_REGISTER_KERNEL({.op = "sparse_softmax_cross_entropy", .impl = "vectorized", .priority = 1,
-                      .run = &SparseSoftmaxCrossEntropy});
-MSRT_REGISTER_KERNEL({.op = "softmax_cross_entropy", .impl = "vectorized", .priority = 1,
-                      .run = &SoftmaxCrossEntropy});
+MSRT_REGISTER_KERNEL(
+    {.op = "sparse_softmax_cross_entropy", .impl = "vectorized", .priority = 1, .run = &SparseSoftmaxCrossEntropy});
+MSRT_REGISTER_KERNEL({.op = "softmax_cross_entropy", .impl = "vectorized", .priority = 1, .run = &SoftmaxCrossEntropy});
 MSRT_REGISTER_KERNEL({.op = "nll_loss", .impl = "vectorized", .priority = 1, .run = &NllLoss});
 
 }  // namespace

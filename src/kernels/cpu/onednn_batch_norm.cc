@@ -44,8 +44,8 @@ void UpdateRunning(T* running_mean, T* running_var, const double* mean, const do
   double correction = static_cast<double>(l.count()) / static_cast<double>(std::max<int64_t>(l.count() - 1, 1));
   for (int64_t c = 0; c < l.channels; ++c) {
     running_mean[c] = static_cast<T>((1 - momentum) * static_cast<double>(running_mean[c]) + momentum * mean[c]);
-    running_var[c] =
-        static_cast<T>((1 - momentum) * static_cast<double>(running_var[c]) + momentum * var[c] * correction);
+    running_var[c] = static_cast<T>((1 - momentum) * static_cast<double>(running_var[c]) +
+                                    momentum * var[c] * correction);
   }
 }
 
@@ -182,7 +182,8 @@ struct BatchNormBackward {
 };
 
 dn::Key NormKey(std::string_view op, const Layout& l, float epsilon, bool training) {
-  return std::move(dn::Key(op, dn::ThreadLimitForElements(l.batch * l.channels * l.inner)).AddAll(l.batch, l.channels, l.inner, static_cast<double>(epsilon), training));
+  return std::move(dn::Key(op, dn::ThreadLimitForElements(l.batch * l.channels * l.inner))
+                       .AddAll(l.batch, l.channels, l.inner, static_cast<double>(epsilon), training));
 }
 
 void BatchNormOneDnn(KernelArgs& args) {
@@ -253,14 +254,26 @@ void BatchNormGradOneDnn(KernelArgs& args) {
                                 {DNNL_ARG_DIFF_SHIFT, dn::Wrap(prim->channel, args.outputs[2])}});
 }
 
-MSRT_REGISTER_KERNEL({.op = "batch_norm", .impl = "onednn", .priority = kOneDnnPriority, .supports = &OneDnnDType,
+MSRT_REGISTER_KERNEL({.op = "batch_norm",
+                      .impl = "onednn",
+                      .priority = kOneDnnPriority,
+                      .supports = &OneDnnDType,
                       .run = &BatchNormOneDnn});
-MSRT_REGISTER_KERNEL({.op = "batch_norm", .impl = "reference", .priority = kReferencePriority,
-                      .supports = &ReferenceDType, .run = &BatchNormReferenceKernel});
-MSRT_REGISTER_KERNEL({.op = "batch_norm_grad", .impl = "onednn", .priority = kOneDnnPriority,
-                      .supports = &OneDnnDType, .run = &BatchNormGradOneDnn});
-MSRT_REGISTER_KERNEL({.op = "batch_norm_grad", .impl = "reference", .priority = kReferencePriority,
-                      .supports = &ReferenceDType, .run = &BatchNormGradReferenceKernel});
+MSRT_REGISTER_KERNEL({.op = "batch_norm",
+                      .impl = "reference",
+                      .priority = kReferencePriority,
+                      .supports = &ReferenceDType,
+                      .run = &BatchNormReferenceKernel});
+MSRT_REGISTER_KERNEL({.op = "batch_norm_grad",
+                      .impl = "onednn",
+                      .priority = kOneDnnPriority,
+                      .supports = &OneDnnDType,
+                      .run = &BatchNormGradOneDnn});
+MSRT_REGISTER_KERNEL({.op = "batch_norm_grad",
+                      .impl = "reference",
+                      .priority = kReferencePriority,
+                      .supports = &ReferenceDType,
+                      .run = &BatchNormGradReferenceKernel});
 
 }  // namespace
 }  // namespace msrt::kernels

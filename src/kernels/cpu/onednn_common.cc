@@ -99,8 +99,8 @@ PrimitiveCache& Cache() {
 std::optional<dnnl::algorithm> EltwiseFor(std::string_view op) {
   using A = dnnl::algorithm;
   static const std::pair<std::string_view, A> kTable[] = {
-      {"relu", A::eltwise_relu}, {"sigmoid", A::eltwise_logistic}, {"tanh", A::eltwise_tanh},
-      {"exp", A::eltwise_exp},   {"abs", A::eltwise_abs},          {"sqrt", A::eltwise_sqrt},
+      {"relu", A::eltwise_relu},     {"sigmoid", A::eltwise_logistic}, {"tanh", A::eltwise_tanh},
+      {"exp", A::eltwise_exp},       {"abs", A::eltwise_abs},          {"sqrt", A::eltwise_sqrt},
       {"square", A::eltwise_square}, {"log", A::eltwise_log}};
   for (const auto& [name, algorithm] : kTable) {
     if (name == op) return algorithm;
@@ -239,7 +239,8 @@ Layout Layout::Input(const dnnl::memory::desc& plain, const dnnl::memory::desc& 
   l.plain_ = plain;
   l.chosen_ = chosen;
   l.reorder_ = plain != chosen;
-  if (l.reorder_) l.reorder_primitive_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain, Engine(), chosen));
+  if (l.reorder_)
+    l.reorder_primitive_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain, Engine(), chosen));
   return l;
 }
 
@@ -248,7 +249,8 @@ Layout Layout::Output(const dnnl::memory::desc& plain, const dnnl::memory::desc&
   l.plain_ = plain;
   l.chosen_ = chosen;
   l.reorder_ = plain != chosen;
-  if (l.reorder_) l.reorder_primitive_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), chosen, Engine(), plain));
+  if (l.reorder_)
+    l.reorder_primitive_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), chosen, Engine(), plain));
   return l;
 }
 

@@ -83,19 +83,21 @@ struct ConvDescs {
     return chosen.get_size() > 2 * Plain(d).get_size();
   }
 
-  dnnl::convolution_forward::primitive_desc Forward(dnnl::prop_kind kind,
-                                                    const dnnl::primitive_attr& attr = {}) const {
-    return {dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, Activation(src),
-                                            Any(weights), Activation(dst), strides, dilates, pad_l, pad_r),
+  dnnl::convolution_forward::primitive_desc Forward(dnnl::prop_kind kind, const dnnl::primitive_attr& attr = {}) const {
+    return {dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, Activation(src), Any(weights),
+                                            Activation(dst), strides, dilates, pad_l, pad_r),
             attr, dn::Engine()};
   }
 };
 
 dn::Key ConvKey(std::string_view op, const Conv2dGeometry& g, DType dtype) {
   // Small convolutions run on one thread: waking the pool costs more than it saves.
-  int64_t flops = 2 * g.batch * g.out_channels * g.out_h * g.out_w * (g.in_channels / g.group) * g.kernel_h * g.kernel_w;
-  return std::move(dn::Key(op, dn::ThreadLimitForFlops(flops)).AddAll(dtype, g.input_shape(), g.filter_shape(), g.channels_last, g.group, g.stride_h, g.stride_w,
-                                      g.dilation_h, g.dilation_w, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
+  int64_t flops = 2 * g.batch * g.out_channels * g.out_h * g.out_w * (g.in_channels / g.group) * g.kernel_h *
+                  g.kernel_w;
+  return std::move(dn::Key(op, dn::ThreadLimitForFlops(flops))
+                       .AddAll(dtype, g.input_shape(), g.filter_shape(), g.channels_last, g.group, g.stride_h,
+                               g.stride_w, g.dilation_h, g.dilation_w, g.pad_top, g.pad_bottom, g.pad_left,
+                               g.pad_right));
 }
 
 struct ConvForward {
@@ -118,7 +120,7 @@ void Conv2dOneDnn(KernelArgs& args) {
   DType dtype = args.inputs[0].dtype();
   if (args.outputs[0].numel() == 0) return;
   dn::Epilogue epilogue = dn::EpilogueOf(args.attrs);  // fused elementwise ops, as post-ops
-  auto prim = dn::Cached<ConvForward>(std::move(ConvKey("conv2d", g, dtype).Add(epilogue.ops)), [&] {
+  auto prim = dn::Cached<ConvForward>(ConvKey("conv2d", g, dtype).Add(epilogue.ops), [&] {
     ConvDescs d(g, dtype);
     dnnl::primitive_attr attr;
     attr.set_post_ops(epilogue.post_ops);
@@ -148,8 +150,8 @@ void Conv2dBackpropInputOneDnn(KernelArgs& args) {
     auto build = [&] {
       return dnnl::convolution_backward_data::primitive_desc(
           dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
-                                                d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates,
-                                                d.pad_l, d.pad_r),
+                                                d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates, d.pad_l,
+                                                d.pad_r),
           dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
     };
     auto pd = build();
@@ -157,8 +159,7 @@ void Conv2dBackpropInputOneDnn(KernelArgs& args) {
       d.plain_only = true;
       pd = build();
     }
-    return ConvBackwardData{dnnl::convolution_backward_data(pd),
-                            dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
+    return ConvBackwardData{dnnl::convolution_backward_data(pd), dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
                             dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
                             dn::Layout::Output(d.Stored(d.src), pd.diff_src_desc())};
   });
@@ -182,8 +183,8 @@ void Conv2dBackpropFilterOneDnn(KernelArgs& args) {
     auto build = [&] {
       return dnnl::convolution_backward_weights::primitive_desc(
           dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
-                                                   d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates,
-                                                   d.pad_l, d.pad_r),
+                                                   d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates, d.pad_l,
+                                                   d.pad_r),
           dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
     };
     auto pd = build();
@@ -335,11 +336,17 @@ void Conv2dBackpropFilterReference(KernelArgs& args) {
   });
 }
 
-#define MSRT_CONV_KERNELS(op_name, onednn_fn, reference_fn)                                                     \
-  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "onednn", .priority = kOneDnnPriority, .supports = &dn::OneDnnSupports, \
-                        .run = &onednn_fn});                                                                      \
-  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "reference", .priority = kReferencePriority,                      \
-                        .supports = &dn::ReferenceSupports, .run = &reference_fn})
+#define MSRT_CONV_KERNELS(op_name, onednn_fn, reference_fn) \
+  MSRT_REGISTER_KERNEL({.op = op_name,                      \
+                        .impl = "onednn",                   \
+                        .priority = kOneDnnPriority,        \
+                        .supports = &dn::OneDnnSupports,    \
+                        .run = &onednn_fn});                \
+  MSRT_REGISTER_KERNEL({.op = op_name,                      \
+                        .impl = "reference",                \
+                        .priority = kReferencePriority,     \
+                        .supports = &dn::ReferenceSupports, \
+                        .run = &reference_fn})
 
 MSRT_CONV_KERNELS("conv2d", Conv2dOneDnn, Conv2dReference);
 MSRT_CONV_KERNELS("conv2d_backprop_input", Conv2dBackpropInputOneDnn, Conv2dBackpropInputReference);

@@ -22,7 +22,7 @@ using dn::kReferencePriority;
 // The product op(a) @ op(b) over broadcast batch dims, as both kernels see it.
 
 struct Product {
-  Shape batch;            // output batch dims
+  Shape batch;             // output batch dims
   Shape a_batch, b_batch;  // the operands' batch dims, left-padded with 1 to batch's rank
   int64_t m = 0, n = 0, k = 0;
   bool ta = false, tb = false;
@@ -142,8 +142,9 @@ std::shared_ptr<MatmulPrimitive> MatmulFor(std::string_view op, const Product& p
       memory::dims bias_dims(out_dims.size(), 1);
       bias_dims.back() = p.n;
       built->bias = dn::PlainDesc(bias_dims, dtype);
-      built->primitive = dnnl::matmul(dnnl::matmul::primitive_desc(
-          dnnl::matmul::desc(built->a, built->b, built->bias, built->out), attr, dn::Engine()));
+      built->primitive = dnnl::matmul(
+          dnnl::matmul::primitive_desc(dnnl::matmul::desc(built->a, built->b, built->bias, built->out), attr,
+                                       dn::Engine()));
     } else {
       built->primitive = dnnl::matmul(
           dnnl::matmul::primitive_desc(dnnl::matmul::desc(built->a, built->b, built->out), attr, dn::Engine()));
@@ -216,8 +217,7 @@ Product DenseProduct(const Tensor& x, const Tensor& w) {
 
 void DenseOneDnn(KernelArgs& args) {
   Product p = DenseProduct(args.inputs[0], args.inputs[1]);
-  RunProduct("dense", p, args.inputs[0], args.inputs[1], args.outputs[0], &args.inputs[2],
-             dn::EpilogueOf(args.attrs));
+  RunProduct("dense", p, args.inputs[0], args.inputs[1], args.outputs[0], &args.inputs[2], dn::EpilogueOf(args.attrs));
 }
 
 void DenseReference(KernelArgs& args) {
@@ -234,22 +234,22 @@ struct BinaryPrimitive {
   memory::desc x, bias;
 };
 
-Shape ChannelView(const Shape& x) {
-  return {x[0], x[1], NumElements(Shape(x.begin() + 2, x.end()))};
-}
+Shape ChannelView(const Shape& x) { return {x[0], x[1], NumElements(Shape(x.begin() + 2, x.end()))}; }
 
 void BiasAddOneDnn(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
   if (x.numel() == 0) return;
   Shape view = ChannelView(x.shape());
-  auto prim = dn::Cached<BinaryPrimitive>(dn::Key("bias_add", dn::ThreadLimitForElements(x.numel())).AddAll(x.dtype(), view), [&] {
-    BinaryPrimitive b;
-    b.x = dn::PlainDesc(dn::Dims(view), x.dtype());
-    b.bias = dn::PlainDesc({1, view[1], 1}, x.dtype());
-    b.primitive = dnnl::binary(dnnl::binary::primitive_desc(
-        dnnl::binary::desc(dnnl::algorithm::binary_add, b.x, b.bias, b.x), dn::Engine()));
-    return b;
-  });
+  auto prim = dn::Cached<BinaryPrimitive>(
+      dn::Key("bias_add", dn::ThreadLimitForElements(x.numel())).AddAll(x.dtype(), view), [&] {
+        BinaryPrimitive b;
+        b.x = dn::PlainDesc(dn::Dims(view), x.dtype());
+        b.bias = dn::PlainDesc({1, view[1], 1}, x.dtype());
+        b.primitive = dnnl::binary(
+            dnnl::binary::primitive_desc(dnnl::binary::desc(dnnl::algorithm::binary_add, b.x, b.bias, b.x),
+                                         dn::Engine()));
+        return b;
+      });
   dn::Execute(prim->primitive, {{DNNL_ARG_SRC_0, dn::Wrap(prim->x, x)},
                                 {DNNL_ARG_SRC_1, dn::Wrap(prim->bias, args.inputs[1])},
                                 {DNNL_ARG_DST, dn::Wrap(prim->x, args.outputs[0])}});
@@ -273,11 +273,17 @@ void BiasAddReference(KernelArgs& args) {
   });
 }
 
-#define MSRT_NN_KERNELS(op_name, onednn_fn, reference_fn)                                                       \
-  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "onednn", .priority = kOneDnnPriority, .supports = &dn::OneDnnSupports, \
-                        .run = &onednn_fn});                                                                      \
-  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "reference", .priority = kReferencePriority,                      \
-                        .supports = &dn::ReferenceSupports, .run = &reference_fn})
+#define MSRT_NN_KERNELS(op_name, onednn_fn, reference_fn)   \
+  MSRT_REGISTER_KERNEL({.op = op_name,                      \
+                        .impl = "onednn",                   \
+                        .priority = kOneDnnPriority,        \
+                        .supports = &dn::OneDnnSupports,    \
+                        .run = &onednn_fn});                \
+  MSRT_REGISTER_KERNEL({.op = op_name,                      \
+                        .impl = "reference",                \
+                        .priority = kReferencePriority,     \
+                        .supports = &dn::ReferenceSupports, \
+                        .run = &reference_fn})
 
 MSRT_NN_KERNELS("matmul", MatmulOneDnn, MatmulReference);
 MSRT_NN_KERNELS("batch_matmul", MatmulOneDnn, MatmulReference);

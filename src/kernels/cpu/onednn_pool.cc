@@ -59,8 +59,9 @@ struct PoolDescs {
 
 dn::Key PoolKey(std::string_view op, const Pool2dGeometry& g, DType dtype) {
   int64_t work = g.batch * g.channels * g.out_h * g.out_w * g.kernel_h * g.kernel_w;
-  return std::move(dn::Key(op, dn::ThreadLimitForElements(work)).AddAll(dtype, g.input_shape(), g.channels_last, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
-                                      g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
+  return std::move(dn::Key(op, dn::ThreadLimitForElements(work))
+                       .AddAll(dtype, g.input_shape(), g.channels_last, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w,
+                               g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
 }
 
 bool IsMax(std::string_view op) { return op.starts_with("max"); }
@@ -107,9 +108,9 @@ void AvgPoolGradOneDnn(KernelArgs& args) {
   auto prim = dn::Cached<AvgPoolBackward>(PoolKey(args.op.name, g, dtype), [&] {
     PoolDescs d(g, dtype);
     dnnl::algorithm algorithm = dnnl::algorithm::pooling_avg_exclude_padding;
-    dnnl::pooling_backward::primitive_desc pd(
-        dnnl::pooling_backward::desc(algorithm, d.src, d.dst, d.strides, d.kernel, d.pad_l, d.pad_r), dn::Engine(),
-        d.Forward(dnnl::prop_kind::forward_training, algorithm));
+    dnnl::pooling_backward::primitive_desc pd(dnnl::pooling_backward::desc(algorithm, d.src, d.dst, d.strides, d.kernel,
+                                                                           d.pad_l, d.pad_r),
+                                              dn::Engine(), d.Forward(dnnl::prop_kind::forward_training, algorithm));
     return AvgPoolBackward{dnnl::pooling_backward(pd), dn::Layout::Input(d.dst_stored, d.dst),
                            dn::Layout::Output(d.src_stored, d.src)};
   });
@@ -238,17 +239,26 @@ void AvgPoolGradReference(KernelArgs& args) {
   });
 }
 
-#define MSRT_POOL_KERNELS(op_name, onednn_fn, reference_fn)                                                     \
-  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "onednn", .priority = kOneDnnPriority, .supports = &dn::OneDnnSupports, \
-                        .run = &onednn_fn});                                                                      \
-  MSRT_REGISTER_KERNEL({.op = op_name, .impl = "reference", .priority = kReferencePriority,                      \
-                        .supports = &dn::ReferenceSupports, .run = &reference_fn})
+#define MSRT_POOL_KERNELS(op_name, onednn_fn, reference_fn) \
+  MSRT_REGISTER_KERNEL({.op = op_name,                      \
+                        .impl = "onednn",                   \
+                        .priority = kOneDnnPriority,        \
+                        .supports = &dn::OneDnnSupports,    \
+                        .run = &onednn_fn});                \
+  MSRT_REGISTER_KERNEL({.op = op_name,                      \
+                        .impl = "reference",                \
+                        .priority = kReferencePriority,     \
+                        .supports = &dn::ReferenceSupports, \
+                        .run = &reference_fn})
 
 MSRT_POOL_KERNELS("max_pool2d", PoolOneDnn, PoolReference);
 MSRT_POOL_KERNELS("avg_pool2d", PoolOneDnn, PoolReference);
 MSRT_POOL_KERNELS("avg_pool2d_grad", AvgPoolGradOneDnn, AvgPoolGradReference);
-MSRT_REGISTER_KERNEL({.op = "max_pool2d_grad", .impl = "reference", .priority = kReferencePriority,
-                      .supports = &dn::ReferenceSupports, .run = &MaxPoolGrad});
+MSRT_REGISTER_KERNEL({.op = "max_pool2d_grad",
+                      .impl = "reference",
+                      .priority = kReferencePriority,
+                      .supports = &dn::ReferenceSupports,
+                      .run = &MaxPoolGrad});
 
 }  // namespace
 }  // namespace msrt::kernels

@@ -34,7 +34,7 @@ void Assign(KernelArgs& args) {
   Tensor value = ConvertTensor(args.inputs[1], var.dtype());
   if (value.raw() == var.raw()) return;
   Dispatch(AllTypeList{}, var.dtype(), "assign",
-                [&]<typename T>() { BroadcastCopy(value.raw<T>(), value.shape(), var.raw<T>(), var.shape()); });
+           [&]<typename T>() { BroadcastCopy(value.raw<T>(), value.shape(), var.raw<T>(), var.shape()); });
 }
 
 template <bool kAdd>
@@ -44,9 +44,8 @@ void AssignArithmetic(KernelArgs& args) {
   DispatchNative(var.work.dtype(), [&]<typename T>() {
     if constexpr (!std::is_same_v<T, bool>) {
       T* v = var.data<T>();
-      BinaryLoop(v, var.work.shape(), value.raw<T>(), value.shape(), v, var.work.shape(), [](T a, T b) {
-        return static_cast<T>(kAdd ? a + b : a - b);
-      });
+      BinaryLoop(v, var.work.shape(), value.raw<T>(), value.shape(), v, var.work.shape(),
+                 [](T a, T b) { return static_cast<T>(kAdd ? a + b : a - b); });
     }
   });
   var.Commit();

@@ -118,7 +118,8 @@ struct Rows {
 // the compiler keeps what __restrict promises and vectorises (inlined into
 // the parallel loop, the NHWC loops ran scalar, 2.5 times slower).
 template <int64_t kChannels, typename T>
-[[gnu::noinline]] void MaxRow(const T* __restrict r0, const T* __restrict r1, T* __restrict y, int64_t out_w, int64_t channels) {
+[[gnu::noinline]] void MaxRow(const T* __restrict r0, const T* __restrict r1, T* __restrict y, int64_t out_w,
+                              int64_t channels) {
   const int64_t c_count = kChannels != 0 ? kChannels : channels;
   for (int64_t ow = 0; ow < out_w; ++ow) {
     for (int64_t c = 0; c < c_count; ++c) {
@@ -130,8 +131,8 @@ template <int64_t kChannels, typename T>
 
 // One row's gradient: dy of each window to its first maximum, zero elsewhere.
 template <int64_t kChannels, typename T>
-[[gnu::noinline]] void RouteRow(const T* __restrict r0, const T* __restrict r1, const T* __restrict dy, T* __restrict d0,
-              T* __restrict d1, int64_t out_w, int64_t channels) {
+[[gnu::noinline]] void RouteRow(const T* __restrict r0, const T* __restrict r1, const T* __restrict dy,
+                                T* __restrict d0, T* __restrict d1, int64_t out_w, int64_t channels) {
   const int64_t c_count = kChannels != 0 ? kChannels : channels;
   for (int64_t ow = 0; ow < out_w; ++ow) {
     for (int64_t c = 0; c < c_count; ++c) {

@@ -24,18 +24,21 @@ void Dropout(KernelArgs& args) {
     const T scale = static_cast<T>(1.0 / keep);
     const float threshold = static_cast<float>(keep);
     const int64_t blocks = (n + 3) / 4;
-    ParallelElements(blocks, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        const auto words = random::StreamBlock(stream, static_cast<uint64_t>(b));
-        for (int64_t l = 0; l < 4; ++l) {
-          const int64_t i = b * 4 + l;
-          if (i >= n) break;
-          const T v = random::UniformFloat(words[l]) < threshold ? scale : T(0);
-          m[i] = v;
-          out[i] = in[i] * v;
-        }
-      }
-    }, kGrain / 4);
+    ParallelElements(
+        blocks,
+        [&](int64_t b0, int64_t b1) {
+          for (int64_t b = b0; b < b1; ++b) {
+            const auto words = random::StreamBlock(stream, static_cast<uint64_t>(b));
+            for (int64_t l = 0; l < 4; ++l) {
+              const int64_t i = b * 4 + l;
+              if (i >= n) break;
+              const T v = random::UniformFloat(words[l]) < threshold ? scale : T(0);
+              m[i] = v;
+              out[i] = in[i] * v;
+            }
+          }
+        },
+        kGrain / 4);
   });
   if (!yc.same(y)) ConvertInto(yc, y);
   if (!mc.same(mask)) ConvertInto(mc, mask);

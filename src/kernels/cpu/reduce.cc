@@ -132,37 +132,43 @@ void RunArgReduce(KernelArgs& args) {
     };
     if (v.B == 1 && v.R > 1) {
       // Rows: the extreme with the vectorised reduction, then its first index.
-      ParallelElements(v.A, [&](int64_t a0, int64_t a1) {
-        for (int64_t a = a0; a < a1; ++a) {
-          const T* row = p + a * v.R;
-          const T best = kMax ? ReduceContiguous<MaxOp>(row, v.R) : ReduceContiguous<MinOp>(row, v.R);
-          int64_t r = 0;
-          if (best != best) {
-            while (row[r] == row[r]) ++r;  // the first NaN
-          } else {
-            while (row[r] != best) ++r;
-          }
-          out[a] = static_cast<int32_t>(r);
-        }
-      }, std::max<int64_t>(kGrain / v.R, 1));
+      ParallelElements(
+          v.A,
+          [&](int64_t a0, int64_t a1) {
+            for (int64_t a = a0; a < a1; ++a) {
+              const T* row = p + a * v.R;
+              const T best = kMax ? ReduceContiguous<MaxOp>(row, v.R) : ReduceContiguous<MinOp>(row, v.R);
+              int64_t r = 0;
+              if (best != best) {
+                while (row[r] == row[r]) ++r;  // the first NaN
+              } else {
+                while (row[r] != best) ++r;
+              }
+              out[a] = static_cast<int32_t>(r);
+            }
+          },
+          std::max<int64_t>(kGrain / v.R, 1));
       return;
     }
-    ParallelElements(v.A * v.B, [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) {
-        const int64_t a = o / v.B, b = o % v.B;
-        const T* base = p + a * v.R * v.B + b;
-        T best = base[0];
-        int32_t index = 0;
-        for (int64_t r = 1; r < v.R; ++r) {
-          T value = base[r * v.B];
-          if (better(value, best)) {
-            best = value;
-            index = static_cast<int32_t>(r);
+    ParallelElements(
+        v.A * v.B,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t o = begin; o < end; ++o) {
+            const int64_t a = o / v.B, b = o % v.B;
+            const T* base = p + a * v.R * v.B + b;
+            T best = base[0];
+            int32_t index = 0;
+            for (int64_t r = 1; r < v.R; ++r) {
+              T value = base[r * v.B];
+              if (better(value, best)) {
+                best = value;
+                index = static_cast<int32_t>(r);
+              }
+            }
+            out[o] = index;
           }
-        }
-        out[o] = index;
-      }
-    }, std::max<int64_t>(kGrain / std::max<int64_t>(v.R, 1), 1));
+        },
+        std::max<int64_t>(kGrain / std::max<int64_t>(v.R, 1), 1));
   });
 }
 
@@ -230,17 +236,23 @@ void RunSoftmax(KernelArgs& args) {
     if (v.R == 0 || v.A * v.B == 0) return;
     const int64_t grain = std::max<int64_t>(kGrain / v.R, 1);
     if (v.B == 1) {
-      ParallelElements(v.A, [&](int64_t a0, int64_t a1) {
-        for (int64_t a = a0; a < a1; ++a) SoftmaxRow<kLog>(px + a * v.R, py + a * v.R, v.R);
-      }, grain);
+      ParallelElements(
+          v.A,
+          [&](int64_t a0, int64_t a1) {
+            for (int64_t a = a0; a < a1; ++a) SoftmaxRow<kLog>(px + a * v.R, py + a * v.R, v.R);
+          },
+          grain);
       return;
     }
-    ParallelElements(v.A * v.B, [&](int64_t begin, int64_t end) {
-      std::vector<T> m, s;
-      ForOutputSegments(v.B, begin, end, [&](int64_t a, int64_t b0, int64_t b1) {
-        SoftmaxColumns<kLog>(px + a * v.R * v.B, py + a * v.R * v.B, v.R, v.B, b0, b1, m, s);
-      });
-    }, grain);
+    ParallelElements(
+        v.A * v.B,
+        [&](int64_t begin, int64_t end) {
+          std::vector<T> m, s;
+          ForOutputSegments(v.B, begin, end, [&](int64_t a, int64_t b0, int64_t b1) {
+            SoftmaxColumns<kLog>(px + a * v.R * v.B, py + a * v.R * v.B, v.R, v.B, b0, b1, m, s);
+          });
+        },
+        grain);
   });
   if (!yc.same(y)) ConvertInto(yc, y);
 }

@@ -28,10 +28,10 @@ inline constexpr int kVectorBytes = 32;
 
 template <typename T>
 struct VectorOf;
-#define MSRT_VECTOR_OF(T)                                             \
-  template <>                                                         \
-  struct VectorOf<T> {                                                \
-    typedef T type __attribute__((vector_size(kVectorBytes)));         \
+#define MSRT_VECTOR_OF(T)                                      \
+  template <>                                                  \
+  struct VectorOf<T> {                                         \
+    typedef T type __attribute__((vector_size(kVectorBytes))); \
   };
 MSRT_VECTOR_OF(float)
 MSRT_VECTOR_OF(double)
@@ -217,7 +217,7 @@ void ReduceARB(const T* x, T* out, int64_t A, int64_t R, int64_t B) {
   // in) must not depend on the thread count; the pool still runs the chunks.
   const int threads = DeterministicKernels() ? kDeterministicSplit : IntraOpThreads();
   // Few outputs over a long reduction: split R and combine partials in order.
-  if (total >= 2 * kGrain && outputs < 4 * threads) {
+  if (total >= 2 * kGrain && outputs < 4 * static_cast<int64_t>(threads)) {
     const Split split = SplitWork(R, std::max<int64_t>(kGrain / outputs, 1), threads);
     std::vector<T> partial(static_cast<size_t>(split.chunks * outputs));
     ParallelFor(split.chunks, 1, [&](int64_t c0, int64_t c1) {
@@ -245,18 +245,24 @@ void ReduceARB(const T* x, T* out, int64_t A, int64_t R, int64_t B) {
   }
   const int64_t grain = std::max<int64_t>(kGrain / R, 1);
   if (B == 1) {
-    ParallelElements(A, [&](int64_t a0, int64_t a1) {
-      for (int64_t a = a0; a < a1; ++a) out[a] = ReduceContiguous<Op>(x + a * R, R);
-    }, grain);
+    ParallelElements(
+        A,
+        [&](int64_t a0, int64_t a1) {
+          for (int64_t a = a0; a < a1; ++a) out[a] = ReduceContiguous<Op>(x + a * R, R);
+        },
+        grain);
     return;
   }
-  ParallelElements(outputs, [&](int64_t begin, int64_t end) {
-    ForOutputSegments(B, begin, end, [&](int64_t a, int64_t b0, int64_t b1) {
-      T* o = out + a * B + b0;
-      std::fill(o, o + (b1 - b0), Op::template Init<T>());
-      ReduceColumns<Op>(x + a * R * B + b0, R, b1 - b0, B, o);
-    });
-  }, grain);
+  ParallelElements(
+      outputs,
+      [&](int64_t begin, int64_t end) {
+        ForOutputSegments(B, begin, end, [&](int64_t a, int64_t b0, int64_t b1) {
+          T* o = out + a * B + b0;
+          std::fill(o, o + (b1 - b0), Op::template Init<T>());
+          ReduceColumns<Op>(x + a * R * B + b0, R, b1 - b0, B, o);
+        });
+      },
+      grain);
 }
 
 }  // namespace msrt::kernels::cpu

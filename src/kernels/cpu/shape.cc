@@ -77,21 +77,24 @@ template <typename U>
 void TransposeTiles(const U* in, U* out, int64_t batch, int64_t rows, int64_t cols) {
   constexpr int64_t kTile = 32;
   const int64_t row_tiles = (rows + kTile - 1) / kTile;
-  ParallelElements(batch * row_tiles, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t b = t / row_tiles;
-      const int64_t r0 = (t % row_tiles) * kTile;
-      const int64_t r1 = std::min(rows, r0 + kTile);
-      const U* src = in + b * rows * cols;
-      U* dst = out + b * rows * cols;
-      for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-        const int64_t c1 = std::min(cols, c0 + kTile);
-        for (int64_t r = r0; r < r1; ++r) {
-          for (int64_t c = c0; c < c1; ++c) dst[c * rows + r] = src[r * cols + c];
+  ParallelElements(
+      batch * row_tiles,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t b = t / row_tiles;
+          const int64_t r0 = (t % row_tiles) * kTile;
+          const int64_t r1 = std::min(rows, r0 + kTile);
+          const U* src = in + b * rows * cols;
+          U* dst = out + b * rows * cols;
+          for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+            const int64_t c1 = std::min(cols, c0 + kTile);
+            for (int64_t r = r0; r < r1; ++r) {
+              for (int64_t c = c0; c < c1; ++c) dst[c * rows + r] = src[r * cols + c];
+            }
+          }
         }
-      }
-    }
-  }, std::max<int64_t>(kGrain / (kTile * std::max<int64_t>(cols, 1)), 1));
+      },
+      std::max<int64_t>(kGrain / (kTile * std::max<int64_t>(cols, 1)), 1));
 }
 
 void Transpose(KernelArgs& args) {
@@ -164,15 +167,18 @@ void JoinAlong(const std::vector<Tensor>& inputs, Tensor& out, int64_t outer) {
     row += chunk[i];
   }
   char* dst = static_cast<char*>(out.raw());
-  ParallelElements(outer, [&](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o) {
-      char* d = dst + o * row;
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        std::memcpy(d, static_cast<const char*>(inputs[i].raw()) + o * chunk[i], chunk[i]);
-        d += chunk[i];
-      }
-    }
-  }, std::max<int64_t>(kGrain * 4 / std::max<int64_t>(row, 1), 1));
+  ParallelElements(
+      outer,
+      [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; ++o) {
+          char* d = dst + o * row;
+          for (size_t i = 0; i < inputs.size(); ++i) {
+            std::memcpy(d, static_cast<const char*>(inputs[i].raw()) + o * chunk[i], chunk[i]);
+            d += chunk[i];
+          }
+        }
+      },
+      std::max<int64_t>(kGrain * 4 / std::max<int64_t>(row, 1), 1));
 }
 
 void Concat(KernelArgs& args) {
@@ -195,13 +201,16 @@ void Split(KernelArgs& args) {
   const int64_t row = static_cast<int64_t>(x.nbytes()) / outer;
   const int64_t chunk = row / static_cast<int64_t>(args.outputs.size());
   const char* src = static_cast<const char*>(x.raw());
-  ParallelElements(outer, [&](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o) {
-      for (size_t i = 0; i < args.outputs.size(); ++i) {
-        std::memcpy(static_cast<char*>(args.outputs[i].raw()) + o * chunk, src + o * row + i * chunk, chunk);
-      }
-    }
-  }, std::max<int64_t>(kGrain * 4 / std::max<int64_t>(row, 1), 1));
+  ParallelElements(
+      outer,
+      [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; ++o) {
+          for (size_t i = 0; i < args.outputs.size(); ++i) {
+            std::memcpy(static_cast<char*>(args.outputs[i].raw()) + o * chunk, src + o * row + i * chunk, chunk);
+          }
+        }
+      },
+      std::max<int64_t>(kGrain * 4 / std::max<int64_t>(row, 1), 1));
 }
 
 // ---- strided_slice ----
@@ -223,9 +232,8 @@ void StridedSlice(KernelArgs& args) {
     base += spec.start[d] * in_strides[d];
     step_strides[d] = spec.step[d] * in_strides[d];
   }
-  DispatchBytes(ItemSize(x.dtype()), [&]<typename U>() {
-    TransposeLoop(x.raw<U>() + base, y.raw<U>(), y.shape(), step_strides);
-  });
+  DispatchBytes(ItemSize(x.dtype()),
+                [&]<typename U>() { TransposeLoop(x.raw<U>() + base, y.raw<U>(), y.shape(), step_strides); });
 }
 
 // ---- gather ----
@@ -236,8 +244,8 @@ void CheckIndices(std::string_view op, const I* idx, int64_t n, int64_t dim, int
     if (idx[k] < 0 || idx[k] >= dim) {
       ops::OpError(ErrorKind::kIndex, op,
                    StrCat("index ", static_cast<int64_t>(idx[k]), " at position ", k,
-                          " of 'indices' is out of range for axis ", axis, " of size ", dim,
-                          "; expected 0 <= index < ", dim, ", but got ", static_cast<int64_t>(idx[k])));
+                          " of 'indices' is out of range for axis ", axis, " of size ", dim, "; expected 0 <= index < ",
+                          dim, ", but got ", static_cast<int64_t>(idx[k])));
     }
   }
 }
@@ -255,12 +263,15 @@ void Gather(KernelArgs& args) {
     CheckIndices("gather", idx, k, p.dim, axis);
     const char* src = static_cast<const char*>(params.raw());
     char* dst = static_cast<char*>(y.raw());
-    ParallelElements(p.outer * k, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t a = t / k, j = t % k;
-        std::memcpy(dst + t * row, src + (a * p.dim + static_cast<int64_t>(idx[j])) * row, row);
-      }
-    }, std::max<int64_t>(kGrain * 4 / std::max<int64_t>(static_cast<int64_t>(row), 1), 1));
+    ParallelElements(
+        p.outer * k,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t t = begin; t < end; ++t) {
+            const int64_t a = t / k, j = t % k;
+            std::memcpy(dst + t * row, src + (a * p.dim + static_cast<int64_t>(idx[j])) * row, row);
+          }
+        },
+        std::max<int64_t>(kGrain * 4 / std::max<int64_t>(static_cast<int64_t>(row), 1), 1));
   });
 }
 
@@ -284,15 +295,18 @@ void GatherGrad(KernelArgs& args) {
       // Each output element sums its contributions in index order: parallel
       // over outer slices and inner columns, never over k.
       const int64_t cols = o.outer * o.inner;
-      ParallelElements(cols, [&](int64_t begin, int64_t end) {
-        ForOutputSegments(o.inner, begin, end, [&](int64_t a, int64_t c0, int64_t c1) {
-          for (int64_t j = 0; j < k; ++j) {
-            const T* s = src + (a * k + j) * o.inner;
-            T* d = dst + (a * o.dim + static_cast<int64_t>(idx[j])) * o.inner;
-            for (int64_t c = c0; c < c1; ++c) d[c] += s[c];
-          }
-        });
-      }, std::max<int64_t>(kGrain / std::max<int64_t>(k, 1), 1));
+      ParallelElements(
+          cols,
+          [&](int64_t begin, int64_t end) {
+            ForOutputSegments(o.inner, begin, end, [&](int64_t a, int64_t c0, int64_t c1) {
+              for (int64_t j = 0; j < k; ++j) {
+                const T* s = src + (a * k + j) * o.inner;
+                T* d = dst + (a * o.dim + static_cast<int64_t>(idx[j])) * o.inner;
+                for (int64_t c = c0; c < c1; ++c) d[c] += s[c];
+              }
+            });
+          },
+          std::max<int64_t>(kGrain / std::max<int64_t>(k, 1), 1));
     });
   });
   if (!out.same(dx)) ConvertInto(out, dx);
@@ -314,16 +328,19 @@ void OneHot(KernelArgs& args) {
     Dispatch(AllTypeList{}, y.dtype(), "one_hot", [&]<typename T>() {
       const T on_v = ConvertValue<T>(on), off_v = ConvertValue<T>(off);
       T* out = y.raw<T>();
-      ParallelElements(s.outer, [&](int64_t a0, int64_t a1) {
-        for (int64_t a = a0; a < a1; ++a) {
-          T* block = out + a * depth * s.inner;
-          for (int64_t i = 0; i < depth * s.inner; ++i) block[i] = off_v;
-          for (int64_t c = 0; c < s.inner; ++c) {
-            const int64_t v = static_cast<int64_t>(idx[a * s.inner + c]);
-            if (v >= 0 && v < depth) block[v * s.inner + c] = on_v;
-          }
-        }
-      }, std::max<int64_t>(kGrain / std::max<int64_t>(depth * s.inner, 1), 1));
+      ParallelElements(
+          s.outer,
+          [&](int64_t a0, int64_t a1) {
+            for (int64_t a = a0; a < a1; ++a) {
+              T* block = out + a * depth * s.inner;
+              for (int64_t i = 0; i < depth * s.inner; ++i) block[i] = off_v;
+              for (int64_t c = 0; c < s.inner; ++c) {
+                const int64_t v = static_cast<int64_t>(idx[a * s.inner + c]);
+                if (v >= 0 && v < depth) block[v * s.inner + c] = on_v;
+              }
+            }
+          },
+          std::max<int64_t>(kGrain / std::max<int64_t>(depth * s.inner, 1), 1));
     });
   });
 }
@@ -353,18 +370,21 @@ void Tile(KernelArgs& args) {
   DispatchBytes(ItemSize(x.dtype()), [&]<typename U>() {
     const U* in = x.raw<U>();
     U* out = y.raw<U>();
-    ParallelElements(rows, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        // Input row of output row r: each outer index modulo x's size.
-        int64_t rem = r, offset = 0;
-        for (int d = rank - 2; d >= 0; --d) {
-          offset += (rem % out_dims[d]) % padded[d] * in_strides[d];
-          rem /= out_dims[d];
-        }
-        U* dst = out + r * out_dims[rank - 1];
-        for (int64_t m = 0; m < multiples[rank - 1]; ++m) std::memcpy(dst + m * row, in + offset, row * sizeof(U));
-      }
-    }, std::max<int64_t>(kGrain / std::max<int64_t>(out_dims[rank - 1], 1), 1));
+    ParallelElements(
+        rows,
+        [&](int64_t r0, int64_t r1) {
+          for (int64_t r = r0; r < r1; ++r) {
+            // Input row of output row r: each outer index modulo x's size.
+            int64_t rem = r, offset = 0;
+            for (int d = rank - 2; d >= 0; --d) {
+              offset += (rem % out_dims[d]) % padded[d] * in_strides[d];
+              rem /= out_dims[d];
+            }
+            U* dst = out + r * out_dims[rank - 1];
+            for (int64_t m = 0; m < multiples[rank - 1]; ++m) std::memcpy(dst + m * row, in + offset, row * sizeof(U));
+          }
+        },
+        std::max<int64_t>(kGrain / std::max<int64_t>(out_dims[rank - 1], 1), 1));
   });
 }
 

@@ -36,12 +36,9 @@ std::string Explain(cudaError_t status) {
   switch (status) {
     case cudaErrorInsufficientDriver:
       return StrCat("the NVIDIA driver is missing or older than this CUDA runtime needs (", code, ")");
-    case cudaErrorNoDevice:
-      return StrCat("no CUDA device is visible (", code, "; check CUDA_VISIBLE_DEVICES)");
-    case cudaErrorInitializationError:
-      return StrCat("the CUDA driver failed to initialise (", code, ")");
-    default:
-      return StrCat("the CUDA runtime reports ", code);
+    case cudaErrorNoDevice: return StrCat("no CUDA device is visible (", code, "; check CUDA_VISIBLE_DEVICES)");
+    case cudaErrorInitializationError: return StrCat("the CUDA driver failed to initialise (", code, ")");
+    default: return StrCat("the CUDA runtime reports ", code);
   }
 }
 

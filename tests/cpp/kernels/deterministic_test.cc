@@ -29,8 +29,8 @@ TEST(Deterministic, LongReductionsIgnoreTheThreadCount) {
     const char* bytes = static_cast<const char*>(sum.raw());
     results.emplace_back(bytes, bytes + sum.nbytes());
   }
-  SetContext(Dict{{"deterministic", Value("OFF")}, {"runtime_num_threads", Value(30)},
-                  {"inter_op_parallel_num", Value(0)}});
+  SetContext(
+      Dict{{"deterministic", Value("OFF")}, {"runtime_num_threads", Value(30)}, {"inter_op_parallel_num", Value(0)}});
   EXPECT_NE(threads[0], threads[1]);
   EXPECT_EQ(results[0], results[1]);
 }

@@ -43,8 +43,8 @@ TEST(ReducePrecision, Float16MatmulRunsThroughFloat32) {
 TEST(ReducePrecision, FalseRaisesTypeErrorNamingOpAndDType) {
   SetContext(Dict{{"enable_reduce_precision", Value(false)}});
   try {
-    SelectKernelOrConvert("conv2d", DeviceTarget::kCPU, {{{1, 1, 4, 4}, DType::kFloat16}, {{1, 1, 3, 3}, DType::kFloat16}},
-                          {});
+    SelectKernelOrConvert("conv2d", DeviceTarget::kCPU,
+                          {{{1, 1, 4, 4}, DType::kFloat16}, {{1, 1, 3, 3}, DType::kFloat16}}, {});
     ADD_FAILURE() << "no error";
   } catch (const TypeError& e) {
     EXPECT_NE(e.message().find("conv2d"), std::string::npos) << e.message();
@@ -54,8 +54,8 @@ TEST(ReducePrecision, FalseRaisesTypeErrorNamingOpAndDType) {
 }
 
 TEST(ReducePrecision, IntegerInputsHaveNoSubstitute) {
-  EXPECT_EQ(SelectKernelOrConvert("conv2d", DeviceTarget::kCPU, {{{1, 1, 4, 4}, DType::kInt32}, {{1, 1, 3, 3}, DType::kInt32}},
-                                  {}),
+  EXPECT_EQ(SelectKernelOrConvert("conv2d", DeviceTarget::kCPU,
+                                  {{{1, 1, 4, 4}, DType::kInt32}, {{1, 1, 3, 3}, DType::kInt32}}, {}),
             nullptr);
 }
 

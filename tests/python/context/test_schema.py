@@ -407,7 +407,8 @@ SAMPLES = {
             "valid": [
                 Ok({"gradient_accumulation_shard": False},
                    _merged(OPTIMIZER_CONFIG_DEFAULT, gradient_accumulation_shard=False)),
-                Ok({"parallel_optimizer_threshold": 0}, _merged(OPTIMIZER_CONFIG_DEFAULT, parallel_optimizer_threshold=0)),
+                Ok({"parallel_optimizer_threshold": 0},
+                   _merged(OPTIMIZER_CONFIG_DEFAULT, parallel_optimizer_threshold=0)),
             ],
             "invalid": [
                 Bad({"bad": 1}, ValueError, "'bad'", "'parallel_optimizer_config'"),

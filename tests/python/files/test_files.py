@@ -10,7 +10,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import warnings
 
 import numpy as np
 import pytest
@@ -30,6 +29,7 @@ def run_python(code, cwd):
         if line.startswith("RESULT="):
             proc.result = json.loads(line[len("RESULT="):])
     return proc
+
 
 NUL = "bad\0path"
 

@@ -88,7 +88,7 @@ def test_debug_level_keeps_the_whole_stack_in_the_ir(tmp_path, graph_mode):
 def test_optimisation_removes_identities_duplicates_and_dead_code():
     @ms.jit
     def f(x):
-        unused = x * 7  # dead
+        unused = x * 7  # noqa: F841 - dead code the optimiser removes
         a = ms.ops.exp(x) * 1.0 + 0.0  # identities
         b = ms.ops.exp(x)  # the same as the exp above
         c = ms.Tensor(np.float32(2.0)) * ms.Tensor(np.float32(3.0))  # folded

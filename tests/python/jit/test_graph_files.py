@@ -57,7 +57,7 @@ def _run(tmp_path, settings=None):
                            str(tmp_path / "cache")], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
-    line = next(l for l in proc.stdout.splitlines() if l.startswith("RESULT="))
+    line = next(s for s in proc.stdout.splitlines() if s.startswith("RESULT="))
     return json.loads(line[len("RESULT="):])
 
 
@@ -160,7 +160,8 @@ def test_a_loaded_graph_called_inside_a_compiled_network_is_inlined(tmp_path):
     np.testing.assert_allclose(graph_out, eager_out, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(graph_grad, eager_grad, rtol=1e-5, atol=1e-6)
     assert report["channels_last_ops"] == 3  # the loaded convolution's ops are the caller's own now
-    with pytest.raises(ValueError, match=r"'SmallNet' takes input 0 as Float32\(4, 1, 8, 8\), but got Float32\(2, 1, 8, 8\)"):
+    with pytest.raises(ValueError,
+                       match=r"'SmallNet' takes input 0 as Float32\(4, 1, 8, 8\), but got Float32\(2, 1, 8, 8\)"):
         ms.jit(lambda x: loaded(x))(batches(1, batch=2)[0][0])
 
 

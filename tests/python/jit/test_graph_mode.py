@@ -96,8 +96,8 @@ def test_a_dynamic_learning_rate_advances_every_compiled_step():
         net = SmallNet()
         lr = nn.piecewise_constant_lr([1, 2, 4], [0.5, 0.1, 0.01])
         opt = nn.SGD(net.trainable_params(), learning_rate=lr)
-        step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True,
-                                                                                          reduction="mean")), opt)
+        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
         for x, y in data:
             step(x, y)
         assert opt._step == 4

@@ -284,7 +284,7 @@ def test_schedule_values_match_formulas():
 
 def test_dynamic_lr_functions_match_mindspore_examples():
     assert nn.piecewise_constant_lr([2, 5, 10], [0.1, 0.05, 0.01]) == [0.1, 0.1, 0.05, 0.05, 0.05, 0.01, 0.01, 0.01,
-                                                                        0.01, 0.01]
+                                                                       0.01, 0.01]
     np.testing.assert_allclose(nn.exponential_decay_lr(0.1, 0.9, 6, 2, 1), [0.1, 0.1, 0.09, 0.09, 0.081, 0.081])
     np.testing.assert_allclose(nn.natural_exp_decay_lr(0.1, 0.9, 6, 2, 2, True),
                                [0.1, 0.1, 0.1, 0.1, 0.016529888822158657, 0.016529888822158657])

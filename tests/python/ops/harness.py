@@ -35,7 +35,9 @@ def gradients(name, inputs, attrs=None, wrt=(0,), output_index=0, sens=None):
     try:
         outs = _C.call(name, ts, attrs or {})
         out = outs[output_index]
-        s = [tensor(sens)] if sens is not None else [tensor(np.ones(out.shape, dtype=np.float64).astype(out.asnumpy().dtype))]
+        if sens is None:
+            sens = np.ones(out.shape, dtype=np.float64).astype(out.asnumpy().dtype)
+        s = [tensor(sens)]
         grads = tape.gradient([out], s, [ts[i] for i in wrt])
     finally:
         tape.end()

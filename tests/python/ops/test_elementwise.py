@@ -62,6 +62,7 @@ UNARY = {
     "exp": (np.exp, FLOATS, (-10, 10), True),
     "log": (np.log, FLOATS, (0.01, 10), True),
     "sqrt": (np.sqrt, FLOATS, (0.01, 10), True),
+    "floor": (np.floor, FLOATS, (-5, 5), True),
     "rsqrt": (lambda x: 1 / np.sqrt(x), FLOATS, (0.01, 10), True),
     "square": (np.square, FLOATS + INTS, (-3, 3), True),
     "reciprocal": (np.reciprocal, FLOATS, (0.1, 3), True),
@@ -427,3 +428,15 @@ def test_threads_do_not_change_results():
         warnings.simplefilter("ignore")  # oversubscribes small machines, on purpose
         msrt.set_context(runtime_num_threads=2, inter_op_parallel_num=2)  # one more loop thread
     np.testing.assert_array_equal(run_op("add", [x, b])[0], base)
+
+
+covers("addn")
+
+
+@pytest.mark.parametrize("count", [1, 2, 4])
+def test_addn_sums_its_inputs_with_gradients(count):
+    xs = [rand((2, 3), np.float64) for _ in range(count)]
+    (y,) = run_op("addn", xs)
+    np.testing.assert_allclose(y, np.sum(xs, axis=0))
+    check_grad("addn", xs, wrt=tuple(range(count)))
+    expect_error(ValueError, ["[add]", "broadcast"], "addn", [np.ones((2, 3)), np.ones((4,))])

@@ -12,7 +12,8 @@ import msrt
 from .harness import _C, check_grad, covers, gradients, run_op, tensor
 
 covers("matmul", "batch_matmul", "bias_add", "dense", "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter",
-       "max_pool2d", "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad", "batch_norm", "batch_norm_grad")
+       "max_pool2d", "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad", "batch_norm", "batch_norm_grad",
+       "leaky_relu")
 
 FLOATS = [np.float32, np.float64]
 # float32 runs through oneDNN (reorders, blocked layouts, its own summation order).
@@ -797,3 +798,84 @@ def test_batch_norm_errors():
     raises(ValueError, r"'epsilon' must be positive", "batch_norm", [f32(2, 3)] + [f32(3)] * 4, {"epsilon": 0.0})
     raises(ValueError, r"\[batch_norm_grad\] input 'dy' must have x's shape", "batch_norm_grad",
            [f32(2, 4), f32(2, 3), f32(3), f32(3), f32(3)])
+
+
+# ---------------------------------------------------------------------------
+# leaky_relu (a composite: select(x > 0, x, alpha * x))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("alpha", [0.2, 0.01, 1.5])
+def test_leaky_relu_matches_numpy_and_torch(dtype, alpha):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(30)
+    x = rand(rng, (3, 4, 5), dtype)
+    x[0, 0, :2] = 0.0  # x = 0 takes the alpha branch, as torch's does
+    (out,) = run_op("leaky_relu", [x], {"alpha": alpha})
+    np.testing.assert_allclose(out, np.where(x > 0, x, alpha * x), **TOL[dtype])
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.leaky_relu(tx, negative_slope=alpha)
+    np.testing.assert_allclose(out, ty.detach().numpy(), **TOL[dtype])
+    sens = rand(rng, x.shape, dtype)
+    ty.backward(torch.tensor(sens))
+    (dx,) = gradients("leaky_relu", [x], {"alpha": alpha}, sens=sens)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **TOL[dtype])
+    np.testing.assert_allclose(dx, np.where(x > 0, sens, alpha * sens), **TOL[dtype])
+
+
+def test_leaky_relu_gradient_and_function_form():
+    rng = np.random.default_rng(31)
+    x = rand(rng, (4, 3))
+    x[np.abs(x) < 0.05] = 0.5  # away from the kink at 0
+    check_grad("leaky_relu", [x], {"alpha": 0.3})
+    y = msrt.ops.leaky_relu(msrt.Tensor(x), 0.3)
+    np.testing.assert_allclose(y.asnumpy(), np.where(x > 0, x, 0.3 * x))
+    np.testing.assert_allclose(msrt.ops.leaky_relu(msrt.Tensor(x)).asnumpy(), np.where(x > 0, x, 0.2 * x))
+    with pytest.raises(TypeError, match=r"\[leaky_relu\] attribute 'alpha' must be a float"):
+        msrt.ops.leaky_relu(msrt.Tensor(x), "a")
+
+
+# ---------------------------------------------------------------------------
+# Attribute forms: parsed once (AttrType), checked together (attrs_check)
+
+
+def test_nn_attributes_take_one_canonical_form():
+    check = _C.check_attrs
+    assert check("conv2d", {"stride": 2, "dilation": (1, 1, 3, 2), "pad": 1, "pad_mode": "PAD"}) == {
+        "stride": [2, 2], "dilation": [3, 2], "pad": [1, 1, 1, 1], "pad_mode": "pad"}
+    assert check("max_pool2d", {"kernel_size": (2, 3), "pad_mode": "Same"}) == {"kernel_size": [2, 3],
+                                                                                 "pad_mode": "same"}
+    assert check("batch_norm", {"epsilon": 1, "momentum": 0}) == {"epsilon": 1.0, "momentum": 0.0}
+    with pytest.raises(ValueError, match=r"\[conv2d\] 'pad' must be zero when 'pad_mode' is not 'pad'"):
+        check("conv2d", {"pad_mode": "same", "pad": [0, 1, 0, 0]})
+    with pytest.raises(ValueError, match=r"\[max_pool2d\] 'pad_mode' must be one of 'same' or 'valid'"):
+        check("max_pool2d", {"pad_mode": "PAD"})
+    with pytest.raises(ValueError, match=r"'momentum' must be in \[0, 1\]"):
+        check("batch_norm", {"momentum": 1.5})
+    with pytest.raises(TypeError, match=r"\[matmul\] attribute 'transpose_a' must be a bool"):
+        check("matmul", {"transpose_a": 1})
+    with pytest.raises(ValueError, match=r"'group' must be at least 1"):
+        check("conv2d", {"group": 0})
+
+
+def test_declared_nn_primitives_record_mindspore_parameters():
+    x = msrt.Tensor(np.ones((1, 2, 5, 5), np.float32))
+    w = msrt.Tensor(np.ones((4, 2, 3, 3), np.float32))
+    conv = msrt.ops.Conv2D(4, (3, 3), pad_mode="pad", pad=1)
+    # out_channel, kernel_size and mode (p->~) are recorded, not passed to the op.
+    assert conv.attrs["out_channel"] == 4 and conv.attrs["kernel_size"] == (3, 3) and conv.attrs["mode"] == 1
+    assert conv(x, w).shape == (1, 4, 5, 5)
+    with pytest.raises(TypeError, match="out_channel"):
+        msrt.ops.Conv2D(kernel_size=3)
+    with pytest.raises(ValueError, match="'pad' must be a non-negative int or a list of 4"):
+        msrt.ops.Conv2D(4, 3, pad_mode="pad", pad=(1, 2))
+    with pytest.raises(ValueError, match="'pad_mode' must be one of 'same' or 'valid'"):
+        msrt.ops.MaxPool(2, 2, pad_mode="pad")
+    drop = msrt.ops.Dropout(keep_prob=0.5, Seed0=3, Seed1=4)
+    assert drop.attrs == {"keep_prob": 0.5, "Seed0": 3, "Seed1": 4}
+    out, mask = drop(x)
+    assert out.shape == mask.shape == (1, 2, 5, 5)
+    with pytest.raises(ValueError, match=r"\[dropout\] attribute 'keep_prob' must be in \(0, 1\]"):
+        msrt.ops.Dropout(keep_prob=0.0)
+    eye, ones = np.eye(2, dtype=np.float32), np.ones((2, 2), np.float32)
+    np.testing.assert_allclose(msrt.ops.mm(msrt.Tensor(eye), msrt.Tensor(ones)).asnumpy(), ones)

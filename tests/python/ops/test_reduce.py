@@ -267,3 +267,23 @@ def test_reductions_run_async_and_chain():
     m = _C.call("reduce_max", [s], {})[0]
     np.testing.assert_allclose(m.asnumpy(), x.asnumpy().sum(1).max(), rtol=1e-6)
     assert msrt._C.op_info("reduce_sum")["kernels"] == ["CPU:vectorized"]
+
+
+covers("reduce_all", "reduce_any")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+@pytest.mark.parametrize("axis, keep", [([], False), ([1], False), ([0], True), ([0, 1], True)])
+def test_all_any_match_numpy(dtype, axis, keep):
+    x = (RNG.integers(0, 3, size=(3, 4)) * (RNG.random((3, 4)) > 0.2)).astype(dtype)
+    x[0] = 1  # one row entirely nonzero
+    for name, ref in [("reduce_all", np.all), ("reduce_any", np.any)]:
+        (y,) = run_op(name, [x], {"axis": axis, "keep_dims": keep})
+        expected = ref(x, axis=tuple(axis) if axis else None, keepdims=keep)
+        assert y.dtype == np.bool_
+        np.testing.assert_array_equal(y, expected, err_msg=name)
+
+
+def test_all_any_errors():
+    expect_error(ValueError, ["[reduce_min]", "axis 2"], "reduce_all", [np.ones((2, 3))], {"axis": 2})
+    expect_error(TypeError, ["[reduce_any]", "'keep_dims'", "bool"], "reduce_any", [np.ones(3)], {"keep_dims": 1})

@@ -174,7 +174,8 @@ def make_context():
     probes.append(("context.override=deep", override_deep, TV))
     # env_config_path files (JSON) that nest deeply or are malformed.
     tmp = tempfile.mkdtemp()
-    for label, text in [("deep_array", "[" * 100000 + "]" * 100000), ("deep_object", '{"a":' * 100000 + "1" + "}" * 100000),
+    for label, text in [("deep_array", "[" * 100000 + "]" * 100000),
+                        ("deep_object", '{"a":' * 100000 + "1" + "}" * 100000),
                         ("deep_in_rdr", '{"rdr": ' + "[" * 50000 + "]" * 50000 + "}"), ("truncated", '{"rdr": {'),
                         ("binary", "\x00\xff\xfe"), ("huge_number", '{"rdr": {"mode": 1e999}}'),
                         ("deep_unclosed", "[" * 200000)]:
@@ -190,7 +191,8 @@ def make_context():
         probes.append((f"graph_kernel_flags={label}",
                        _setter_probe(ms.set_context, ms.context.snapshot, {"graph_kernel_flags": flags}),
                        Ok(lambda r: r in ("accepted", "warned"), "accepted (with a warning)", raises=TV)))
-    for label, text in [("deep", "{" + '"a":{' * 100000), ("deep_closed", '{"x": ' + "[" * 100000 + "]" * 100000 + "}")]:
+    for label, text in [("deep", "{" + '"a":{' * 100000),
+                        ("deep_closed", '{"x": ' + "[" * 100000 + "]" * 100000 + "}")]:
         probes.append((f"profiling_options={label}",
                        _setter_probe(ms.set_context, ms.context.snapshot, {"profiling_options": text}), VALUE))
     return probes
@@ -236,14 +238,17 @@ def make_tensor():
     # Byte order: values, not bytes.
     for dtype, values in [(">i4", [1, 2, -3]), (">f4", [1.5, -2.0, 3.25]), (">f8", [1.5, -2.0, 1e300]),
                           (">i8", [1, -2, 2**40]), (">i2", [1, -2, 300]), (">f2", [1.5, -2.0, 0.25]),
-                          ("<i4", [1, 2, 3]), ("=f4", [1.0, 2.0, 3.0]), (">u1", [1, 2, 255]), ("|b1", [True, False, True])]:
-        p.append((f"Tensor(np {dtype})", lambda d=dtype, v=values: ms.Tensor(big_endian(d, v)), equal(np.array(values, dtype=np.dtype(dtype).newbyteorder("=")))))
+                          ("<i4", [1, 2, 3]), ("=f4", [1.0, 2.0, 3.0]), (">u1", [1, 2, 255]),
+                          ("|b1", [True, False, True])]:
+        p.append((f"Tensor(np {dtype})", lambda d=dtype, v=values: ms.Tensor(big_endian(d, v)),
+                  equal(np.array(values, dtype=np.dtype(dtype).newbyteorder("=")))))
     p.append(("Tensor(np >f4 2-D strided)", lambda: ms.Tensor(np.arange(12, dtype=">f4").reshape(3, 4)[:, ::2]),
               equal(np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2])))
     p.append(("Tensor(np >f8 0-d)", lambda: ms.Tensor(np.array(2.5, dtype=">f8")), equal(np.array(2.5))))
     p.append(("Tensor(np >f4, dtype=float64)", lambda: ms.Tensor(np.array([1.5, 2], ">f4"), dtype=ms.float64),
               equal(np.array([1.5, 2.0]))))
-    p.append(("Tensor(np >f4, dtype=bfloat16)", lambda: ms.Tensor(np.array([1.5, 2], ">f4"), dtype=ms.bfloat16).astype(ms.float32),
+    p.append(("Tensor(np >f4, dtype=bfloat16)",
+              lambda: ms.Tensor(np.array([1.5, 2], ">f4"), dtype=ms.bfloat16).astype(ms.float32),
               equal(np.array([1.5, 2.0], np.float32))))
     p.append(("Tensor.from_numpy(>i8)", lambda: ms.Tensor.from_numpy(np.array([5, 6], ">i8")), equal(np.array([5, 6]))))
     p.append(("Parameter(np >f4)", lambda: ms.Parameter(ms.Tensor(np.array([1.5, 2], ">f4")), name="p"),
@@ -253,7 +258,8 @@ def make_tensor():
               equal(np.array([1.5, 2.0]))))
     p.append(("ops.cast(Tensor(>i2))", lambda: ops.cast(ms.Tensor(np.array([1, -300], ">i2")), ms.float32),
               equal(np.array([1.0, -300.0], np.float32))))
-    p.append(("Tensor(>f4) sum", lambda: ms.Tensor(np.array([1.5, 2.5, 3.0], ">f4")).sum(), equal(np.array(7.0, np.float32))))
+    p.append(("Tensor(>f4) sum", lambda: ms.Tensor(np.array([1.5, 2.5, 3.0], ">f4")).sum(),
+              equal(np.array(7.0, np.float32))))
 
     def set_data_big_endian():
         prm = ms.Parameter(ms.Tensor(np.zeros(2, np.float32)), name="p")
@@ -275,7 +281,8 @@ def make_tensor():
     # Shapes: overflow, negative, huge.
     for label, shape in [("overflow", (2**62, 4)), ("neg2", (-2, 3)), ("two_minus_one", (-1, -1)),
                          ("zero_minus_one", (0, -1)), ("huge_int", (2**100,)), ("max_int", (2**63 - 1,)),
-                         ("wrong_count", (4, 4)), ("float", (1.5, 4)), ("str", ("a",)), ("overflow_product", (2**32, 2**32, 0))]:
+                         ("wrong_count", (4, 4)), ("float", (1.5, 4)), ("str", ("a",)),
+                         ("overflow_product", (2**32, 2**32, 0))]:
         p.append((f"reshape{label}", lambda s=shape: t(2, 3).reshape(s), TV + (OverflowError,)))
     for label, fn in [
         ("zeros overflow", lambda: ops.zeros((2**40, 2**40))),
@@ -301,8 +308,10 @@ def make_tensor():
         ("arange inf", lambda: ops.arange(0, math.inf)),
         ("eye overflow", lambda: ops.eye(2**40, 2**40)),
         ("eye negative", lambda: ops.eye(-1, 2)),
-        ("one_hot huge depth", lambda: ops.one_hot(ms.Tensor(np.array([0, 1], np.int32)), 2**62, ms.Tensor(1.0), ms.Tensor(0.0))),
-        ("one_hot negative depth", lambda: ops.one_hot(ms.Tensor(np.array([0, 1], np.int32)), -1, ms.Tensor(1.0), ms.Tensor(0.0))),
+        ("one_hot huge depth",
+         lambda: ops.one_hot(ms.Tensor(np.array([0, 1], np.int32)), 2**62, ms.Tensor(1.0), ms.Tensor(0.0))),
+        ("one_hot negative depth",
+         lambda: ops.one_hot(ms.Tensor(np.array([0, 1], np.int32)), -1, ms.Tensor(1.0), ms.Tensor(0.0))),
         ("concat overflow", lambda: ops.concat((ops.zeros((0, 2**62), ms.bool_), ops.zeros((0, 2**62), ms.bool_)), 1)),
         ("expand_dims many", lambda: t(2).reshape((1,) * 64 + (2,))),
         ("matmul mismatch", lambda: ops.matmul(t(2, 3), t(2, 3)) if hasattr(ops, "matmul") else t(2, 3) @ t(2, 3)),
@@ -365,7 +374,8 @@ def make_tensor():
     # Empty tensors: results, not errors.
     # Values out of an integer type's range: a defined result (no undefined behaviour in the cast).
     for label, fn in [
-        ("cast nan/inf/huge to int32", lambda: ops.cast(ms.Tensor(np.array([np.nan, np.inf, -np.inf, 1e300], np.float64)), ms.int32)),
+        ("cast nan/inf/huge to int32",
+         lambda: ops.cast(ms.Tensor(np.array([np.nan, np.inf, -np.inf, 1e300], np.float64)), ms.int32)),
         ("cast huge float32 to int64", lambda: ops.cast(ms.Tensor(np.array([3e38, -3e38], np.float32)), ms.int64)),
         ("cast huge to uint8", lambda: ops.cast(ms.Tensor(np.array([1e10, -1e10, np.nan], np.float32)), ms.uint8)),
         ("fill int32 with 1e300", lambda: ops.fill(ms.int32, (2,), 1e300)),
@@ -373,9 +383,11 @@ def make_tensor():
         ("astype int16 of inf", lambda: ms.Tensor(np.array([np.inf], np.float32)).astype(ms.int16)),
     ]:
         p.append((label, fn, Ok(what="any values of the integer type", raises=TV)))
-    p.append(("slice to the end", lambda: ops.slice(t(2, 4), (1, 1), (-1, 2)), equal(np.arange(8, dtype=np.float32).reshape(2, 4)[1:, 1:3])))
+    p.append(("slice to the end", lambda: ops.slice(t(2, 4), (1, 1), (-1, 2)),
+              equal(np.arange(8, dtype=np.float32).reshape(2, 4)[1:, 1:3])))
     p.append(("split uneven", lambda: ops.split(t(5), 2), Ok(lambda r: [a.shape for a in r] == [(2,), (2,), (1,)])))
-    p.append(("clamp min > max (NumPy's clip)", lambda: ops.clamp(t(3), 5.0, 1.0), equal(np.clip(np.arange(3, dtype=np.float32), 5.0, 1.0))))
+    p.append(("clamp min > max (NumPy's clip)", lambda: ops.clamp(t(3), 5.0, 1.0),
+              equal(np.clip(np.arange(3, dtype=np.float32), 5.0, 1.0))))
     p.append(("log of empty", lambda: ops.log(ops.zeros((0,))), equal(np.zeros((0,), np.float32))))
     p.append(("size of object", lambda: ops.size(object()), TYPE))
     p.append(("rank of str", lambda: ops.rank("a"), TYPE))
@@ -386,10 +398,13 @@ def make_tensor():
     p.append(("matmul (0,3)x(3,0)", lambda: ops.zeros((0, 3)) @ ops.zeros((3, 0)), equal(np.zeros((0, 0), np.float32))))
     p.append(("matmul (2,0)x(0,2)", lambda: ops.zeros((2, 0)) @ ops.zeros((0, 2)), equal(np.zeros((2, 2), np.float32))))
     p.append(("reshape empty", lambda: ops.zeros((0, 4)).reshape(4, 0), equal(np.zeros((4, 0), np.float32))))
-    p.append(("concat with empty", lambda: ops.concat((ops.zeros((0, 2)), ops.ones((1, 2)))), equal(np.ones((1, 2), np.float32))))
+    p.append(("concat with empty", lambda: ops.concat((ops.zeros((0, 2)), ops.ones((1, 2)))),
+              equal(np.ones((1, 2), np.float32))))
     p.append(("exp of empty", lambda: ops.exp(ops.zeros((0,))), equal(np.zeros((0,), np.float32))))
-    p.append(("transpose of empty", lambda: ops.transpose(ops.zeros((0, 3)), (1, 0)), equal(np.zeros((3, 0), np.float32))))
-    p.append(("bool mask of empty", lambda: ops.zeros((0,))[ms.Tensor(np.zeros(0, bool))], equal(np.zeros((0,), np.float32))))
+    p.append(("transpose of empty", lambda: ops.transpose(ops.zeros((0, 3)), (1, 0)),
+              equal(np.zeros((3, 0), np.float32))))
+    p.append(("bool mask of empty", lambda: ops.zeros((0,))[ms.Tensor(np.zeros(0, bool))],
+              equal(np.zeros((0,), np.float32))))
     # Indexing.
     x = t(3, 4)
     mask3 = np.array([True, False, True])
@@ -697,7 +712,7 @@ def first_columns(dataset):
 
 def make_grad():
     import msrt as ms
-    from msrt import nn, ops
+    from msrt import ops
 
     def f(x):
         return (x * x).sum()
@@ -790,7 +805,7 @@ def make_primitives():
     import msrt as ms
     from msrt import ops
 
-    P = ops.operations if hasattr(ops, "operations") else ops
+    P = ops.operations if hasattr(ops, "operations") else ops  # noqa: N806 - MindSpore's `operations as P`
 
     def t(*shape, dtype=np.float32):
         return ms.Tensor(np.ones(shape, dtype))
@@ -808,7 +823,8 @@ def make_primitives():
         ("MaxPool kernel huge", lambda: P.MaxPool(kernel_size=2**62, strides=1)(t(1, 1, 4, 4))),
         ("MaxPool kernel zero", lambda: P.MaxPool(kernel_size=0)(t(1, 1, 4, 4))),
         ("MaxPool strides zero", lambda: P.MaxPool(kernel_size=2, strides=0)(t(1, 1, 4, 4))),
-        ("MaxPool same stride huge", lambda: P.MaxPool(kernel_size=2, strides=2**63 - 1, pad_mode="same")(t(1, 1, 4, 4))),
+        ("MaxPool same stride huge",
+         lambda: P.MaxPool(kernel_size=2, strides=2**63 - 1, pad_mode="same")(t(1, 1, 4, 4))),
         ("AvgPool kernel negative", lambda: P.AvgPool(kernel_size=-2)(t(1, 1, 4, 4))),
         ("AvgPool 3-D input", lambda: P.AvgPool(kernel_size=2)(t(1, 4, 4))),
         ("Reshape negative", lambda: P.Reshape()(t(6), (-2, -3))),
@@ -819,7 +835,8 @@ def make_primitives():
         ("BroadcastTo overflow", lambda: P.BroadcastTo((2**40, 2**40))(t(1, 1))),
         ("BroadcastTo incompatible", lambda: P.BroadcastTo((3, 4))(t(2, 4))),
         ("OneHot depth huge", lambda: P.OneHot()(idx, 2**62, ms.Tensor(1.0), ms.Tensor(0.0))),
-        ("OneHot depth overflow", lambda: P.OneHot()(ms.Tensor(np.zeros((2**20,), np.int32)), 2**50, ms.Tensor(1.0), ms.Tensor(0.0))),
+        ("OneHot depth overflow",
+         lambda: P.OneHot()(ms.Tensor(np.zeros((2**20,), np.int32)), 2**50, ms.Tensor(1.0), ms.Tensor(0.0))),
         ("OneHot axis bad", lambda: P.OneHot(axis=5)(idx, 3, ms.Tensor(1.0), ms.Tensor(0.0))),
         ("Transpose duplicate", lambda: P.Transpose()(t(2, 3), (0, 0))),
         ("Concat axis", lambda: P.Concat(axis=5)((t(2), t(2)))),
@@ -843,9 +860,11 @@ def make_primitives():
         ("Dropout keep_prob 0", lambda: P.Dropout(keep_prob=0.0)(t(3))),
         ("Dropout keep_prob nan", lambda: P.Dropout(keep_prob=math.nan)(t(3))),
         ("BatchNorm mismatch", lambda: P.BatchNorm()(t(2, 3, 2, 2), t(4), t(4), t(4), t(4))),
-        ("SparseSoftmaxCE label range", lambda: P.SparseSoftmaxCrossEntropyWithLogits()(t(2, 3), ms.Tensor(np.array([0, 9], np.int32)))),
+        ("SparseSoftmaxCE label range",
+         lambda: P.SparseSoftmaxCrossEntropyWithLogits()(t(2, 3), ms.Tensor(np.array([0, 9], np.int32)))),
         ("Assign shape", lambda: P.Assign()(ms.Parameter(t(2), name="w"), t(3))),
-        ("ApplyGradientDescent shape", lambda: P.ApplyGradientDescent()(ms.Parameter(t(2), name="w"), ms.Tensor(0.1), t(3))),
+        ("ApplyGradientDescent shape",
+         lambda: P.ApplyGradientDescent()(ms.Parameter(t(2), name="w"), ms.Tensor(0.1), t(3))),
         ("Print deep", lambda: P.Print()(DEEP_LIST)),
         ("ScalarToTensor str", lambda: P.ScalarToTensor()("a")),
         ("TupleToArray ragged", lambda: P.TupleToArray()(((1, 2), (3,)))),
@@ -932,13 +951,15 @@ def make_train():
         ("load_checkpoint int", lambda: ms.load_checkpoint(5)),
         ("load_checkpoint nul", lambda: ms.load_checkpoint(tmp + "/a\0.ckpt")),
         ("load_param_into_net int", lambda: ms.load_param_into_net(nn.Dense(3, 2), 5)),
-        ("load_param_into_net wrong shape", lambda: ms.load_param_into_net(nn.Dense(3, 2), {"weight": ms.Parameter(t(7, 7), name="weight")})),
+        ("load_param_into_net wrong shape",
+         lambda: ms.load_param_into_net(nn.Dense(3, 2), {"weight": ms.Parameter(t(7, 7), name="weight")})),
         ("load_param_into_net net int", lambda: ms.load_param_into_net(5, {})),
         ("parse_print missing", lambda: ms.parse_print(os.path.join(tmp, "missing.pb"))),
         ("parse_print garbage", lambda: ms.parse_print(garbage)),
         ("parse_print int", lambda: ms.parse_print(5)),
         ("export net int", lambda: ms.export(5, t(1, 3), file_name=os.path.join(tmp, "g"))),
-        ("export bad format", lambda: ms.export(nn.Dense(3, 2), t(1, 3), file_name=os.path.join(tmp, "g"), file_format="BOGUS")),
+        ("export bad format",
+         lambda: ms.export(nn.Dense(3, 2), t(1, 3), file_name=os.path.join(tmp, "g"), file_format="BOGUS")),
         ("export wrong input shape", lambda: ms.export(nn.Dense(3, 2), t(1, 7), file_name=os.path.join(tmp, "g"))),
         ("export name nul", lambda: ms.export(nn.Dense(3, 2), t(1, 3), file_name=tmp + "/g\0")),
         ("load missing", lambda: ms.load(os.path.join(tmp, "missing.mindir"))),
@@ -947,7 +968,8 @@ def make_train():
         ("amp level bogus", lambda: amp.auto_mixed_precision(nn.Dense(3, 2), "O7")),
         ("amp dtype bogus", lambda: amp.auto_mixed_precision(nn.Dense(3, 2), "O2", dtype="bogus")),
         ("amp network int", lambda: amp.auto_mixed_precision(5, "O2")),
-        ("amp build_train_network level", lambda: amp.build_train_network(nn.Dense(3, 2), nn.SGD(nn.Dense(3, 2).trainable_params(), 0.1), level="O9")),
+        ("amp build_train_network level",
+         lambda: amp.build_train_network(nn.Dense(3, 2), nn.SGD(nn.Dense(3, 2).trainable_params(), 0.1), level="O9")),
         ("amp all_finite str", lambda: amp.all_finite("a")),
     ]:
         p.append((f"train.{label}", fn, TYPED))
@@ -1017,7 +1039,8 @@ def make_jit():
         p.append((f"jit.{label}", fn, TYPED))
     p.append(("jit big-endian input", lambda: jf(ms.Tensor(np.array([1.5, 2], ">f4"))),
               Ok(lambda r: np.array_equal(r.asnumpy(), [3.0, 4.0]), "[3, 4]")))
-    p.append(("jit correct after errors", lambda: jf(t(2)), Ok(lambda r: np.array_equal(r.asnumpy(), [2.0, 2.0]), "[2, 2]")))
+    p.append(("jit correct after errors", lambda: jf(t(2)),
+              Ok(lambda r: np.array_equal(r.asnumpy(), [2.0, 2.0]), "[2, 2]")))
     return p
 
 
@@ -1104,7 +1127,8 @@ def run_group(group, first=0, out=sys.stdout):
             elif isinstance(e, expect):
                 outcome, detail = "typed", f"{type(e).__name__}: {_short(str(e))}"
             else:
-                outcome, detail = "wrong", f"raised {type(e).__name__} (expected {[t.__name__ for t in expect]}): {_short(str(e))}"
+                expected = [t.__name__ for t in expect]
+                outcome, detail = "wrong", f"raised {type(e).__name__} (expected {expected}): {_short(str(e))}"
         else:
             if isinstance(expect, Ok):
                 try:

@@ -5,8 +5,6 @@ import hashlib
 import warnings
 
 import numpy as np
-import pytest
-
 import msrt as ms
 
 # Two plans whose kernel loops run on 2 and 3 threads (Note [Thread plan]).

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import msrt as ms
-from msrt import nn, ops
+from msrt import ops
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 

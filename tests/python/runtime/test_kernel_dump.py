@@ -20,7 +20,7 @@ def test_eager_kernels_are_dumped_with_an_index(in_tmp):
     root = in_tmp / "dump" / "rank_0"
     step = ms._C.current_step()
     lines = read_index(root / "index.jsonl")
-    assert [(l["op"], l["name"], l["graph"], l["iteration"]) for l in lines] == [
+    assert [(rec["op"], rec["name"], rec["graph"], rec["iteration"]) for rec in lines] == [
         ("add", "add_0", "pynative", step), ("mul", "mul_1", "pynative", step)]
     folder = root / "pynative" / str(step)
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -53,16 +53,16 @@ def test_training_steps_are_pynative_iterations(in_tmp):
     ms.set_context(enable_dump=False)
     root = in_tmp / "dump" / "rank_0"
     lines = read_index(root / "index.jsonl")
-    iterations = sorted({l["iteration"] for l in lines})
+    iterations = sorted({rec["iteration"] for rec in lines})
     assert iterations[-3:] == [first, first + 1, first + 2]
     assert ms._C.current_step() == first + 3
     for it in (first, first + 1, first + 2):
-        ops = [l["op"] for l in lines if l["iteration"] == it]
+        ops = [rec["op"] for rec in lines if rec["iteration"] == it]
         assert "dense" in ops and "apply_momentum" in ops
-        names = [l["name"] for l in lines if l["iteration"] == it]
+        names = [rec["name"] for rec in lines if rec["iteration"] == it]
         assert [int(n.rsplit("_", 1)[1]) for n in names] == list(range(len(names)))  # per-step launch order
     # The weights' update of step 1 reads what step 0 wrote.
-    upd = [l for l in lines if l["op"] == "apply_momentum"]
+    upd = [rec for rec in lines if rec["op"] == "apply_momentum"]
     w0_after = np.load(root / upd[0]["outputs"][0]["file"])
     w1_before = np.load(root / upd[2]["inputs"][0]["file"])
     np.testing.assert_array_equal(w0_after, w1_before)
@@ -115,10 +115,10 @@ def test_graph_mode_dumps_every_node_per_run(in_tmp):
     net(x).asnumpy()
     ms.set_context(enable_dump=False)
     lines = read_index(in_tmp / "dump" / "rank_0" / "index.jsonl")
-    assert {l["graph"] for l in lines} == {"Net"}
-    assert sorted({l["iteration"] for l in lines}) == [1, 2]  # the graph's runs
-    assert [l["op"] for l in lines if l["iteration"] == 1] == ["exp", "mul"]
-    mul = next(l for l in lines if l["op"] == "mul" and l["iteration"] == 2)
+    assert {rec["graph"] for rec in lines} == {"Net"}
+    assert sorted({rec["iteration"] for rec in lines}) == [1, 2]  # the graph's runs
+    assert [rec["op"] for rec in lines if rec["iteration"] == 1] == ["exp", "mul"]
+    mul = next(rec for rec in lines if rec["op"] == "mul" and rec["iteration"] == 2)
     assert "Default/mul-op" in mul["name"] or "Default_mul-op" in mul["name"]
     out = np.load(in_tmp / "dump" / "rank_0" / mul["outputs"][0]["file"])
     np.testing.assert_allclose(out, np.exp([0.0, 1.0]) * 2, rtol=1e-6)

@@ -1,5 +1,4 @@
 """print_file_path: Print appends records to a file that parse_print reads back."""
-import os
 import struct
 
 import numpy as np

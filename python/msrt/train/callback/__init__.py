@@ -1,5 +1,6 @@
 """Training callbacks."""
-from ._callback import Callback, CallbackParam, RunContext, _CallbackManager, _InternalCallbackParam
+from ._callback import (  # noqa: F401 - the private two are imported from here by msrt.train
+    Callback, CallbackParam, RunContext, _CallbackManager, _InternalCallbackParam)
 from ._checkpoint import CheckpointConfig, ModelCheckpoint
 from ._loss_monitor import LossMonitor
 from ._progress import ProgressBar

@@ -1,0 +1,90 @@
+"""The Python surface bound from the op declarations (msrt.ops._api)."""
+import inspect
+
+import numpy as np
+import pytest
+
+import msrt as ms
+from msrt import ops
+from msrt.ops import _api
+
+
+def test_every_declared_form_is_bound():
+    for form in _api.forms():
+        for name in form["names"]:
+            if form["kind"] == "function":
+                fn = getattr(ops, name)
+                assert f"(op '{form['op']}')" in fn.__doc__, name
+            elif form["kind"] == "primitive":
+                cls = getattr(ops, name)
+                assert issubclass(cls, ops.Primitive), name
+            else:
+                assert callable(getattr(ms.Tensor, name)), name
+
+
+def test_signatures_are_mindspores():
+    assert str(inspect.signature(ops.mean)) == "(input, axis=None, keep_dims=False)"
+    assert str(inspect.signature(ops.concat)) == "(tensors, axis=0)"
+    assert str(inspect.signature(ops.gather)) == "(input_params, input_indices, axis, batch_dims=0)"
+    assert str(inspect.signature(ops.ReduceMean)) == "(keep_dims=False)"
+    assert str(inspect.signature(ops.ReduceMean.__call__)) == "(self, x, axis=())"
+    assert str(inspect.signature(ms.Tensor.unsqueeze)) == "(self, dim)"
+
+
+def test_keywords_defaults_and_aliases():
+    x = ms.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_allclose(ops.mean(x, keep_dims=True, axis=1).asnumpy(), [[1.0], [4.0]])
+    assert ops.cat is ops.concat or ops.cat.__name__ == "cat"
+    np.testing.assert_array_equal(ops.cat([x, x], axis=0).asnumpy(), np.concatenate([x.asnumpy()] * 2))
+    np.testing.assert_array_equal(x.unsqueeze(dim=0).shape, (1, 2, 3))
+    with pytest.raises(TypeError):
+        ops.mean(x, 1, False, True)  # too many arguments: Python's own error
+
+
+def test_primitive_constructors_check_their_attributes_in_the_op():
+    with pytest.raises(TypeError, match=r"\[reduce_mean\] attribute 'keep_dims' must be a bool"):
+        ops.ReduceMean(keep_dims=1)
+    prim = ops.ReduceMean(keep_dims=True)
+    assert prim.keep_dims is True and prim.attrs["keep_dims"] is True
+    x = ms.Tensor(np.ones((2, 3), np.float32))
+    assert prim(x, 1).shape == (2, 1)
+
+
+def test_unsupported_parameters_raise_unless_left_at_their_default():
+    x = ms.Tensor(np.ones((2, 3), np.float32))
+    i = ms.Tensor(np.array([0, 1], np.int32))
+    assert ops.gather(x, i, 0, batch_dims=0).shape == (2, 3)
+    with pytest.raises(NotImplementedError, match="'batch_dims'"):
+        ops.gather(x, i, 0, batch_dims=1)
+    with pytest.raises(NotImplementedError, match="'batch_dims'"):
+        ops.Gather(batch_dims=1)
+
+
+def test_scalars_follow_the_other_operand_only_for_elementwise_ops():
+    x = ms.Tensor(np.array([1.0, 2.0], np.float16))
+    assert ops.add(x, 1).dtype == ms.float16
+    assert ops.add(1, x).dtype == ms.float16
+    params = ms.Tensor(np.arange(6, dtype=np.float32).reshape(3, 2))
+    np.testing.assert_array_equal(ops.gather(params, 1, 0).asnumpy(), [2.0, 3.0])  # index stays an integer
+    with pytest.raises(TypeError, match="every input must be a Tensor"):
+        ops.exp(1.0)
+
+
+def test_numpy_values_are_converted_for_typed_attributes():
+    x = ms.Tensor(np.ones((2, 3), np.float32))
+    assert ops.reshape(x, np.array([3, 2])).shape == (3, 2)
+    assert ops.expand_dims(x, np.int64(0)).shape == (1, 2, 3)
+    assert ops.mean(x, axis=(np.int32(0),)).shape == (3,)
+
+
+def test_a_name_written_by_hand_and_declared_is_an_error():
+    namespace = {"mean": lambda *a: None}
+    with pytest.raises(RuntimeError, match="'mean' is declared by op 'reduce_mean' and also written by hand"):
+        _api.install_functions(namespace)
+
+    class Fake:
+        def exp(self):
+            return None
+
+    with pytest.raises(RuntimeError, match=r"Tensor\.exp"):
+        _api.install_methods(Fake)
