@@ -17,8 +17,8 @@ __all__ = [  # written here; the declared ones are added below
     "argmax", "argmin", "matmul", "mm", "bmm", "batch_matmul", "dense", "bias_add", "conv2d",
     "max_pool2d", "avg_pool2d", "batch_norm", "gelu", "leaky_relu", "softmax", "dropout", "flatten", "split",
     "strided_slice", "slice", "one_hot", "tile", "zeros", "ones", "fill", "full", "zeros_like", "ones_like",
-    "full_like", "arange", "eye", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
-    "binary_cross_entropy_with_logits", "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "print_",
+    "full_like", "arange", "eye", "cross_entropy", "nll_loss",
+    "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "print_",
     "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array", "clip_by_value",
     "clip_by_global_norm", "partial", "tensor_div",
 ]
