@@ -28,7 +28,8 @@ LAYERS = [
     ("kernels", ["src/kernels"], "kernels and device backends"),
     ("ir", ["src/ir"], "the graph IR"),
     ("runtime", ["src/runtime"],
-     "executors, kernel launches and their observers (profiler, dumps, running data recorder); sizes core's thread pool"),
+     "executors, kernel launches and their observers (profiler, dumps, running data recorder); "
+     "sizes core's thread pool"),
     ("compiler", ["src/compiler"], "capture, the pass table and pass manager, passes, the compile pipeline"),
     ("python", ["python/src"], "the pybind11 module"),
 ]

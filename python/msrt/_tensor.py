@@ -650,4 +650,3 @@ def _format_scalar(v):
     if isinstance(v, float):
         return repr(int(v)) if v.is_integer() and abs(v) < 1e16 else repr(v)
     return repr(v)
-

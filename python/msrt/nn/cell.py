@@ -490,12 +490,12 @@ def _is_float(t):
     return t._t.dtype_name in _FLOAT_NAMES
 
 
-def _cast_float(value, dtype, F):
+def _cast_float(value, dtype, functional):
     """`value` with its floating tensors (also inside tuples/lists) cast to `dtype`."""
     if isinstance(value, (tuple, list)):
-        return type(value)(_cast_float(v, dtype, F) for v in value)
+        return type(value)(_cast_float(v, dtype, functional) for v in value)
     if _is_tensor(value) and _is_float(value) and value.dtype != dtype:
-        return F.cast(value, dtype)
+        return functional.cast(value, dtype)
     return value
 
 

@@ -9,13 +9,13 @@ import numbers
 
 import numpy as np
 
-from .._tensor import _FLOAT_NAMES, Tensor, _as_tensor, _binary, _norm_axes, _op, _scalar_base, _wrap
+from .._tensor import _FLOAT_NAMES, Tensor, _as_tensor, _binary, _norm_axes, _op, _wrap
 from ..common import dtype as mstype
 
 __all__ = [  # written here; the declared ones are added below
     "div", "true_divide", "select", "where", "cast", "clamp", "clip", "sum", "amax", "amin", "max", "min",
-    "argmax", "argmin", "matmul", "mm", "bmm", "batch_matmul", "dense", "bias_add", "conv2d",
-    "max_pool2d", "avg_pool2d", "batch_norm", "gelu", "leaky_relu", "softmax", "dropout", "flatten", "split",
+    "argmax", "argmin", "matmul", "dense", "bias_add", "conv2d",
+    "max_pool2d", "avg_pool2d", "batch_norm", "gelu", "softmax", "dropout", "flatten", "split",
     "strided_slice", "slice", "one_hot", "tile", "zeros", "ones", "fill", "full", "zeros_like", "ones_like",
     "full_like", "arange", "eye", "cross_entropy", "nll_loss",
     "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "print_",
@@ -114,12 +114,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
 
 def amax(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
     out = _op("reduce_max", input, axis=_norm_axes(axis), keep_dims=bool(keepdims))
-    return out if initial is None else maximum(out, initial)
+    return out if initial is None else _bin("maximum", out, initial)
 
 
 def amin(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
     out = _op("reduce_min", input, axis=_norm_axes(axis), keep_dims=bool(keepdims))
-    return out if initial is None else minimum(out, initial)
+    return out if initial is None else _bin("minimum", out, initial)
 
 
 def _arg(name, input, axis, keepdims):  # noqa: A002
@@ -558,7 +558,7 @@ def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     tensors = list(x)
     squares = [_op("reduce_sum", _op("square", _op("cast", t, dtype="float32")), axis=[], keep_dims=False)
                for t in tensors]
-    norm = _op("sqrt", addn(squares))
+    norm = _op("sqrt", _op("addn", *squares))
     clip = _t(float(clip_norm), norm)
     scale = _op("div", clip, _op("maximum", norm, clip))
     return tuple(_op("mul", t, _op("cast", scale, dtype=t._t.dtype_name)) for t in tensors)

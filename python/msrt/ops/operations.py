@@ -15,8 +15,8 @@ from . import functional as F
 
 __all__ = [  # written here; the declared ones are added below
     "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "Select", "ReduceSum",
-    "Argmax", "Argmin", "ArgMaxWithValue", "ArgMinWithValue", "MatMul", "BatchMatMul", "BiasAdd", "Dense", "Conv2D",
-    "MaxPool", "AvgPool", "BatchNorm", "GeLU", "GELU", "Dropout", "Flatten", "Split", "StridedSlice", "OneHot",
+    "Argmax", "Argmin", "ArgMaxWithValue", "ArgMinWithValue", "BiasAdd", "Dense",
+    "BatchNorm", "GeLU", "GELU", "Flatten", "Split", "StridedSlice", "OneHot",
     "Tile", "Fill", "Fills", "Zeros", "Ones",
     "SparseSoftmaxCrossEntropyWithLogits", "NLLLoss", "Assign", "AssignAdd", "AssignSub", "ApplyMomentum",
     "ApplyGradientDescent", "Adam", "AdamWeightDecay", "Shape", "Rank", "Size", "DType", "Depend", "StopGradient",

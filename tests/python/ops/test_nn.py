@@ -843,8 +843,8 @@ def test_nn_attributes_take_one_canonical_form():
     check = _C.check_attrs
     assert check("conv2d", {"stride": 2, "dilation": (1, 1, 3, 2), "pad": 1, "pad_mode": "PAD"}) == {
         "stride": [2, 2], "dilation": [3, 2], "pad": [1, 1, 1, 1], "pad_mode": "pad"}
-    assert check("max_pool2d", {"kernel_size": (2, 3), "pad_mode": "Same"}) == {"kernel_size": [2, 3],
-                                                                                 "pad_mode": "same"}
+    expected = {"kernel_size": [2, 3], "pad_mode": "same"}
+    assert check("max_pool2d", {"kernel_size": (2, 3), "pad_mode": "Same"}) == expected
     assert check("batch_norm", {"epsilon": 1, "momentum": 0}) == {"epsilon": 1.0, "momentum": 0.0}
     with pytest.raises(ValueError, match=r"\[conv2d\] 'pad' must be zero when 'pad_mode' is not 'pad'"):
         check("conv2d", {"pad_mode": "same", "pad": [0, 1, 0, 0]})
