@@ -224,6 +224,17 @@ void BindTensor(py::module_& m) {
         return ops::Call(op, inputs, ToDict(attrs));
       },
       py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict(), "Calls an op by name; returns its outputs.");
+  // None for an optional input left out (Note [Optional inputs] in
+  // ops/op_def.h). An overload, so the calls without one convert as before.
+  m.def(
+      "call",
+      [](const std::string& op, const std::vector<std::optional<Tensor>>& inputs, const py::dict& attrs) {
+        std::vector<Tensor> given;
+        given.reserve(inputs.size());
+        for (const std::optional<Tensor>& t : inputs) given.push_back(t ? *t : Tensor());
+        return ops::Call(op, given, ToDict(attrs));
+      },
+      py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict());
   m.def(
       "scalar", [](double value, const std::string& dtype) {
         auto d = ParseDType(dtype);
@@ -271,7 +282,8 @@ void BindTensor(py::module_& m) {
             auto params = [](const std::vector<ops::ApiParam>& list) {
               py::list ps;
               for (const ops::ApiParam& p : list) {
-                static constexpr const char* kBinds[] = {"input", "inputs", "attr", "unsupported", "recorded"};
+                static constexpr const char* kBinds[] = {"input",    "inputs",        "attr",
+                                                         "unsupported", "recorded", "optional_input"};
                 py::dict d;
                 d["name"] = p.name;
                 d["target"] = p.target;

@@ -32,7 +32,9 @@ std::vector<Tensor> Call(std::string_view name, const std::vector<Tensor>& input
     OpError(ErrorKind::kType, op.name, StrCat("takes ", op.inputs.size(), " inputs, but got ", inputs.size()));
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) OpError(ErrorKind::kValue, op.name, StrCat("input ", i, " is an undefined tensor"));
+    if (!inputs[i].defined() && !IsOptionalInput(op, i)) {
+      OpError(ErrorKind::kValue, op.name, StrCat("input ", i, " is an undefined tensor"));
+    }
   }
   Dict normalized = NormalizeAttrs(op, attrs);
   if (op.composite) return op.composite(inputs, normalized);

@@ -1,5 +1,7 @@
-// Losses: sparse_softmax_cross_entropy, softmax_cross_entropy, nll_loss and
-// mse_loss (a composite).
+// Losses: sparse_softmax_cross_entropy, softmax_cross_entropy and nll_loss
+// (kernels), and the composites built from ops: mse_loss, l1_loss, l2_loss,
+// sigmoid_cross_entropy_with_logits, binary_cross_entropy_with_logits and
+// softmax_cross_entropy_with_logits.
 #include "ops/grad_utils.h"
 #include "ops/op_checks.h"
 
@@ -78,14 +80,28 @@ MSRT_REGISTER_OP({.name = "softmax_cross_entropy",
                   },
                   .doc = "per-sample -sum(labels * log softmax(logits))"});
 
-const std::vector<std::string_view> kReductions = {"mean", "sum", "none"};
+// How a loss reduces its per-element values.
+const AttrSpec kReductionAttr{
+    "reduction", "mean", "'mean', 'sum' or 'none'", AttrType::kString, {"mean", "sum", "none"}};
+
+// `loss` averaged, summed or as it is, as `reduction` says.
+Tensor Reduce(const Tensor& loss, const Dict& attrs) {
+  std::string reduction = AttrString(attrs, "reduction");
+  if (reduction == "none") return loss;
+  Dict all{{"axis", Value(List{})}, {"keep_dims", false}};
+  return Call1(reduction == "mean" ? "reduce_mean" : "reduce_sum", {loss}, all);
+}
+
+void CheckFloat(std::string_view op, std::string_view name, const Tensor& t) {
+  CheckDType(op, name, {t.shape(), t.dtype()}, DTypeClass::kFloat);
+}
 
 MSRT_REGISTER_OP({.name = "nll_loss",
                   .inputs = {"log_probs", "target"},
-                  .attrs = {{"reduction", "mean", "'mean', 'sum' or 'none'"}},
+                  .attrs = {kReductionAttr},
                   .infer = [](const Metas& in, const Dict& attrs) {
                     constexpr std::string_view op = "nll_loss";
-                    std::string reduction = ChoiceAttr(op, attrs, "reduction", kReductions);
+                    std::string reduction = AttrString(attrs, "reduction");
                     CheckLogits(op, "log_probs", in[0]);
                     CheckDType(op, "target", in[1], DTypeClass::kIndex);
                     CheckRank(op, "target", in[1], 1);
@@ -108,21 +124,100 @@ MSRT_REGISTER_OP({.name = "nll_loss",
                   },
                   .doc = "-log_probs[i, target[i]], averaged, summed or per sample"});
 
-MSRT_REGISTER_OP({.name = "mse_loss",
-                  .inputs = {"x", "y"},
-                  .attrs = {{"reduction", "mean", "'mean', 'sum' or 'none'"}},
-                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
-                    constexpr std::string_view op = "mse_loss";
-                    std::string reduction = ChoiceAttr(op, attrs, "reduction", kReductions);
-                    CheckDType(op, "x", {in[0].shape(), in[0].dtype()}, DTypeClass::kFloat);
-                    CheckDType(op, "y", {in[1].shape(), in[1].dtype()}, DTypeClass::kFloat);
-                    BroadcastShapes(op, in[0].shape(), in[1].shape());
-                    Tensor sq = fn::Square(fn::Sub(in[0], in[1]));
-                    if (reduction == "none") return {sq};
-                    Dict all{{"axis", Value(List{})}, {"keep_dims", false}};
-                    return {Call1(reduction == "mean" ? "reduce_mean" : "reduce_sum", {sq}, all)};
-                  },
-                  .doc = "(x - y)^2, averaged, summed or elementwise (composite)"});
+MSRT_REGISTER_OP({
+    .name = "mse_loss",
+    .inputs = {"x", "y"},
+    .attrs = {kReductionAttr},
+    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+      constexpr std::string_view op = "mse_loss";
+      CheckFloat(op, "x", in[0]);
+      CheckFloat(op, "y", in[1]);
+      BroadcastShapes(op, in[0].shape(), in[1].shape());
+      return {Reduce(fn::Square(fn::Sub(in[0], in[1])), attrs)};
+    },
+    .doc = "(x - y)^2, averaged, summed or elementwise (composite)",
+    .api = {Function("mse_loss(input->x, target->y, reduction='mean')")}});
+
+MSRT_REGISTER_OP({
+    .name = "l1_loss",
+    .inputs = {"x", "y"},
+    .attrs = {kReductionAttr},
+    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+      BroadcastShapes("l1_loss", in[0].shape(), in[1].shape());
+      return {Reduce(Call1("abs", {fn::Sub(in[0], in[1])}), attrs)};
+    },
+    .doc = "|x - y|, averaged, summed or elementwise (composite)",
+    .api = {Function("l1_loss(input->x, target->y, reduction='mean')")}});
+
+MSRT_REGISTER_OP({
+    .name = "l2_loss",
+    .inputs = {"x"},
+    .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+      Tensor total = fn::ReduceSum(fn::Square(in[0]), {}, false);
+      return {fn::Mul(total, Scalar(0.5, total))};
+    },
+    .doc = "sum(x^2) / 2 (composite)",
+    .api = {Primitive("L2Loss()(input_x->x)")}});
+
+// log(1 + exp(-|x|)): the softplus of -|x|, which cannot overflow.
+Tensor LogOnePlusExpNegAbs(const Tensor& x) {
+  return fn::Log(fn::Add(fn::Exp(fn::Neg(Call1("abs", {x}))), Scalar(1.0, x)));
+}
+
+// Labels may be of any numeric dtype: the ops below promote them.
+void CheckLogitsAndLabels(std::string_view op, const std::vector<Tensor>& in) {
+  CheckFloat(op, "logits", in[0]);
+  BroadcastShapes(op, in[0].shape(), in[1].shape());
+}
+
+MSRT_REGISTER_OP({
+    .name = "sigmoid_cross_entropy_with_logits",
+    .inputs = {"logits", "labels"},
+    .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+      CheckLogitsAndLabels("sigmoid_cross_entropy_with_logits", in);
+      const Tensor& x = in[0];
+      // max(x, 0) - x * y + log(1 + exp(-|x|)) = -(y log sigmoid(x) + (1 - y) log(1 - sigmoid(x)))
+      return {fn::Add(fn::Sub(Call1("relu", {x}), fn::Mul(x, in[1])), LogOnePlusExpNegAbs(x))};
+    },
+    .props = {.elementwise = true},
+    .doc = "elementwise binary cross entropy of sigmoid(logits) against labels (composite)",
+    .api = {Primitive("SigmoidCrossEntropyWithLogits()(logits, label->labels)")}});
+
+MSRT_REGISTER_OP({
+    .name = "binary_cross_entropy_with_logits",
+    .inputs = {"logits", "labels", "weight?", "pos_weight?"},
+    .attrs = {kReductionAttr},
+    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+      constexpr std::string_view op = "binary_cross_entropy_with_logits";
+      CheckLogitsAndLabels(op, in);
+      const Tensor& x = in[0];
+      const Tensor& y = in[1];
+      Tensor loss;
+      if (in[3].defined()) {
+        // (1 - y) x + (1 + (pos_weight - 1) y) (log(1 + exp(-|x|)) + max(-x, 0))
+        Tensor coeff = fn::Add(fn::Mul(fn::Sub(in[3], Scalar(1.0, in[3])), y), Scalar(1.0, y));
+        Tensor softplus_neg = fn::Add(LogOnePlusExpNegAbs(x), Call1("relu", {fn::Neg(x)}));
+        loss = fn::Add(fn::Mul(fn::Sub(Scalar(1.0, y), y), x), fn::Mul(coeff, softplus_neg));
+      } else {
+        loss = Call1("sigmoid_cross_entropy_with_logits", {x, y});
+      }
+      if (in[2].defined()) loss = fn::Mul(loss, in[2]);
+      return {Reduce(loss, attrs)};
+    },
+    .doc = "binary cross entropy of sigmoid(logits) against labels, optionally weighted per element and per "
+           "positive class, averaged, summed or elementwise (composite)",
+    .api = {Function("binary_cross_entropy_with_logits(input->logits, target->labels, weight=None, "
+                     "pos_weight=None, reduction='mean')")}});
+
+MSRT_REGISTER_OP({
+    .name = "softmax_cross_entropy_with_logits",
+    .inputs = {"logits", "labels"},
+    .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+      Tensor loss = Call1("softmax_cross_entropy", {in[0], in[1]});
+      return {loss, fn::Sub(fn::Softmax(in[0], -1), in[1])};
+    },
+    .doc = "(per-sample softmax cross entropy, its gradient softmax(logits) - labels) (composite)",
+    .api = {Primitive("SoftmaxCrossEntropyWithLogits()(logits, labels)")}});
 
 }  // namespace
 }  // namespace msrt::ops

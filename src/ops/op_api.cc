@@ -104,6 +104,9 @@ class SignatureParser {
         ++pos_;
         p.default_value = Literal();
         seen_default = true;
+        if (p.binds == ApiParam::Binds::kOptionalInput && !p.default_value->is_none()) {
+          Fail(StrCat("optional input parameter '", p.name, "' may only default to None"));
+        }
       } else if (p.binds == ApiParam::Binds::kUnsupported) {
         Fail(StrCat("unsupported parameter '", p.name, "' needs a default"));
       } else if (seen_default && !keyword_only) {
@@ -123,6 +126,9 @@ class SignatureParser {
     if (p.target == "~") return ApiParam::Binds::kRecorded;
     for (std::string_view input : op_.inputs) {
       if (input == p.target) return input.ends_with("...") ? ApiParam::Binds::kInputs : ApiParam::Binds::kInput;
+      if (input.ends_with("?") && input.substr(0, input.size() - 1) == p.target) {
+        return ApiParam::Binds::kOptionalInput;  // Note [Optional inputs]
+      }
     }
     for (const AttrSpec& a : op_.attrs) {
       if (a.name == p.target) return ApiParam::Binds::kAttr;

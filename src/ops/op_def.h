@@ -106,12 +106,13 @@ struct AttrSpec {
 ///   "sum|reduce_sum(input->x, dim->axis=None, keepdim->keep_dims=False, *, dtype=None)"
 /// `a|b` are the names (the first is canonical, the rest aliases); `p->t`
 /// binds parameter p to the op's input or attribute t (the same name when
-/// no arrow); `p->x...` binds a sequence to a variadic input; `*` starts the
-/// keyword-only parameters; `p->!` is accepted and must keep its default
-/// (the feature is not supported; other values raise NotImplementedError);
-/// `p->~` is accepted and not passed to the op (a MindSpore parameter the op
-/// does not need, e.g. Conv2D's out_channel: a Primitive records it as an
-/// attribute; it may be required).
+/// no arrow; an optional input "w?" is bound as "w", and None gives it as
+/// absent: Note [Optional inputs]); `p->x...` binds a sequence to a variadic
+/// input; `*` starts the keyword-only parameters; `p->!` is accepted and must
+/// keep its default (the feature is not supported; other values raise
+/// NotImplementedError); `p->~` is accepted and not passed to the op (a
+/// MindSpore parameter the op does not need, e.g. Conv2D's out_channel: a
+/// Primitive records it as an attribute; it may be required).
 /// A primitive has two lists, its constructor's then its call's:
 ///   "ReduceSum(keep_dims=False)(x, axis->axis=())".
 /// A method's first parameter is the Tensor itself.
@@ -129,7 +130,7 @@ inline ApiForm Primitive(std::string signature) { return {ApiKind::kPrimitive, s
 struct ApiParam {
   std::string name;
   std::string target;  // the input or attribute it fills; "!" for unsupported, "~" for recorded only
-  enum class Binds { kInput, kInputs, kAttr, kUnsupported, kRecorded } binds = Binds::kInput;
+  enum class Binds { kInput, kInputs, kAttr, kUnsupported, kRecorded, kOptionalInput } binds = Binds::kInput;
   std::optional<Value> default_value;  // nullopt: required
   bool keyword_only = false;
 };
@@ -162,7 +163,8 @@ using AttrsCheckFn = std::function<void(std::string_view op, const Dict& attrs)>
 
 struct OpDef {
   std::string_view name;
-  /// Input names; a single entry ending in "..." makes the op variadic.
+  /// Input names; a single entry ending in "..." makes the op variadic. A
+  /// name ending in "?" is an optional input (Note [Optional inputs]).
   std::vector<std::string_view> inputs;
   std::vector<AttrSpec> attrs = {};
   InferFn infer = nullptr;          // required unless composite
@@ -174,6 +176,19 @@ struct OpDef {
   std::vector<ApiForm> api = {};
   AttrsCheckFn attrs_check = nullptr;  // relations between attributes, if any
 };
+
+// Note [Optional inputs]
+// A composite op may take inputs that callers can leave out, such as a loss's
+// class weights: their names end in "?" ({"logits", "labels", "weight?"}).
+// A caller passes an undefined Tensor for one it leaves out, and the
+// composite tests `in[i].defined()`. Only composites take them: what they
+// expand to has only defined inputs, so graphs, gradients and kernels never
+// meet an absent one. A Python form binds one by its name without the "?"
+// ("weight=None"); None there means absent (the binding's `call` takes None
+// for it), and the parameter's default, if any, must be None.
+
+/// Whether input `i` of `op` is optional (Note [Optional inputs]).
+bool IsOptionalInput(const OpDef& op, size_t i);
 
 /// Registers an op at static-initialisation time.
 bool RegisterOp(OpDef def);

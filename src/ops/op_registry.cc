@@ -17,8 +17,14 @@ std::map<std::string, OpDef, std::less<>>& Registry() {
 
 }  // namespace
 
+bool IsOptionalInput(const OpDef& op, size_t i) { return i < op.inputs.size() && op.inputs[i].ends_with("?"); }
+
 bool RegisterOp(OpDef def) {
   MSRT_INTERNAL_ASSERT(def.infer || def.composite, "op ", def.name, " needs infer or composite");
+  for (size_t i = 0; i < def.inputs.size(); ++i) {
+    MSRT_INTERNAL_ASSERT(!IsOptionalInput(def, i) || def.composite, "op ", def.name,
+                         ": only composite ops take optional inputs (Note [Optional inputs])");
+  }
   std::string name(def.name);
   bool inserted = Registry().emplace(name, std::move(def)).second;
   MSRT_INTERNAL_ASSERT(inserted, "op ", name, " registered twice");

@@ -6,7 +6,8 @@ signature with MindSpore's names. At import this module turns each form into
 a real Python function (source generated from the signature, so `inspect`,
 keyword arguments and defaults behave as written) whose body only converts:
 Tensors to their core handles, Python scalars to 0-d tensors of the other
-operand's dtype, dtypes to their names. Every check of shapes, dtypes and
+operand's dtype, dtypes to their names, None for an optional input to
+"absent". Every check of shapes, dtypes and
 attribute values is the op's, in C++ (AttrType and the op's inference), so
 the errors are the same from every form. A parameter bound `p->!` must keep
 its default (NotImplementedError otherwise); one bound `p->~` is accepted and
@@ -40,6 +41,8 @@ def _convert_inputs(op, values):
     for v in values:
         if isinstance(v, Tensor):
             bases.append(v._t)
+        elif v is _ABSENT:
+            bases.append(None)
         elif like is not None and isinstance(v, (numbers.Number, np.generic)):
             bases.append(_scalar_base(v, like))
         elif len(values) > 1 and isinstance(v, (numbers.Number, np.generic, np.ndarray, list, tuple)):
@@ -47,6 +50,11 @@ def _convert_inputs(op, values):
         else:
             raise TypeError(f"For '{op}', every input must be a Tensor, but got {type(v).__name__}.")
     return bases
+
+
+# An optional input given as None, which the core takes as None (Note
+# [Optional inputs] in src/ops/op_def.h); None elsewhere is an error.
+_ABSENT = object()
 
 
 def _invoke(op, inputs, attrs):
@@ -119,6 +127,8 @@ def _body(form, params, self_attrs=None):
             inputs.append(name)
         elif binds == "inputs":
             inputs.append(f"*{name}")
+        elif binds == "optional_input":
+            inputs.append(f"(_ABSENT if {name} is None else {name})")
         elif binds == "attr":
             conv = _ATTR_CONVERTERS.get(types[p["target"]])
             attrs.append(f"{p['target']!r}: {conv}({name})" if conv else f"{p['target']!r}: {name}")
@@ -137,8 +147,8 @@ def _body(form, params, self_attrs=None):
 
 
 def _compile(source, name, defaults):
-    namespace = {"_invoke": _invoke, "_dtype_attr": _dtype_attr, "_ints_attr": _ints_attr, "_number_attr": _number_attr,
-                 "_axes_attr": _axes_attr,
+    namespace = {"_invoke": _invoke, "_ABSENT": _ABSENT, "_dtype_attr": _dtype_attr, "_ints_attr": _ints_attr,
+                 "_number_attr": _number_attr, "_axes_attr": _axes_attr,
                  "_unsupported": _unsupported, "_d": defaults, "_C": _C}
     code = compile(source, f"<msrt op form {name}>", "exec")
     exec(code, namespace)  # noqa: S102 - source generated above from the op declarations

@@ -17,8 +17,8 @@ __all__ = [  # written here; the declared ones are added below
     "argmax", "argmin", "matmul", "dense", "bias_add", "conv2d",
     "max_pool2d", "avg_pool2d", "batch_norm", "gelu", "softmax", "dropout", "flatten", "split",
     "strided_slice", "slice", "one_hot", "tile", "zeros", "ones", "fill", "full", "zeros_like", "ones_like",
-    "full_like", "arange", "eye", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
-    "binary_cross_entropy_with_logits", "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "print_",
+    "full_like", "arange", "eye", "cross_entropy", "nll_loss",
+    "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "print_",
     "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array", "clip_by_value",
     "clip_by_global_norm", "partial", "tensor_div",
 ]
@@ -333,14 +333,25 @@ def eye(n, m=None, dtype=mstype.float32):
 
 
 # --- losses -----------------------------------------------------------------------
-def _reduce(loss, reduction, op):
+# mse_loss, l1_loss and binary_cross_entropy_with_logits are declared by their
+# C++ composite ops (src/ops/loss.cc). cross_entropy and nll_loss stay here:
+# they call the per-sample loss ops (sparse_softmax_cross_entropy, nll_loss)
+# from Python, which tests/python/ops/test_functional.py checks; a composite
+# would run those inside C++, out of that check's sight.
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _check_reduction(reduction, op):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"For '{op}', 'reduction' must be 'mean', 'sum' or 'none', but got {reduction!r}.")
+
+
+def _reduce(loss, reduction):
     if reduction == "mean":
         return _op("reduce_mean", loss, axis=[], keep_dims=False)
     if reduction == "sum":
         return _op("reduce_sum", loss, axis=[], keep_dims=False)
-    if reduction == "none":
-        return loss
-    raise ValueError(f"For '{op}', 'reduction' must be 'mean', 'sum' or 'none', but got {reduction!r}.")
+    return loss
 
 
 def _class_last(x, target):
@@ -354,15 +365,18 @@ def _class_last(x, target):
 
 def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """Negative log-likelihood of `target` classes under log-probabilities `inputs` (N, C[, d...])."""
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"For 'nll_loss', 'reduction' must be 'mean', 'sum' or 'none', but got {reduction!r}.")
+    _check_reduction(reduction, "nll_loss")
+    return _nll(inputs, target, weight, ignore_index, reduction, label_smoothing, "nll_loss")
+
+
+def _nll(inputs, target, weight, ignore_index, reduction, label_smoothing, op):
     restore = None
     if inputs.ndim > 2:
         inputs, target, restore = _class_last(inputs, target)
     if weight is None and not label_smoothing:
         return _masked(lambda safe: _op("nll_loss", inputs, safe, reduction="none"), target, ignore_index,
                        reduction, restore, inputs._t.dtype_name)
-    return _weighted_nll(inputs, target, weight, ignore_index, reduction, label_smoothing, restore, "nll_loss")
+    return _weighted_nll(inputs, target, weight, ignore_index, reduction, label_smoothing, restore, op)
 
 
 def _masked(per_sample, target, ignore_index, reduction, restore, dtype):
@@ -383,6 +397,11 @@ def _masked(per_sample, target, ignore_index, reduction, restore, dtype):
 def _weighted_nll(logp, target, weight, ignore_index, reduction, label_smoothing, restore, op):
     dtype = logp._t.dtype_name
     classes = logp.shape[1]
+    if weight is not None and not isinstance(weight, Tensor):
+        raise TypeError(f"For '{op}', 'weight' must be a Tensor or None, but got {type(weight).__name__}.")
+    if weight is not None and tuple(weight.shape) != (classes,):
+        raise ValueError(f"For '{op}', the shape of 'weight' must be (C,) = ({classes},) for inputs with {classes} "
+                         f"classes, but got {tuple(weight.shape)}.")
     keep = _op("not_equal", target, _t(ignore_index, target))
     safe = _op("select", keep, target, _op("zeros_like", target))
     hot = _op("one_hot", safe, depth=classes, on_value=1.0, off_value=0.0, axis=-1, dtype=dtype)
@@ -408,9 +427,7 @@ def _weighted_nll(logp, target, weight, ignore_index, reduction, label_smoothing
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):  # noqa: A002
     """Cross entropy between logits `input` (N, C[, d...]) and class indices or class probabilities."""
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"For 'cross_entropy', 'reduction' must be 'mean', 'sum' or 'none', "
-                         f"but got {reduction!r}.")
+    _check_reduction(reduction, "cross_entropy")
     if target._t.dtype_name in _FLOAT_NAMES:
         # Class probabilities.
         logits, probs = input, target
@@ -428,36 +445,13 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         loss = _op("neg", _op("reduce_sum", _op("mul", probs, logp), axis=1, keep_dims=False))
         if reduction == "none" and input.ndim > 2:
             return _op("reshape", loss, shape=[input.shape[0]] + list(input.shape[2:]))
-        return _reduce(loss, reduction, "cross_entropy")
+        return _reduce(loss, reduction)
     if weight is None and not label_smoothing:
         logits, labels, restore = (input, target, None) if input.ndim == 2 else _class_last(input, target)
         return _masked(lambda safe: _op("sparse_softmax_cross_entropy", logits, safe), labels, ignore_index,
                        reduction, restore, input._t.dtype_name)
-    return nll_loss(_op("log_softmax", input, axis=1), target, weight, ignore_index, reduction, label_smoothing)
-
-
-def mse_loss(input, target, reduction="mean"):  # noqa: A002
-    return _op("mse_loss", input, _t(target, input), reduction=reduction)
-
-
-def l1_loss(input, target, reduction="mean"):  # noqa: A002
-    return _reduce(_op("abs", _bin("sub", input, target)), reduction, "l1_loss")
-
-
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):  # noqa: A002
-    """max(x, 0) - x*y + log(1 + exp(-|x|)), optionally weighted."""
-    x, y = input, target
-    log_term = _op("log", _bin("add", _op("exp", _op("neg", _op("abs", x))), 1.0))
-    if pos_weight is not None:
-        # (1 - y) * x + (1 + (pw - 1) * y) * (log(1 + exp(-|x|)) + max(-x, 0))
-        coeff = _bin("add", _bin("mul", _bin("sub", pos_weight, 1.0), y), 1.0)
-        softplus_neg = _bin("add", log_term, _op("relu", _op("neg", x)))
-        loss = _bin("add", _bin("mul", _bin("sub", _t(1.0, y), y), x), _bin("mul", coeff, softplus_neg))
-    else:
-        loss = _bin("add", _bin("sub", _op("relu", x), _bin("mul", x, y)), log_term)
-    if weight is not None:
-        loss = _bin("mul", loss, weight)
-    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+    return _nll(_op("log_softmax", input, axis=1), target, weight, ignore_index, reduction, label_smoothing,
+                "cross_entropy")
 
 
 # --- in-place and graph helpers ---------------------------------------------------

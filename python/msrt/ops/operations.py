@@ -17,10 +17,10 @@ __all__ = [  # written here; the declared ones are added below
     "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "Select", "ReduceSum",
     "Argmax", "Argmin", "ArgMaxWithValue", "ArgMinWithValue", "BiasAdd", "Dense",
     "BatchNorm", "GeLU", "GELU", "Flatten", "Split", "StridedSlice", "OneHot",
-    "Tile", "Fill", "Fills", "Zeros", "Ones", "SoftmaxCrossEntropyWithLogits",
+    "Tile", "Fill", "Fills", "Zeros", "Ones",
     "SparseSoftmaxCrossEntropyWithLogits", "NLLLoss", "Assign", "AssignAdd", "AssignSub", "ApplyMomentum",
     "ApplyGradientDescent", "Adam", "AdamWeightDecay", "Shape", "Rank", "Size", "DType", "Depend", "StopGradient",
-    "Print", "ScalarToTensor", "TupleToArray", "L2Loss", "SigmoidCrossEntropyWithLogits",
+    "Print", "ScalarToTensor", "TupleToArray",
 ]
 
 
@@ -305,18 +305,10 @@ class Ones(Zeros):
 
 
 # --- losses -----------------------------------------------------------------------------
-class SoftmaxCrossEntropyWithLogits(Primitive):
-    """Returns (loss (N,), dlogits (N, C)) for logits and one-hot/probability labels."""
-
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, logits, labels):
-        loss = _op("softmax_cross_entropy", logits, labels)
-        backprop = F.sub(_op("softmax", logits, axis=-1), labels)
-        return loss, backprop
-
-
+# SoftmaxCrossEntropyWithLogits, SigmoidCrossEntropyWithLogits and L2Loss are
+# declared by their C++ composite ops (src/ops/loss.cc). These two stay: the
+# first is checked to call sparse_softmax_cross_entropy from Python, and the
+# second builds on F.nll_loss, which stays in Python for the same reason.
 class SparseSoftmaxCrossEntropyWithLogits(Primitive):
     """The mean loss over the batch, or (is_grad=True) the gradient w.r.t. the logits."""
 
@@ -350,26 +342,6 @@ class NLLLoss(Primitive):
                   dtype=logits._t.dtype_name)
         total = _op("reduce_sum", F.mul(hot, weight), axis=[], keep_dims=False)
         return loss, total
-
-
-class L2Loss(Primitive):
-    """sum(x ** 2) / 2."""
-
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, input_x):
-        return F.mul(_op("reduce_sum", _op("square", input_x), axis=[], keep_dims=False), 0.5)
-
-
-class SigmoidCrossEntropyWithLogits(Primitive):
-    """Elementwise max(x, 0) - x * y + log(1 + exp(-|x|))."""
-
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, logits, label):
-        return F.binary_cross_entropy_with_logits(logits, label, reduction="none")
 
 
 # --- in-place updates -----------------------------------------------------------------------

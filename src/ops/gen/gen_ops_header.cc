@@ -23,6 +23,7 @@ const std::set<std::string_view> kReserved = {"and", "or", "not", "xor", "defaul
 std::string Identifier(std::string_view name) {
   std::string out(name);
   if (out.ends_with("...")) out.resize(out.size() - 3);
+  if (out.ends_with("?")) out.pop_back();  // an optional input: the caller passes Tensor() to leave it out
   if (kReserved.count(out) != 0) out += "_";
   return out;
 }

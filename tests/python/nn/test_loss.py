@@ -90,3 +90,19 @@ def test_loss_base_get_loss():
     base = nn.LossBase("sum")
     np.testing.assert_allclose(base.get_loss(t([1.0, 2.0]), t([2.0, 3.0])).asnumpy(), 8.0)
     np.testing.assert_allclose(nn.LossBase().get_loss(t([1.0, 3.0])).asnumpy(), 2.0)
+
+
+def test_losses_of_images_take_classes_on_axis_1():
+    """(N, C, d...) logits with (N, d...) targets, as MindSpore 2.x's CrossEntropyLoss and NLLLoss."""
+    logits = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    labels = np.array([[0, 2, 1, -100], [2, 2, 0, 1]], np.int32)
+    logp = nnref.log_softmax(np.moveaxis(logits, 1, -1).reshape(-1, 3).astype(np.float64))  # (N*d, C)
+    keep = labels.reshape(-1) != -100
+    picked = -logp[np.arange(8), np.where(keep, labels.reshape(-1), 0)] * keep
+    ce = nn.CrossEntropyLoss(reduction="none")(t(logits), t(labels, np.int32))
+    np.testing.assert_allclose(ce.asnumpy(), picked.reshape(2, 4), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(nn.CrossEntropyLoss()(t(logits), t(labels, np.int32)).asnumpy(),
+                               picked.sum() / keep.sum(), rtol=1e-5)
+    lp = np.moveaxis(logp.reshape(2, 4, 3), -1, 1).astype(np.float32)
+    np.testing.assert_allclose(nn.NLLLoss(reduction="sum")(t(lp), t(labels, np.int32)).asnumpy(), picked.sum(),
+                               rtol=1e-5)

@@ -1,12 +1,18 @@
 """Parity tests of the losses against NumPy references, their errors (label
 checks happen in the kernel, so they surface on read) and finite-difference
 gradients."""
+import inspect
+
 import numpy as np
 import pytest
 
+import msrt as ms
+from msrt import _C, ops
+
 from .harness import check_grad, covers, gradients, run_op
 
-covers("sparse_softmax_cross_entropy", "softmax_cross_entropy", "nll_loss", "mse_loss")
+covers("sparse_softmax_cross_entropy", "softmax_cross_entropy", "nll_loss", "mse_loss", "l1_loss", "l2_loss",
+       "sigmoid_cross_entropy_with_logits", "binary_cross_entropy_with_logits", "softmax_cross_entropy_with_logits")
 
 RNG = np.random.default_rng(5)
 FLOATS = [np.float32, np.float64]
@@ -146,3 +152,185 @@ def test_sparse_cross_entropy_gradient_is_softmax_minus_onehot():
     e = np.exp(logits - logits.max(1, keepdims=True))
     expected = e / e.sum(1, keepdims=True) - np.eye(4)[labels]
     np.testing.assert_allclose(g, expected, rtol=1e-12, atol=1e-14)
+
+
+# --- composite losses (built from other ops in C++) ----------------------------------------
+def _reduced(x, reduction):
+    return {"mean": x.mean(), "sum": x.sum(), "none": x}[reduction]
+
+
+def _bce_reference(x, y, weight=None, pos_weight=None):
+    """-(pw * y * log sigmoid(x) + (1 - y) * log(1 - sigmoid(x))) * w, in float64."""
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    log_sig = -np.logaddexp(0.0, -x)
+    log_one_minus = -np.logaddexp(0.0, x)
+    pw = 1.0 if pos_weight is None else pos_weight.astype(np.float64)
+    loss = -(pw * y * log_sig + (1 - y) * log_one_minus)
+    return loss if weight is None else loss * weight
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's mean of an empty array (NaN, as msrt's)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 4), (4,)), ((), ()), ((0, 3), (3,))])
+def test_l1_loss(reduction, shapes):
+    for dtype in FLOATS:
+        x, y = RNG.standard_normal(shapes[0]).astype(dtype), RNG.standard_normal(shapes[1]).astype(dtype)
+        (loss,) = run_op("l1_loss", [x, y], {"reduction": reduction})
+        expected = _reduced(np.abs(x.astype(np.float64) - y), reduction)
+        assert loss.dtype == dtype and loss.shape == np.shape(expected)
+        np.testing.assert_allclose(loss, expected, **tol(dtype))
+    if shapes[0] != (0, 3):
+        check_grad("l1_loss", [RNG.standard_normal(shapes[0]), RNG.standard_normal(shapes[1])],
+                   {"reduction": reduction}, wrt=(0, 1))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(3, 4), (7,), (), (0, 2)])
+def test_l2_loss(dtype, shape):
+    x = RNG.standard_normal(shape).astype(dtype)
+    (loss,) = run_op("l2_loss", [x])
+    assert loss.dtype == dtype and loss.shape == ()
+    np.testing.assert_allclose(loss, (x.astype(np.float64) ** 2).sum() / 2, **tol(dtype))
+    check_grad("l2_loss", [RNG.standard_normal(shape)])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sigmoid_cross_entropy_with_logits(dtype):
+    x = np.concatenate([RNG.uniform(-6, 6, size=10), [0.0, 100.0, -100.0, 700.0, -700.0]]).astype(dtype)
+    y = RNG.uniform(0, 1, size=x.shape).astype(dtype)
+    (loss,) = run_op("sigmoid_cross_entropy_with_logits", [x, y])
+    assert loss.dtype == dtype and loss.shape == x.shape and np.all(np.isfinite(loss))
+    np.testing.assert_allclose(loss, _bce_reference(x, y), **tol(dtype))
+    # Labels broadcast, and may be integers (the ops promote them).
+    x2 = RNG.standard_normal((3, 4)).astype(dtype)
+    hard = np.array([0, 1, 1, 0], np.int32)
+    (loss,) = run_op("sigmoid_cross_entropy_with_logits", [x2, hard])
+    np.testing.assert_allclose(loss, _bce_reference(x2, hard.astype(dtype)), **tol(dtype))
+    check_grad("sigmoid_cross_entropy_with_logits", [RNG.uniform(-3, 3, (3, 4)), RNG.uniform(0, 1, (3, 4))],
+               wrt=(0, 1))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("positive", [False, True])
+def test_binary_cross_entropy_with_logits_against_pytorch(reduction, weighted, positive):
+    torch = pytest.importorskip("torch")
+    x = RNG.uniform(-4, 4, size=(5, 3))
+    y = (RNG.uniform(size=(5, 3)) > 0.5).astype(np.float64)
+    w = RNG.uniform(0.5, 2, size=(3,)) if weighted else None
+    pw = RNG.uniform(0.5, 3, size=(3,)) if positive else None
+
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    xt = torch.tensor(x, requires_grad=True)
+    wt = None if w is None else torch.tensor(w, requires_grad=True)
+    pwt = None if pw is None else torch.tensor(pw, requires_grad=True)
+    # PyTorch differentiates neither `weight` nor `pos_weight`: the gradients come from its formula written out.
+    yt = torch.tensor(y)
+    if pwt is None:
+        per = bce(xt, yt, reduction="none")
+    else:
+        per = (1 - yt) * xt + (1 + (pwt - 1) * yt) * torch.nn.functional.softplus(-xt)
+    per = per if wt is None else per * wt
+    want = {"mean": per.mean, "sum": per.sum, "none": lambda: per}[reduction]()
+    want.backward(torch.ones_like(want))
+    direct = bce(xt.detach(), torch.tensor(y), weight=None if w is None else torch.tensor(w),
+                 pos_weight=None if pw is None else torch.tensor(pw), reduction=reduction)
+    np.testing.assert_allclose(want.detach().numpy(), direct.numpy(), rtol=1e-12)
+
+    def ms_loss(xm, wm, pwm):
+        return ops.binary_cross_entropy_with_logits(xm, ms.Tensor(y), wm, pwm, reduction)
+
+    args = [ms.Tensor(x)] + [ms.Tensor(a) for a in (w, pw) if a is not None]
+    positions = tuple(range(len(args)))
+
+    def fn(*given):
+        it = iter(given[1:])
+        return ms_loss(given[0], next(it) if weighted else None, next(it) if positive else None)
+
+    got = fn(*args)
+    np.testing.assert_allclose(got.asnumpy(), want.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got.asnumpy(), _reduced(_bce_reference(x, y, w, pw), reduction), rtol=1e-12)
+    grads = ms.grad(lambda *a: ops.sum(fn(*a)), grad_position=positions)(*args)
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    want_grads = [xt.grad] + [t.grad for t in (wt, pwt) if t is not None]
+    for g, wg in zip(grads, want_grads):
+        np.testing.assert_allclose(g.asnumpy(), wg.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_binary_cross_entropy_with_logits_op():
+    x, y = RNG.uniform(-3, 3, (4, 3)), RNG.uniform(0, 1, (4, 3))
+    w, pw = RNG.uniform(0.5, 2, (4, 1)), RNG.uniform(0.5, 3, (3,))
+    for reduction in ["mean", "sum", "none"]:
+        (loss,) = run_op("binary_cross_entropy_with_logits", [x, y, w, pw], {"reduction": reduction})
+        np.testing.assert_allclose(loss, _reduced(_bce_reference(x, y, w, pw), reduction), rtol=1e-12)
+        check_grad("binary_cross_entropy_with_logits", [x, y, w, pw], {"reduction": reduction}, wrt=(0, 1, 2, 3))
+    # Left out, weight and pos_weight are None (Note [Optional inputs]).
+    plain = _C.call("binary_cross_entropy_with_logits", [_C.TensorBase(x), _C.TensorBase(y), None, None], {})
+    np.testing.assert_allclose(plain[0].asnumpy(), _bce_reference(x, y).mean(), rtol=1e-12)
+    half = np.float16(x)
+    (loss,) = run_op("binary_cross_entropy_with_logits", [half, np.float16(y), np.float16(w), np.float16(pw)])
+    assert loss.dtype == np.float16
+    np.testing.assert_allclose(np.float32(loss), _bce_reference(x, y, w, pw).mean(), rtol=3e-3)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_softmax_cross_entropy_with_logits(dtype):
+    logits = RNG.uniform(-5, 5, size=(4, 6)).astype(dtype)
+    p = RNG.uniform(0, 1, size=(4, 6))
+    p = (p / p.sum(1, keepdims=True)).astype(dtype)
+    loss, backprop = run_op("softmax_cross_entropy_with_logits", [logits, p])
+    lsm = log_softmax(logits)
+    np.testing.assert_allclose(loss, -(p * lsm).sum(1), **tol(dtype))
+    np.testing.assert_allclose(backprop, np.exp(lsm) - p, **tol(dtype))
+    assert loss.dtype == dtype and backprop.dtype == dtype
+    check_grad("softmax_cross_entropy_with_logits", [logits, p * 1.3], wrt=(0, 1))
+
+
+def test_composite_loss_errors():
+    x = np.zeros((3, 4), np.float32)
+    for name in ["l1_loss", "binary_cross_entropy_with_logits"]:
+        inputs = [x, x] if name == "l1_loss" else [x, x, x, x]
+        expect_error(ValueError, [f"[{name}]", "'reduction'", "'mean', 'sum' or 'none'", "'avg'"], name, inputs,
+                     {"reduction": "avg"})
+        expect_error(TypeError, [f"[{name}]", "'reduction'", "got int 1"], name, inputs, {"reduction": 1})
+        expect_error(ValueError, [f"[{name}]", "can not be broadcast"], name,
+                     [x, np.zeros((3, 5), np.float32)] + inputs[2:])
+    for name in ["sigmoid_cross_entropy_with_logits", "binary_cross_entropy_with_logits"]:
+        inputs = [np.zeros((3, 4), np.int32), x] + ([x, x] if name.startswith("binary") else [])
+        expect_error(TypeError, [f"[{name}]", "'logits'", "Int32"], name, inputs)
+    # Only an optional input may be left out.
+    with pytest.raises(ValueError, match=r"\[binary_cross_entropy_with_logits\] input 1 is an undefined tensor"):
+        _C.call("binary_cross_entropy_with_logits", [_C.TensorBase(x), None, None, None], {})
+    with pytest.raises(ValueError, match=r"\[l1_loss\] input 0 is an undefined tensor"):
+        _C.call("l1_loss", [None, _C.TensorBase(x)], {})
+
+
+def test_declared_python_forms():
+    """The functions and Primitives these ops declare, with MindSpore's signatures."""
+    assert str(inspect.signature(ops.mse_loss)) == "(input, target, reduction='mean')"
+    assert str(inspect.signature(ops.l1_loss)) == "(input, target, reduction='mean')"
+    assert (str(inspect.signature(ops.binary_cross_entropy_with_logits))
+            == "(input, target, weight=None, pos_weight=None, reduction='mean')")
+    a = RNG.standard_normal((2, 3)).astype(np.float32)
+    b = RNG.standard_normal((2, 3)).astype(np.float32)
+    np.testing.assert_allclose(ops.l1_loss(ms.Tensor(a), 0.5, "sum").asnumpy(), np.abs(a - 0.5).sum(), rtol=1e-6)
+    np.testing.assert_allclose(ops.L2Loss()(ms.Tensor(a)).asnumpy(), (a.astype(np.float64) ** 2).sum() / 2,
+                               rtol=1e-6)
+    out = ops.SigmoidCrossEntropyWithLogits()(ms.Tensor(a), ms.Tensor(b))
+    np.testing.assert_allclose(out.asnumpy(), _bce_reference(a, b), rtol=1e-5, atol=1e-6)
+    loss, backprop = ops.SoftmaxCrossEntropyWithLogits()(ms.Tensor(a), ms.Tensor(np.eye(3, dtype=np.float32)[[0, 2]]))
+    assert loss.shape == (2,) and backprop.shape == (2, 3)
+    for cls in (ops.L2Loss, ops.SigmoidCrossEntropyWithLogits, ops.SoftmaxCrossEntropyWithLogits):
+        assert issubclass(cls, ops.Primitive)
+    with pytest.raises(TypeError, match="every input must be a Tensor"):
+        ops.binary_cross_entropy_with_logits(None, ms.Tensor(a))
+
+
+@pytest.mark.parametrize("fn", [ops.cross_entropy, ops.nll_loss])
+def test_class_weights_must_be_a_tensor_of_one_weight_per_class(fn):
+    x = ms.Tensor(RNG.standard_normal((4, 3)).astype(np.float32))
+    labels = ms.Tensor(np.array([0, 1, 2, 0], np.int32))
+    with pytest.raises(TypeError, match=rf"For '{fn.__name__}', 'weight' must be a Tensor or None, but got list"):
+        fn(x, labels, weight=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=rf"For '{fn.__name__}', the shape of 'weight' must be \(C,\) = \(3,\)"):
+        fn(x, labels, weight=ms.Tensor(np.ones(4, np.float32)))

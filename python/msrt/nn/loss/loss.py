@@ -1,20 +1,16 @@
-"""Loss cells (MindSpore 2.x signatures)."""
+"""Loss cells (MindSpore 2.x signatures). MSELoss, L1Loss, NLLLoss and
+CrossEntropyLoss compute with the ms.ops function of the same name (one place
+for the math), adding MindSpore's constructor checks;
+SoftmaxCrossEntropyWithLogits reduces the per-sample loss ops by
+LossBase.get_loss, as MindSpore's does."""
 from ..._tensor import Tensor
-from ...common import dtype as mstype
 from ...ops import _op
+from ...ops import functional as F
 from ..cell import Cell
 
 __all__ = ["LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "NLLLoss", "CrossEntropyLoss"]
 
 _REDUCTIONS = ("mean", "sum", "none")
-_INDEX_DTYPES = None
-
-
-def _is_index_dtype(dtype):
-    global _INDEX_DTYPES
-    if _INDEX_DTYPES is None:
-        _INDEX_DTYPES = (mstype.int32, mstype.int64, mstype.int16, mstype.int8, mstype.uint8)
-    return dtype in _INDEX_DTYPES
 
 
 def _check_reduction(reduction, cls_name):
@@ -72,44 +68,14 @@ class MSELoss(LossBase):
     """Mean squared error, (x - y)^2 reduced."""
 
     def construct(self, logits, labels):
-        if tuple(logits.shape) == tuple(labels.shape):
-            return _op("mse_loss", logits, labels, reduction=self.reduction)
-        diff = _op("sub", logits, labels)
-        return self.get_loss(_op("square", diff))
+        return F.mse_loss(logits, labels, self.reduction)
 
 
 class L1Loss(LossBase):
     """Mean absolute error, |x - y| reduced."""
 
     def construct(self, logits, labels):
-        return self.get_loss(_op("abs", _op("sub", logits, labels)))
-
-
-def _class_weights_and_mask(labels, weight, ignore_index, dtype_name, name, num_classes):
-    """(safe labels, per-sample weight) with ignored samples weighted 0."""
-    if weight is not None and weight.shape != (num_classes,):
-        raise ValueError(f"For '{name}', the shape of 'weight' must be (C,) = ({num_classes},) for logits with "
-                         f"{num_classes} classes, but got {weight.shape}.")
-    ignore = Tensor(ignore_index, labels.dtype)
-    keep = _op("not_equal", labels, ignore)
-    safe = _op("select", keep, labels, _op("zeros_like", labels))
-    w = _op("cast", keep, dtype=dtype_name)
-    if weight is not None:
-        w = _op("mul", w, _op("gather", weight, safe, axis=0))
-    return safe, w
-
-
-def _dtype_name(dtype):
-    return {mstype.float16: "float16", mstype.float32: "float32", mstype.float64: "float64"}.get(dtype, "float32")
-
-
-def _reduce_weighted(per_sample, w, reduction):
-    if reduction == "none":
-        return per_sample
-    total = _op("reduce_sum", per_sample, axis=[], keep_dims=False)
-    if reduction == "sum":
-        return total
-    return _op("div", total, _op("reduce_sum", w, axis=[], keep_dims=False))
+        return F.l1_loss(logits, labels, self.reduction)
 
 
 class NLLLoss(LossBase):
@@ -128,10 +94,7 @@ class NLLLoss(LossBase):
         self.ignore_index = ignore_index
 
     def construct(self, logits, labels):
-        safe, w = _class_weights_and_mask(labels, self.weight, self.ignore_index, _dtype_name(logits.dtype),
-                                          "NLLLoss", logits.shape[-1])
-        per = _op("mul", _op("nll_loss", logits, safe, reduction="none"), w)
-        return _reduce_weighted(per, w, self.reduction)
+        return F.nll_loss(logits, labels, self.weight, self.ignore_index, self.reduction)
 
 
 class CrossEntropyLoss(LossBase):
@@ -155,28 +118,4 @@ class CrossEntropyLoss(LossBase):
         self.label_smoothing = float(label_smoothing)
 
     def construct(self, logits, labels):
-        dtype = _dtype_name(logits.dtype)
-        num_classes = logits.shape[-1]
-        log_probs = _op("log_softmax", logits, axis=-1)
-        eps = self.label_smoothing
-        if _is_index_dtype(labels.dtype):
-            safe, w = _class_weights_and_mask(labels, self.weight, self.ignore_index, dtype, "CrossEntropyLoss",
-                                              num_classes)
-            per = _op("mul", _op("nll_loss", log_probs, safe, reduction="none"), w)
-            if eps > 0.0:
-                weighted = log_probs if self.weight is None else _op("mul", log_probs, self.weight)
-                smooth = _op("neg", _op("reduce_sum", weighted, axis=[-1], keep_dims=False))
-                keep = _op("cast", _op("not_equal", labels, Tensor(self.ignore_index, labels.dtype)), dtype=dtype)
-                smooth = _op("mul", smooth, _op("mul", keep, Tensor(eps / num_classes, logits.dtype)))
-                per = _op("add", _op("mul", per, Tensor(1.0 - eps, logits.dtype)), smooth)
-            return _reduce_weighted(per, w, self.reduction)
-        # Class probabilities.
-        target = labels
-        if eps > 0.0:
-            target = _op("add", _op("mul", labels, Tensor(1.0 - eps, logits.dtype)),
-                         Tensor(eps / num_classes, logits.dtype))
-        prod = _op("mul", log_probs, target)
-        if self.weight is not None:
-            prod = _op("mul", prod, self.weight)
-        per = _op("neg", _op("reduce_sum", prod, axis=[-1], keep_dims=False))
-        return self.get_loss(per)
+        return F.cross_entropy(logits, labels, self.weight, self.ignore_index, self.reduction, self.label_smoothing)
