@@ -303,7 +303,7 @@ void BindTensor(py::module_& m) {
             f["init"] = params(form.init);
             f["params"] = params(form.params);
             f["doc"] = std::string(op->doc);
-            f["elementwise"] = op->props.elementwise;
+            f["promotes_scalars"] = op->props.elementwise || op->props.promotes_scalars;
             out.append(f);
           }
         }

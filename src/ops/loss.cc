@@ -135,6 +135,7 @@ MSRT_REGISTER_OP({
       BroadcastShapes(op, in[0].shape(), in[1].shape());
       return {Reduce(fn::Square(fn::Sub(in[0], in[1])), attrs)};
     },
+    .props = {.promotes_scalars = true},
     .doc = "(x - y)^2, averaged, summed or elementwise (composite)",
     .api = {Function("mse_loss(input->x, target->y, reduction='mean')")}});
 
@@ -146,6 +147,7 @@ MSRT_REGISTER_OP({
       BroadcastShapes("l1_loss", in[0].shape(), in[1].shape());
       return {Reduce(Call1("abs", {fn::Sub(in[0], in[1])}), attrs)};
     },
+    .props = {.promotes_scalars = true},
     .doc = "|x - y|, averaged, summed or elementwise (composite)",
     .api = {Function("l1_loss(input->x, target->y, reduction='mean')")}});
 
@@ -179,7 +181,7 @@ MSRT_REGISTER_OP({
       // max(x, 0) - x * y + log(1 + exp(-|x|)) = -(y log sigmoid(x) + (1 - y) log(1 - sigmoid(x)))
       return {fn::Add(fn::Sub(Call1("relu", {x}), fn::Mul(x, in[1])), LogOnePlusExpNegAbs(x))};
     },
-    .props = {.elementwise = true},
+    .props = {.promotes_scalars = true},
     .doc = "elementwise binary cross entropy of sigmoid(logits) against labels (composite)",
     .api = {Primitive("SigmoidCrossEntropyWithLogits()(logits, label->labels)")}});
 
@@ -204,6 +206,7 @@ MSRT_REGISTER_OP({
       if (in[2].defined()) loss = fn::Mul(loss, in[2]);
       return {Reduce(loss, attrs)};
     },
+    .props = {.promotes_scalars = true},
     .doc = "binary cross entropy of sigmoid(logits) against labels, optionally weighted per element and per "
            "positive class, averaged, summed or elementwise (composite)",
     .api = {Function("binary_cross_entropy_with_logits(input->logits, target->labels, weight=None, "

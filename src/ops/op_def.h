@@ -48,6 +48,10 @@ struct LayoutSpec {
 
 struct OpProperties {
   bool elementwise = false;  // output[i] depends only on inputs[i] (after broadcasting)
+  // A Python scalar given for one of its inputs becomes a 0-d tensor of the
+  // first tensor input's dtype (as MindSpore promotes scalars); elementwise
+  // ops always do. Otherwise a scalar becomes a tensor of its own type.
+  bool promotes_scalars = false;
   bool inplace = false;      // writes its first input and returns it as output 0
   std::vector<int> writes_inputs = {};  // other inputs it updates in place (e.g. optimizer state)
   bool random = false;       // draws from the generator (not pure)

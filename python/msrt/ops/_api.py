@@ -28,12 +28,12 @@ _new = object.__new__
 
 def _convert_inputs(op, values):
     """Core handles for an op's inputs. A lone input must be a Tensor. With
-    several, other array-likes become Tensors, and for elementwise ops Python
-    scalars become 0-d tensors of the first Tensor input's dtype (as MindSpore
-    promotes scalars)."""
+    several, other array-likes become Tensors, and for elementwise ops (and
+    ops that declare `promotes_scalars`) Python scalars become 0-d tensors of
+    the first Tensor input's dtype (as MindSpore promotes scalars)."""
     bases = []
     like = None
-    if op in _ELEMENTWISE:
+    if op in _PROMOTES_SCALARS:
         for v in values:
             if isinstance(v, Tensor):
                 like = v._t.dtype_name
@@ -208,7 +208,7 @@ def _primitive(form, name, base):
 
 
 _FORMS = _C.op_api()
-_ELEMENTWISE = frozenset(f["op"] for f in _FORMS if f["elementwise"])
+_PROMOTES_SCALARS = frozenset(f["op"] for f in _FORMS if f["promotes_scalars"])
 
 
 def forms(kind=None):

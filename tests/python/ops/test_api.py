@@ -88,3 +88,9 @@ def test_a_name_written_by_hand_and_declared_is_an_error():
 
     with pytest.raises(RuntimeError, match=r"Tensor\.exp"):
         _api.install_methods(Fake)
+
+
+def test_losses_promote_python_scalars_like_their_input():
+    x = ms.Tensor(np.array([0.5, 1.5], np.float16))
+    for fn in (ops.mse_loss, ops.l1_loss, ops.binary_cross_entropy_with_logits):
+        assert fn(x, 1.0).dtype == ms.float16, fn.__name__
