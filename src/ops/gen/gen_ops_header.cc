@@ -23,7 +23,7 @@ const std::set<std::string_view> kReserved = {"and", "or", "not", "xor", "defaul
 std::string Identifier(std::string_view name) {
   std::string out(name);
   if (out.ends_with("...")) out.resize(out.size() - 3);
-  if (kReserved.count(out) != 0) out += "_";
+  if (kReserved.contains(out)) out += "_";
   return out;
 }
 
