@@ -265,7 +265,7 @@ void BindGraph(py::module_& m) {
             if (c.scope != nullptr) throw RuntimeError("compile the capture after leaving its with-block");
             auto graph = c.capture->Finish(outputs);
             int64_t id = compiler::NextGraphId();
-            return PyCompiled{compiler::Compile(std::move(graph), id)};
+            return PyCompiled{compiler::Compile(graph, id)};
           },
           "Ends capture with these outputs and compiles the graph.");
 
@@ -306,7 +306,7 @@ void BindGraph(py::module_& m) {
       [](const py::bytes& data, const std::string& what) {
         ir::LoadedGraph loaded = ir::DeserializeGraph(std::string(data), what);
         int64_t id = compiler::NextGraphId();
-        PyCompiled compiled{compiler::Compile(std::move(loaded.graph), id, /*front_end=*/false)};
+        PyCompiled compiled{compiler::Compile(loaded.graph, id, /*front_end=*/false)};
         return py::make_tuple(std::move(compiled), py::bytes(loaded.metadata));
       },
       py::arg("data"), py::arg("what"), "Compiles a saved graph; returns (CompiledGraph, metadata bytes).");

@@ -91,12 +91,13 @@ std::vector<Tensor> Capture::Run(const ops::OpDef& op, const std::vector<Tensor>
   if (replay_) {
     if (op.props.side_effect) {  // happened when the forward ran
       std::vector<Tensor> outputs;
+      outputs.reserve(metas.size());
       for (const ops::TensorMeta& m : metas) outputs.push_back(Tensor::Zeros(m.shape, m.dtype));
       return outputs;
     }
     for (int w : written) {
       const Tensor& target = inputs.at(static_cast<size_t>(w));
-      if (target.symbolic() || private_copies_.count(target.impl()) != 0) continue;
+      if (target.symbolic() || private_copies_.contains(target.impl())) continue;
       // The graph writes its own copy; later reads of `target` in this graph see the copy.
       target.Sync();
       Tensor copy = Tensor::FromHost(target.data(), static_cast<size_t>(target.nbytes()), target.shape(), target.dtype());

@@ -49,7 +49,7 @@ class Capture final : public ops::Executor {
   size_t depth() const { return scopes_.size(); }
 
   std::vector<Tensor> Run(const ops::OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
-                          const std::vector<ops::TensorMeta>& outputs) override;
+                          const std::vector<ops::TensorMeta>& metas) override;
 
   /// Ends capture with these results; the capture cannot be used afterwards.
   std::shared_ptr<ir::Graph> Finish(const std::vector<Tensor>& outputs);

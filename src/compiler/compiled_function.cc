@@ -75,7 +75,7 @@ class Sha256 {
         0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
     std::array<uint32_t, 64> w{};
-    for (int i = 0; i < 16; ++i) {
+    for (size_t i = 0; i < 16; ++i) {
       w[i] = (uint32_t{block_[4 * i]} << 24) | (uint32_t{block_[4 * i + 1]} << 16) |
              (uint32_t{block_[4 * i + 2]} << 8) | uint32_t{block_[4 * i + 3]};
     }
@@ -285,7 +285,7 @@ std::optional<CompileCache::Loaded> CompileCache::Load(int64_t index, std::strin
     ir::CheckGraphRecord(graph.metadata, "compile_cache", path);
     record = Json::parse(graph.metadata);
     loaded.template_json = record.at("template").dump();
-    loaded.compiled = std::make_shared<const Compiled>(Compile(std::move(graph.graph), NextGraphId(), false));
+    loaded.compiled = std::make_shared<const Compiled>(Compile(graph.graph, NextGraphId(), false));
   } catch (const std::exception& e) {  // a corrupt, truncated or unreadable entry must never stop the program
     Warn(WarningKind::kGeneral,
          StrCat("Compile cache entry ", path, " can not be read (", e.what(), "): compiling again."));

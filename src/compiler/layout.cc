@@ -138,7 +138,7 @@ bool UseChannelsLast(Graph& graph, DeviceTarget device, std::string* report, Lay
     std::optional<Role> role = n.op->props.layout ? LayoutRole(graph, n, device) : ElementwiseRole(graph, n);
     if (!role) continue;
     bool rewritten = false;
-    for (size_t k = 0; k < n.outputs.size(); ++k) rewritten |= written.count({id, static_cast<int32_t>(k)}) > 0;
+    for (size_t k = 0; k < n.outputs.size(); ++k) rewritten |= written.contains({id, static_cast<int32_t>(k)});
     if (!rewritten) roles[i] = std::move(role);
   }
 

@@ -88,7 +88,7 @@ bool EliminateCommonSubexpressions(Graph& graph) {
     auto id = static_cast<int32_t>(i);
     if (n.dead) continue;
     std::string key;
-    if (n.kind == NodeKind::kConstant && n.value.numel() <= 64 && !written.count({id, 0})) {
+    if (n.kind == NodeKind::kConstant && n.value.numel() <= 64 && !written.contains({id, 0})) {
       const auto* bytes = static_cast<const unsigned char*>(n.value.data());
       key = StrCat("const|", DTypeName(n.value.dtype()), ShapeRepr(n.value.shape()), "|");
       key.append(reinterpret_cast<const char*>(bytes), n.value.nbytes());
@@ -163,7 +163,7 @@ bool SimplifyAlgebra(Graph& graph) {
     // Dropping the node makes its result the operand itself: not when the
     // result is written in place, nor when it is returned and the operand
     // is an input, weight or constant (the caller would get that tensor).
-    if (written.count(out)) continue;
+    if (written.contains(out)) continue;
     bool returned = IsGraphOutput(graph, out);
     const ops::OpProperties& p = n.op->props;
     std::optional<ValueRef> same;

@@ -36,7 +36,7 @@ const bool kConsumersDeclared = [] {
 
 int64_t NextGraphId() { return g_next_graph_id.fetch_add(1); }
 
-Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_end) {
+Compiled Compile(const std::shared_ptr<ir::Graph>& graph, int64_t graph_id, bool front_end) {
   Compiled result;
   CompileReport& report = result.report;
   report.graph_id = graph_id;

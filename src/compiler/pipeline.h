@@ -45,7 +45,7 @@ struct Compiled {
 /// context's compile keys (save_graphs, memory_optimize_level, device_target...).
 /// With `front_end` false (a graph loaded from the compile cache or a file)
 /// the capture and optimize stages are skipped.
-Compiled Compile(std::shared_ptr<ir::Graph> graph, int64_t graph_id, bool front_end = true);
+Compiled Compile(const std::shared_ptr<ir::Graph>& graph, int64_t graph_id, bool front_end = true);
 
 /// A new id for a graph about to be captured (used in IR file names).
 int64_t NextGraphId();

@@ -150,7 +150,7 @@ std::vector<SubKey> AscendConfigKeys() {
       {.name = "exception_dump",
        .default_value = Value("2"),
        .parse = ParseStringChoice({"0", "1", "2"}),
-       .doc = "\"0\" off, \"1\" dump inputs and outputs of failing operators, \"2\" inputs only"},
+       .doc = R"("0" off, "1" dump inputs and outputs of failing operators, "2" inputs only)"},
       {.name = "ge_options",
        .default_value = Value(Dict{}),
        .parse = ParseGeOptions,
@@ -203,7 +203,7 @@ std::vector<SubKey> AoeConfigKeys() {
   return {{.name = "job_type",
            .default_value = Value("2"),
            .parse = ParseStringChoice({"1", "2"}),
-           .doc = "\"1\" tunes subgraphs, \"2\" tunes operators"}};
+           .doc = R"("1" tunes subgraphs, "2" tunes operators)"}};
 }
 
 }  // namespace msrt::context

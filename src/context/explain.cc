@@ -217,8 +217,8 @@ std::string Store::Summary(bool all) const {
       std::vector<std::string> notes;
       if (differs) notes.push_back(StrCat("effective ", effective.value.repr(), " (", effective.detail, ")"));
       if (!read.detail.empty() && !differs) notes.push_back(read.detail);
-      if (in_effect && spec.freeze == Freeze::kOnceInEffect) notes.push_back("frozen");
-      if (!applies) notes.push_back("not used on this device");
+      if (in_effect && spec.freeze == Freeze::kOnceInEffect) notes.emplace_back("frozen");
+      if (!applies) notes.emplace_back("not used on this device");
       for (size_t i = 0; i < notes.size(); ++i) row.note += (i ? "; " : "") + notes[i];
       rows.push_back(std::move(row));
     }
@@ -229,7 +229,7 @@ std::string Store::Summary(bool all) const {
     value_width = std::max(value_width, r.value.size());
     source_width = std::max(source_width, r.source.size());
   }
-  auto pad = [](std::string s, size_t width) { return s + std::string(width - std::min(width, s.size()), ' '); };
+  auto pad = [](const std::string& s, size_t width) { return s + std::string(width - std::min(width, s.size()), ' '); };
   out += "  " + pad("key", key_width) + "  " + pad("value", value_width) + "  " + pad("source", source_width) +
          "  note\n";
   for (const Row& r : rows) {

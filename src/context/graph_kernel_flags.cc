@@ -143,7 +143,7 @@ class FlagReader {
     }
   }
 
-  void Warn(std::string message) {
+  void Warn(const std::string& message) {
     if (warnings_ != nullptr) warnings_->push_back(std::string(kPrefix) + message);
   }
 
@@ -177,7 +177,7 @@ class FlagReader {
       if (value.empty()) return ignore("there is no value after '='");
     }
     std::string name(key);
-    if (entries_.count(name) != 0) {
+    if (entries_.contains(name)) {
       Warn(StrCatPieces({"the flag '--", Shown(key),
                          "' is given more than once; its first value is used."}));
       return;

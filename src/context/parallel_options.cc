@@ -309,8 +309,8 @@ void ApplyCollectiveEntry(size_t index, const Value& entry, const View& view, co
 FusionState RunCommFusion(const Dict& config, const View& view, const KeyEnv& env) {
   FusionState state = LoadFusionState(view);
   for (const auto& [name, value] : config) {
-    auto it = std::find_if(kCollectives.begin(), kCollectives.end(),
-                           [&name = name](const Collective& c) { return c.name == name; });
+    const auto* it = std::find_if(kCollectives.begin(), kCollectives.end(),
+                                  [&name = name](const Collective& c) { return c.name == name; });
     if (it != kCollectives.end()) {
       size_t index = static_cast<size_t>(it - kCollectives.begin());
       if (state.enabled[index]) ApplyCollectiveEntry(index, value, view, env, state);

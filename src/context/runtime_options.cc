@@ -160,7 +160,7 @@ int64_t GbOfStored(std::string_view stored, int64_t lo) {
 Value ParseVariableMemory(const Value& in, const KeyEnv& env) {
   if (env.loading) {
     if (in.is_string() && (in.as_string() == "0" || GbOfStored(in.as_string(), 1) > 0)) return in;
-    env.FailValue("should be \"0\" or \"N * 1024 * 1024 * 1024\" with N in [1, 31]", in);
+    env.FailValue(R"(should be "0" or "N * 1024 * 1024 * 1024" with N in [1, 31])", in);
   }
   if (!in.is_string()) env.FailType("str", in);
   const std::string& text = in.as_string();
@@ -182,7 +182,7 @@ void ApplyVariableMemory(const Value& stored, Transaction& tx, const KeyEnv& env
 
 Value ParseGraphMemory(const Value& in, const KeyEnv& env) {
   if (in.is_string() && (in.as_string() == "0" || GbOfStored(in.as_string(), 0) >= 0)) return in;
-  env.FailValue("should be \"0\" or \"N * 1024 * 1024 * 1024\" with N in [0, 30]", in);
+  env.FailValue(R"(should be "0" or "N * 1024 * 1024 * 1024" with N in [0, 30])", in);
 }
 
 // --- Debugging and dumps -----------------------------------------------------
@@ -342,7 +342,7 @@ Value ParseProfilingOptions(const Value& in, const KeyEnv& env) {
                          (value.is_string() && (value.get_ref<const std::string&>() == "on" ||
                                                 value.get_ref<const std::string&>() == "off")));
     if (!ok) {
-      fail(StrCat("option '", key, "' should be ", is_text ? "a string" : "\"on\" or \"off\""));
+      fail(StrCat("option '", key, "' should be ", is_text ? "a string" : R"("on" or "off")"));
     }
   }
   return in;

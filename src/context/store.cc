@@ -93,7 +93,7 @@ int Store::Impl::ResolvePublic(Family f, std::string_view key, bool is_set, Warn
   throw ValueError(message);
 }
 
-Value Store::Impl::DefaultFor(const OptionSpec& spec, Profile p) const {
+Value Store::Impl::DefaultFor(const OptionSpec& spec, Profile p) {
   for (const auto& [profile_id, value] : spec.profile_defaults) {
     if (profile_id == p) return value;
   }
@@ -332,6 +332,8 @@ int Store::ResolveSlot(Family family, std::string_view key, ValueKind expected) 
   return slot;
 }
 
+// Asks about this store's reads (answered conservatively from thread state shared by all stores): not static.
+// NOLINTNEXTLINE(readability-convert-member-functions-to-static)
 bool Store::ThreadHasOverrides() const { return ThreadHasState(); }
 
 Value Store::GetSlot(Family family, int slot) const {

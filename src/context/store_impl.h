@@ -85,7 +85,7 @@ struct Store::Impl {
   /// deprecated); raises ValueError with suggestions when unknown.
   int ResolvePublic(Family f, std::string_view key, bool is_set, Warnings* warnings) const;
 
-  Value DefaultFor(const OptionSpec& spec, Profile p) const;
+  static Value DefaultFor(const OptionSpec& spec, Profile p);
   /// Stored value, with this thread's overrides and per-thread values when
   /// `with_thread`, and the environment default when the user set nothing.
   /// `stored`, if given, is the slot as copied by CopySlots (no lock taken).

@@ -90,7 +90,7 @@ class MemoryPool {
   /// (and is not counted as a failed allocation).
   void* TryAllocate(size_t nbytes, size_t* granted, std::string* why);
   /// Returns a piece from Allocate. Never throws.
-  void Free(void* p) noexcept;
+  void Free(void* address) noexcept;
   /// Held across fork() so the child never inherits it locked (runtime/fork.cc).
   void LockForFork() const { mutex_.lock(); }
   void UnlockAfterFork() const { mutex_.unlock(); }

@@ -13,7 +13,7 @@
 
 namespace msrt::ops {
 
-std::vector<Tensor> Call(std::string_view op, const std::vector<Tensor>& inputs, const Dict& attrs = {});
+std::vector<Tensor> Call(std::string_view name, const std::vector<Tensor>& inputs, const Dict& attrs = {});
 /// Call for single-output ops.
 Tensor Call1(std::string_view op, const std::vector<Tensor>& inputs, const Dict& attrs = {});
 

@@ -22,9 +22,7 @@ Tensor SumToShape(const Tensor& grad, const Shape& shape) {
   const size_t lead = g.size() - shape.size();
   std::vector<int64_t> axes;
   for (size_t i = 0; i < g.size(); ++i) {
-    if (i < lead) {
-      axes.push_back(static_cast<int64_t>(i));
-    } else if (shape[i - lead] == 1 && g[i] != 1) {
+    if (i < lead || (shape[i - lead] == 1 && g[i] != 1)) {
       axes.push_back(static_cast<int64_t>(i));
     } else {
       MSRT_INTERNAL_ASSERT(shape[i - lead] == g[i], "SumToShape: ", ShapeRepr(g), " does not broadcast from ",

@@ -339,7 +339,7 @@ class Reader {
 
 class Sink {
  public:
-  void Emit(const std::vector<PrintItem>& items) {
+  static void Emit(const std::vector<PrintItem>& items) {
     std::string path = context::runtime_options::PrintFilePath().Get();
     if (!path.empty()) {
       std::string record = EncodeRecord(items);
@@ -397,8 +397,7 @@ class Sink {
 };
 
 void EmitToSink(const std::vector<PrintItem>& items) {
-  static auto* sink = new Sink();
-  sink->Emit(items);
+  Sink::Emit(items);
 }
 
 const bool kInstalled = [] {

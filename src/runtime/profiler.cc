@@ -406,7 +406,8 @@ std::vector<std::string> Session::Write() const {
   std::string csv = "op_type,calls,total_us,avg_us,share_percent\n";
   for (const auto& [name, t] : rows) {
     char share[32];
-    std::snprintf(share, sizeof(share), "%.2f", all_ns > 0 ? 100.0 * static_cast<double>(t.ns) / all_ns : 0.0);
+    std::snprintf(share, sizeof(share), "%.2f",
+                  all_ns > 0 ? 100.0 * static_cast<double>(t.ns) / static_cast<double>(all_ns) : 0.0);
     csv += StrCat(name, ",", t.calls, ",", Micros(t.ns), ",", Micros(t.ns / t.calls), ",", share, "\n");
   }
 

@@ -325,7 +325,7 @@ class Recorder final : public KernelObserver, public GraphObserver {
     return n == 0 ? stem : StrCat(stem, "_", n);
   }
 
-  void WriteCommon(const fs::path& folder, DeviceTarget device, const GraphExecutable* exe) {
+  static void WriteCommon(const fs::path& folder, DeviceTarget device, const GraphExecutable* exe) {
     Json memory = {{"pool", PoolToJson(device)}, {"pool_summary", memory::Summary(device)}};
     if (exe != nullptr) memory["graph_plan"] = PlanToJson(exe->memory_stats());
     WriteFile(folder / "memory.json", memory.dump(2) + "\n");

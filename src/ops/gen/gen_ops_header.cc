@@ -24,7 +24,7 @@ std::string Identifier(std::string_view name) {
   std::string out(name);
   if (out.ends_with("...")) out.resize(out.size() - 3);
   if (out.ends_with("?")) out.pop_back();  // an optional input: the caller passes Tensor() to leave it out
-  if (kReserved.count(out) != 0) out += "_";
+  if (kReserved.contains(out)) out += "_";
   return out;
 }
 
