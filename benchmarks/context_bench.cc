@@ -52,34 +52,50 @@ int main() {
   constexpr int kGets = 2'000'000;
   constexpr int kSets = 100'000;
 
-  double peer_get = has_peer ? MedianNanoseconds([](int n) {
-    for (int i = 0; i < n; ++i) Keep(msrt::bench::PeerGet());
-  }, kGets) : 0;
-  double peer_set = has_peer ? MedianNanoseconds([](int n) {
-    for (int i = 0; i < n; ++i) msrt::bench::PeerSet(i & 1);
-  }, kSets) : 0;
+  double peer_get = has_peer ? MedianNanoseconds(
+                                   [](int n) {
+                                     for (int i = 0; i < n; ++i) Keep(msrt::bench::PeerGet());
+                                   },
+                                   kGets)
+                             : 0;
+  double peer_set = has_peer ? MedianNanoseconds(
+                                   [](int n) {
+                                     for (int i = 0; i < n; ++i) msrt::bench::PeerSet(i & 1);
+                                   },
+                                   kSets)
+                             : 0;
 
   const msrt::context::OptionRef<int64_t> mode(Family::kRuntime, "mode");
   const msrt::context::OptionRef<bool> check_bprop(Family::kRuntime, "check_bprop");
   const msrt::context::OptionRef<std::string> graphs_path(Family::kRuntime, "save_graphs_path");
 
-  double get_ref = MedianNanoseconds([&](int n) {
-    for (int i = 0; i < n; ++i) Keep(mode.Get());
-  }, kGets);
-  double get_ref_bool = MedianNanoseconds([&](int n) {
-    for (int i = 0; i < n; ++i) Keep(check_bprop.Get());
-  }, kGets);
-  double get_name = MedianNanoseconds([&](int n) {
-    for (int i = 0; i < n; ++i) Keep(store.Get(Family::kRuntime, "mode").as_int());
-  }, kGets / 4);
-  double get_string = MedianNanoseconds([&](int n) {
-    for (int i = 0; i < n; ++i) Keep(static_cast<int64_t>(graphs_path.Get().size()));
-  }, kGets / 4);
+  double get_ref = MedianNanoseconds(
+      [&](int n) {
+        for (int i = 0; i < n; ++i) Keep(mode.Get());
+      },
+      kGets);
+  double get_ref_bool = MedianNanoseconds(
+      [&](int n) {
+        for (int i = 0; i < n; ++i) Keep(check_bprop.Get());
+      },
+      kGets);
+  double get_name = MedianNanoseconds(
+      [&](int n) {
+        for (int i = 0; i < n; ++i) Keep(store.Get(Family::kRuntime, "mode").as_int());
+      },
+      kGets / 4);
+  double get_string = MedianNanoseconds(
+      [&](int n) {
+        for (int i = 0; i < n; ++i) Keep(static_cast<int64_t>(graphs_path.Get().size()));
+      },
+      kGets / 4);
   const msrt::Dict graph{{"mode", msrt::Value(int64_t{0})}};
   const msrt::Dict pynative{{"mode", msrt::Value(int64_t{1})}};
-  double set_one = MedianNanoseconds([&](int n) {
-    for (int i = 0; i < n; ++i) store.Set(Family::kRuntime, (i & 1) ? graph : pynative);
-  }, kSets);
+  double set_one = MedianNanoseconds(
+      [&](int n) {
+        for (int i = 0; i < n; ++i) store.Set(Family::kRuntime, (i & 1) ? graph : pynative);
+      },
+      kSets);
 
   std::printf("context get/set from C++ (median of 15 runs; peer: %s)\n",
               has_peer ? msrt::bench::PeerName().c_str() : "none built");

@@ -70,7 +70,8 @@ void BindContext(py::module_& m) {
         n.get, [family](const std::string& attr_key) { return FromValue(context::Global().Get(family, attr_key)); },
         py::arg("attr_key"), "The value of one key.");
     if (n.reset != nullptr) {
-      m.def(n.reset, [family] { context::Global().Reset(family); }, "Restores the defaults.");
+      m.def(
+          n.reset, [family] { context::Global().Reset(family); }, "Restores the defaults.");
     }
   }
 
@@ -98,7 +99,8 @@ void BindContext(py::module_& m) {
   m.def("effective", [](const std::string& family, const std::string& key) {
     return FromValue(context::Global().Effective(FamilyFromName(family), key));
   });
-  m.def("summary", [](bool all) { return context::Global().Summary(all); }, py::arg("all") = false);
+  m.def(
+      "summary", [](bool all) { return context::Global().Summary(all); }, py::arg("all") = false);
   m.def("snapshot", [] { return FromValue(context::Global().Snapshot()); });
   m.def("load", [](py::handle snapshot) { context::Global().Load(ToValue(snapshot)); });
   m.def("push_override", [](const std::string& family, py::dict kwargs) {

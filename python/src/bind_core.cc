@@ -36,7 +36,8 @@ constexpr int kMaxNestingDepth = 100;
 [[noreturn]] void ThrowNestedTooDeep() {
   throw ValueError(StrCat("The value is nested deeper than ", kMaxNestingDepth,
                           " levels (lists, tuples or dicts inside each other, or a container that contains itself); "
-                          "expected at most ", kMaxNestingDepth, " levels."));
+                          "expected at most ",
+                          kMaxNestingDepth, " levels."));
 }
 
 Value ToValueAt(py::handle object, int depth);

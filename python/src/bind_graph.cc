@@ -194,8 +194,9 @@ struct PyCompiledFunction {
     auto entry = function.Lookup(key);
     if (entry == nullptr) {
       std::string owner_name = call_owner.is_none() ? "-" : py::str(py::type::of(call_owner).attr("__qualname__"));
-      std::string disk_key = StrCat(function.name(), " of ", owner_name, ", training=",
-                                    training ? (*training ? "true" : "false") : "none", ": ", sig.text());
+      std::string disk_key = StrCat(function.name(), " of ", owner_name,
+                                    ", training=", training ? (*training ? "true" : "false") : "none", ": ",
+                                    sig.text());
       PyHooks hooks(front, body, args, kwargs, function.name(), call_owner);
       entry = function.Resolve(key, disk_key, hooks);
     }
@@ -247,17 +248,19 @@ void BindGraph(py::module_& m) {
              if (!d) throw TypeError(StrCat("unknown dtype '", dtype, "'"));
              return c.capture->AddInput(shape, *d, DeviceTarget::kCPU, name);
            })
-      .def("set_replay", [](PyCapture& c, bool replay) { c.capture->set_replay(replay); },
-           "Leaves out side effects and writes copies of written tensors (a backward graph's recompute).")
+      .def(
+          "set_replay", [](PyCapture& c, bool replay) { c.capture->set_replay(replay); },
+          "Leaves out side effects and writes copies of written tensors (a backward graph's recompute).")
       .def("push_scope", [](PyCapture& c, std::string scope) { c.capture->PushScope(std::move(scope)); })
       .def("pop_scope", [](PyCapture& c) { c.capture->PopScope(); })
       .def_property_readonly("depth", [](const PyCapture& c) { return c.capture->depth(); })
-      .def("__enter__",
-           [](PyCapture& c) {
-             c.scope = std::make_unique<compiler::CaptureScope>(c.capture.get());
-             return &c;
-           },
-           py::return_value_policy::reference)
+      .def(
+          "__enter__",
+          [](PyCapture& c) {
+            c.scope = std::make_unique<compiler::CaptureScope>(c.capture.get());
+            return &c;
+          },
+          py::return_value_policy::reference)
       .def("__exit__", [](PyCapture& c, const py::args&) { c.scope.reset(); })
       .def(
           "compile",
@@ -282,14 +285,18 @@ void BindGraph(py::module_& m) {
           py::arg("inputs"), py::arg("weights") = std::vector<std::optional<Tensor>>())
       .def(
           "inline",
-          [](PyCompiled& c, const std::vector<Tensor>& inputs) { return compiler::InlineGraph(*c.compiled.optimized, inputs); },
+          [](PyCompiled& c, const std::vector<Tensor>& inputs) {
+            return compiler::InlineGraph(*c.compiled.optimized, inputs);
+          },
           py::arg("inputs"),
           "Calls the graph's program op by op: inlined into a capture in progress, eagerly otherwise.")
       .def("weight_names", [](const PyCompiled& c) { return c.compiled.executable->WeightNames(); })
-      .def("captured_weights", [](const PyCompiled& c) { return c.compiled.executable->CapturedWeights(); },
-           "The tensors bound to the weights at capture, in weight_names() order.")
-      .def("ir", [](const PyCompiled& c) { return ir::PrintText(c.compiled.executable->graph()); },
-           "The optimised graph as text (docs/ir.md).")
+      .def(
+          "captured_weights", [](const PyCompiled& c) { return c.compiled.executable->CapturedWeights(); },
+          "The tensors bound to the weights at capture, in weight_names() order.")
+      .def(
+          "ir", [](const PyCompiled& c) { return ir::PrintText(c.compiled.executable->graph()); },
+          "The optimised graph as text (docs/ir.md).")
       .def("execution_order", [](const PyCompiled& c) { return c.compiled.executable->ExecutionOrderText(); })
       .def("report", [](const PyCompiled& c) { return ReportDict(c.compiled.report, *c.compiled.executable); })
       .def_property_readonly("runs", [](const PyCompiled& c) { return c.compiled.executable->runs(); })
@@ -349,10 +356,11 @@ void BindGraph(py::module_& m) {
                        bool key_training, bool allow_fallback) {
              py::object tensor_type = front.attr("tensor_type");
              py::object owner_type = front.attr("owner_type");
-             return std::make_unique<PyCompiledFunction>(PyCompiledFunction{
-                 compiler::CompiledFunction(std::move(name), allow_fallback), std::move(front), std::move(tensor_type),
-                 std::move(owner_type), std::move(owner),
-                 owner_is_first_argument ? OwnerPolicy::kFirstArgument : OwnerPolicy::kBound, key_training});
+             return std::make_unique<PyCompiledFunction>(
+                 PyCompiledFunction{compiler::CompiledFunction(std::move(name), allow_fallback), std::move(front),
+                                    std::move(tensor_type), std::move(owner_type), std::move(owner),
+                                    owner_is_first_argument ? OwnerPolicy::kFirstArgument : OwnerPolicy::kBound,
+                                    key_training});
            }),
            py::arg("name"), py::arg("front_end"), py::arg("owner") = py::none(),
            py::arg("owner_is_first_argument") = false, py::arg("key_training") = false,
@@ -379,10 +387,11 @@ void BindGraph(py::module_& m) {
       .def("__len__", [](const PyCompiledFunction& f) { return f.function.size(); })
       .def("__iter__", [](const PyCompiledFunction& f) { return py::iter(f.AsDict()); })
       .def("values", [](const PyCompiledFunction& f) { return f.AsDict().attr("values")(); })
-      .def("__eq__", [](const PyCompiledFunction& f, const py::object& other) -> py::object {
-        if (!py::isinstance<py::dict>(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-        return py::bool_(f.AsDict().equal(other));
-      })
+      .def("__eq__",
+           [](const PyCompiledFunction& f, const py::object& other) -> py::object {
+             if (!py::isinstance<py::dict>(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             return py::bool_(f.AsDict().equal(other));
+           })
       .def("__repr__", [](const PyCompiledFunction& f) {
         return StrCat("<CompiledFunction '", f.function.name(), "' with ", f.function.size(), " graphs>");
       });
@@ -390,7 +399,8 @@ void BindGraph(py::module_& m) {
   m.def("capture_fallback", &compiler::DecideFallback, py::arg("name"), py::arg("failed_at"), py::arg("error"),
         py::arg("allow_fallback"),
         "Note [Capture fallback]: RuntimeError when a failed capture must not fall back, else a warning.");
-  m.def("version", [] { return std::string(compiler::Version()); }, "msrt's version, as the build knows it.");
+  m.def(
+      "version", [] { return std::string(compiler::Version()); }, "msrt's version, as the build knows it.");
 }
 
 }  // namespace msrt::python

@@ -3,8 +3,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include <cstring>
 #include <frameobject.h>
+#include <cstring>
 
 #include "autodiff/autodiff.h"
 #include "bindings.h"
@@ -102,14 +102,15 @@ std::string PythonOrigin() {
   while (frame != nullptr && depth < 32) {
     PyCodeObject* code = PyFrame_GetCode(frame);
     const char* file = PyUnicode_AsUTF8(code->co_filename);
-    bool internal = file != nullptr && std::strstr(file, "/msrt/") != nullptr && std::strstr(file, "/tests/") == nullptr;
+    bool internal = file != nullptr && std::strstr(file, "/msrt/") != nullptr &&
+                    std::strstr(file, "/tests/") == nullptr;
     if (!internal) {
       std::string out = StrCat(file ? file : "?", ":", PyFrame_GetLineNumber(frame));
       Py_DECREF(code);
       return out;
     }
     Py_DECREF(code);
-    frame = PyFrame_GetBack(frame);  // new reference in 3.11
+    frame = PyFrame_GetBack(frame);          // new reference in 3.11
     if (frame != nullptr) Py_DECREF(frame);  // the frame stays alive on the stack
     ++depth;
   }
@@ -204,10 +205,12 @@ void BindTensor(py::module_& m) {
       .def_property_readonly("symbolic", &Tensor::symbolic, "Whether this is a value being captured into a graph.")
       .def_property_readonly("size", &Tensor::numel)
       .def_property_readonly("nbytes", &Tensor::nbytes)
-      .def_property("requires_grad", [](const Tensor& t) { return t.impl()->requires_grad; },
-                    [](const Tensor& t, bool v) { t.impl()->requires_grad = v; })
-      .def_property("param_name", [](const Tensor& t) { return t.impl()->name; },
-                    [](const Tensor& t, const std::string& v) { t.impl()->name = v; })
+      .def_property(
+          "requires_grad", [](const Tensor& t) { return t.impl()->requires_grad; },
+          [](const Tensor& t, bool v) { t.impl()->requires_grad = v; })
+      .def_property(
+          "param_name", [](const Tensor& t) { return t.impl()->name; },
+          [](const Tensor& t, const std::string& v) { t.impl()->name = v; })
       .def("asnumpy", &ToArray, "The data as a NumPy array sharing memory (waits for pending ops).")
       .def("_sync",
            [](const Tensor& t) {
@@ -235,12 +238,11 @@ void BindTensor(py::module_& m) {
         return ops::Call(op, given, ToDict(attrs));
       },
       py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict());
-  m.def(
-      "scalar", [](double value, const std::string& dtype) {
-        auto d = ParseDType(dtype);
-        if (!d) throw TypeError(StrCat("unknown dtype '", dtype, "'"));
-        return Tensor::Scalar(value, *d);
-      });
+  m.def("scalar", [](double value, const std::string& dtype) {
+    auto d = ParseDType(dtype);
+    if (!d) throw TypeError(StrCat("unknown dtype '", dtype, "'"));
+    return Tensor::Scalar(value, *d);
+  });
   m.def("synchronize", [] {
     py::gil_scoped_release release;
     runtime::Synchronize();
@@ -282,7 +284,7 @@ void BindTensor(py::module_& m) {
             auto params = [](const std::vector<ops::ApiParam>& list) {
               py::list ps;
               for (const ops::ApiParam& p : list) {
-                static constexpr const char* kBinds[] = {"input",    "inputs",        "attr",
+                static constexpr const char* kBinds[] = {"input",       "inputs",   "attr",
                                                          "unsupported", "recorded", "optional_input"};
                 py::dict d;
                 d["name"] = p.name;
@@ -313,8 +315,9 @@ void BindTensor(py::module_& m) {
   m.def(
       "op_attr_types",
       [](const std::string& name) {
-        static constexpr const char* kTypes[] = {"any",   "bool",  "int",   "float",       "str",      "ints", "axes", "axis",
-                                                 "shape", "dtype", "data_format", "pad_mode", "pair", "padding"};
+        static constexpr const char* kTypes[] = {"any",         "bool",     "int",  "float",  "str",
+                                                 "ints",        "axes",     "axis", "shape",  "dtype",
+                                                 "data_format", "pad_mode", "pair", "padding"};
         py::dict out;
         for (const ops::AttrSpec& a : ops::GetOp(name).attrs) {
           out[py::str(std::string(a.name))] = kTypes[static_cast<int>(a.type)];

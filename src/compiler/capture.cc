@@ -34,10 +34,10 @@ Tensor Capture::AddInput(const Shape& shape, DType dtype, DeviceTarget device, s
 
 void Capture::PushScope(std::string scope) {
   if (static_cast<int64_t>(scopes_.size()) >= max_call_depth_) {
-    throw RuntimeError(StrCat("Exceed function call depth limit ", max_call_depth_,
-                              ", (function call depth: ", scopes_.size() + 1, ", simulate call depth: ",
-                              scopes_.size() + 1, ") while compiling graph '", graph_->name(), "' at '", scope,
-                              "'. Raise it with set_context(max_call_depth=...) if the network is that deep."));
+    throw RuntimeError(
+        StrCat("Exceed function call depth limit ", max_call_depth_, ", (function call depth: ", scopes_.size() + 1,
+               ", simulate call depth: ", scopes_.size() + 1, ") while compiling graph '", graph_->name(), "' at '",
+               scope, "'. Raise it with set_context(max_call_depth=...) if the network is that deep."));
   }
   scopes_.push_back(std::move(scope));
 }
@@ -53,8 +53,11 @@ ir::ValueRef Capture::Lookup(const Tensor& t) {
   if (t.symbolic()) {
     auto it = symbolic_.find(t.impl()->storage.get());
     if (it == symbolic_.end()) {
-      throw RuntimeError(StrCat("A Tensor of shape ", ShapeRepr(t.shape()), " computed while compiling another "
-                                "graph was used while compiling graph '", graph_->name(), "'. Tensors computed "
+      throw RuntimeError(StrCat("A Tensor of shape ", ShapeRepr(t.shape()),
+                                " computed while compiling another "
+                                "graph was used while compiling graph '",
+                                graph_->name(),
+                                "'. Tensors computed "
                                 "inside a compiled function only exist there: do not keep them in attributes or "
                                 "globals across calls."));
     }
@@ -100,7 +103,8 @@ std::vector<Tensor> Capture::Run(const ops::OpDef& op, const std::vector<Tensor>
       if (target.symbolic() || private_copies_.contains(target.impl())) continue;
       // The graph writes its own copy; later reads of `target` in this graph see the copy.
       target.Sync();
-      Tensor copy = Tensor::FromHost(target.data(), static_cast<size_t>(target.nbytes()), target.shape(), target.dtype());
+      Tensor copy = Tensor::FromHost(target.data(), static_cast<size_t>(target.nbytes()), target.shape(),
+                                     target.dtype());
       ir::Node state;
       state.kind = ir::NodeKind::kWeight;
       state.name = StrCat("replay.", unnamed_states_++);
@@ -144,8 +148,8 @@ std::vector<Tensor> Capture::Run(const ops::OpDef& op, const std::vector<Tensor>
       outputs.push_back(target);
       continue;
     }
-    Tensor out = Tensor::Symbolic(metas[k].shape, metas[k].dtype, inputs.empty() ? DeviceTarget::kCPU
-                                                                                  : inputs[0].device());
+    Tensor out = Tensor::Symbolic(metas[k].shape, metas[k].dtype,
+                                  inputs.empty() ? DeviceTarget::kCPU : inputs[0].device());
     symbolic_[out.impl()->storage.get()] = {id, static_cast<int32_t>(k)};
     keep_alive_.push_back(out);
     outputs.push_back(std::move(out));
@@ -174,8 +178,8 @@ std::vector<Tensor> InlineGraph(const ir::Graph& graph, const std::vector<Tensor
     auto id = static_cast<size_t>(graph.inputs()[k]);
     const ops::TensorMeta& want = nodes[id].outputs[0];
     if (inputs[k].shape() != want.shape || inputs[k].dtype() != want.dtype) {
-      throw ValueError(StrCat("The graph '", graph.name(), "' takes input ", k, " as ",
-                              DTypeName(want.dtype), ShapeRepr(want.shape), ", but got ", DTypeName(inputs[k].dtype()),
+      throw ValueError(StrCat("The graph '", graph.name(), "' takes input ", k, " as ", DTypeName(want.dtype),
+                              ShapeRepr(want.shape), ", but got ", DTypeName(inputs[k].dtype()),
                               ShapeRepr(inputs[k].shape()), "."));
     }
     values[id] = {inputs[k]};
@@ -197,11 +201,13 @@ std::vector<Tensor> InlineGraph(const ir::Graph& graph, const std::vector<Tensor
     if (!n.fused.empty()) throw InternalError("InlineGraph takes a graph before graph-kernel fusion");
     std::vector<Tensor> args;
     args.reserve(n.inputs.size());
-    for (const ir::ValueRef& v : n.inputs) args.push_back(values[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)]);
+    for (const ir::ValueRef& v : n.inputs)
+      args.push_back(values[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)]);
     values[i] = ops::Call(n.op->name, args, n.attrs);
   }
   std::vector<Tensor> outputs;
-  for (const ir::ValueRef& v : graph.outputs()) outputs.push_back(values[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)]);
+  for (const ir::ValueRef& v : graph.outputs())
+    outputs.push_back(values[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)]);
   return outputs;
 }
 

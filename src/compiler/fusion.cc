@@ -144,7 +144,8 @@ bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
     for (size_t k = 0; k < chain.members.size(); ++k) {
       int32_t member = chain.members[k];
       bool outside = returned[static_cast<size_t>(member)];
-      for (int32_t user : users[static_cast<size_t>(member)]) outside |= chain_of[static_cast<size_t>(user)] != chain_id;
+      for (int32_t user : users[static_cast<size_t>(member)])
+        outside |= chain_of[static_cast<size_t>(user)] != chain_id;
       if (outside || k + 1 == chain.members.size()) {
         output_steps.push_back(static_cast<int32_t>(k));
         output_metas.push_back(nodes[static_cast<size_t>(member)].outputs[0]);

@@ -157,7 +157,8 @@ bool UseChannelsLast(Graph& graph, DeviceTarget device, std::string* report, Lay
   }
   std::vector<bool> region_prefers(count, false);
   for (size_t i = 0; i < count; ++i) {
-    if (roles[i] && roles[i]->prefers) region_prefers[static_cast<size_t>(Find(parent, static_cast<int32_t>(i)))] = true;
+    if (roles[i] && roles[i]->prefers)
+      region_prefers[static_cast<size_t>(Find(parent, static_cast<int32_t>(i)))] = true;
   }
   std::vector<bool> convert(count, false);
   bool any = false;
@@ -210,8 +211,8 @@ bool UseChannelsLast(Graph& graph, DeviceTarget device, std::string* report, Lay
   auto channels_last_of = [&](ValueRef v) {
     auto node = static_cast<size_t>(v.node), index = static_cast<size_t>(v.index);
     if (!channels_last[node][index].valid()) {
-      channels_last[node][index] =
-          convert_value(plain[node][index], nodes[node].outputs[index], kToChannelsLast, nodes[node]);
+      channels_last[node][index] = convert_value(plain[node][index], nodes[node].outputs[index], kToChannelsLast,
+                                                 nodes[node]);
     }
     return channels_last[node][index];
   };
@@ -221,7 +222,8 @@ bool UseChannelsLast(Graph& graph, DeviceTarget device, std::string* report, Lay
     if (nodes[i].dead) continue;
     Node n = nodes[i];
     for (size_t k = 0; k < n.inputs.size(); ++k) {
-      n.inputs[k] = convert[i] && roles[i]->inputs[k] ? channels_last_of(nodes[i].inputs[k]) : plain_of(nodes[i].inputs[k]);
+      n.inputs[k] = convert[i] && roles[i]->inputs[k] ? channels_last_of(nodes[i].inputs[k])
+                                                      : plain_of(nodes[i].inputs[k]);
     }
     if (convert[i]) {
       ++region_ops;

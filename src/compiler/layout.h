@@ -34,8 +34,8 @@ namespace msrt::compiler {
 inline constexpr std::string_view kChannelsLastPass = "channels_last";
 
 struct LayoutStats {
-  size_t channels_last_ops = 0;     // ops that run on NHWC activations
-  size_t layout_conversions = 0;    // transposes (or reshapes) added at regions' edges
+  size_t channels_last_ops = 0;   // ops that run on NHWC activations
+  size_t layout_conversions = 0;  // transposes (or reshapes) added at regions' edges
 };
 
 /// Runs the regions of `graph` that hold convolutions channels-last (Note

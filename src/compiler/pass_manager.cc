@@ -115,7 +115,8 @@ bool SwitchOn(PassSwitch which, const PassContext& context) {
 
 bool PassEnabled(const PassDef& pass, const PassContext& context) {
   if (!SwitchOn(pass.enabled_by, context)) return false;
-  return pass.default_on ? !Listed(context.flags.disable_pass, pass.name) : Listed(context.flags.enable_pass, pass.name);
+  return pass.default_on ? !Listed(context.flags.disable_pass, pass.name)
+                         : Listed(context.flags.enable_pass, pass.name);
 }
 
 PassManager PassManager::ForCompile(int64_t graph_id, PassRecords records) {

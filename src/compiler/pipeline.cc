@@ -6,13 +6,13 @@
 #include <filesystem>
 
 #include "compiler/pass_manager.h"
-#include "core/file_io.h"
 #include "context/graph_kernel_flags.h"
 #include "context/options.h"
+#include "core/file_io.h"
 #include "memory/allocator.h"
+#include "msrt/context/context.h"
 #include "runtime/eager.h"
 #include "runtime/rank.h"
-#include "msrt/context/context.h"
 
 namespace msrt::compiler {
 namespace {

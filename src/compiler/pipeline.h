@@ -22,16 +22,16 @@ namespace msrt::compiler {
 
 struct CompileReport {
   int64_t graph_id = 0;
-  size_t captured_ops = 0;  // op nodes before optimisation
-  size_t final_ops = 0;     // kernels executed per run
-  size_t fused_chains = 0;     // elementwise chains fused into one kernel
-  size_t fused_epilogues = 0;  // elementwise ops moved into a conv/matmul kernel
-  size_t channels_last_ops = 0;     // ops run on NHWC activations (Note [Channels-last graphs])
-  size_t layout_conversions = 0;    // transposes added where NHWC values meet NCHW ones
+  size_t captured_ops = 0;        // op nodes before optimisation
+  size_t final_ops = 0;           // kernels executed per run
+  size_t fused_chains = 0;        // elementwise chains fused into one kernel
+  size_t fused_epilogues = 0;     // elementwise ops moved into a conv/matmul kernel
+  size_t channels_last_ops = 0;   // ops run on NHWC activations (Note [Channels-last graphs])
+  size_t layout_conversions = 0;  // transposes added where NHWC values meet NCHW ones
   double optimize_seconds = 0;
   double backend_seconds = 0;
   std::vector<std::pair<std::string, double>> pass_seconds;  // every pass run, in order
-  std::vector<std::string> files;                           // IR files written
+  std::vector<std::string> files;                            // IR files written
 };
 
 struct Compiled {

@@ -32,9 +32,9 @@ Value ParseOpPrecisionMode(const Value& in, const KeyEnv& env) {
 }
 
 constexpr std::string_view kSpeedUpBoolKeys[] = {
-    "recompute_comm_overlap",     "matmul_grad_comm_overlap",   "enable_task_opt",
-    "enable_grad_comm_opt",       "interleaved_matmul_comm",    "interleaved_layernorm_comm",
-    "enable_opt_shard_comm_opt",  "enable_concat_eliminate_opt", "enable_begin_end_inline_opt"};
+    "recompute_comm_overlap",    "matmul_grad_comm_overlap",    "enable_task_opt",
+    "enable_grad_comm_opt",      "interleaved_matmul_comm",     "interleaved_layernorm_comm",
+    "enable_opt_shard_comm_opt", "enable_concat_eliminate_opt", "enable_begin_end_inline_opt"};
 constexpr std::string_view kSpeedUpLevelKey = "compute_communicate_fusion_level";
 
 Value ParseSpeedUpJsonPath(const Value& in, const KeyEnv& env) {
@@ -43,8 +43,8 @@ Value ParseSpeedUpJsonPath(const Value& in, const KeyEnv& env) {
   if (env.loading || in.as_string().empty()) return in;
   std::string path = ExistingFile(in, env);
   auto fail = [&](std::string_view why) {
-    env.Fail(ErrorKind::kValue, StrCat("the speed-up config file '", Printable(path),
-                                       "' given as '", env.key, "' is invalid: ", why, "."));
+    env.Fail(ErrorKind::kValue, StrCat("the speed-up config file '", Printable(path), "' given as '", env.key,
+                                       "' is invalid: ", why, "."));
   };
   std::ifstream file(path, std::ios::binary);
   if (!file) fail("it cannot be opened");
@@ -72,8 +72,7 @@ Value ParseSpeedUpJsonPath(const Value& in, const KeyEnv& env) {
       if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() > 3) {
         fail(StrCat("'", key, "' should be an integer in [0, 3]"));
       }
-    } else if (std::find(std::begin(kSpeedUpBoolKeys), std::end(kSpeedUpBoolKeys), key) !=
-               std::end(kSpeedUpBoolKeys)) {
+    } else if (std::find(std::begin(kSpeedUpBoolKeys), std::end(kSpeedUpBoolKeys), key) != std::end(kSpeedUpBoolKeys)) {
       if (!value.is_boolean()) fail(StrCat("'", key, "' should be true or false"));
     } else {
       fail(StrCat("unknown key '", Printable(key), "'; the keys it takes are ",
@@ -91,20 +90,18 @@ Value ParseGeOptions(const Value& in, const KeyEnv& env) {
   if (!in.is_dict()) env.FailType("dict", in);
   for (const auto& [section, options] : in.as_dict()) {
     if (section != "global" && section != "session") {
-      env.Fail(ErrorKind::kValue, StrCat("the key '", Printable(section), "' of the argument '",
-                                         env.key, "' is not recognized; the keys it takes are "
+      env.Fail(ErrorKind::kValue, StrCat("the key '", Printable(section), "' of the argument '", env.key,
+                                         "' is not recognized; the keys it takes are "
                                          "['global', 'session']."));
     }
     if (!options.is_dict()) {
-      env.Fail(ErrorKind::kType, StrCat("the parameter '", env.key, "['", section,
-                                        "']' must be dict, but got ", options.type_name(), " (",
-                                        options.repr(), ")."));
+      env.Fail(ErrorKind::kType, StrCat("the parameter '", env.key, "['", section, "']' must be dict, but got ",
+                                        options.type_name(), " (", options.repr(), ")."));
     }
     for (const auto& [name, value] : options.as_dict()) {
       if (!value.is_string()) {
-        env.Fail(ErrorKind::kType,
-                 StrCat("the option '", Printable(name), "' in '", env.key, "['", section,
-                        "']' must be str, but got ", value.type_name(), " (", value.repr(), ")."));
+        env.Fail(ErrorKind::kType, StrCat("the option '", Printable(name), "' in '", env.key, "['", section,
+                                          "']' must be str, but got ", value.type_name(), " (", value.repr(), ")."));
       }
     }
   }
@@ -117,11 +114,10 @@ std::vector<SubKey> AscendConfigKeys() {
   return {
       {.name = "precision_mode",
        .default_value = Value(""),
-       .parse = OrUnsetWhenLoading(ParseStringChoice(
-           {"force_fp16", "allow_fp32_to_fp16", "allow_mix_precision", "must_keep_origin_dtype",
-            "force_fp32", "force_lowerprecision", "allow_fp32_to_bf16",
-            "allow_fp32_to_lowprecision", "allow_mix_precision_fp16",
-            "allow_mix_precision_bf16"})),
+       .parse = OrUnsetWhenLoading(
+           ParseStringChoice({"force_fp16", "allow_fp32_to_fp16", "allow_mix_precision", "must_keep_origin_dtype",
+                              "force_fp32", "force_lowerprecision", "allow_fp32_to_bf16", "allow_fp32_to_lowprecision",
+                              "allow_mix_precision_fp16", "allow_mix_precision_bf16"})),
        .doc = "how CANN may lower float precision; unset lets CANN choose"},
       {.name = "jit_compile",
        .default_value = Value(false),
@@ -168,8 +164,8 @@ std::vector<SubKey> GpuConfigKeys() {
   // The r2.3 page documents "implicit_precomp_gemm"; MindSpore's code takes
   // "precomp_gemm". Both are accepted and stored as the latter.
   std::vector<std::pair<std::string_view, Value>> fprop;
-  for (std::string_view algo : {"normal", "performance", "implicit_gemm", "precomp_gemm", "gemm",
-                                "direct", "fft", "fft_tiling", "winograd", "winograd_nonfused"}) {
+  for (std::string_view algo : {"normal", "performance", "implicit_gemm", "precomp_gemm", "gemm", "direct", "fft",
+                                "fft_tiling", "winograd", "winograd_nonfused"}) {
     fprop.emplace_back(algo, Value(algo));
   }
   fprop.emplace_back("implicit_precomp_gemm", Value("precomp_gemm"));
@@ -180,13 +176,13 @@ std::vector<SubKey> GpuConfigKeys() {
        .doc = "cuDNN forward convolution algorithm; normal = heuristic, performance = fastest"},
       {.name = "conv_dgrad_algo",
        .default_value = Value("normal"),
-       .parse = ParseStringChoice({"normal", "performance", "algo_0", "algo_1", "fft",
-                                   "fft_tiling", "winograd", "winograd_nonfused"}),
+       .parse = ParseStringChoice(
+           {"normal", "performance", "algo_0", "algo_1", "fft", "fft_tiling", "winograd", "winograd_nonfused"}),
        .doc = "cuDNN convolution input-gradient algorithm"},
       {.name = "conv_wgrad_algo",
        .default_value = Value("normal"),
-       .parse = ParseStringChoice({"normal", "performance", "algo_0", "algo_1", "fft", "algo_3",
-                                   "fft_tiling", "winograd_nonfused"}),
+       .parse = ParseStringChoice(
+           {"normal", "performance", "algo_0", "algo_1", "fft", "algo_3", "fft_tiling", "winograd_nonfused"}),
        .doc = "cuDNN convolution weight-gradient algorithm"},
       {.name = "conv_allow_tf32",
        .default_value = Value(true),

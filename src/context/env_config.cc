@@ -40,22 +40,15 @@ std::string Shown(std::string_view text, size_t max_shown = 160) {
 // walks them recursively, and a hostile file may nest them very deeply.
 std::string Describe(const Json& value) {
   switch (value.type()) {
-    case Json::value_t::null:
-      return "null";
-    case Json::value_t::boolean:
-      return value.get<bool>() ? "true" : "false";
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return value.get<bool>() ? "true" : "false";
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned:
-    case Json::value_t::number_float:
-      return value.dump();
-    case Json::value_t::string:
-      return StrCat("\"", Shown(value.get_ref<const std::string&>()), "\"");
-    case Json::value_t::object:
-      return "an object";
-    case Json::value_t::array:
-      return "an array";
-    default:
-      return "an unsupported value";
+    case Json::value_t::number_float: return value.dump();
+    case Json::value_t::string: return StrCat("\"", Shown(value.get_ref<const std::string&>()), "\"");
+    case Json::value_t::object: return "an object";
+    case Json::value_t::array: return "an array";
+    default: return "an unsupported value";
   }
 }
 
@@ -64,12 +57,10 @@ class Checker {
   explicit Checker(std::string_view file) : file_(Shown(file, 1024)) {}
 
   [[noreturn]] void Fail(std::string_view what) const {
-    throw ValueError(StrCat("The env config file '", file_, "' (env_config_path) is invalid: ",
-                            what));
+    throw ValueError(StrCat("The env config file '", file_, "' (env_config_path) is invalid: ", what));
   }
 
-  [[noreturn]] void FailKey(std::string_view key, std::string_view expected,
-                            const Json& given) const {
+  [[noreturn]] void FailKey(std::string_view key, std::string_view expected, const Json& given) const {
     Fail(StrCat("'", key, "' should be ", expected, ", but got ", Describe(given), "."));
   }
 
@@ -83,10 +74,8 @@ class Checker {
     return value.get_ref<const Json::object_t&>();
   }
 
-  [[noreturn]] void Unknown(std::string_view where, const std::string& key,
-                            std::string_view allowed) const {
-    Fail(StrCat("unknown key '", Shown(key), "' in ", where, "; the keys it takes are ", allowed,
-                "."));
+  [[noreturn]] void Unknown(std::string_view where, const std::string& key, std::string_view allowed) const {
+    Fail(StrCat("unknown key '", Shown(key), "' in ", where, "; the keys it takes are ", allowed, "."));
   }
 
  private:
@@ -108,8 +97,7 @@ void ParseRdr(const Checker& check, const Json& section, EnvConfig* config) {
         if (given == 1 || given == 2) mode = static_cast<int>(given);
       }
       if (mode == 0) {
-        check.FailKey("rdr.mode", "1 (save on failure) or 2 (save on failure and at exit)",
-                      value);
+        check.FailKey("rdr.mode", "1 (save on failure) or 2 (save on failure and at exit)", value);
       }
       config->rdr_mode = mode;
     } else if (key == "path") {
@@ -159,8 +147,7 @@ EnvConfig ParseEnvConfigJson(std::string_view json_text, std::string_view file_f
     } else if (section == "sys") {
       ParseSys(check, body, &config);
     } else {
-      check.Fail(StrCat("unknown section '", Shown(section),
-                        "'; the sections it takes are 'rdr' and 'sys'."));
+      check.Fail(StrCat("unknown section '", Shown(section), "'; the sections it takes are 'rdr' and 'sys'."));
     }
   }
   return config;
@@ -169,8 +156,7 @@ EnvConfig ParseEnvConfigJson(std::string_view json_text, std::string_view file_f
 EnvConfig LoadEnvConfigFile(const std::string& path) {
   namespace fs = std::filesystem;
   auto fail = [&](std::string_view why) {
-    throw ValueError(StrCat("The env config file '", Shown(path, 1024), "' (env_config_path) ",
-                            why, "."));
+    throw ValueError(StrCat("The env config file '", Shown(path, 1024), "' (env_config_path) ", why, "."));
   };
   if (path.empty()) fail("is an empty path");
   if (path.find('\0') != std::string::npos) fail("contains a NUL byte");

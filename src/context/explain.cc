@@ -29,8 +29,8 @@ Profile ParseProfile(std::string_view name) {
     auto p = static_cast<Profile>(i);
     if (ProfileName(p) == name) return p;
   }
-  throw ValueError(StrCat("The context profile must be one of ['r0.5', 'r1.0', 'r1.6', 'r2.3'], but got '",
-                          name, "'."));
+  throw ValueError(
+      StrCat("The context profile must be one of ['r0.5', 'r1.0', 'r1.6', 'r2.3'], but got '", name, "'."));
 }
 
 std::string_view SourceName(Source source) {
@@ -156,8 +156,8 @@ Dict Explanation::ToDict() const {
 
 std::string Explanation::ToString() const {
   std::string out = StrCat(FamilyName(info.family), ".", info.name, " (", info.type, "): ", info.doc, "\n");
-  out += StrCat("  requested: ", requested.repr(), "  [", SourceName(source),
-                source_detail.empty() ? "" : ": ", source_detail, "]\n");
+  out += StrCat("  requested: ", requested.repr(), "  [", SourceName(source), source_detail.empty() ? "" : ": ",
+                source_detail, "]\n");
   if (effective != requested) out += StrCat("  effective: ", effective.repr(), "\n");
   out += StrCat("  default:   ", info.default_value.repr(), "\n");
   out += StrCat("  applies:   ", applies ? "yes" : "no", applies_reason.empty() ? "" : " — ", applies_reason, "\n");

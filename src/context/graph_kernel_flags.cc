@@ -30,9 +30,7 @@ namespace {
 
 constexpr std::string_view kPrefix = "graph_kernel_flags: ";
 
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 // User text quoted in a warning: bytes outside printable ASCII are escaped
 // (warnings become Python strings, which must be valid UTF-8) and long text
@@ -178,8 +176,7 @@ class FlagReader {
     }
     std::string name(key);
     if (entries_.contains(name)) {
-      Warn(StrCatPieces({"the flag '--", Shown(key),
-                         "' is given more than once; its first value is used."}));
+      Warn(StrCatPieces({"the flag '--", Shown(key), "' is given more than once; its first value is used."}));
       return;
     }
     entries_.emplace(name, Entry{std::string(value), false});
@@ -193,10 +190,9 @@ class FlagReader {
     return &it->second.value;
   }
 
-  void BadValue(std::string_view key, std::string_view value, std::string_view expected,
-                std::string_view fallback) {
-    Warn(StrCatPieces({"'--", Shown(key), "=", Shown(value), "' is not valid: the value should be ",
-                       expected, "; the default ", fallback, " is used."}));
+  void BadValue(std::string_view key, std::string_view value, std::string_view expected, std::string_view fallback) {
+    Warn(StrCatPieces({"'--", Shown(key), "=", Shown(value), "' is not valid: the value should be ", expected,
+                       "; the default ", fallback, " is used."}));
   }
 
   std::map<std::string, Entry, std::less<>> entries_;
@@ -206,8 +202,8 @@ class FlagReader {
 
 }  // namespace
 
-GraphKernelFlags ParseGraphKernelFlags(std::string_view flags, bool enable_graph_kernel,
-                                       bool graph_mode, std::vector<std::string>* warnings) {
+GraphKernelFlags ParseGraphKernelFlags(std::string_view flags, bool enable_graph_kernel, bool graph_mode,
+                                       std::vector<std::string>* warnings) {
   GraphKernelFlags out;
   FlagReader reader(flags, warnings);
 
@@ -215,18 +211,15 @@ GraphKernelFlags ParseGraphKernelFlags(std::string_view flags, bool enable_graph
   reader.ReadInt("opt_level", &out.opt_level,
                  enable_graph_kernel ? kGraphKernelOptLevelDefault : kGraphKernelOptLevelOff);
   if (out.opt_level > kGraphKernelOptLevelMax) {
-    reader.Warn("opt_level should be in [0, 3], but got " + std::to_string(out.opt_level) +
-                "; 3 is used.");
+    reader.Warn("opt_level should be in [0, 3], but got " + std::to_string(out.opt_level) + "; 3 is used.");
     out.opt_level = kGraphKernelOptLevelMax;
   }
 
   reader.ReadBool("dump_as_text", &out.dump_as_text, false);
-  reader.ReadBool("enable_stitch_fusion", &out.enable_stitch_fusion,
-                  out.opt_level == kGraphKernelOptLevelMax);
+  reader.ReadBool("enable_stitch_fusion", &out.enable_stitch_fusion, out.opt_level == kGraphKernelOptLevelMax);
   reader.ReadBool("enable_recompute_fusion", &out.enable_recompute_fusion,
                   out.opt_level >= kGraphKernelOptLevelDefault);
-  reader.ReadBool("enable_parallel_fusion", &out.enable_parallel_fusion,
-                  out.opt_level == kGraphKernelOptLevelMax);
+  reader.ReadBool("enable_parallel_fusion", &out.enable_parallel_fusion, out.opt_level == kGraphKernelOptLevelMax);
   reader.ReadBool("enable_low_precision", &out.enable_low_precision, false);
   reader.ReadBool("enable_trans_op_optimize", &out.enable_trans_op_optimize, false);
 
@@ -249,8 +242,8 @@ GraphKernelFlags ParseGraphKernelFlags(std::string_view flags, bool enable_graph
   reader.WarnUnknown();
 
   if (out.enabled() && !graph_mode) {
-    reader.Warn("graph-kernel fusion only runs in GRAPH_MODE; opt_level " +
-                std::to_string(out.opt_level) + " is replaced by 0 in PYNATIVE_MODE.");
+    reader.Warn("graph-kernel fusion only runs in GRAPH_MODE; opt_level " + std::to_string(out.opt_level) +
+                " is replaced by 0 in PYNATIVE_MODE.");
     out.opt_level = kGraphKernelOptLevelOff;
   }
   return out;

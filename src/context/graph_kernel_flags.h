@@ -13,10 +13,10 @@
 namespace msrt::context {
 
 /// Optimisation levels of graph-kernel fusion.
-inline constexpr int kGraphKernelOptLevelOff = 0;       // fusion disabled
-inline constexpr int kGraphKernelOptLevelBasic = 1;     // basic fusion only
-inline constexpr int kGraphKernelOptLevelDefault = 2;   // all stable optimisations
-inline constexpr int kGraphKernelOptLevelMax = 3;       // experimental optimisations too
+inline constexpr int kGraphKernelOptLevelOff = 0;      // fusion disabled
+inline constexpr int kGraphKernelOptLevelBasic = 1;    // basic fusion only
+inline constexpr int kGraphKernelOptLevelDefault = 2;  // all stable optimisations
+inline constexpr int kGraphKernelOptLevelMax = 3;      // experimental optimisations too
 
 /// The parsed flags. Fields carry their effective values (defaults filled in).
 struct GraphKernelFlags {
@@ -60,7 +60,7 @@ struct GraphKernelFlags {
 /// context values it is read with; each problem found is appended to
 /// `warnings` (if not null) as one readable sentence. Never throws on any
 /// input bytes.
-GraphKernelFlags ParseGraphKernelFlags(std::string_view flags, bool enable_graph_kernel,
-                                       bool graph_mode, std::vector<std::string>* warnings);
+GraphKernelFlags ParseGraphKernelFlags(std::string_view flags, bool enable_graph_kernel, bool graph_mode,
+                                       std::vector<std::string>* warnings);
 
 }  // namespace msrt::context

@@ -148,9 +148,9 @@ struct OptionSpec {
   Deprecation deprecation = {};
   Scope scope = Scope::kProcess;
   Visibility visibility = Visibility::kPublic;
-  bool kept_on_reset = false;   // Reset(family) leaves it alone
-  bool in_summary = false;      // always listed by Summary()
-  int order = 1;                // lower is applied first within a call
+  bool kept_on_reset = false;  // Reset(family) leaves it alone
+  bool in_summary = false;     // always listed by Summary()
+  int order = 1;               // lower is applied first within a call
   Applier apply = nullptr;
   Preparer prepare = nullptr;
   Reader read = nullptr;
@@ -206,10 +206,10 @@ Parser ParseIntRange(int64_t lo, int64_t hi, bool allow_bool = true);
 
 /// The "xxGB" size rule (see Note [GB strings] in parsers.cc).
 struct GbRule {
-  bool integer = false;   // parse the number with int() instead of float()
-  double min = 0.0;       // smallest allowed value
-  bool min_exclusive = true;  // value must be > min (else >= min)
-  double max = -1.0;      // largest allowed value (< 0: none)
+  bool integer = false;          // parse the number with int() instead of float()
+  double min = 0.0;              // smallest allowed value
+  bool min_exclusive = true;     // value must be > min (else >= min)
+  double max = -1.0;             // largest allowed value (< 0: none)
   std::string_view min_message;  // VE wording for too small
   std::string_view max_message;  // VE wording for too large
 };

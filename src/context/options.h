@@ -14,10 +14,10 @@
 #include "msrt/context/context.h"
 
 // Defines `Name()` returning the handle of `key` in `family`.
-#define MSRT_OPTION_HANDLE(family, T, Name, key)                                    \
+#define MSRT_OPTION_HANDLE(family, T, Name, key)                                     \
   const ::msrt::context::OptionRef<T>& Name() {                                      \
     static const ::msrt::context::OptionRef<T> handle(::msrt::context::family, key); \
-    return handle;                                                                    \
+    return handle;                                                                   \
   }
 
 namespace msrt::context {
@@ -27,10 +27,10 @@ namespace runtime_options {
 const OptionRef<std::string>& DeviceTarget();
 const OptionRef<int64_t>& DeviceId();
 // Memory
-const OptionRef<double>& MaxDeviceMemory();           // GB
+const OptionRef<double>& MaxDeviceMemory();             // GB
 const OptionRef<std::string>& VariableMemoryMaxSize();  // "N * 1024 * 1024 * 1024"
-const OptionRef<double>& MempoolBlockSize();          // GB
-const OptionRef<int64_t>& MemoryOptimizeLevel();      // 0 (O0) or 1 (O1)
+const OptionRef<double>& MempoolBlockSize();            // GB
+const OptionRef<int64_t>& MemoryOptimizeLevel();        // 0 (O0) or 1 (O1)
 // Threads and timeouts
 const OptionRef<int64_t>& RuntimeNumThreads();
 const OptionRef<int64_t>& InterOpParallelNum();

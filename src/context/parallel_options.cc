@@ -33,9 +33,7 @@ constexpr Family kFamily = Family::kAutoParallel;
 /// The key's own slot; appliers that write more than their own slot still
 /// write it, and write only it while a snapshot is being loaded (every
 /// other slot comes from the snapshot itself).
-void WriteOwn(const Value& stored, Transaction& tx, const KeyEnv& env) {
-  tx.Write(env.family, env.key, stored);
-}
+void WriteOwn(const Value& stored, Transaction& tx, const KeyEnv& env) { tx.Write(env.family, env.key, stored); }
 
 /// A copy of `env` that names a part of the key ("comm_fusion['allreduce']")
 /// in messages. `name` must outlive the copy.
@@ -45,9 +43,7 @@ KeyEnv SubEnv(const KeyEnv& env, const std::string& name) {
   return sub;
 }
 
-std::string SubName(std::string_view key, std::string_view part) {
-  return StrCat(key, "['", part, "']");
-}
+std::string SubName(std::string_view key, std::string_view part) { return StrCat(key, "['", part, "']"); }
 
 bool IsPynative(const View& view) {
   Value mode = view.Get(Family::kRuntime, "mode");
@@ -58,8 +54,7 @@ bool IsPynative(const View& view) {
 bool IsPsServer(const View& view) {
   Value enabled = view.Get(Family::kParameterServer, "enable_ps");
   Value role = view.Get(Family::kParameterServer, "_role");
-  return enabled.is_bool() && enabled.as_bool() && role.is_string() &&
-         role.as_string() == "MS_PSERVER";
+  return enabled.is_bool() && enabled.as_bool() && role.is_string() && role.as_string() == "MS_PSERVER";
 }
 
 bool SlotBool(const View& view, std::string_view key) {
@@ -126,8 +121,7 @@ Parser ParseAnyDict() {
 
 /// The world group whose fusion indices the current device target uses.
 std::string FusionGroup(const View& view) {
-  return view.device() == DeviceTarget::kAscend ? "hccl_world_groupsum1"
-                                                : "nccl_world_groupsum1";
+  return view.device() == DeviceTarget::kAscend ? "hccl_world_groupsum1" : "nccl_world_groupsum1";
 }
 
 /// A non-empty, strictly ascending list of distinct ints (bools refused).
@@ -137,9 +131,8 @@ List ParseFusionIndices(const Value& in, const KeyEnv& env) {
   if (items.empty()) env.FailValue("must not be empty", in);
   for (const Value& item : items) {
     if (!item.is_int()) {
-      env.Fail(ErrorKind::kType, StrCat("every element of the parameter '", env.key,
-                                        "' must be int, but got ", item.type_name(), " (",
-                                        item.repr(), ")."));
+      env.Fail(ErrorKind::kType, StrCat("every element of the parameter '", env.key, "' must be int, but got ",
+                                        item.type_name(), " (", item.repr(), ")."));
     }
   }
   std::set<int64_t> seen;
@@ -174,8 +167,7 @@ Parser ParseAllReduceFusionConfig() {
       return in;
     }
     List indices = ParseFusionIndices(in, env);
-    return WithFusionIndices(env.view.Get(kFamily, env.key), FusionGroup(env.view),
-                             std::move(indices));
+    return WithFusionIndices(env.view.Get(kFamily, env.key), FusionGroup(env.view), std::move(indices));
   };
 }
 
@@ -215,10 +207,8 @@ constexpr int64_t kDefaultFusionThresholdMb = 64;
 
 Value DefaultCommFusionRecord() {
   auto entry = [] { return Value(Dict{{"mode", Value("auto")}, {"config", Value()}}); };
-  return Value(Dict{{"openstate", Value(true)},
-                    {"allreduce", entry()},
-                    {"allgather", entry()},
-                    {"reducescatter", entry()}});
+  return Value(
+      Dict{{"openstate", Value(true)}, {"allreduce", entry()}, {"allgather", entry()}, {"reducescatter", entry()}});
 }
 
 struct FusionState {
@@ -262,8 +252,7 @@ void SetFusionThreshold(size_t index, int64_t mb, FusionState& state) {
 }
 
 /// One collective's entry: {"mode": ..., "config": ...}.
-void ApplyCollectiveEntry(size_t index, const Value& entry, const View& view, const KeyEnv& env,
-                          FusionState& state) {
+void ApplyCollectiveEntry(size_t index, const Value& entry, const View& view, const KeyEnv& env, FusionState& state) {
   const Collective& collective = kCollectives[index];
   std::string entry_name = SubName(env.key, collective.name);
   KeyEnv entry_env = SubEnv(env, entry_name);
@@ -271,8 +260,7 @@ void ApplyCollectiveEntry(size_t index, const Value& entry, const View& view, co
   const Dict& fields = entry.as_dict();
   for (std::string_view field : {"mode", "config"}) {
     if (!fields.Contains(field)) {
-      env.Fail(ErrorKind::kKey, StrCat("the argument '", entry_name, "' must contain the key '",
-                                       field, "'."));
+      env.Fail(ErrorKind::kKey, StrCat("the argument '", entry_name, "' must contain the key '", field, "'."));
     }
   }
   const Value& mode = *fields.Find("mode");
@@ -280,10 +268,9 @@ void ApplyCollectiveEntry(size_t index, const Value& entry, const View& view, co
   bool known = mode.is_string() && (mode.as_string() == "auto" || mode.as_string() == "size" ||
                                     (collective.allows_index && mode.as_string() == "index"));
   if (!known) {
-    env.Fail(ErrorKind::kKey,
-             StrCat("the fusion mode of '", entry_name, "' must be ",
-                    collective.allows_index ? "'auto', 'size' or 'index'" : "'auto' or 'size'",
-                    ", but got ", mode.repr(), "."));
+    env.Fail(ErrorKind::kKey, StrCat("the fusion mode of '", entry_name, "' must be ",
+                                     collective.allows_index ? "'auto', 'size' or 'index'" : "'auto' or 'size'",
+                                     ", but got ", mode.repr(), "."));
   }
   state.mode = mode;
   const std::string& how = mode.as_string();
@@ -294,14 +281,12 @@ void ApplyCollectiveEntry(size_t index, const Value& entry, const View& view, co
   } else if (how == "size") {
     if (!config.is_int()) config_env.FailType("int (a fusion threshold in MB)", config);
     if (config.as_int() < 0) {
-      config_env.FailValue("is a fusion threshold in MB: it must be larger than 0 or equal to 0",
-                           config);
+      config_env.FailValue("is a fusion threshold in MB: it must be larger than 0 or equal to 0", config);
     }
     SetFusionThreshold(index, config.as_int(), state);
   } else {  // index: exactly all_reduce_fusion_config=config
     List indices = ParseFusionIndices(config, config_env);
-    state.split_indices =
-        WithFusionIndices(state.split_indices, FusionGroup(view), std::move(indices));
+    state.split_indices = WithFusionIndices(state.split_indices, FusionGroup(view), std::move(indices));
   }
 }
 
@@ -358,15 +343,13 @@ Value ParseStrategyRows(const Value& in, const KeyEnv& env) {
   for (const Value& row : in.as_list()) {
     if (!sequence_ok(row)) {
       env.Fail(ErrorKind::kType, StrCat("every element of the parameter '", env.key,
-                                        "' must be a tuple of int, but got ", row.type_name(),
-                                        " (", row.repr(), ")."));
+                                        "' must be a tuple of int, but got ", row.type_name(), " (", row.repr(), ")."));
     }
     List dims;
     for (const Value& dim : row.as_list()) {
       if (!dim.is_int_like()) {
-        env.Fail(ErrorKind::kType, StrCat("every dimension in the parameter '", env.key,
-                                          "' must be int, but got ", dim.type_name(), " (",
-                                          dim.repr(), ")."));
+        env.Fail(ErrorKind::kType, StrCat("every dimension in the parameter '", env.key, "' must be int, but got ",
+                                          dim.type_name(), " (", dim.repr(), ")."));
       }
       dims.push_back(Value(dim.as_int()));
     }
@@ -388,9 +371,10 @@ Parser ParseDatasetStrategy() {
     }
     Value rows = ParseStrategyRows(in, env);
     if (!env.loading && IsPynative(env.view)) {
-      env.FailValue("must be 'full_batch' or 'data_parallel' in PYNATIVE_MODE (a tuple strategy "
-                    "needs GRAPH_MODE)",
-                    in);
+      env.FailValue(
+          "must be 'full_batch' or 'data_parallel' in PYNATIVE_MODE (a tuple strategy "
+          "needs GRAPH_MODE)",
+          in);
     }
     return rows;
   };
@@ -417,9 +401,10 @@ Value ReadDatasetStrategy(const View& view, const KeyEnv& env) {
   }
   Value rows = view.Get(kFamily, "_dataset_strategy");
   if (IsPynative(view)) {
-    env.FailValue("must be 'full_batch' or 'data_parallel' in PYNATIVE_MODE (a tuple strategy "
-                  "needs GRAPH_MODE)",
-                  rows);
+    env.FailValue(
+        "must be 'full_batch' or 'data_parallel' in PYNATIVE_MODE (a tuple strategy "
+        "needs GRAPH_MODE)",
+        rows);
   }
   return rows;
 }
@@ -428,13 +413,10 @@ Value ReadDatasetStrategy(const View& view, const KeyEnv& env) {
 // strategy_ckpt_config: a view of the two strategy file keys, plus
 // only_trainable_params kept in its own slot.
 
-constexpr std::array<std::string_view, 3> kCkptConfigKeys = {"load_file", "save_file",
-                                                             "only_trainable_params"};
+constexpr std::array<std::string_view, 3> kCkptConfigKeys = {"load_file", "save_file", "only_trainable_params"};
 
 Value DefaultCkptConfig() {
-  return Value(Dict{{"load_file", Value("")},
-                    {"save_file", Value("")},
-                    {"only_trainable_params", Value(true)}});
+  return Value(Dict{{"load_file", Value("")}, {"save_file", Value("")}, {"only_trainable_params", Value(true)}});
 }
 
 Value CurrentCkptConfig(const View& view) {
@@ -442,8 +424,7 @@ Value CurrentCkptConfig(const View& view) {
   const Value* only = own.is_dict() ? own.as_dict().Find("only_trainable_params") : nullptr;
   return Value(Dict{{"load_file", view.Get(kFamily, "strategy_ckpt_load_file")},
                     {"save_file", view.Get(kFamily, "strategy_ckpt_save_file")},
-                    {"only_trainable_params",
-                     only != nullptr && only->is_bool() ? *only : Value(true)}});
+                    {"only_trainable_params", only != nullptr && only->is_bool() ? *only : Value(true)}});
 }
 
 Parser ParseStrategyCkptConfig() {
@@ -451,12 +432,10 @@ Parser ParseStrategyCkptConfig() {
     if (!in.is_dict()) env.FailType("dict", in);
     Dict merged = (env.loading ? DefaultCkptConfig() : CurrentCkptConfig(env.view)).as_dict();
     for (const auto& [name, value] : in.as_dict()) {
-      if (std::find(kCkptConfigKeys.begin(), kCkptConfigKeys.end(), name) ==
-          kCkptConfigKeys.end()) {
-        env.Fail(ErrorKind::kValue,
-                 StrCat("the key '", name, "' of the argument '", env.key,
-                        "' is not recognized; the keys it takes are ['load_file', 'save_file', "
-                        "'only_trainable_params']."));
+      if (std::find(kCkptConfigKeys.begin(), kCkptConfigKeys.end(), name) == kCkptConfigKeys.end()) {
+        env.Fail(ErrorKind::kValue, StrCat("the key '", name, "' of the argument '", env.key,
+                                           "' is not recognized; the keys it takes are ['load_file', 'save_file', "
+                                           "'only_trainable_params']."));
       }
       std::string sub_name = SubName(env.key, name);
       KeyEnv sub_env = SubEnv(env, sub_name);
@@ -482,19 +461,19 @@ void ApplyStrategyCkptConfig(const Value& stored, Transaction& tx, const KeyEnv&
 // Other keys with their own rules.
 
 // constexpr, so a table built during another file's static initialisation sees it.
-constexpr std::array<std::string_view, 5> kParallelModes = {
-    "stand_alone", "data_parallel", "hybrid_parallel", "semi_auto_parallel", "auto_parallel"};
+constexpr std::array<std::string_view, 5> kParallelModes = {"stand_alone", "data_parallel", "hybrid_parallel",
+                                                            "semi_auto_parallel", "auto_parallel"};
 
 Parser ParseParallelMode() {
   Parser choice = ParseStringChoice({kParallelModes.begin(), kParallelModes.end()});
   return [choice](const Value& in, const KeyEnv& env) -> Value {
     Value mode = choice(in, env);
-    bool graph_only = mode.as_string() == "semi_auto_parallel" ||
-                      mode.as_string() == "hybrid_parallel";
+    bool graph_only = mode.as_string() == "semi_auto_parallel" || mode.as_string() == "hybrid_parallel";
     if (!env.loading && graph_only && IsPynative(env.view)) {
-      env.FailValue("can be 'semi_auto_parallel' or 'hybrid_parallel' only in GRAPH_MODE "
-                    "(PYNATIVE_MODE runs 'stand_alone', 'data_parallel' and 'auto_parallel')",
-                    in);
+      env.FailValue(
+          "can be 'semi_auto_parallel' or 'hybrid_parallel' only in GRAPH_MODE "
+          "(PYNATIVE_MODE runs 'stand_alone', 'data_parallel' and 'auto_parallel')",
+          in);
     }
     return mode;
   };
@@ -521,10 +500,9 @@ Parser ParseOptimizerWeightShardSize() {
   return [](const Value& in, const KeyEnv& env) -> Value {
     if (!in.is_int()) env.FailType("int", in);
     if (!env.loading && in.as_int() <= 1) {
-      env.Warn(WarningKind::kGeneral,
-               StrCat("For '", env.function, "', the argument '", env.key,
-                      "' must be an integer larger than 1 to take effect, but got ", in.repr(),
-                      "; the setting is ignored."));
+      env.Warn(WarningKind::kGeneral, StrCat("For '", env.function, "', the argument '", env.key,
+                                             "' must be an integer larger than 1 to take effect, but got ", in.repr(),
+                                             "; the setting is ignored."));
     }
     return in;
   };
@@ -604,8 +582,7 @@ const FamilyTable& AutoParallelTable() {
               {.name = "search_mode",
                .type = "str",
                .default_value = "dynamic_programming",
-               .parse = ParseStringChoice(
-                   {"recursive_programming", "dynamic_programming", "sharding_propagation"}),
+               .parse = ParseStringChoice({"recursive_programming", "dynamic_programming", "sharding_propagation"}),
                .affects_compile = true,
                .aliases = {{"auto_parallel_search_mode", Profile::kR1_6}},
                .doc = "Algorithm auto_parallel uses to choose sharding strategies."},
@@ -785,9 +762,7 @@ const FamilyTable& AutoParallelTable() {
                .parse = ParseCommFusion(),
                .affects_compile = true,
                .apply = ApplyCommFusion,
-               .read = [](const View& view, const KeyEnv&) {
-                 return view.Get(kFamily, "_comm_fusion_record");
-               },
+               .read = [](const View& view, const KeyEnv&) { return view.Get(kFamily, "_comm_fusion_record"); },
                .doc = "Fusion of allreduce, allgather and reducescatter: per collective a mode "
                       "('auto', 'size' in MB, or 'index' for allreduce) and its config; "
                       "openstate=False turns fusion off."},
@@ -865,8 +840,7 @@ const FamilyTable& AutoParallelTable() {
               {.name = "communi_parallel_mode",
                .type = "str",
                .default_value = "all_group_parallel",
-               .parse = ParseStringChoice(
-                   {"all_group_parallel", "same_server_group_parallel", "no_group_parallel"}),
+               .parse = ParseStringChoice({"all_group_parallel", "same_server_group_parallel", "no_group_parallel"}),
                .affects_compile = true,
                .doc = "Which communication groups may run at the same time."},
               {.name = "pipeline_stages",
@@ -877,9 +851,10 @@ const FamilyTable& AutoParallelTable() {
                .doc = "Number of pipeline stages the devices are split into; device_num must be "
                       "divisible by it."},
           },
-      .unknown_key = [](Profile, bool is_set, std::string_view key) {
-        return StrCat(is_set ? "Set" : "Get", " context keyword ", key, " is not recognized!");
-      },
+      .unknown_key =
+          [](Profile, bool is_set, std::string_view key) {
+            return StrCat(is_set ? "Set" : "Get", " context keyword ", key, " is not recognized!");
+          },
   };
   return table;
 }

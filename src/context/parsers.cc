@@ -29,13 +29,13 @@ void KeyEnv::FailType(std::string_view expected, const Value& got) const {
   if (got.kind() == ValueKind::kObject && got.type_name() == "int" && expected.find("int") != std::string_view::npos) {
     FailValue("is out of the range of a 64-bit integer", got);
   }
-  throw TypeError(StrCat("For '", function, "', the parameter '", key, "' must be ", expected,
-                         ", but got ", got.type_name(), " (", got.repr(), ")."));
+  throw TypeError(StrCat("For '", function, "', the parameter '", key, "' must be ", expected, ", but got ",
+                         got.type_name(), " (", got.repr(), ")."));
 }
 
 void KeyEnv::FailValue(std::string_view expectation, const Value& got) const {
-  throw ValueError(StrCat("For '", function, "', the argument '", key, "' ", expectation,
-                          ", but got ", got.repr(), "."));
+  throw ValueError(
+      StrCat("For '", function, "', the argument '", key, "' ", expectation, ", but got ", got.repr(), "."));
 }
 
 void KeyEnv::Fail(ErrorKind kind, std::string_view message) const {
@@ -115,8 +115,8 @@ Parser ParseStringMap(std::vector<std::pair<std::string_view, Value>> mapping) {
 }
 
 Parser ParseIntChoice(std::vector<int64_t> choices, std::string expectation) {
-  return [choices = std::move(choices), expectation = std::move(expectation)](
-             const Value& in, const KeyEnv& env) -> Value {
+  return [choices = std::move(choices), expectation = std::move(expectation)](const Value& in,
+                                                                              const KeyEnv& env) -> Value {
     if (!in.is_int_like()) env.FailType("int", in);
     if (std::find(choices.begin(), choices.end(), in.as_int()) == choices.end()) {
       env.FailValue(expectation, in);
@@ -165,8 +165,7 @@ double ParseGbText(std::string_view text, bool integer, const KeyEnv& env) {
   }
   Value given{std::string(text)};
   if (!ok) {
-    env.FailValue(StrCat("should be a size in GB like \"3.5GB\" (matching the regular expression '",
-                         kPattern, "')"),
+    env.FailValue(StrCat("should be a size in GB like \"3.5GB\" (matching the regular expression '", kPattern, "')"),
                   given);
   }
   std::string number(text.substr(0, text.size() - 2));
@@ -216,9 +215,8 @@ Parser ParseSubDict(std::vector<SubKey> sub_keys) {
       auto it = std::find_if(sub_keys.begin(), sub_keys.end(),
                              [&name = name](const SubKey& s) { return s.name == name; });
       if (it == sub_keys.end()) {
-        env.Fail(ErrorKind::kValue,
-                 StrCat("the key '", name, "' of the argument '", env.key,
-                        "' is not recognized; the keys it takes are ", JoinQuoted(names), "."));
+        env.Fail(ErrorKind::kValue, StrCat("the key '", name, "' of the argument '", env.key,
+                                           "' is not recognized; the keys it takes are ", JoinQuoted(names), "."));
       }
       std::string sub_name = StrCat(env.key, "['", name, "']");
       KeyEnv sub_env = env;

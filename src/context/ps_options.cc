@@ -23,9 +23,7 @@ constexpr size_t kMaxHostLength = 255;
 
 /// The key's own slot; appliers that write more still write it, and write
 /// only it while a snapshot is being loaded.
-void WriteOwn(const Value& stored, Transaction& tx, const KeyEnv& env) {
-  tx.Write(env.family, env.key, stored);
-}
+void WriteOwn(const Value& stored, Transaction& tx, const KeyEnv& env) { tx.Write(env.family, env.key, stored); }
 
 bool PsEnabled(const View& view) {
   Value enabled = view.Get(kFamily, "enable_ps");
@@ -39,9 +37,7 @@ std::string StoredRole(const View& view) {
 }
 
 /// MS_SERVER is the newer name of MS_PSERVER.
-std::string NormalizeRole(const std::string& role) {
-  return role == "MS_SERVER" ? "MS_PSERVER" : role;
-}
+std::string NormalizeRole(const std::string& role) { return role == "MS_SERVER" ? "MS_PSERVER" : role; }
 
 /// Servers and schedulers never run on Ascend: retarget them to CPU (spec §5.9).
 void RetargetForRole(const std::string& role, Transaction& tx) {
@@ -73,9 +69,8 @@ Parser ParsePassword() {
   return [](const Value& in, const KeyEnv& env) -> Value {
     if (!in.is_string()) env.FailType("str", Value::Object(in.type_name(), "<hidden>"));
     if (in.as_string().size() >= kMaxPasswordLength) {
-      env.Fail(ErrorKind::kRuntime,
-               StrCat("the length of the argument '", env.key, "' must be less than ",
-                      kMaxPasswordLength, ", but got ", in.as_string().size(), "."));
+      env.Fail(ErrorKind::kRuntime, StrCat("the length of the argument '", env.key, "' must be less than ",
+                                           kMaxPasswordLength, ", but got ", in.as_string().size(), "."));
     }
     return in;
   };
@@ -86,9 +81,8 @@ Parser ParseServerMode() {
     if (!in.is_string()) env.FailType("str", in);
     if (env.loading && in.as_string().empty()) return in;
     if (in.as_string() != "PARAMETER_SERVER") {
-      env.Fail(ErrorKind::kRuntime, StrCat("the argument '", env.key,
-                                           "' only supports 'PARAMETER_SERVER', but got ",
-                                           in.repr(), "."));
+      env.Fail(ErrorKind::kRuntime,
+               StrCat("the argument '", env.key, "' only supports 'PARAMETER_SERVER', but got ", in.repr(), "."));
     }
     return in;
   };
@@ -98,14 +92,13 @@ Parser ParseMsRole() {
   return [](const Value& in, const KeyEnv& env) -> Value {
     if (!in.is_string()) env.FailType("str", in);
     const std::string& role = in.as_string();
-    bool valid = role == "MS_WORKER" || role == "MS_SERVER" || role == "MS_PSERVER" ||
-                 role == "MS_SCHED" || (env.loading && role == "MS_NOT_PS");
+    bool valid = role == "MS_WORKER" || role == "MS_SERVER" || role == "MS_PSERVER" || role == "MS_SCHED" ||
+                 (env.loading && role == "MS_NOT_PS");
     if (!valid) {
-      env.Fail(ErrorKind::kRuntime,
-               StrCat("the argument '", env.key,
-                      "' must be one of ['MS_WORKER', 'MS_SERVER', 'MS_PSERVER', 'MS_SCHED'], "
-                      "but got ",
-                      in.repr(), "."));
+      env.Fail(ErrorKind::kRuntime, StrCat("the argument '", env.key,
+                                           "' must be one of ['MS_WORKER', 'MS_SERVER', 'MS_PSERVER', 'MS_SCHED'], "
+                                           "but got ",
+                                           in.repr(), "."));
     }
     return in;
   };
@@ -151,8 +144,7 @@ std::optional<std::string> EnvText(const char* name) {
 }
 
 /// A whole non-negative decimal number no larger than `max`.
-int64_t ParseEnvNumber(const char* name, const std::string& text, int64_t max,
-                       const KeyEnv& env) {
+int64_t ParseEnvNumber(const char* name, const std::string& text, int64_t max, const KeyEnv& env) {
   int64_t value = -1;
   const char* begin = text.data();
   const char* end = begin + text.size();
@@ -161,8 +153,8 @@ int64_t ParseEnvNumber(const char* name, const std::string& text, int64_t max,
   if (!ok) {
     std::string expected = max == INT64_MAX ? std::string("a non-negative integer")
                                             : StrCat("an integer in [0, ", max, "]");
-    env.Fail(ErrorKind::kValue, StrCat("the environment variable ", name, " must be ", expected,
-                                       ", but got '", text, "'."));
+    env.Fail(ErrorKind::kValue,
+             StrCat("the environment variable ", name, " must be ", expected, ", but got '", text, "'."));
   }
   return value;
 }
@@ -172,14 +164,12 @@ PsEnvironment ReadPsEnvironment(const View& view, const KeyEnv& env) {
   std::optional<std::string> role = EnvText("MS_ROLE");
   if (!role) {
     out.role = StoredRole(view);
-  } else if (*role == "MS_WORKER" || *role == "MS_PSERVER" || *role == "MS_SERVER" ||
-             *role == "MS_SCHED") {
+  } else if (*role == "MS_WORKER" || *role == "MS_PSERVER" || *role == "MS_SERVER" || *role == "MS_SCHED") {
     out.role = NormalizeRole(*role);
   } else {
-    env.Fail(ErrorKind::kValue,
-             StrCat("the environment variable MS_ROLE must be one of ['MS_WORKER', "
-                    "'MS_PSERVER', 'MS_SERVER', 'MS_SCHED'] (or unset), but got '",
-                    *role, "'."));
+    env.Fail(ErrorKind::kValue, StrCat("the environment variable MS_ROLE must be one of ['MS_WORKER', "
+                                       "'MS_PSERVER', 'MS_SERVER', 'MS_SCHED'] (or unset), but got '",
+                                       *role, "'."));
   }
   if (auto text = EnvText("MS_WORKER_NUM")) {
     out.worker_num = ParseEnvNumber("MS_WORKER_NUM", *text, INT64_MAX, env);
@@ -189,9 +179,8 @@ PsEnvironment ReadPsEnvironment(const View& view, const KeyEnv& env) {
   }
   if (auto text = EnvText("MS_SCHED_HOST")) {
     if (text->size() > kMaxHostLength) {
-      env.Fail(ErrorKind::kValue,
-               StrCat("the environment variable MS_SCHED_HOST must be at most ", kMaxHostLength,
-                      " characters long, but it has ", text->size(), "."));
+      env.Fail(ErrorKind::kValue, StrCat("the environment variable MS_SCHED_HOST must be at most ", kMaxHostLength,
+                                         " characters long, but it has ", text->size(), "."));
     }
     out.scheduler_host = *text;
   }
@@ -348,9 +337,10 @@ const FamilyTable& ParameterServerTable() {
                .doc = "Password that unlocks the private key of the server certificate (fewer "
                       "than 1024 characters)."},
           },
-      .unknown_key = [](Profile, bool is_set, std::string_view key) {
-        return StrCat(is_set ? "Set" : "Get", " PS context keyword ", key, " is not recognized!");
-      },
+      .unknown_key =
+          [](Profile, bool is_set, std::string_view key) {
+            return StrCat(is_set ? "Set" : "Get", " PS context keyword ", key, " is not recognized!");
+          },
   };
   return table;
 }

@@ -27,7 +27,6 @@ namespace msrt::context {
 
 using namespace store_detail;  // NOLINT: the store's own internals
 
-
 // ---------------------------------------------------------------------------
 // Impl: lookups and reads.
 
@@ -45,8 +44,7 @@ std::vector<std::string> ClosestNames(std::string_view key, const std::vector<st
     bool contains = key.size() >= 4 && name.find(key) != std::string_view::npos;
     if (d <= limit || contains) scored.emplace_back(contains ? std::min(d, limit) : d, name);
   }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> out;
   for (size_t i = 0; i < scored.size() && i < 3; ++i) out.emplace_back(scored[i].second);
   return out;
@@ -65,8 +63,8 @@ int Store::Impl::ResolvePublic(Family f, std::string_view key, bool is_set, Warn
       warnings->emplace_back(WarningKind::kDeprecated,
                              StrCat("For '", is_set ? state.table->set_function : state.table->get_function,
                                     "', the argument '", key, "' is deprecated since ",
-                                    ProfileName(info->deprecated_since), "; use '",
-                                    state.specs[slot]->name, "' instead."));
+                                    ProfileName(info->deprecated_since), "; use '", state.specs[slot]->name,
+                                    "' instead."));
     }
     return slot;
   }
@@ -272,8 +270,7 @@ Store::Store(std::optional<Profile> profile) : impl_(std::make_unique<Impl>()) {
       const Value& v = state.slots.back().value;
       state.kinds.push_back(v.kind());
       bool scalar = v.is_bool() || v.is_int() || v.is_float();
-      state.fast.push_back(scalar && spec.scope == Scope::kProcess && spec.env.role == EnvRole::kNone &&
-                           !spec.read);
+      state.fast.push_back(scalar && spec.scope == Scope::kProcess && spec.env.role == EnvRole::kNone && !spec.read);
     }
     state.fast_bits = std::make_unique<std::atomic<uint64_t>[]>(state.specs.size());
     for (size_t slot = 0; slot < state.specs.size(); ++slot) {
@@ -285,7 +282,6 @@ Store::Store(std::optional<Profile> profile) : impl_(std::make_unique<Impl>()) {
 Store::~Store() = default;
 
 Profile Store::profile() const { return impl_->profile.load(); }
-
 
 // ---------------------------------------------------------------------------
 // Store: the read path.
@@ -386,7 +382,6 @@ uint64_t Store::CompileKeyHashOfState() const {
   }
   return impl_->ComputeCompileHash(true);
 }
-
 
 // ---------------------------------------------------------------------------
 

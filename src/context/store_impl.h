@@ -89,8 +89,7 @@ struct Store::Impl {
   /// Stored value, with this thread's overrides and per-thread values when
   /// `with_thread`, and the environment default when the user set nothing.
   /// `stored`, if given, is the slot as copied by CopySlots (no lock taken).
-  SlotRead Read(Family f, int slot, bool with_thread, Warnings* warnings,
-                const Slot* stored = nullptr) const;
+  SlotRead Read(Family f, int slot, bool with_thread, Warnings* warnings, const Slot* stored = nullptr) const;
   /// Every family's stored slots, copied under one lock: a consistent state
   /// for readers of several keys (Snapshot, the compile-key hash).
   std::array<std::vector<Slot>, kFamilyCount> CopySlots() const;
@@ -187,8 +186,8 @@ inline bool KindMatchesForLoad(const Value& given, const Value& default_value) {
   return false;
 }
 
-inline std::string DeviceNotApplicableMessage(const FamilyTable& table, std::string_view key,
-                                       const OptionSpec& spec, DeviceTarget device) {
+inline std::string DeviceNotApplicableMessage(const FamilyTable& table, std::string_view key, const OptionSpec& spec,
+                                              DeviceTarget device) {
   return StrCat("For '", table.set_function, "', when set the argument '", key,
                 "', the argument 'device_target' only supports devices in ", DeviceMaskRepr(spec.devices),
                 ", but got '", DeviceTargetName(device), "', ignore it.");

@@ -111,8 +111,7 @@ static Validated ValidateCall(const Store::Impl& impl, Family family, const Dict
     const OptionSpec& spec = *state.specs[item.slot];
     KeyEnv env(family, spec.name, state.table->set_function, tx, &out.warnings);
     const Deprecation& dep = spec.deprecation;
-    bool ignored_by_deprecation =
-        dep.action == DeprecationAction::kWarnAndIgnore && profile >= dep.since;
+    bool ignored_by_deprecation = dep.action == DeprecationAction::kWarnAndIgnore && profile >= dep.since;
     bool ignored_by_device = !(spec.devices & MaskOf(tx.device()));
     if (ignored_by_deprecation || ignored_by_device) {
       // As MindSpore's type check runs before its filters: a wrong type is
@@ -130,8 +129,8 @@ static Validated ValidateCall(const Store::Impl& impl, Family family, const Dict
       bool ignore = dep.action == DeprecationAction::kWarnAndIgnore;
       env.Warn(WarningKind::kDeprecated,
                StrCat("For '", state.table->set_function, "', the argument '", spec.name, "' is deprecated since ",
-                      ProfileName(dep.since), ignore ? " and is ignored." : ".",
-                      dep.advice.empty() ? "" : " ", dep.advice));
+                      ProfileName(dep.since), ignore ? " and is ignored." : ".", dep.advice.empty() ? "" : " ",
+                      dep.advice));
       if (ignore) continue;
     }
     DeviceTarget device = tx.device();
@@ -184,9 +183,8 @@ CommitResult Commit(Store::Impl& impl, const std::map<SlotId, Value>& writes, So
       if (spec.scope == Scope::kThread) {
         if (thread_values == nullptr) thread_values = ThreadValuesFor(impl.id, true);
         auto existing = thread_values->values.find(id);
-        bool changed = existing != thread_values->values.end()
-                           ? !(existing->second.value == value)
-                           : !(impl.DefaultFor(spec, impl.profile.load()) == value);
+        bool changed = existing != thread_values->values.end() ? !(existing->second.value == value)
+                                                               : !(impl.DefaultFor(spec, impl.profile.load()) == value);
         thread_values->values[id] = ThreadValue{value, source};
         if (changed) result.changed[id.first].emplace_back(spec.name);
         continue;
@@ -195,9 +193,8 @@ CommitResult Commit(Store::Impl& impl, const std::map<SlotId, Value>& writes, So
       slot.value = value;
       // A loaded value equal to its default stays "default", so profile
       // switches and environment defaults keep applying to it.
-      slot.source = (source == Source::kLoad && value == impl.DefaultFor(spec, impl.profile.load()))
-                        ? Source::kDefault
-                        : source;
+      slot.source = (source == Source::kLoad && value == impl.DefaultFor(spec, impl.profile.load())) ? Source::kDefault
+                                                                                                     : source;
       if (state.fast[id.second]) state.fast_bits[id.second].store(ScalarBits(value), std::memory_order_release);
       if (changed) result.changed[id.first].emplace_back(spec.name);
     }
@@ -365,8 +362,8 @@ void Store::Load(const Value& snapshot) {
                               "'; expected 'profile', 'context', 'auto_parallel_context' and 'ps_context'."));
     }
     if (!value.is_dict()) {
-      throw TypeError(StrCat("For '", kFunction, "', the section '", name, "' must be a dict, but got ",
-                             value.type_name(), "."));
+      throw TypeError(
+          StrCat("For '", kFunction, "', the section '", name, "' must be a dict, but got ", value.type_name(), "."));
     }
   }
   Warnings warnings;

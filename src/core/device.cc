@@ -51,9 +51,7 @@ void RequireDevice(DeviceTarget target, int64_t device_id) {
   }
 }
 
-DeviceTarget BestAvailableDevice() {
-  return VisibleCudaDevices() > 0 ? DeviceTarget::kGPU : DeviceTarget::kCPU;
-}
+DeviceTarget BestAvailableDevice() { return VisibleCudaDevices() > 0 ? DeviceTarget::kGPU : DeviceTarget::kCPU; }
 
 int HardwareConcurrency() {
   unsigned n = std::thread::hardware_concurrency();

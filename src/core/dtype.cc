@@ -13,16 +13,11 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kInfo[kDTypeCount] = {
-    {DType::kBool, 1, "Bool", "bool_"},
-    {DType::kUInt8, 1, "UInt8", "uint8"},
-    {DType::kInt8, 1, "Int8", "int8"},
-    {DType::kInt16, 2, "Int16", "int16"},
-    {DType::kInt32, 4, "Int32", "int32"},
-    {DType::kInt64, 8, "Int64", "int64"},
-    {DType::kFloat16, 2, "Float16", "float16"},
-    {DType::kBFloat16, 2, "BFloat16", "bfloat16"},
-    {DType::kFloat32, 4, "Float32", "float32"},
-    {DType::kFloat64, 8, "Float64", "float64"},
+    {DType::kBool, 1, "Bool", "bool_"},         {DType::kUInt8, 1, "UInt8", "uint8"},
+    {DType::kInt8, 1, "Int8", "int8"},          {DType::kInt16, 2, "Int16", "int16"},
+    {DType::kInt32, 4, "Int32", "int32"},       {DType::kInt64, 8, "Int64", "int64"},
+    {DType::kFloat16, 2, "Float16", "float16"}, {DType::kBFloat16, 2, "BFloat16", "bfloat16"},
+    {DType::kFloat32, 4, "Float32", "float32"}, {DType::kFloat64, 8, "Float64", "float64"},
 };
 
 const DTypeInfo& Info(DType d) { return kInfo[static_cast<int>(d)]; }
@@ -107,9 +102,9 @@ Half FloatToHalf(float f) {
   std::memcpy(&bits, &f, sizeof(bits));
   uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   uint32_t abs = bits & 0x7fffffffu;
-  if (abs > 0x7f800000u) return Half{static_cast<uint16_t>(sign | 0x7e00u)};  // NaN
+  if (abs > 0x7f800000u) return Half{static_cast<uint16_t>(sign | 0x7e00u)};   // NaN
   if (abs >= 0x477ff000u) return Half{static_cast<uint16_t>(sign | 0x7c00u)};  // overflow → inf
-  if (abs < 0x38800000u) {  // subnormal or zero in half
+  if (abs < 0x38800000u) {                                                     // subnormal or zero in half
     if (abs < 0x33000000u) return Half{sign};
     uint32_t exponent = abs >> 23;
     uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;

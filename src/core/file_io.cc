@@ -128,12 +128,12 @@ std::string ReadFile(const std::string& path, uint64_t max_bytes) {
   CheckPath(path, "The file path");
   Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (file.get() < 0) ThrowOs("open", path, errno);
-  struct stat st{};
+  struct stat st {};
   if (::fstat(file.get(), &st) != 0) ThrowOs("inspect", path, errno);
   if (!S_ISREG(st.st_mode)) throw OSError(StrCat("Can not read '", Shown(path), "': it is not a regular file."));
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    throw ValueError(StrCat("The file '", Shown(path), "' has ", st.st_size, " bytes, more than the ", max_bytes,
-                            " expected."));
+    throw ValueError(
+        StrCat("The file '", Shown(path), "' has ", st.st_size, " bytes, more than the ", max_bytes, " expected."));
   }
   std::string out;
   out.resize(static_cast<size_t>(st.st_size));
@@ -166,7 +166,7 @@ void CreateDirectories(const std::string& path, std::vector<std::string>* create
     at = slash + 1;
     if (prefix.empty() || prefix == "." || prefix == "..") continue;
     if (prefix.back() == '/') continue;
-    struct stat st{};
+    struct stat st {};
     if (::stat(prefix.c_str(), &st) == 0) {
       if (!S_ISDIR(st.st_mode)) {
         throw OSError(StrCat("Can not create the folder '", Shown(path), "': '", Shown(prefix), "' is not a folder."));
@@ -192,7 +192,7 @@ std::string WhyNotCreatable(const std::string& dir) {
   if (dir.find('\0') != std::string::npos) return "the path holds a NUL byte";
   std::string at = dir.empty() ? "." : dir;
   while (true) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(at.c_str(), &st) == 0) {
       if (!S_ISDIR(st.st_mode)) return StrCat("'", Shown(at), "' is not a folder");
       if (::access(at.c_str(), W_OK | X_OK) != 0) {
@@ -221,7 +221,7 @@ AppendFile::AppendFile(const std::string& path) : path_(path) {
     if (error == ELOOP) throw OSError(StrCat("Can not append to '", Shown(path), "': it is a symbolic link."));
     ThrowOs("open for appending", path, error);
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd_);
     fd_ = -1;
@@ -234,7 +234,7 @@ AppendFile::~AppendFile() {
 }
 
 uint64_t AppendFile::size() const {
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd_, &st) != 0) ThrowOs("inspect", path_, errno);
   return static_cast<uint64_t>(st.st_size);
 }
@@ -289,12 +289,9 @@ uint32_t Crc(const void* data, size_t size, uint32_t crc) {
   return ~crc;
 }
 
-
 }  // namespace
 
-uint32_t Crc32c(const void* data, size_t size, uint32_t crc) {
-  return Crc<0x82F63B78u>(data, size, crc);
-}
+uint32_t Crc32c(const void* data, size_t size, uint32_t crc) { return Crc<0x82F63B78u>(data, size, crc); }
 
 uint32_t Crc32Ieee(const void* data, size_t size, uint32_t crc) { return Crc<0xEDB88320u>(data, size, crc); }
 

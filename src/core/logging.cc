@@ -17,8 +17,10 @@ LogLevel LevelFromEnvironment() {
   const char* text = std::getenv("GLOG_v");
   if (text == nullptr || text[0] == '\0' || text[1] != '\0' || text[0] < '0' || text[0] > '3') {
     if (text != nullptr && text[0] != '\0') {
-      std::fprintf(stderr, "[WARNING] MSRT: GLOG_v='%s' is not one of 0 (debug), 1 (info), "
-                   "2 (warning), 3 (error); using 2.\n", text);
+      std::fprintf(stderr,
+                   "[WARNING] MSRT: GLOG_v='%s' is not one of 0 (debug), 1 (info), "
+                   "2 (warning), 3 (error); using 2.\n",
+                   text);
     }
     return LogLevel::kWarning;
   }
@@ -66,9 +68,8 @@ void LogMessage(LogLevel level, const char* file, int line, const std::string& m
   }
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
-  std::fprintf(stderr, "[%s] MSRT(%d):%s.%06lld%s %s\n", LevelName(level),
-               static_cast<int>(getpid()), stamp, static_cast<long long>(micros), where.c_str(),
-               message.c_str());
+  std::fprintf(stderr, "[%s] MSRT(%d):%s.%06lld%s %s\n", LevelName(level), static_cast<int>(getpid()), stamp,
+               static_cast<long long>(micros), where.c_str(), message.c_str());
 }
 
 WarningSink SetWarningSink(WarningSink sink) { return g_sink.exchange(sink); }

@@ -59,8 +59,8 @@ inline std::array<uint32_t, 4> Philox4x32(std::array<uint32_t, 4> counter, std::
 
 /// The four words of block `block` of a stream (elements 4*block .. 4*block+3).
 inline std::array<uint32_t, 4> StreamBlock(const Stream& s, uint64_t block) {
-  return Philox4x32({static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32),
-                     static_cast<uint32_t>(s.stream), static_cast<uint32_t>(s.stream >> 32)},
+  return Philox4x32({static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32), static_cast<uint32_t>(s.stream),
+                     static_cast<uint32_t>(s.stream >> 32)},
                     {static_cast<uint32_t>(s.seed), static_cast<uint32_t>(s.seed >> 32)});
 }
 

@@ -27,14 +27,13 @@ int64_t CheckedProduct(const Shape& shape, int64_t item_size, bool* has_zero) {
 [[noreturn]] void ThrowBadShape(int64_t status, const Shape& shape, std::string_view dtype, std::string_view what) {
   std::string prefix = what.empty() ? std::string() : StrCat("For '", what, "', ");
   if (status == -1) {
-    throw ValueError(StrCat(prefix, prefix.empty() ? "A" : "a", " tensor shape can not have negative dimensions, but got ",
-                            ShapeRepr(shape), "."));
+    throw ValueError(StrCat(prefix, prefix.empty() ? "A" : "a",
+                            " tensor shape can not have negative dimensions, but got ", ShapeRepr(shape), "."));
   }
   throw ValueError(StrCat(prefix, prefix.empty() ? "A" : "a", " tensor of shape ", ShapeRepr(shape),
-                          dtype.empty() ? std::string() : StrCat(" and dtype ", dtype),
-                          " is too big: its number of ", dtype.empty() ? "elements" : "bytes",
-                          " does not fit in a signed 64-bit integer (at most ", std::numeric_limits<int64_t>::max(),
-                          ")."));
+                          dtype.empty() ? std::string() : StrCat(" and dtype ", dtype), " is too big: its number of ",
+                          dtype.empty() ? "elements" : "bytes", " does not fit in a signed 64-bit integer (at most ",
+                          std::numeric_limits<int64_t>::max(), ")."));
 }
 
 }  // namespace

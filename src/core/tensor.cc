@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "core/float_to_int.h"
 #include "core/allocator.h"
+#include "core/float_to_int.h"
 #include "msrt/core/errors.h"
 
 namespace msrt {
@@ -112,11 +112,12 @@ void Tensor::set_pending(std::shared_ptr<Completion> completion) const {
 
 void Tensor::Sync() const {
   if (impl_->symbolic) {
-    throw GraphCaptureError(StrCat(
-        "The value of a Tensor", (impl_->name.empty() ? "" : " '" + impl_->name + "'"), " of shape ",
-        ShapeRepr(impl_->shape), " is not known while a graph is being compiled (GRAPH_MODE or ms.jit): "
-        "Python code read it (e.g. 'if x.sum() > 0:', 'float(x)', 'x.asnumpy()'). Use tensor ops (ops.select, "
-        "ops.where) instead of Python control flow on Tensor values, or run this code in PYNATIVE_MODE."));
+    throw GraphCaptureError(
+        StrCat("The value of a Tensor", (impl_->name.empty() ? "" : " '" + impl_->name + "'"), " of shape ",
+               ShapeRepr(impl_->shape),
+               " is not known while a graph is being compiled (GRAPH_MODE or ms.jit): "
+               "Python code read it (e.g. 'if x.sum() > 0:', 'float(x)', 'x.asnumpy()'). Use tensor ops (ops.select, "
+               "ops.where) instead of Python control flow on Tensor values, or run this code in PYNATIVE_MODE."));
   }
   std::shared_ptr<Completion> p = pending();
   if (p) {
@@ -137,8 +138,8 @@ void* Tensor::mutable_data() {
 }
 
 Tensor Tensor::Reshaped(const Shape& shape) const {
-  MSRT_CHECK_VALUE(NumElements(shape) == numel(), "Can not reshape a tensor of shape ", ShapeRepr(this->shape()),
-                   " (", numel(), " elements) to ", ShapeRepr(shape), ".");
+  MSRT_CHECK_VALUE(NumElements(shape) == numel(), "Can not reshape a tensor of shape ", ShapeRepr(this->shape()), " (",
+                   numel(), " elements) to ", ShapeRepr(shape), ".");
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = impl_->storage;
   impl->offset = impl_->offset;

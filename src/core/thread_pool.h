@@ -27,12 +27,12 @@ namespace msrt {
 
 /// How the runtime's threads are sized (Note [Thread plan]).
 struct ThreadPlan {
-  int hardware = 1;         // hardware threads
-  int runtime_threads = 1;  // runtime_num_threads after the cap (0: all)
-  int inter_op = 0;         // inter_op_parallel_num after the cap
-  int scheduler = 1;        // threads that launch kernels
-  int kernel = 1;           // kernel pool workers
-  int total = 2;            // scheduler + kernel
+  int hardware = 1;             // hardware threads
+  int runtime_threads = 1;      // runtime_num_threads after the cap (0: all)
+  int inter_op = 0;             // inter_op_parallel_num after the cap
+  int scheduler = 1;            // threads that launch kernels
+  int kernel = 1;               // kernel pool workers
+  int total = 2;                // scheduler + kernel
   bool oversubscribed = false;  // total > hardware
 };
 ThreadPlan PlanThreads(int64_t runtime_num_threads, int64_t inter_op_parallel_num, int hardware);
@@ -62,9 +62,7 @@ class Cancellable {
  public:
   virtual ~Cancellable() = default;
   /// Cancellation was asked for, or an interrupt came since the owner armed it.
-  bool requested() const {
-    return (state_.load(std::memory_order_relaxed) & kRequested) != 0 || interrupted();
-  }
+  bool requested() const { return (state_.load(std::memory_order_relaxed) & kRequested) != 0 || interrupted(); }
   bool interrupted() const { return InterruptCount() != interrupts_seen_; }
   /// The error the kernel raises when stopped.
   [[noreturn]] virtual void Throw() const = 0;

@@ -192,8 +192,7 @@ bool Value::operator==(const Value& other) const {
     case ValueKind::kInt: return int_ == other.int_;
     case ValueKind::kFloat: return float_ == other.float_;
     case ValueKind::kString: return payload_->text == other.payload_->text;
-    case ValueKind::kObject:
-      return payload_->text == other.payload_->text && payload_->repr == other.payload_->repr;
+    case ValueKind::kObject: return payload_->text == other.payload_->text && payload_->repr == other.payload_->repr;
     case ValueKind::kList:
     case ValueKind::kTuple: return payload_->list == other.payload_->list;
     case ValueKind::kDict: return payload_->dict == other.payload_->dict;

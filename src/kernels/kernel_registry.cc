@@ -17,8 +17,8 @@
 #include <set>
 #include <tuple>
 
-#include "kernels/kernel.h"
 #include "context/options.h"
+#include "kernels/kernel.h"
 #include "msrt/context/context.h"
 #include "msrt/core/logging.h"
 
@@ -178,8 +178,8 @@ const KernelDef* SelectKernelOrConvert(std::string_view op, DeviceTarget device,
   Substitution sub = FindSubstitute(op, device, inputs, attrs);
   if (sub.kernel == nullptr) return nullptr;
   if (!context::runtime_options::EnableReducePrecision().Get()) {
-    throw TypeError(StrCat("[", op, "] has no ", DeviceTargetName(device), " kernel for dtype ",
-                           DTypeName(sub.from), " and enable_reduce_precision is False; a ", DTypeName(sub.to),
+    throw TypeError(StrCat("[", op, "] has no ", DeviceTargetName(device), " kernel for dtype ", DTypeName(sub.from),
+                           " and enable_reduce_precision is False; a ", DTypeName(sub.to),
                            " kernel exists. Set enable_reduce_precision=True to compute in ", DTypeName(sub.to),
                            ", or cast the inputs."));
   }

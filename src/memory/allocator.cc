@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <mutex>
 
-#include "core/allocator.h"
 #include "context/env_config.h"
-#include "context/testing.h"
 #include "context/options.h"
+#include "context/testing.h"
+#include "core/allocator.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 #include "msrt/core/logging.h"
@@ -22,7 +22,8 @@ namespace opts = context::runtime_options;
 constexpr std::string_view kConsumer = "device memory pool";
 // The keys frozen once the pool starts.
 const std::array<const context::OptionKey*, 3>& FrozenKeys() {
-  static const std::array<const context::OptionKey*, 3> keys = {&opts::MaxDeviceMemory(), &opts::VariableMemoryMaxSize(),
+  static const std::array<const context::OptionKey*, 3> keys = {&opts::MaxDeviceMemory(),
+                                                                &opts::VariableMemoryMaxSize(),
                                                                 &opts::MempoolBlockSize()};
   return keys;
 }
@@ -87,9 +88,11 @@ PoolLimits LimitsFromContext() {
 class DevicePool {
  public:
   DevicePool() : pool_(MakeHostBlockSource(), LimitsFromContext()) {
-    subscription_ = context::Global().Subscribe(
-        {opts::MaxDeviceMemory(), opts::VariableMemoryMaxSize(), opts::MempoolBlockSize(), opts::EnvConfigPath()},
-        std::string(kConsumer), [this](const context::Change&) { pool_.SetLimits(LimitsFromContext()); });
+    subscription_ = context::Global().Subscribe({opts::MaxDeviceMemory(), opts::VariableMemoryMaxSize(),
+                                                 opts::MempoolBlockSize(), opts::EnvConfigPath()},
+                                                std::string(kConsumer), [this](const context::Change&) {
+                                                  pool_.SetLimits(LimitsFromContext());
+                                                });
   }
 
   MemoryPool& Started() {

@@ -68,7 +68,7 @@ struct PoolStats {
   bool reuse = true;
   int64_t blocks = 0;
   int64_t live_pieces = 0;
-  int64_t allocations = 0;        // requests served since the pool started
+  int64_t allocations = 0;         // requests served since the pool started
   int64_t reused_allocations = 0;  // of them, served from memory used before
   int64_t failed_allocations = 0;  // requests refused with MemoryError
 };

@@ -118,8 +118,10 @@ Value ParseAttr(std::string_view op, const AttrSpec& spec, const Value& v) {
       auto dtype = ParseDType(s);
       if (!dtype) {
         OpError(ErrorKind::kType, op,
-                StrCat("attribute '", spec.name, "' names an unknown dtype; expected one of bool, uint8, int8, int16, "
-                       "int32, int64, float16, bfloat16, float32, float64, but got '", s, "'"));
+                StrCat("attribute '", spec.name,
+                       "' names an unknown dtype; expected one of bool, uint8, int8, int16, "
+                       "int32, int64, float16, bfloat16, float32, float64, but got '",
+                       s, "'"));
       }
       out = Value(std::string(DTypeAttrName(*dtype)));
       break;

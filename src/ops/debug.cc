@@ -23,7 +23,8 @@ void CheckPrintItems(const Metas& in, const Dict& attrs) {
     } else if (!item.is_string() && !item.is_int_like() && !item.is_float()) {
       OpError(ErrorKind::kType, "print",
               StrCat("can print Tensors, str, int, float and bool values (and tuples or lists of them); "
-                     "expected one of those, but got ", item.type_name(), " (", item.repr(), ")"));
+                     "expected one of those, but got ",
+                     item.type_name(), " (", item.repr(), ")"));
     }
   }
   if (placeholders != in.size()) {
@@ -36,10 +37,11 @@ void CheckPrintItems(const Metas& in, const Dict& attrs) {
 MSRT_REGISTER_OP({.name = "print",
                   .inputs = {"xs..."},
                   .attrs = {{"items", Value(List{}), "the printed values in order: text, or None for the next tensor"}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    CheckPrintItems(in, attrs);
-                    return Metas{{Shape{}, DType::kInt32}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        CheckPrintItems(in, attrs);
+                        return Metas{{Shape{}, DType::kInt32}};
+                      },
                   .props = {.side_effect = true},
                   .doc = "Prints its items to the screen, or appends them to print_file_path; returns int32 0"});
 

@@ -70,7 +70,7 @@ MSRT_REGISTER_OP({.name = "neg",
                   }),
                   .props = kElementwise,
                   .doc = "-x",
-    .api = {Function("neg|negative(input->x)"), Method("neg|negative(self->x)"), Primitive("Neg()(x)")}});
+                  .api = {Function("neg|negative(input->x)"), Method("neg|negative(self->x)"), Primitive("Neg()(x)")}});
 
 MSRT_REGISTER_OP({.name = "abs",
                   .inputs = {"x"},
@@ -80,7 +80,7 @@ MSRT_REGISTER_OP({.name = "abs",
                   }),
                   .props = kElementwise,
                   .doc = "|x|",
-    .api = {Function("abs|absolute(input->x)"), Method("abs|absolute(self->x)"), Primitive("Abs()(x)")}});
+                  .api = {Function("abs|absolute(input->x)"), Method("abs|absolute(self->x)"), Primitive("Abs()(x)")}});
 
 MSRT_REGISTER_OP({.name = "sign",
                   .inputs = {"x"},
@@ -90,7 +90,7 @@ MSRT_REGISTER_OP({.name = "sign",
                   }),
                   .props = kElementwise,
                   .doc = "-1, 0 or 1 (NaN stays NaN)",
-    .api = {Function("sign(input->x)"), Method("sign(self->x)"), Primitive("Sign()(x)")}});
+                  .api = {Function("sign(input->x)"), Method("sign(self->x)"), Primitive("Sign()(x)")}});
 
 MSRT_REGISTER_OP({.name = "floor",
                   .inputs = {"x"},
@@ -110,7 +110,7 @@ MSRT_REGISTER_OP({.name = "exp",
                   }),
                   .props = kElementwise,
                   .doc = "e^x",
-    .api = {Function("exp(input->x)"), Method("exp(self->x)"), Primitive("Exp()(x)")}});
+                  .api = {Function("exp(input->x)"), Method("exp(self->x)"), Primitive("Exp()(x)")}});
 
 MSRT_REGISTER_OP({.name = "log",
                   .inputs = {"x"},
@@ -120,7 +120,7 @@ MSRT_REGISTER_OP({.name = "log",
                   }),
                   .props = kElementwise,
                   .doc = "natural logarithm",
-    .api = {Function("log(input->x)"), Method("log(self->x)"), Primitive("Log()(x)")}});
+                  .api = {Function("log(input->x)"), Method("log(self->x)"), Primitive("Log()(x)")}});
 
 MSRT_REGISTER_OP({.name = "sqrt",
                   .inputs = {"x"},
@@ -130,7 +130,7 @@ MSRT_REGISTER_OP({.name = "sqrt",
                   }),
                   .props = kElementwise,
                   .doc = "square root",
-    .api = {Function("sqrt(x)"), Method("sqrt(self->x)"), Primitive("Sqrt()(x)")}});
+                  .api = {Function("sqrt(x)"), Method("sqrt(self->x)"), Primitive("Sqrt()(x)")}});
 
 MSRT_REGISTER_OP({.name = "rsqrt",
                   .inputs = {"x"},
@@ -141,7 +141,7 @@ MSRT_REGISTER_OP({.name = "rsqrt",
                   }),
                   .props = kElementwise,
                   .doc = "1 / sqrt(x)",
-    .api = {Function("rsqrt(input->x)"), Method("rsqrt(self->x)"), Primitive("Rsqrt()(x)")}});
+                  .api = {Function("rsqrt(input->x)"), Method("rsqrt(self->x)"), Primitive("Rsqrt()(x)")}});
 
 MSRT_REGISTER_OP({.name = "square",
                   .inputs = {"x"},
@@ -151,7 +151,7 @@ MSRT_REGISTER_OP({.name = "square",
                   }),
                   .props = kElementwise,
                   .doc = "x * x",
-    .api = {Function("square(input->x)"), Method("square(self->x)"), Primitive("Square()(x)")}});
+                  .api = {Function("square(input->x)"), Method("square(self->x)"), Primitive("Square()(x)")}});
 
 MSRT_REGISTER_OP({.name = "reciprocal",
                   .inputs = {"x"},
@@ -161,7 +161,8 @@ MSRT_REGISTER_OP({.name = "reciprocal",
                   }),
                   .props = kElementwise,
                   .doc = "1 / x",
-    .api = {Function("reciprocal(input->x)"), Method("reciprocal(self->x)"), Primitive("Reciprocal()(x)")}});
+                  .api = {Function("reciprocal(input->x)"), Method("reciprocal(self->x)"),
+                          Primitive("Reciprocal()(x)")}});
 
 MSRT_REGISTER_OP({.name = "sigmoid",
                   .inputs = {"x"},
@@ -171,7 +172,7 @@ MSRT_REGISTER_OP({.name = "sigmoid",
                   }),
                   .props = kElementwise,
                   .doc = "1 / (1 + e^-x)",
-    .api = {Function("sigmoid(input->x)"), Method("sigmoid(self->x)"), Primitive("Sigmoid()(x)")}});
+                  .api = {Function("sigmoid(input->x)"), Method("sigmoid(self->x)"), Primitive("Sigmoid()(x)")}});
 
 MSRT_REGISTER_OP({.name = "tanh",
                   .inputs = {"x"},
@@ -181,7 +182,7 @@ MSRT_REGISTER_OP({.name = "tanh",
                   }),
                   .props = kElementwise,
                   .doc = "hyperbolic tangent",
-    .api = {Function("tanh(input->x)"), Method("tanh(self->x)"), Primitive("Tanh()(x)")}});
+                  .api = {Function("tanh(input->x)"), Method("tanh(self->x)"), Primitive("Tanh()(x)")}});
 
 MSRT_REGISTER_OP({.name = "relu",
                   .inputs = {"x"},
@@ -194,7 +195,7 @@ MSRT_REGISTER_OP({.name = "relu",
                   }),
                   .props = kElementwise,
                   .doc = "max(x, 0) (NaN stays NaN)",
-    .api = {Function("relu(input->x)"), Method("relu(self->x)"), Primitive("ReLU()(x)")}});
+                  .api = {Function("relu(input->x)"), Method("relu(self->x)"), Primitive("ReLU()(x)")}});
 
 MSRT_REGISTER_OP({.name = "relu6",
                   .inputs = {"x"},
@@ -206,7 +207,7 @@ MSRT_REGISTER_OP({.name = "relu6",
                   }),
                   .props = kElementwise,
                   .doc = "min(max(x, 0), 6)",
-    .api = {Function("relu6(x)"), Primitive("ReLU6()(x)")}});
+                  .api = {Function("relu6(x)"), Primitive("ReLU6()(x)")}});
 
 MSRT_REGISTER_OP({.name = "silu",
                   .inputs = {"x"},
@@ -219,15 +220,16 @@ MSRT_REGISTER_OP({.name = "silu",
                   }),
                   .props = kElementwise,
                   .doc = "x * sigmoid(x)",
-    .api = {Function("silu(input->x)"), Primitive("SiLU()(x)")}});
+                  .api = {Function("silu(input->x)"), Primitive("SiLU()(x)")}});
 
 MSRT_REGISTER_OP({.name = "gelu",
                   .inputs = {"x"},
                   .attrs = {{"approximate", true, "tanh form when True, erf form when False"}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    BoolAttr("gelu", attrs, "approximate");
-                    return UnaryInfer("gelu", DTypeClass::kFloat)(in, attrs);
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        BoolAttr("gelu", attrs, "approximate");
+                        return UnaryInfer("gelu", DTypeClass::kFloat)(in, attrs);
+                      },
                   .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict& attrs) {
                     return Call1("gelu_grad", {dy, x}, Dict{{"approximate", Attr(attrs, "approximate")}});
                   }),
@@ -239,17 +241,18 @@ MSRT_REGISTER_OP({.name = "gelu",
 MSRT_REGISTER_OP({.name = "gelu_grad",
                   .inputs = {"dy", "x"},
                   .attrs = {{"approximate", true}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    BoolAttr("gelu_grad", attrs, "approximate");
-                    CheckDType("gelu_grad", "x", in[1], DTypeClass::kFloat);
-                    CheckSameDType("gelu_grad", "x", in[1], "dy", in[0]);
-                    if (in[0].shape != in[1].shape) {
-                      OpError(ErrorKind::kValue, "gelu_grad",
-                              StrCat("'dy' must have the shape of 'x'; expected ", ShapeRepr(in[1].shape), ", but got ",
-                                     ShapeRepr(in[0].shape)));
-                    }
-                    return Metas{in[1]};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        BoolAttr("gelu_grad", attrs, "approximate");
+                        CheckDType("gelu_grad", "x", in[1], DTypeClass::kFloat);
+                        CheckSameDType("gelu_grad", "x", in[1], "dy", in[0]);
+                        if (in[0].shape != in[1].shape) {
+                          OpError(ErrorKind::kValue, "gelu_grad",
+                                  StrCat("'dy' must have the shape of 'x'; expected ", ShapeRepr(in[1].shape),
+                                         ", but got ", ShapeRepr(in[0].shape)));
+                        }
+                        return Metas{in[1]};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     // Linear in dy; the second derivative in x is not provided.
                     if (!a.dys[0].defined() || !a.needs[0]) return {Tensor(), Tensor()};
@@ -263,21 +266,22 @@ MSRT_REGISTER_OP({.name = "logical_not",
                   .infer = UnaryInfer("logical_not", DTypeClass::kBool),
                   .props = kElementwise,
                   .doc = "not x (bool)",
-    .api = {Function("logical_not(input->x)"), Method("logical_not(self->x)"), Primitive("LogicalNot()(x)")}});
+                  .api = {Function("logical_not(input->x)"), Method("logical_not(self->x)"),
+                          Primitive("LogicalNot()(x)")}});
 
 MSRT_REGISTER_OP({.name = "ones_like",
                   .inputs = {"x"},
                   .infer = UnaryInfer("ones_like", DTypeClass::kAny),
                   .props = kElementwise,
                   .doc = "ones of x's shape and dtype",
-    .api = {Method("ones_like(self->x)"), Primitive("OnesLike()(x)")}});
+                  .api = {Method("ones_like(self->x)"), Primitive("OnesLike()(x)")}});
 
 MSRT_REGISTER_OP({.name = "zeros_like",
                   .inputs = {"x"},
                   .infer = UnaryInfer("zeros_like", DTypeClass::kAny),
                   .props = kElementwise,
                   .doc = "zeros of x's shape and dtype",
-    .api = {Method("zeros_like(self->x)"), Primitive("ZerosLike()(x)")}});
+                  .api = {Method("zeros_like(self->x)"), Primitive("ZerosLike()(x)")}});
 
 MSRT_REGISTER_OP({.name = "identity",
                   .inputs = {"x"},
@@ -285,14 +289,15 @@ MSRT_REGISTER_OP({.name = "identity",
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> { return {a.dys[0]}; },
                   .props = kElementwise,
                   .doc = "a copy of x",
-    .api = {Function("identity(input->x)"), Primitive("Identity()(x)")}});
+                  .api = {Function("identity(input->x)"), Primitive("Identity()(x)")}});
 
 MSRT_REGISTER_OP({.name = "cast",
                   .inputs = {"x"},
                   .attrs = {{"dtype", Value(), "target dtype name, e.g. 'float32'", AttrType::kDType}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    return Metas{{in[0].shape, DTypeAttr("cast", attrs, "dtype")}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        return Metas{{in[0].shape, DTypeAttr("cast", attrs, "dtype")}};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     if (!a.dys[0].defined() || !IsFloating(a.inputs[0].dtype()) || !IsFloating(a.dys[0].dtype())) {
                       return {Tensor()};
@@ -301,7 +306,7 @@ MSRT_REGISTER_OP({.name = "cast",
                   },
                   .props = {.elementwise = true, .noop_if_same_meta = true},
                   .doc = "x converted to another dtype",
-    .api = {Primitive("Cast()(input_x->x, dtype)")}});
+                  .api = {Primitive("Cast()(input_x->x, dtype)")}});
 
 // ---- binary ----
 
@@ -321,7 +326,7 @@ MSRT_REGISTER_OP({.name = "add",
                   },
                   .props = {.elementwise = true, .right_identity = 0.0, .left_identity = 0.0},
                   .doc = "x + y",
-    .api = {Function("add|tensor_add(input->x, other->y)"), Primitive("Add|TensorAdd()(x, y)")}});
+                  .api = {Function("add|tensor_add(input->x, other->y)"), Primitive("Add|TensorAdd()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "sub",
                   .inputs = {"x", "y"},
@@ -332,21 +337,22 @@ MSRT_REGISTER_OP({.name = "sub",
                   },
                   .props = {.elementwise = true, .right_identity = 0.0},
                   .doc = "x - y",
-    .api = {Function("sub|tensor_sub(input->x, other->y)"), Primitive("Sub()(x, y)")}});
+                  .api = {Function("sub|tensor_sub(input->x, other->y)"), Primitive("Sub()(x, y)")}});
 
-MSRT_REGISTER_OP({.name = "mul",
-                  .inputs = {"x", "y"},
-                  .infer = BinaryInfer("mul", BinaryKind::kArithmetic),
-                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
-                    const Tensor& dy = a.dys[0];
-                    const Tensor& x = a.inputs[0];
-                    const Tensor& y = a.inputs[1];
-                    return {IfNeeded(a, 0, [&] { return fn::Mul(dy, y); }),
-                            IfNeeded(a, 1, [&] { return fn::Mul(dy, x); })};
-                  },
-                  .props = {.elementwise = true, .right_identity = 1.0, .left_identity = 1.0},
-                  .doc = "x * y",
-    .api = {Function("mul|tensor_mul(input->x, other->y)"), Method("mul(self->x, other->y)"), Primitive("Mul()(x, y)")}});
+MSRT_REGISTER_OP(
+    {.name = "mul",
+     .inputs = {"x", "y"},
+     .infer = BinaryInfer("mul", BinaryKind::kArithmetic),
+     .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+       const Tensor& dy = a.dys[0];
+       const Tensor& x = a.inputs[0];
+       const Tensor& y = a.inputs[1];
+       return {IfNeeded(a, 0, [&] { return fn::Mul(dy, y); }), IfNeeded(a, 1, [&] { return fn::Mul(dy, x); })};
+     },
+     .props = {.elementwise = true, .right_identity = 1.0, .left_identity = 1.0},
+     .doc = "x * y",
+     .api = {Function("mul|tensor_mul(input->x, other->y)"), Method("mul(self->x, other->y)"),
+             Primitive("Mul()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "div",
                   .inputs = {"x", "y"},
@@ -360,7 +366,7 @@ MSRT_REGISTER_OP({.name = "div",
                   },
                   .props = {.elementwise = true, .right_identity = 1.0},
                   .doc = "x / y (true division: integer inputs give float32)",
-    .api = {Primitive("Div|RealDiv()(x, y)")}});
+                  .api = {Primitive("Div|RealDiv()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "pow",
                   .inputs = {"x", "y"},
@@ -384,7 +390,8 @@ MSRT_REGISTER_OP({.name = "pow",
                   },
                   .props = kElementwise,
                   .doc = "x ** y",
-    .api = {Function("pow|tensor_pow(input->x, exponent->y)"), Method("pow(self->x, exponent->y)"), Primitive("Pow()(x, y)")}});
+                  .api = {Function("pow|tensor_pow(input->x, exponent->y)"), Method("pow(self->x, exponent->y)"),
+                          Primitive("Pow()(x, y)")}});
 
 GradFn MinMaxGrad(std::string_view compare) {
   return [compare](const GradArgs& a) -> std::vector<Tensor> {
@@ -404,7 +411,8 @@ MSRT_REGISTER_OP({.name = "maximum",
                   .grad = MinMaxGrad("greater_equal"),
                   .props = kElementwise,
                   .doc = "elementwise max (NaN propagates)",
-    .api = {Function("maximum(input->x, other->y)"), Method("maximum(self->x, other->y)"), Primitive("Maximum()(x, y)")}});
+                  .api = {Function("maximum(input->x, other->y)"), Method("maximum(self->x, other->y)"),
+                          Primitive("Maximum()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "minimum",
                   .inputs = {"x", "y"},
@@ -412,7 +420,8 @@ MSRT_REGISTER_OP({.name = "minimum",
                   .grad = MinMaxGrad("less_equal"),
                   .props = kElementwise,
                   .doc = "elementwise min (NaN propagates)",
-    .api = {Function("minimum(input->x, other->y)"), Method("minimum(self->x, other->y)"), Primitive("Minimum()(x, y)")}});
+                  .api = {Function("minimum(input->x, other->y)"), Method("minimum(self->x, other->y)"),
+                          Primitive("Minimum()(x, y)")}});
 
 OpDef ComparisonOp(std::string_view name, BinaryKind kind, std::string_view doc, std::vector<ApiForm> api) {
   return {.name = name,
@@ -437,9 +446,9 @@ const bool kComparisonsRegistered = [] {
                           {Function("less_equal|le|tensor_le(input->x, other->y)"), Primitive("LessEqual()(x, y)")}));
   RegisterOp(ComparisonOp("greater", kCompare, "x > y (bool)",
                           {Function("greater|gt|tensor_gt(input->x, other->y)"), Primitive("Greater()(x, y)")}));
-  RegisterOp(ComparisonOp("greater_equal", kCompare, "x >= y (bool)",
-                          {Function("greater_equal|ge|tensor_ge(input->x, other->y)"),
-                           Primitive("GreaterEqual()(x, y)")}));
+  RegisterOp(
+      ComparisonOp("greater_equal", kCompare, "x >= y (bool)",
+                   {Function("greater_equal|ge|tensor_ge(input->x, other->y)"), Primitive("GreaterEqual()(x, y)")}));
   RegisterOp(ComparisonOp("logical_and", kLogical, "x and y (bool)",
                           {Function("logical_and(input->x, other->y)"), Primitive("LogicalAnd()(x, y)")}));
   RegisterOp(ComparisonOp("logical_or", kLogical, "x or y (bool)",
@@ -462,12 +471,13 @@ MSRT_REGISTER_OP({.name = "addn",
 
 MSRT_REGISTER_OP({.name = "select",
                   .inputs = {"condition", "x", "y"},
-                  .infer = [](const Metas& in, const Dict&) {
-                    CheckDType("select", "condition", in[0], DTypeClass::kBool);
-                    Shape shape = BroadcastShapes("select", BroadcastShapes("select", in[0].shape, in[1].shape),
-                                                  in[2].shape);
-                    return Metas{{shape, PromoteTypes(in[1].dtype, in[2].dtype)}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        CheckDType("select", "condition", in[0], DTypeClass::kBool);
+                        Shape shape = BroadcastShapes("select", BroadcastShapes("select", in[0].shape, in[1].shape),
+                                                      in[2].shape);
+                        return Metas{{shape, PromoteTypes(in[1].dtype, in[2].dtype)}};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     const Tensor& dy = a.dys[0];
                     if (!dy.defined()) return {Tensor(), Tensor(), Tensor()};

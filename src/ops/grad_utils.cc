@@ -55,8 +55,8 @@ std::vector<int64_t> ReductionAxes(std::string_view op, const std::vector<int64_
     int64_t n = NormalizeAxis(op, a, ndim);
     if (ndim == 0) continue;  // a 0-d tensor reduces to itself
     if (std::find(out.begin(), out.end(), n) != out.end()) {
-      OpError(ErrorKind::kValue, op, StrCat("axis ", a, " is repeated in 'axis'; expected distinct axes, but got ",
-                                            IntList(axis).repr()));
+      OpError(ErrorKind::kValue, op,
+              StrCat("axis ", a, " is repeated in 'axis'; expected distinct axes, but got ", IntList(axis).repr()));
     }
     out.push_back(n);
   }
@@ -113,7 +113,8 @@ Tensor Gather(const Tensor& params, const Tensor& indices, int64_t axis) {
 }
 Tensor Fill(const Shape& shape, double value, DType dtype) {
   return Call1("fill", {},
-               Dict{{"shape", IntList(shape)}, {"value", Value(value)},
+               Dict{{"shape", IntList(shape)},
+                    {"value", Value(value)},
                     {"dtype", Value(std::string(DTypeAttrName(dtype)))}});
 }
 Tensor Int64Tensor(const std::vector<int64_t>& values) {

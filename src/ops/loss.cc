@@ -30,14 +30,15 @@ Tensor Column(const Tensor& dy) { return fn::ExpandDims(dy, 1); }
 
 MSRT_REGISTER_OP({.name = "sparse_softmax_cross_entropy",
                   .inputs = {"logits", "labels"},
-                  .infer = [](const Metas& in, const Dict&) {
-                    constexpr std::string_view op = "sparse_softmax_cross_entropy";
-                    CheckLogits(op, "logits", in[0]);
-                    CheckDType(op, "labels", in[1], DTypeClass::kIndex);
-                    CheckRank(op, "labels", in[1], 1);
-                    CheckBatch(op, "logits", in[0], "labels", in[1]);
-                    return Metas{{{in[0].shape[0]}, in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        constexpr std::string_view op = "sparse_softmax_cross_entropy";
+                        CheckLogits(op, "logits", in[0]);
+                        CheckDType(op, "labels", in[1], DTypeClass::kIndex);
+                        CheckRank(op, "labels", in[1], 1);
+                        CheckBatch(op, "logits", in[0], "labels", in[1]);
+                        return Metas{{{in[0].shape[0]}, in[0].dtype}};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     if (!a.dys[0].defined() || !a.needs[0]) return {Tensor(), Tensor()};
                     const Tensor& logits = a.inputs[0];
@@ -49,17 +50,18 @@ MSRT_REGISTER_OP({.name = "sparse_softmax_cross_entropy",
 
 MSRT_REGISTER_OP({.name = "softmax_cross_entropy",
                   .inputs = {"logits", "labels"},
-                  .infer = [](const Metas& in, const Dict&) {
-                    constexpr std::string_view op = "softmax_cross_entropy";
-                    CheckLogits(op, "logits", in[0]);
-                    CheckSameDType(op, "logits", in[0], "labels", in[1]);
-                    if (in[1].shape != in[0].shape) {
-                      OpError(ErrorKind::kValue, op,
-                              StrCat("'labels' must have the shape of 'logits'; expected ", ShapeRepr(in[0].shape),
-                                     ", but got ", ShapeRepr(in[1].shape)));
-                    }
-                    return Metas{{{in[0].shape[0]}, in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        constexpr std::string_view op = "softmax_cross_entropy";
+                        CheckLogits(op, "logits", in[0]);
+                        CheckSameDType(op, "logits", in[0], "labels", in[1]);
+                        if (in[1].shape != in[0].shape) {
+                          OpError(ErrorKind::kValue, op,
+                                  StrCat("'labels' must have the shape of 'logits'; expected ", ShapeRepr(in[0].shape),
+                                         ", but got ", ShapeRepr(in[1].shape)));
+                        }
+                        return Metas{{{in[0].shape[0]}, in[0].dtype}};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     if (!a.dys[0].defined()) return {Tensor(), Tensor()};
                     const Tensor& logits = a.inputs[0];
@@ -99,16 +101,17 @@ void CheckFloat(std::string_view op, std::string_view name, const Tensor& t) {
 MSRT_REGISTER_OP({.name = "nll_loss",
                   .inputs = {"log_probs", "target"},
                   .attrs = {kReductionAttr},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    constexpr std::string_view op = "nll_loss";
-                    std::string reduction = AttrString(attrs, "reduction");
-                    CheckLogits(op, "log_probs", in[0]);
-                    CheckDType(op, "target", in[1], DTypeClass::kIndex);
-                    CheckRank(op, "target", in[1], 1);
-                    CheckBatch(op, "log_probs", in[0], "target", in[1]);
-                    Shape out = reduction == "none" ? Shape{in[0].shape[0]} : Shape{};
-                    return Metas{{out, in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        constexpr std::string_view op = "nll_loss";
+                        std::string reduction = AttrString(attrs, "reduction");
+                        CheckLogits(op, "log_probs", in[0]);
+                        CheckDType(op, "target", in[1], DTypeClass::kIndex);
+                        CheckRank(op, "target", in[1], 1);
+                        CheckBatch(op, "log_probs", in[0], "target", in[1]);
+                        Shape out = reduction == "none" ? Shape{in[0].shape[0]} : Shape{};
+                        return Metas{{out, in[0].dtype}};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     if (!a.dys[0].defined() || !a.needs[0]) return {Tensor(), Tensor()};
                     const Tensor& log_probs = a.inputs[0];
@@ -124,42 +127,39 @@ MSRT_REGISTER_OP({.name = "nll_loss",
                   },
                   .doc = "-log_probs[i, target[i]], averaged, summed or per sample"});
 
-MSRT_REGISTER_OP({
-    .name = "mse_loss",
-    .inputs = {"x", "y"},
-    .attrs = {kReductionAttr},
-    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
-      constexpr std::string_view op = "mse_loss";
-      CheckFloat(op, "x", in[0]);
-      CheckFloat(op, "y", in[1]);
-      BroadcastShapes(op, in[0].shape(), in[1].shape());
-      return {Reduce(fn::Square(fn::Sub(in[0], in[1])), attrs)};
-    },
-    .props = {.promotes_scalars = true},
-    .doc = "(x - y)^2, averaged, summed or elementwise (composite)",
-    .api = {Function("mse_loss(input->x, target->y, reduction='mean')")}});
+MSRT_REGISTER_OP({.name = "mse_loss",
+                  .inputs = {"x", "y"},
+                  .attrs = {kReductionAttr},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    constexpr std::string_view op = "mse_loss";
+                    CheckFloat(op, "x", in[0]);
+                    CheckFloat(op, "y", in[1]);
+                    BroadcastShapes(op, in[0].shape(), in[1].shape());
+                    return {Reduce(fn::Square(fn::Sub(in[0], in[1])), attrs)};
+                  },
+                  .props = {.promotes_scalars = true},
+                  .doc = "(x - y)^2, averaged, summed or elementwise (composite)",
+                  .api = {Function("mse_loss(input->x, target->y, reduction='mean')")}});
 
-MSRT_REGISTER_OP({
-    .name = "l1_loss",
-    .inputs = {"x", "y"},
-    .attrs = {kReductionAttr},
-    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
-      BroadcastShapes("l1_loss", in[0].shape(), in[1].shape());
-      return {Reduce(Call1("abs", {fn::Sub(in[0], in[1])}), attrs)};
-    },
-    .props = {.promotes_scalars = true},
-    .doc = "|x - y|, averaged, summed or elementwise (composite)",
-    .api = {Function("l1_loss(input->x, target->y, reduction='mean')")}});
+MSRT_REGISTER_OP({.name = "l1_loss",
+                  .inputs = {"x", "y"},
+                  .attrs = {kReductionAttr},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    BroadcastShapes("l1_loss", in[0].shape(), in[1].shape());
+                    return {Reduce(Call1("abs", {fn::Sub(in[0], in[1])}), attrs)};
+                  },
+                  .props = {.promotes_scalars = true},
+                  .doc = "|x - y|, averaged, summed or elementwise (composite)",
+                  .api = {Function("l1_loss(input->x, target->y, reduction='mean')")}});
 
-MSRT_REGISTER_OP({
-    .name = "l2_loss",
-    .inputs = {"x"},
-    .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
-      Tensor total = fn::ReduceSum(fn::Square(in[0]), {}, false);
-      return {fn::Mul(total, Scalar(0.5, total))};
-    },
-    .doc = "sum(x^2) / 2 (composite)",
-    .api = {Primitive("L2Loss()(input_x->x)")}});
+MSRT_REGISTER_OP({.name = "l2_loss",
+                  .inputs = {"x"},
+                  .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+                    Tensor total = fn::ReduceSum(fn::Square(in[0]), {}, false);
+                    return {fn::Mul(total, Scalar(0.5, total))};
+                  },
+                  .doc = "sum(x^2) / 2 (composite)",
+                  .api = {Primitive("L2Loss()(input_x->x)")}});
 
 // log(1 + exp(-|x|)): the softplus of -|x|, which cannot overflow.
 Tensor LogOnePlusExpNegAbs(const Tensor& x) {
@@ -172,55 +172,53 @@ void CheckLogitsAndLabels(std::string_view op, const std::vector<Tensor>& in) {
   BroadcastShapes(op, in[0].shape(), in[1].shape());
 }
 
-MSRT_REGISTER_OP({
-    .name = "sigmoid_cross_entropy_with_logits",
-    .inputs = {"logits", "labels"},
-    .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
-      CheckLogitsAndLabels("sigmoid_cross_entropy_with_logits", in);
-      const Tensor& x = in[0];
-      // max(x, 0) - x * y + log(1 + exp(-|x|)) = -(y log sigmoid(x) + (1 - y) log(1 - sigmoid(x)))
-      return {fn::Add(fn::Sub(Call1("relu", {x}), fn::Mul(x, in[1])), LogOnePlusExpNegAbs(x))};
-    },
-    .props = {.promotes_scalars = true},
-    .doc = "elementwise binary cross entropy of sigmoid(logits) against labels (composite)",
-    .api = {Primitive("SigmoidCrossEntropyWithLogits()(logits, label->labels)")}});
+MSRT_REGISTER_OP({.name = "sigmoid_cross_entropy_with_logits",
+                  .inputs = {"logits", "labels"},
+                  .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+                    CheckLogitsAndLabels("sigmoid_cross_entropy_with_logits", in);
+                    const Tensor& x = in[0];
+                    // max(x, 0) - x * y + log(1 + exp(-|x|)) = -(y log sigmoid(x) + (1 - y) log(1 - sigmoid(x)))
+                    return {fn::Add(fn::Sub(Call1("relu", {x}), fn::Mul(x, in[1])), LogOnePlusExpNegAbs(x))};
+                  },
+                  .props = {.promotes_scalars = true},
+                  .doc = "elementwise binary cross entropy of sigmoid(logits) against labels (composite)",
+                  .api = {Primitive("SigmoidCrossEntropyWithLogits()(logits, label->labels)")}});
 
-MSRT_REGISTER_OP({
-    .name = "binary_cross_entropy_with_logits",
-    .inputs = {"logits", "labels", "weight?", "pos_weight?"},
-    .attrs = {kReductionAttr},
-    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
-      constexpr std::string_view op = "binary_cross_entropy_with_logits";
-      CheckLogitsAndLabels(op, in);
-      const Tensor& x = in[0];
-      const Tensor& y = in[1];
-      Tensor loss;
-      if (in[3].defined()) {
-        // (1 - y) x + (1 + (pos_weight - 1) y) (log(1 + exp(-|x|)) + max(-x, 0))
-        Tensor coeff = fn::Add(fn::Mul(fn::Sub(in[3], Scalar(1.0, in[3])), y), Scalar(1.0, y));
-        Tensor softplus_neg = fn::Add(LogOnePlusExpNegAbs(x), Call1("relu", {fn::Neg(x)}));
-        loss = fn::Add(fn::Mul(fn::Sub(Scalar(1.0, y), y), x), fn::Mul(coeff, softplus_neg));
-      } else {
-        loss = Call1("sigmoid_cross_entropy_with_logits", {x, y});
-      }
-      if (in[2].defined()) loss = fn::Mul(loss, in[2]);
-      return {Reduce(loss, attrs)};
-    },
-    .props = {.promotes_scalars = true},
-    .doc = "binary cross entropy of sigmoid(logits) against labels, optionally weighted per element and per "
-           "positive class, averaged, summed or elementwise (composite)",
-    .api = {Function("binary_cross_entropy_with_logits(input->logits, target->labels, weight=None, "
-                     "pos_weight=None, reduction='mean')")}});
+MSRT_REGISTER_OP(
+    {.name = "binary_cross_entropy_with_logits",
+     .inputs = {"logits", "labels", "weight?", "pos_weight?"},
+     .attrs = {kReductionAttr},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "binary_cross_entropy_with_logits";
+       CheckLogitsAndLabels(op, in);
+       const Tensor& x = in[0];
+       const Tensor& y = in[1];
+       Tensor loss;
+       if (in[3].defined()) {
+         // (1 - y) x + (1 + (pos_weight - 1) y) (log(1 + exp(-|x|)) + max(-x, 0))
+         Tensor coeff = fn::Add(fn::Mul(fn::Sub(in[3], Scalar(1.0, in[3])), y), Scalar(1.0, y));
+         Tensor softplus_neg = fn::Add(LogOnePlusExpNegAbs(x), Call1("relu", {fn::Neg(x)}));
+         loss = fn::Add(fn::Mul(fn::Sub(Scalar(1.0, y), y), x), fn::Mul(coeff, softplus_neg));
+       } else {
+         loss = Call1("sigmoid_cross_entropy_with_logits", {x, y});
+       }
+       if (in[2].defined()) loss = fn::Mul(loss, in[2]);
+       return {Reduce(loss, attrs)};
+     },
+     .props = {.promotes_scalars = true},
+     .doc = "binary cross entropy of sigmoid(logits) against labels, optionally weighted per element and per "
+            "positive class, averaged, summed or elementwise (composite)",
+     .api = {Function("binary_cross_entropy_with_logits(input->logits, target->labels, weight=None, "
+                      "pos_weight=None, reduction='mean')")}});
 
-MSRT_REGISTER_OP({
-    .name = "softmax_cross_entropy_with_logits",
-    .inputs = {"logits", "labels"},
-    .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
-      Tensor loss = Call1("softmax_cross_entropy", {in[0], in[1]});
-      return {loss, fn::Sub(fn::Softmax(in[0], -1), in[1])};
-    },
-    .doc = "(per-sample softmax cross entropy, its gradient softmax(logits) - labels) (composite)",
-    .api = {Primitive("SoftmaxCrossEntropyWithLogits()(logits, labels)")}});
+MSRT_REGISTER_OP({.name = "softmax_cross_entropy_with_logits",
+                  .inputs = {"logits", "labels"},
+                  .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+                    Tensor loss = Call1("softmax_cross_entropy", {in[0], in[1]});
+                    return {loss, fn::Sub(fn::Softmax(in[0], -1), in[1])};
+                  },
+                  .doc = "(per-sample softmax cross entropy, its gradient softmax(logits) - labels) (composite)",
+                  .api = {Primitive("SoftmaxCrossEntropyWithLogits()(logits, labels)")}});
 
 }  // namespace
 }  // namespace msrt::ops

@@ -1,9 +1,9 @@
 // 2-D convolution and its two backward ops. Each is linear in each input, so
 // the gradients of all three are members of the same family (Note [Same
 // padding] in nn_geometry.h gives the shape rules).
+#include "ops/call.h"
 #include "ops/nn_geometry.h"
 #include "ops/op_checks.h"
-#include "ops/call.h"
 
 namespace msrt::ops {
 namespace {
@@ -23,7 +23,12 @@ std::vector<AttrSpec> ConvAttrSpecs(std::vector<AttrSpec> extra = {}) {
                    "(top, bottom, left, right) padding for pad_mode 'pad'", AttrType::kPadding});
   specs.push_back(
       {"dilation", Value(List{Value(1), Value(1)}), "(h, w) dilation, or an int for both", AttrType::kPair});
-  specs.push_back({"group", Value(1), "number of channel groups", AttrType::kInt, {}, false,
+  specs.push_back({"group",
+                   Value(1),
+                   "number of channel groups",
+                   AttrType::kInt,
+                   {},
+                   false,
                    [](std::string_view op, const Value& v) {
                      if (v.as_int() < 1) {
                        OpError(ErrorKind::kValue, op, StrCat("'group' must be at least 1; but got ", v.as_int()));
@@ -62,8 +67,8 @@ Shape Shape4Attr(std::string_view op, const Dict& attrs, std::string_view name) 
 void CheckDy(std::string_view op, const TensorMeta& dy, const Conv2dGeometry& g) {
   if (dy.shape != g.output_shape()) {
     OpError(ErrorKind::kValue, op,
-            StrCat("input 'dy' must have conv2d's output shape; expected ", ShapeRepr(g.output_shape()),
-                   ", but got ", ShapeRepr(dy.shape)));
+            StrCat("input 'dy' must have conv2d's output shape; expected ", ShapeRepr(g.output_shape()), ", but got ",
+                   ShapeRepr(dy.shape)));
   }
 }
 
@@ -157,7 +162,8 @@ MSRT_REGISTER_OP({
       if (g.needs[1]) d_x = BackpropInput(dy, ddw, x.shape(), g.attrs);
       return {d_dy, d_x};
     },
-    .props = {.layout = LayoutSpec{.activation_inputs = {0, 1}, .activation_outputs = {}, .prefers_channels_last = true}},
+    .props = {.layout =
+                  LayoutSpec{.activation_inputs = {0, 1}, .activation_outputs = {}, .prefers_channels_last = true}},
     .doc = "Gradient of conv2d with respect to weight, given dy and x.",
     .attrs_check = CheckPadWithMode,
 });

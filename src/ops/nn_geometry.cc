@@ -104,9 +104,9 @@ Conv2dGeometry ConvGeometry(std::string_view op, const Shape& x, const Shape& w,
   }
   if (CheckedMul(w[1], g.group, op) != g.in_channels) {
     OpError(ErrorKind::kValue, op,
-            StrCat("x's channels must equal weight.shape[1] * group; expected ", w[1] * g.group, " (", w[1],
-                   " * ", g.group, "), but got ", g.in_channels, " (x shape ", ShapeRepr(x), ", weight shape ",
-                   ShapeRepr(w), ")"));
+            StrCat("x's channels must equal weight.shape[1] * group; expected ", w[1] * g.group, " (", w[1], " * ",
+                   g.group, "), but got ", g.in_channels, " (x shape ", ShapeRepr(x), ", weight shape ", ShapeRepr(w),
+                   ")"));
   }
   // stride, dilation, pad_mode and pad are parsed (kPair, kPadMode, kPadding) and
   // checked together (nn_conv.cc) before any geometry is asked for.
@@ -115,8 +115,10 @@ Conv2dGeometry ConvGeometry(std::string_view op, const Shape& x, const Shape& w,
   std::string mode = AttrString(attrs, "pad_mode");
   std::vector<int64_t> pad = AttrInts(attrs, "pad");
   MSRT_INTERNAL_ASSERT(pad.size() == 4, "attribute pad is not parsed padding");
-  Axis h = WindowAxis(op, "height", mode, g.in_h, CheckedMul(g.kernel_h - 1, g.dilation_h, op) + 1, g.stride_h, pad[0], pad[1]);
-  Axis wd = WindowAxis(op, "width", mode, g.in_w, CheckedMul(g.kernel_w - 1, g.dilation_w, op) + 1, g.stride_w, pad[2], pad[3]);
+  Axis h = WindowAxis(op, "height", mode, g.in_h, CheckedMul(g.kernel_h - 1, g.dilation_h, op) + 1, g.stride_h, pad[0],
+                      pad[1]);
+  Axis wd = WindowAxis(op, "width", mode, g.in_w, CheckedMul(g.kernel_w - 1, g.dilation_w, op) + 1, g.stride_w, pad[2],
+                       pad[3]);
   g.out_h = h.out;
   g.pad_top = h.pad_before;
   g.pad_bottom = h.pad_after;

@@ -31,16 +31,16 @@ std::pair<int64_t, int64_t> ProductDims(std::string_view op, const Shape& a, con
   int64_t n = tb ? b[rb - 2] : b[rb - 1];
   if (ka != kb) {
     OpError(ErrorKind::kValue, op,
-            StrCat("the inner dimensions of the product do not match; expected a's ", ka,
-                   " to equal b's, but got ", kb, " (a ", ShapeRepr(a), ", transpose_a ", ta ? "True" : "False",
-                   "; b ", ShapeRepr(b), ", transpose_b ", tb ? "True" : "False", ")"));
+            StrCat("the inner dimensions of the product do not match; expected a's ", ka, " to equal b's, but got ", kb,
+                   " (a ", ShapeRepr(a), ", transpose_a ", ta ? "True" : "False", "; b ", ShapeRepr(b),
+                   ", transpose_b ", tb ? "True" : "False", ")"));
   }
   return {m, n};
 }
 
 // Gradients of op(a) @ op(b) (the batch dims, if any, are those of dy).
-std::pair<Tensor, Tensor> ProductGrads(std::string_view op, const Tensor& a, const Tensor& b, const Tensor& dy,
-                                       bool ta, bool tb, bool need_a, bool need_b) {
+std::pair<Tensor, Tensor> ProductGrads(std::string_view op, const Tensor& a, const Tensor& b, const Tensor& dy, bool ta,
+                                       bool tb, bool need_a, bool need_b) {
   Tensor da, db;
   if (!ta && !tb) {
     if (need_a) da = Call1(op, {dy, b}, Transposes(false, true));
@@ -107,9 +107,8 @@ MSRT_REGISTER_OP({
       return {{out, in[0].dtype}};
     },
     .grad = [](const GradArgs& g) -> std::vector<Tensor> {
-      auto [da, db] = ProductGrads("batch_matmul", g.inputs[0], g.inputs[1], g.dys[0],
-                                   AttrBool(g.attrs, "transpose_a"), AttrBool(g.attrs, "transpose_b"), g.needs[0],
-                                   g.needs[1]);
+      auto [da, db] = ProductGrads("batch_matmul", g.inputs[0], g.inputs[1], g.dys[0], AttrBool(g.attrs, "transpose_a"),
+                                   AttrBool(g.attrs, "transpose_b"), g.needs[0], g.needs[1]);
       // Broadcast batch dims: sum the gradient back over them.
       if (da.defined()) da = SumToShape(da, g.inputs[0].shape());
       if (db.defined()) db = SumToShape(db, g.inputs[1].shape());

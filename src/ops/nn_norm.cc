@@ -9,8 +9,8 @@ namespace {
 void CheckChannelVector(std::string_view op, std::string_view name, const TensorMeta& meta, int64_t channels) {
   if (meta.shape != Shape{channels}) {
     OpError(ErrorKind::kValue, op,
-            StrCat("input '", name, "' must have shape (C,) with x's channels; expected (", channels,
-                   ",), but got ", ShapeRepr(meta.shape)));
+            StrCat("input '", name, "' must have shape (C,) with x's channels; expected (", channels, ",), but got ",
+                   ShapeRepr(meta.shape)));
   }
 }
 
@@ -46,8 +46,12 @@ MSRT_REGISTER_OP({
     .attrs = {{"is_training", Value(false), "normalize with batch statistics and update the running ones",
                AttrType::kBool},
               {"epsilon", Value(1e-5), "added to the variance", AttrType::kFloat, {}, false, CheckEpsilon},
-              {"momentum", Value(0.1), "running = (1 - momentum) * running + momentum * batch", AttrType::kFloat,
-               {}, false,
+              {"momentum",
+               Value(0.1),
+               "running = (1 - momentum) * running + momentum * batch",
+               AttrType::kFloat,
+               {},
+               false,
                [](std::string_view op, const Value& v) {
                  double momentum = v.as_float();
                  if (!(momentum >= 0 && momentum <= 1)) {
@@ -97,7 +101,8 @@ MSRT_REGISTER_OP({
     },
     .props = {.writes_inputs = {3, 4}},
     .doc = "Batch normalization over axis 1; returns (y, saved_mean, saved_inv_std). Training normalizes with the "
-           "batch's mean and biased variance and updates running_mean/running_var in place (unbiased variance; they may be float32 for float16/bfloat16 x); "
+           "batch's mean and biased variance and updates running_mean/running_var in place (unbiased variance; they "
+           "may be float32 for float16/bfloat16 x); "
            "inference uses the running statistics, and saved_mean/saved_inv_std are then running_mean and "
            "1 / sqrt(running_var + epsilon).",
 });

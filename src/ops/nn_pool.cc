@@ -11,7 +11,12 @@ namespace {
 const std::vector<AttrSpec> kPoolAttrs = {
     {"kernel_size", Value(List{Value(1), Value(1)}), "(h, w) window, or an int for both", AttrType::kPair},
     {"strides", Value(List{Value(1), Value(1)}), "(h, w) stride, or an int for both", AttrType::kPair},
-    {"pad_mode", Value("valid"), "'valid' or 'same', any case", AttrType::kPadMode, {}, false,
+    {"pad_mode",
+     Value("valid"),
+     "'valid' or 'same', any case",
+     AttrType::kPadMode,
+     {},
+     false,
      [](std::string_view op, const Value& v) {
        if (v.as_string() == "pad") {
          OpError(ErrorKind::kValue, op, "'pad_mode' must be one of 'same' or 'valid'; but got 'pad'");
@@ -30,12 +35,11 @@ Dict PoolAttrs(const Dict& attrs) {
   return out;
 }
 
-void CheckOutputShaped(std::string_view op, std::string_view input, const TensorMeta& meta,
-                       const Pool2dGeometry& g) {
+void CheckOutputShaped(std::string_view op, std::string_view input, const TensorMeta& meta, const Pool2dGeometry& g) {
   if (meta.shape != g.output_shape()) {
     OpError(ErrorKind::kValue, op,
-            StrCat("input '", input, "' must have the pooling's output shape; expected ",
-                   ShapeRepr(g.output_shape()), ", but got ", ShapeRepr(meta.shape)));
+            StrCat("input '", input, "' must have the pooling's output shape; expected ", ShapeRepr(g.output_shape()),
+                   ", but got ", ShapeRepr(meta.shape)));
   }
 }
 

@@ -181,8 +181,7 @@ class SignatureParser {
       }
     } catch (const std::exception&) {
     }
-    Fail(StrCat("expected a literal (None, True, False, a number, a string, a tuple or a list), but got '", word,
-                "'"));
+    Fail(StrCat("expected a literal (None, True, False, a number, a string, a tuple or a list), but got '", word, "'"));
   }
 
   const OpDef& op_;

@@ -67,8 +67,10 @@ DType DTypeAttr(std::string_view op, const Dict& attrs, std::string_view name) {
   auto dtype = ParseDType(v.as_string());
   if (!dtype) {
     OpError(ErrorKind::kType, op,
-            StrCat("attribute '", name, "' names an unknown dtype; expected one of bool, uint8, int8, int16, int32, "
-                   "int64, float16, bfloat16, float32, float64, but got '", v.as_string(), "'"));
+            StrCat("attribute '", name,
+                   "' names an unknown dtype; expected one of bool, uint8, int8, int16, int32, "
+                   "int64, float16, bfloat16, float32, float64, but got '",
+                   v.as_string(), "'"));
   }
   return *dtype;
 }

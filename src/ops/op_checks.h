@@ -15,7 +15,7 @@ enum class DTypeClass {
   kFloat,   // float16, bfloat16, float32, float64
   kNumber,  // integers and floats, not bool
   kBool,
-  kIndex,   // int32, int64
+  kIndex,  // int32, int64
   kAny,
 };
 

@@ -52,9 +52,9 @@ struct OpProperties {
   // first tensor input's dtype (as MindSpore promotes scalars); elementwise
   // ops always do. Otherwise a scalar becomes a tensor of its own type.
   bool promotes_scalars = false;
-  bool inplace = false;      // writes its first input and returns it as output 0
+  bool inplace = false;                 // writes its first input and returns it as output 0
   std::vector<int> writes_inputs = {};  // other inputs it updates in place (e.g. optimizer state)
-  bool random = false;       // draws from the generator (not pure)
+  bool random = false;                  // draws from the generator (not pure)
   bool reduction = false;
   bool side_effect = false;  // has an effect beyond its outputs (printing, I/O): passes never drop or merge it
   // Algebraic simplification (graph mode): `x op c` (right) or `c op x`
@@ -238,5 +238,6 @@ int64_t NormalizeAxis(std::string_view op, int64_t axis, int64_t ndim);
 #define MSRT_OP_CONCAT_INNER_(a, b) a##b
 #define MSRT_OP_CONCAT_(a, b) MSRT_OP_CONCAT_INNER_(a, b)
 /// MSRT_REGISTER_OP({.name = "relu", ...});
-#define MSRT_REGISTER_OP(...) \
-  static const bool MSRT_OP_CONCAT_(kOpRegistered_, __COUNTER__) = ::msrt::ops::RegisterOp(::msrt::ops::OpDef __VA_ARGS__)
+#define MSRT_REGISTER_OP(...)                       \
+  static const bool MSRT_OP_CONCAT_(kOpRegistered_, \
+                                    __COUNTER__) = ::msrt::ops::RegisterOp(::msrt::ops::OpDef __VA_ARGS__)

@@ -153,8 +153,9 @@ int64_t NormalizeAxis(std::string_view op, int64_t axis, int64_t ndim) {
   int64_t lo = ndim == 0 ? -1 : -ndim;
   int64_t hi = ndim == 0 ? 0 : ndim - 1;
   if (axis < lo || axis > hi) {
-    OpError(ErrorKind::kValue, op, StrCat("axis ", axis, " is out of range for a tensor of rank ", ndim,
-                                          "; expected it in [", lo, ", ", hi, "]"));
+    OpError(ErrorKind::kValue, op,
+            StrCat("axis ", axis, " is out of range for a tensor of rank ", ndim, "; expected it in [", lo, ", ", hi,
+                   "]"));
   }
   return axis < 0 ? axis + std::max<int64_t>(ndim, 1) : axis;
 }

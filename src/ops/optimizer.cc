@@ -65,22 +65,24 @@ void CheckOptimizer(std::string_view op, const std::vector<std::string_view>& na
 MSRT_REGISTER_OP({.name = "apply_momentum",
                   .inputs = {"variable", "accumulation", "learning_rate", "gradient", "momentum"},
                   .attrs = {{"use_nesterov", false}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    BoolAttr("apply_momentum", attrs, "use_nesterov");
-                    CheckOptimizer("apply_momentum",
-                                   {"variable", "accumulation", "learning_rate", "gradient", "momentum"}, in, {1, 3},
-                                   {2, 4});
-                    return Metas{in[0]};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        BoolAttr("apply_momentum", attrs, "use_nesterov");
+                        CheckOptimizer("apply_momentum",
+                                       {"variable", "accumulation", "learning_rate", "gradient", "momentum"}, in,
+                                       {1, 3}, {2, 4});
+                        return Metas{in[0]};
+                      },
                   .props = {.inplace = true, .writes_inputs = {1}},
                   .doc = "accum = accum * momentum + grad; variable -= lr * accum (or the Nesterov step)"});
 
 MSRT_REGISTER_OP({.name = "apply_gradient_descent",
                   .inputs = {"variable", "alpha", "delta"},
-                  .infer = [](const Metas& in, const Dict&) {
-                    CheckOptimizer("apply_gradient_descent", {"variable", "alpha", "delta"}, in, {2}, {1});
-                    return Metas{in[0]};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        CheckOptimizer("apply_gradient_descent", {"variable", "alpha", "delta"}, in, {2}, {1});
+                        return Metas{in[0]};
+                      },
                   .props = {.inplace = true},
                   .doc = "variable -= alpha * delta"});
 
@@ -88,25 +90,27 @@ MSRT_REGISTER_OP({.name = "adam",
                   .inputs = {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon",
                              "gradient"},
                   .attrs = {{"use_nesterov", false}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    BoolAttr("adam", attrs, "use_nesterov");
-                    CheckOptimizer("adam",
-                                   {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon",
-                                    "gradient"},
-                                   in, {1, 2, 9}, {3, 4, 5, 6, 7, 8});
-                    return Metas{in[0]};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        BoolAttr("adam", attrs, "use_nesterov");
+                        CheckOptimizer("adam",
+                                       {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2",
+                                        "epsilon", "gradient"},
+                                       in, {1, 2, 9}, {3, 4, 5, 6, 7, 8});
+                        return Metas{in[0]};
+                      },
                   .props = {.inplace = true, .writes_inputs = {1, 2}},
                   .doc = "MindSpore's Adam step; updates var, m and v in place"});
 
 MSRT_REGISTER_OP({.name = "adam_weight_decay",
                   .inputs = {"var", "m", "v", "lr", "beta1", "beta2", "epsilon", "decay", "gradient"},
-                  .infer = [](const Metas& in, const Dict&) {
-                    CheckOptimizer("adam_weight_decay",
-                                   {"var", "m", "v", "lr", "beta1", "beta2", "epsilon", "decay", "gradient"}, in,
-                                   {1, 2, 8}, {3, 4, 5, 6, 7});
-                    return Metas{in[0]};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        CheckOptimizer("adam_weight_decay",
+                                       {"var", "m", "v", "lr", "beta1", "beta2", "epsilon", "decay", "gradient"}, in,
+                                       {1, 2, 8}, {3, 4, 5, 6, 7});
+                        return Metas{in[0]};
+                      },
                   .props = {.inplace = true, .writes_inputs = {1, 2}},
                   .doc = "MindSpore's AdamWeightDecay step; updates var, m and v in place"});
 

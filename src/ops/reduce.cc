@@ -36,8 +36,10 @@ InferFn ReduceInfer(std::string_view op, bool needs_elements, bool integer_gives
       for (int64_t a : axes) {
         if (in[0].shape[a] == 0) {
           OpError(ErrorKind::kValue, op,
-                  StrCat("can not reduce axis ", a, " of size 0 (there is no identity); expected a non-empty axis, "
-                         "but got shape ", ShapeRepr(in[0].shape)));
+                  StrCat("can not reduce axis ", a,
+                         " of size 0 (there is no identity); expected a non-empty axis, "
+                         "but got shape ",
+                         ShapeRepr(in[0].shape)));
         }
       }
     }
@@ -121,7 +123,9 @@ MSRT_REGISTER_OP({.name = "reduce_mean",
                   },
                   .props = kReduction,
                   .doc = "mean over axes (integers give float32)",
-    .api = {Function("mean(input->x, axis=None, keep_dims=False)"), Method("mean(self->x, axis=None, keep_dims=False)"), Primitive("ReduceMean(keep_dims=False)(x, axis=())")}});
+                  .api = {Function("mean(input->x, axis=None, keep_dims=False)"),
+                          Method("mean(self->x, axis=None, keep_dims=False)"),
+                          Primitive("ReduceMean(keep_dims=False)(x, axis=())")}});
 
 GradFn MaxMinGrad(std::string_view op) {
   return [op](const GradArgs& a) -> std::vector<Tensor> {
@@ -142,7 +146,8 @@ MSRT_REGISTER_OP({.name = "reduce_max",
                   .grad = MaxMinGrad("reduce_max"),
                   .props = kReduction,
                   .doc = "max over axes (NaN propagates)",
-    .api = {Method("amax(self->x, axis=None, keepdims->keep_dims=False)"), Primitive("ReduceMax(keep_dims=False)(x, axis=())")}});
+                  .api = {Method("amax(self->x, axis=None, keepdims->keep_dims=False)"),
+                          Primitive("ReduceMax(keep_dims=False)(x, axis=())")}});
 
 MSRT_REGISTER_OP({.name = "reduce_min",
                   .inputs = {"x"},
@@ -151,7 +156,8 @@ MSRT_REGISTER_OP({.name = "reduce_min",
                   .grad = MaxMinGrad("reduce_min"),
                   .props = kReduction,
                   .doc = "min over axes (NaN propagates)",
-    .api = {Method("amin(self->x, axis=None, keepdims->keep_dims=False)"), Primitive("ReduceMin(keep_dims=False)(x, axis=())")}});
+                  .api = {Method("amin(self->x, axis=None, keepdims->keep_dims=False)"),
+                          Primitive("ReduceMin(keep_dims=False)(x, axis=())")}});
 
 MSRT_REGISTER_OP({.name = "reduce_prod",
                   .inputs = {"x"},
@@ -179,7 +185,9 @@ MSRT_REGISTER_OP({.name = "reduce_prod",
                   },
                   .props = kReduction,
                   .doc = "product over axes",
-    .api = {Function("prod(input->x, axis=None, keep_dims=False)"), Method("prod(self->x, axis=None, keep_dims=False)"), Primitive("ReduceProd(keep_dims=False)(x, axis=())")}});
+                  .api = {Function("prod(input->x, axis=None, keep_dims=False)"),
+                          Method("prod(self->x, axis=None, keep_dims=False)"),
+                          Primitive("ReduceProd(keep_dims=False)(x, axis=())")}});
 
 InferFn ArgInfer(std::string_view op) {
   return [op](const Metas& in, const Dict& attrs) {
@@ -235,7 +243,7 @@ MSRT_REGISTER_OP({.name = "softmax",
                     return {fn::Mul(y, fn::Sub(dy, dot))};
                   },
                   .doc = "exp(x) / sum(exp(x)) along axis",
-    .api = {Method("softmax(self->x, axis=-1)"), Primitive("Softmax(axis=-1)(logits->x)")}});
+                  .api = {Method("softmax(self->x, axis=-1)"), Primitive("Softmax(axis=-1)(logits->x)")}});
 
 MSRT_REGISTER_OP({.name = "log_softmax",
                   .inputs = {"x"},
@@ -249,7 +257,8 @@ MSRT_REGISTER_OP({.name = "log_softmax",
                     return {fn::Sub(dy, fn::Mul(fn::Exp(y), total))};
                   },
                   .doc = "x - log(sum(exp(x))) along axis",
-    .api = {Function("log_softmax(logits->x, axis=-1)"), Method("log_softmax(self->x, axis=-1)"), Primitive("LogSoftmax(axis=-1)(logits->x)")}});
+                  .api = {Function("log_softmax(logits->x, axis=-1)"), Method("log_softmax(self->x, axis=-1)"),
+                          Primitive("LogSoftmax(axis=-1)(logits->x)")}});
 
 }  // namespace
 }  // namespace msrt::ops

@@ -26,28 +26,30 @@ GradFn ReshapeBack() {
   };
 }
 
-MSRT_REGISTER_OP({.name = "reshape",
-                  .inputs = {"x"},
-                  .attrs = {{"shape", Value(), "the new shape; one entry may be -1", AttrType::kShape}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    return Metas{{ReshapeTarget("reshape", in[0].shape, ShapeAttr("reshape", attrs, "shape", -1)),
-                                  in[0].dtype}};
-                  },
-                  .grad = ReshapeBack(),
-                  .props = {.noop_if_same_meta = true},
-                  .doc = "the same elements in another shape",
-    .api = {Function("reshape(input->x, shape)"), Primitive("Reshape()(input_x->x, input_shape->shape)")}});
+MSRT_REGISTER_OP(
+    {.name = "reshape",
+     .inputs = {"x"},
+     .attrs = {{"shape", Value(), "the new shape; one entry may be -1", AttrType::kShape}},
+     .infer =
+         [](const Metas& in, const Dict& attrs) {
+           return Metas{{ReshapeTarget("reshape", in[0].shape, ShapeAttr("reshape", attrs, "shape", -1)), in[0].dtype}};
+         },
+     .grad = ReshapeBack(),
+     .props = {.noop_if_same_meta = true},
+     .doc = "the same elements in another shape",
+     .api = {Function("reshape(input->x, shape)"), Primitive("Reshape()(input_x->x, input_shape->shape)")}});
 
 MSRT_REGISTER_OP({.name = "transpose",
                   .inputs = {"x"},
                   .attrs = {{"perm", Value(), "a permutation of the axes", AttrType::kInts}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    auto perm = CheckPermutation("transpose", ShapeAttr("transpose", attrs, "perm", INT64_MIN),
-                                                 static_cast<int64_t>(in[0].shape.size()));
-                    Shape out;
-                    for (int64_t p : perm) out.push_back(in[0].shape[p]);
-                    return Metas{{out, in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        auto perm = CheckPermutation("transpose", ShapeAttr("transpose", attrs, "perm", INT64_MIN),
+                                                     static_cast<int64_t>(in[0].shape.size()));
+                        Shape out;
+                        for (int64_t p : perm) out.push_back(in[0].shape[p]);
+                        return Metas{{out, in[0].dtype}};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     if (!a.dys[0].defined()) return {Tensor()};
                     auto perm = CheckPermutation("transpose", ShapeAttr("transpose", a.attrs, "perm", INT64_MIN),
@@ -57,66 +59,74 @@ MSRT_REGISTER_OP({.name = "transpose",
                     return {fn::Transpose(a.dys[0], inverse)};
                   },
                   .doc = "axes permuted: out.shape[i] = x.shape[perm[i]]",
-    .api = {Function("transpose(input->x, input_perm->perm)"), Function("permute(input->x, axis->perm)"), Primitive("Transpose()(input_x->x, input_perm->perm)")}});
+                  .api = {Function("transpose(input->x, input_perm->perm)"), Function("permute(input->x, axis->perm)"),
+                          Primitive("Transpose()(input_x->x, input_perm->perm)")}});
 
 MSRT_REGISTER_OP({.name = "expand_dims",
                   .inputs = {"x"},
                   .attrs = {{"axis", Value(), "where the new size-1 axis goes", AttrType::kInt}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    int64_t rank = static_cast<int64_t>(in[0].shape.size());
-                    int64_t axis = NormalizeAxis("expand_dims", IntAttr("expand_dims", attrs, "axis"), rank + 1);
-                    Shape out = in[0].shape;
-                    out.insert(out.begin() + axis, 1);
-                    return Metas{{out, in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        int64_t rank = static_cast<int64_t>(in[0].shape.size());
+                        int64_t axis = NormalizeAxis("expand_dims", IntAttr("expand_dims", attrs, "axis"), rank + 1);
+                        Shape out = in[0].shape;
+                        out.insert(out.begin() + axis, 1);
+                        return Metas{{out, in[0].dtype}};
+                      },
                   .grad = ReshapeBack(),
                   .doc = "x with a size-1 axis inserted",
-    .api = {Function("expand_dims(input_x->x, axis)"), Function("unsqueeze(input->x, dim->axis)"), Method("expand_dims(self->x, axis)"), Method("unsqueeze(self->x, dim->axis)"), Primitive("ExpandDims()(input_x->x, axis)")}});
+                  .api = {Function("expand_dims(input_x->x, axis)"), Function("unsqueeze(input->x, dim->axis)"),
+                          Method("expand_dims(self->x, axis)"), Method("unsqueeze(self->x, dim->axis)"),
+                          Primitive("ExpandDims()(input_x->x, axis)")}});
 
 MSRT_REGISTER_OP({.name = "squeeze",
                   .inputs = {"x"},
                   .attrs = {{"axis", Value(List{}), "size-1 axes to remove; [] removes all", AttrType::kAxes}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    const Shape& shape = in[0].shape;
-                    int64_t rank = static_cast<int64_t>(shape.size());
-                    auto axes = IntsAttr("squeeze", attrs, "axis");
-                    std::vector<bool> drop(shape.size(), false);
-                    if (axes.empty()) {
-                      for (size_t i = 0; i < shape.size(); ++i) drop[i] = shape[i] == 1;
-                    }
-                    for (int64_t a : axes) {
-                      int64_t n = NormalizeAxis("squeeze", a, rank);
-                      if (rank == 0) continue;
-                      if (shape[n] != 1) {
-                        OpError(ErrorKind::kValue, "squeeze",
-                                StrCat("can not squeeze axis ", a, "; expected a dimension of size 1, but got size ",
-                                       shape[n], " in shape ", ShapeRepr(shape)));
-                      }
-                      drop[n] = true;
-                    }
-                    Shape out;
-                    for (size_t i = 0; i < shape.size(); ++i) {
-                      if (!drop[i]) out.push_back(shape[i]);
-                    }
-                    return Metas{{out, in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        const Shape& shape = in[0].shape;
+                        int64_t rank = static_cast<int64_t>(shape.size());
+                        auto axes = IntsAttr("squeeze", attrs, "axis");
+                        std::vector<bool> drop(shape.size(), false);
+                        if (axes.empty()) {
+                          for (size_t i = 0; i < shape.size(); ++i) drop[i] = shape[i] == 1;
+                        }
+                        for (int64_t a : axes) {
+                          int64_t n = NormalizeAxis("squeeze", a, rank);
+                          if (rank == 0) continue;
+                          if (shape[n] != 1) {
+                            OpError(ErrorKind::kValue, "squeeze",
+                                    StrCat("can not squeeze axis ", a,
+                                           "; expected a dimension of size 1, but got size ", shape[n], " in shape ",
+                                           ShapeRepr(shape)));
+                          }
+                          drop[n] = true;
+                        }
+                        Shape out;
+                        for (size_t i = 0; i < shape.size(); ++i) {
+                          if (!drop[i]) out.push_back(shape[i]);
+                        }
+                        return Metas{{out, in[0].dtype}};
+                      },
                   .grad = ReshapeBack(),
                   .props = {.noop_if_same_meta = true},
                   .doc = "x without size-1 axes",
-    .api = {Function("squeeze(input->x, axis=None)"), Method("squeeze(self->x, axis=None)"), Primitive("Squeeze(axis=())(input_x->x)")}});
+                  .api = {Function("squeeze(input->x, axis=None)"), Method("squeeze(self->x, axis=None)"),
+                          Primitive("Squeeze(axis=())(input_x->x)")}});
 
 MSRT_REGISTER_OP({.name = "flatten",
                   .inputs = {"x"},
-                  .infer = [](const Metas& in, const Dict&) {
-                    const Shape& shape = in[0].shape;
-                    if (shape.empty()) {
-                      OpError(ErrorKind::kValue, "flatten",
-                              "input 'x' must have at least one dimension; expected rank >= 1, but got shape ()");
-                    }
-                    int64_t rest = 1;
-                    for (size_t i = 1; i < shape.size(); ++i) rest *= shape[i];
-                    return Metas{{{shape[0], rest}, in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        const Shape& shape = in[0].shape;
+                        if (shape.empty()) {
+                          OpError(ErrorKind::kValue, "flatten",
+                                  "input 'x' must have at least one dimension; expected rank >= 1, but got shape ()");
+                        }
+                        int64_t rest = 1;
+                        for (size_t i = 1; i < shape.size(); ++i) rest *= shape[i];
+                        return Metas{{{shape[0], rest}, in[0].dtype}};
+                      },
                   .grad = ReshapeBack(),
                   .props = {.noop_if_same_meta = true},
                   .doc = "(N, ...) to (N, rest)"});
@@ -124,10 +134,11 @@ MSRT_REGISTER_OP({.name = "flatten",
 MSRT_REGISTER_OP({.name = "concat",
                   .inputs = {"xs..."},
                   .attrs = {{"axis", 0, "the axis", AttrType::kInt}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    Shape out = CheckConcat("concat", in, IntAttr("concat", attrs, "axis"));
-                    return Metas{{out, in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        Shape out = CheckConcat("concat", in, IntAttr("concat", attrs, "axis"));
+                        return Metas{{out, in[0].dtype}};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     std::vector<Tensor> out(a.inputs.size());
                     if (!a.dys[0].defined()) return out;
@@ -147,29 +158,32 @@ MSRT_REGISTER_OP({.name = "concat",
                     return out;
                   },
                   .doc = "tensors joined along an existing axis",
-    .api = {Function("concat|cat(tensors->xs..., axis=0)"), Primitive("Concat(axis=0)(input_x->xs...)")}});
+                  .api = {Function("concat|cat(tensors->xs..., axis=0)"),
+                          Primitive("Concat(axis=0)(input_x->xs...)")}});
 
 MSRT_REGISTER_OP({.name = "stack",
                   .inputs = {"xs..."},
                   .attrs = {{"axis", 0, "the axis", AttrType::kInt}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    if (in.empty()) {
-                      OpError(ErrorKind::kValue, "stack", "needs at least one tensor; expected 1 or more, but got 0");
-                    }
-                    for (size_t i = 1; i < in.size(); ++i) {
-                      CheckSameDType("stack", "xs[0]", in[0], StrCat("xs[", i, "]"), in[i]);
-                      if (in[i].shape != in[0].shape) {
-                        OpError(ErrorKind::kValue, "stack",
-                                StrCat("all tensors must have the same shape; expected ", ShapeRepr(in[0].shape),
-                                       ", but got ", ShapeRepr(in[i].shape), " for xs[", i, "]"));
-                      }
-                    }
-                    int64_t rank = static_cast<int64_t>(in[0].shape.size());
-                    int64_t axis = NormalizeAxis("stack", IntAttr("stack", attrs, "axis"), rank + 1);
-                    Shape out = in[0].shape;
-                    out.insert(out.begin() + axis, static_cast<int64_t>(in.size()));
-                    return Metas{{out, in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        if (in.empty()) {
+                          OpError(ErrorKind::kValue, "stack",
+                                  "needs at least one tensor; expected 1 or more, but got 0");
+                        }
+                        for (size_t i = 1; i < in.size(); ++i) {
+                          CheckSameDType("stack", "xs[0]", in[0], StrCat("xs[", i, "]"), in[i]);
+                          if (in[i].shape != in[0].shape) {
+                            OpError(ErrorKind::kValue, "stack",
+                                    StrCat("all tensors must have the same shape; expected ", ShapeRepr(in[0].shape),
+                                           ", but got ", ShapeRepr(in[i].shape), " for xs[", i, "]"));
+                          }
+                        }
+                        int64_t rank = static_cast<int64_t>(in[0].shape.size());
+                        int64_t axis = NormalizeAxis("stack", IntAttr("stack", attrs, "axis"), rank + 1);
+                        Shape out = in[0].shape;
+                        out.insert(out.begin() + axis, static_cast<int64_t>(in.size()));
+                        return Metas{{out, in[0].dtype}};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     std::vector<Tensor> out(a.inputs.size());
                     if (!a.dys[0].defined()) return out;
@@ -183,34 +197,35 @@ MSRT_REGISTER_OP({.name = "stack",
                     return out;
                   },
                   .doc = "tensors of one shape joined along a new axis",
-    .api = {Function("stack(tensors->xs..., axis=0)"), Primitive("Stack(axis=0)(input_x->xs...)")}});
+                  .api = {Function("stack(tensors->xs..., axis=0)"), Primitive("Stack(axis=0)(input_x->xs...)")}});
 
 MSRT_REGISTER_OP({.name = "split",
                   .inputs = {"x"},
                   .attrs = {{"axis", 0, "the axis", AttrType::kInt},
                             {"output_num", Value(), "how many equal parts", AttrType::kInt}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    const Shape& shape = in[0].shape;
-                    if (shape.empty()) {
-                      OpError(ErrorKind::kValue, "split",
-                              "input 'x' must have at least one dimension; expected rank >= 1, but got shape ()");
-                    }
-                    int64_t axis = NormalizeAxis("split", IntAttr("split", attrs, "axis"),
-                                                 static_cast<int64_t>(shape.size()));
-                    int64_t n = IntAttr("split", attrs, "output_num");
-                    if (n < 1) {
-                      OpError(ErrorKind::kValue, "split",
-                              StrCat("attribute 'output_num' must be positive; expected >= 1, but got ", n));
-                    }
-                    if (shape[axis] % n != 0) {
-                      OpError(ErrorKind::kValue, "split",
-                              StrCat("axis ", axis, " of size ", shape[axis], " can not be split into ", n,
-                                     " equal parts; expected a multiple of ", n, ", but got ", shape[axis]));
-                    }
-                    Shape part = shape;
-                    part[axis] /= n;
-                    return Metas(static_cast<size_t>(n), TensorMeta{part, in[0].dtype});
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        const Shape& shape = in[0].shape;
+                        if (shape.empty()) {
+                          OpError(ErrorKind::kValue, "split",
+                                  "input 'x' must have at least one dimension; expected rank >= 1, but got shape ()");
+                        }
+                        int64_t axis = NormalizeAxis("split", IntAttr("split", attrs, "axis"),
+                                                     static_cast<int64_t>(shape.size()));
+                        int64_t n = IntAttr("split", attrs, "output_num");
+                        if (n < 1) {
+                          OpError(ErrorKind::kValue, "split",
+                                  StrCat("attribute 'output_num' must be positive; expected >= 1, but got ", n));
+                        }
+                        if (shape[axis] % n != 0) {
+                          OpError(ErrorKind::kValue, "split",
+                                  StrCat("axis ", axis, " of size ", shape[axis], " can not be split into ", n,
+                                         " equal parts; expected a multiple of ", n, ", but got ", shape[axis]));
+                        }
+                        Shape part = shape;
+                        part[axis] /= n;
+                        return Metas(static_cast<size_t>(n), TensorMeta{part, in[0].dtype});
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     std::vector<Tensor> parts;
                     bool any = false;
@@ -231,10 +246,11 @@ MSRT_REGISTER_OP({.name = "split",
 MSRT_REGISTER_OP({.name = "strided_slice",
                   .inputs = {"x"},
                   .attrs = {{"begin", Value()}, {"end", Value()}, {"strides", Value()}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    SliceSpec spec = ResolveSlice(in[0].shape, attrs);
-                    return Metas{{spec.out_shape, in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        SliceSpec spec = ResolveSlice(in[0].shape, attrs);
+                        return Metas{{spec.out_shape, in[0].dtype}};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     if (!a.dys[0].defined()) return {Tensor()};
                     const Tensor& x = a.inputs[0];
@@ -257,117 +273,121 @@ MSRT_REGISTER_OP({.name = "strided_slice",
                   },
                   .doc = "x[begin:end:strides] per axis, with Python slice semantics"});
 
-MSRT_REGISTER_OP({.name = "gather",
-                  .inputs = {"params", "indices"},
-                  .attrs = {{"axis", 0, "the axis", AttrType::kInt}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    CheckDType("gather", "indices", in[1], DTypeClass::kIndex);
-                    const Shape& p = in[0].shape;
-                    if (p.empty()) {
-                      OpError(ErrorKind::kValue, "gather",
-                              "input 'params' must have at least one dimension; expected rank >= 1, but got shape ()");
-                    }
-                    int64_t rank = static_cast<int64_t>(p.size());
-                    int64_t axis = NormalizeAxis("gather", IntAttr("gather", attrs, "axis"), rank);
-                    Shape out(p.begin(), p.begin() + axis);
-                    out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
-                    out.insert(out.end(), p.begin() + axis + 1, p.end());
-                    return Metas{{out, in[0].dtype}};
-                  },
-                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
-                    if (!a.dys[0].defined() || !a.needs[0]) return {Tensor(), Tensor()};
-                    const Tensor& params = a.inputs[0];
-                    int64_t axis = NormalizeAxis("gather", AttrInt(a.attrs, "axis"), params.ndim());
-                    Tensor g = Call1("gather_grad", {a.dys[0], a.inputs[1]},
-                                     Dict{{"axis", Value(axis)}, {"dim_size", Value(params.shape()[axis])}});
-                    return {g, Tensor()};
-                  },
-                  .doc = "slices of params along axis picked by indices (out of range raises IndexError)",
-    .api = {Function("gather(input_params->params, input_indices->indices, axis, batch_dims->!=0)"), Primitive("Gather|GatherV2(batch_dims->!=0)(input_params->params, input_indices->indices, axis)")}});
+MSRT_REGISTER_OP(
+    {.name = "gather",
+     .inputs = {"params", "indices"},
+     .attrs = {{"axis", 0, "the axis", AttrType::kInt}},
+     .infer =
+         [](const Metas& in, const Dict& attrs) {
+           CheckDType("gather", "indices", in[1], DTypeClass::kIndex);
+           const Shape& p = in[0].shape;
+           if (p.empty()) {
+             OpError(ErrorKind::kValue, "gather",
+                     "input 'params' must have at least one dimension; expected rank >= 1, but got shape ()");
+           }
+           int64_t rank = static_cast<int64_t>(p.size());
+           int64_t axis = NormalizeAxis("gather", IntAttr("gather", attrs, "axis"), rank);
+           Shape out(p.begin(), p.begin() + axis);
+           out.insert(out.end(), in[1].shape.begin(), in[1].shape.end());
+           out.insert(out.end(), p.begin() + axis + 1, p.end());
+           return Metas{{out, in[0].dtype}};
+         },
+     .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+       if (!a.dys[0].defined() || !a.needs[0]) return {Tensor(), Tensor()};
+       const Tensor& params = a.inputs[0];
+       int64_t axis = NormalizeAxis("gather", AttrInt(a.attrs, "axis"), params.ndim());
+       Tensor g = Call1("gather_grad", {a.dys[0], a.inputs[1]},
+                        Dict{{"axis", Value(axis)}, {"dim_size", Value(params.shape()[axis])}});
+       return {g, Tensor()};
+     },
+     .doc = "slices of params along axis picked by indices (out of range raises IndexError)",
+     .api = {Function("gather(input_params->params, input_indices->indices, axis, batch_dims->!=0)"),
+             Primitive("Gather|GatherV2(batch_dims->!=0)(input_params->params, input_indices->indices, axis)")}});
 
 // Not in the catalogue: gather's gradient is a scatter-add, which no
 // catalogue op does in linear time (MindSpore uses UnsortedSegmentSum).
 MSRT_REGISTER_OP({.name = "gather_grad",
                   .inputs = {"dy", "indices"},
                   .attrs = {{"axis", 0}, {"dim_size", Value(), "size of params along axis"}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    CheckDType("gather_grad", "indices", in[1], DTypeClass::kIndex);
-                    CheckDType("gather_grad", "dy", in[0], DTypeClass::kNumber);
-                    int64_t axis = IntAttr("gather_grad", attrs, "axis");
-                    int64_t dim = IntAttr("gather_grad", attrs, "dim_size");
-                    const Shape& dy = in[0].shape;
-                    int64_t k = static_cast<int64_t>(in[1].shape.size());
-                    if (axis < 0 || dim < 0 || axis + k > static_cast<int64_t>(dy.size()) ||
-                        !std::equal(in[1].shape.begin(), in[1].shape.end(), dy.begin() + axis)) {
-                      OpError(ErrorKind::kValue, "gather_grad",
-                              StrCat("'dy' does not match 'indices' at axis ", axis, "; expected indices shape ",
-                                     ShapeRepr(in[1].shape), " inside dy, but got dy shape ", ShapeRepr(dy)));
-                    }
-                    Shape out(dy.begin(), dy.begin() + axis);
-                    out.push_back(dim);
-                    out.insert(out.end(), dy.begin() + axis + k, dy.end());
-                    return Metas{{out, in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        CheckDType("gather_grad", "indices", in[1], DTypeClass::kIndex);
+                        CheckDType("gather_grad", "dy", in[0], DTypeClass::kNumber);
+                        int64_t axis = IntAttr("gather_grad", attrs, "axis");
+                        int64_t dim = IntAttr("gather_grad", attrs, "dim_size");
+                        const Shape& dy = in[0].shape;
+                        int64_t k = static_cast<int64_t>(in[1].shape.size());
+                        if (axis < 0 || dim < 0 || axis + k > static_cast<int64_t>(dy.size()) ||
+                            !std::equal(in[1].shape.begin(), in[1].shape.end(), dy.begin() + axis)) {
+                          OpError(ErrorKind::kValue, "gather_grad",
+                                  StrCat("'dy' does not match 'indices' at axis ", axis, "; expected indices shape ",
+                                         ShapeRepr(in[1].shape), " inside dy, but got dy shape ", ShapeRepr(dy)));
+                        }
+                        Shape out(dy.begin(), dy.begin() + axis);
+                        out.push_back(dim);
+                        out.insert(out.end(), dy.begin() + axis + k, dy.end());
+                        return Metas{{out, in[0].dtype}};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     if (!a.dys[0].defined() || !a.needs[0]) return {Tensor(), Tensor()};
                     return {fn::Gather(a.dys[0], a.inputs[1], AttrInt(a.attrs, "axis")), Tensor()};
                   },
                   .doc = "scatter-add of dy into dim_size slots along axis (internal: the gradient of gather)"});
 
-MSRT_REGISTER_OP({.name = "one_hot",
-                  .inputs = {"indices"},
-                  .attrs = {{"depth", Value()},
-                            {"on_value", 1.0},
-                            {"off_value", 0.0},
-                            {"axis", -1},
-                            {"dtype", "float32"}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    CheckDType("one_hot", "indices", in[0], DTypeClass::kIndex);
-                    int64_t depth = IntAttr("one_hot", attrs, "depth");
-                    if (depth < 0) {
-                      OpError(ErrorKind::kValue, "one_hot",
-                              StrCat("attribute 'depth' must not be negative; expected >= 0, but got ", depth));
-                    }
-                    FloatAttr("one_hot", attrs, "on_value");
-                    FloatAttr("one_hot", attrs, "off_value");
-                    int64_t rank = static_cast<int64_t>(in[0].shape.size());
-                    int64_t axis = IntAttr("one_hot", attrs, "axis");
-                    if (axis < -1 || axis > rank) {
-                      OpError(ErrorKind::kValue, "one_hot",
-                              StrCat("attribute 'axis' is out of range; expected it in [-1, ", rank, "], but got ",
-                                     axis));
-                    }
-                    Shape out = in[0].shape;
-                    out.insert(axis == -1 ? out.end() : out.begin() + axis, depth);
-                    return Metas{{out, DTypeAttr("one_hot", attrs, "dtype")}};
-                  },
-                  .doc = "on_value where the index matches, off_value elsewhere (out-of-range indices give all off)"});
+MSRT_REGISTER_OP(
+    {.name = "one_hot",
+     .inputs = {"indices"},
+     .attrs = {{"depth", Value()}, {"on_value", 1.0}, {"off_value", 0.0}, {"axis", -1}, {"dtype", "float32"}},
+     .infer =
+         [](const Metas& in, const Dict& attrs) {
+           CheckDType("one_hot", "indices", in[0], DTypeClass::kIndex);
+           int64_t depth = IntAttr("one_hot", attrs, "depth");
+           if (depth < 0) {
+             OpError(ErrorKind::kValue, "one_hot",
+                     StrCat("attribute 'depth' must not be negative; expected >= 0, but got ", depth));
+           }
+           FloatAttr("one_hot", attrs, "on_value");
+           FloatAttr("one_hot", attrs, "off_value");
+           int64_t rank = static_cast<int64_t>(in[0].shape.size());
+           int64_t axis = IntAttr("one_hot", attrs, "axis");
+           if (axis < -1 || axis > rank) {
+             OpError(ErrorKind::kValue, "one_hot",
+                     StrCat("attribute 'axis' is out of range; expected it in [-1, ", rank, "], but got ", axis));
+           }
+           Shape out = in[0].shape;
+           out.insert(axis == -1 ? out.end() : out.begin() + axis, depth);
+           return Metas{{out, DTypeAttr("one_hot", attrs, "dtype")}};
+         },
+     .doc = "on_value where the index matches, off_value elsewhere (out-of-range indices give all off)"});
 
 MSRT_REGISTER_OP({.name = "broadcast_to",
                   .inputs = {"x"},
                   .attrs = {{"shape", Value(), "target shape; -1 keeps x's size", AttrType::kShape}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    auto target = ShapeAttr("broadcast_to", attrs, "shape", -1);
-                    return Metas{{BroadcastTarget("broadcast_to", in[0].shape, target), in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        auto target = ShapeAttr("broadcast_to", attrs, "shape", -1);
+                        return Metas{{BroadcastTarget("broadcast_to", in[0].shape, target), in[0].dtype}};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     if (!a.dys[0].defined()) return {Tensor()};
                     return {SumToShape(a.dys[0], a.inputs[0].shape())};
                   },
                   .props = {.noop_if_same_meta = true},
                   .doc = "x broadcast to shape (NumPy rules)",
-    .api = {Function("broadcast_to(input->x, shape)"), Method("broadcast_to(self->x, shape)"), Primitive("BroadcastTo(shape)(input_x->x)")}});
+                  .api = {Function("broadcast_to(input->x, shape)"), Method("broadcast_to(self->x, shape)"),
+                          Primitive("BroadcastTo(shape)(input_x->x)")}});
 
 MSRT_REGISTER_OP({.name = "tile",
                   .inputs = {"x"},
                   .attrs = {{"multiples", Value(), "repetitions per axis; at least x's rank entries", AttrType::kInts}},
-                  .infer = [](const Metas& in, const Dict& attrs) {
-                    auto multiples = ShapeAttr("tile", attrs, "multiples", 0);
-                    Shape padded = PadShape("tile", in[0].shape, multiples);
-                    Shape out(padded.size());
-                    for (size_t i = 0; i < padded.size(); ++i) out[i] = CheckedMul(padded[i], multiples[i], "tile");
-                    return Metas{{out, in[0].dtype}};
-                  },
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        auto multiples = ShapeAttr("tile", attrs, "multiples", 0);
+                        Shape padded = PadShape("tile", in[0].shape, multiples);
+                        Shape out(padded.size());
+                        for (size_t i = 0; i < padded.size(); ++i) out[i] = CheckedMul(padded[i], multiples[i], "tile");
+                        return Metas{{out, in[0].dtype}};
+                      },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     if (!a.dys[0].defined()) return {Tensor()};
                     const Tensor& x = a.inputs[0];
@@ -389,11 +409,12 @@ MSRT_REGISTER_OP({.name = "tile",
 MSRT_REGISTER_OP({.name = "fill",
                   .inputs = {},
                   .attrs = {{"shape", Value()}, {"value", Value()}, {"dtype", "float32"}},
-                  .infer = [](const Metas&, const Dict& attrs) {
-                    FloatAttr("fill", attrs, "value");
-                    auto shape = ShapeAttr("fill", attrs, "shape", 0);
-                    return Metas{{Shape(shape.begin(), shape.end()), DTypeAttr("fill", attrs, "dtype")}};
-                  },
+                  .infer =
+                      [](const Metas&, const Dict& attrs) {
+                        FloatAttr("fill", attrs, "value");
+                        auto shape = ShapeAttr("fill", attrs, "shape", 0);
+                        return Metas{{Shape(shape.begin(), shape.end()), DTypeAttr("fill", attrs, "dtype")}};
+                      },
                   .doc = "a tensor of shape filled with value"});
 
 }  // namespace

@@ -26,9 +26,8 @@ Shape ReshapeTarget(std::string_view op, const Shape& from, const std::vector<in
   if (inferred >= 0) {
     if (known == 0 || total % known != 0) {
       OpError(ErrorKind::kValue, op,
-              StrCat("can not infer the -1 in ", IntsRepr(to), " for a tensor of shape ", ShapeRepr(from), " (",
-                     total, " elements); expected the other sizes to divide ", total, ", but got their product ",
-                     known));
+              StrCat("can not infer the -1 in ", IntsRepr(to), " for a tensor of shape ", ShapeRepr(from), " (", total,
+                     " elements); expected the other sizes to divide ", total, ", but got their product ", known));
     }
     out[inferred] = total / known;
   } else if (known != total) {
@@ -111,8 +110,8 @@ SliceSpec ResolveSlice(const Shape& shape, const Dict& attrs) {
     }
     int64_t step = strides[d];
     if (step == 0) {
-      OpError(ErrorKind::kValue, op, StrCat("slice step can not be zero; expected a non-zero stride, but got ",
-                                            IntsRepr(strides)));
+      OpError(ErrorKind::kValue, op,
+              StrCat("slice step can not be zero; expected a non-zero stride, but got ", IntsRepr(strides)));
     }
     // Python's slice.indices(n).
     int64_t lower = step > 0 ? 0 : -1;

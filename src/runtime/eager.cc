@@ -21,11 +21,11 @@
 #include <mutex>
 #include <thread>
 
+#include "context/options.h"
 #include "core/interrupt.h"
 #include "core/random.h"
 #include "kernels/kernel.h"
 #include "memory/allocator.h"
-#include "context/options.h"
 #include "msrt/context/context.h"
 #include "ops/call.h"
 #include "runtime/launch.h"
@@ -79,7 +79,7 @@ struct WorkItem {
   Dict attrs;
   std::shared_ptr<Completion> completion;
   std::string origin;
-  uint64_t step = 0;  // the training step the op was called in (Note [Eager iterations])
+  uint64_t step = 0;        // the training step the op was called in (Note [Eager iterations])
   uint64_t interrupts = 0;  // InterruptCount() at the call: an interrupt since drops the op
 };
 
@@ -154,7 +154,8 @@ class Dispatcher {
     lock.unlock();
     BlockingRegion blocked;
     lock.lock();
-    InterruptibleWait(idle_, lock, [this] { return finished_ == queued_; }, "waiting for PYNATIVE operators");
+    InterruptibleWait(
+        idle_, lock, [this] { return finished_ == queued_; }, "waiting for PYNATIVE operators");
   }
 
   /// Waits for the queue to drain, without giving way to interrupts (fork).
@@ -294,8 +295,16 @@ class EagerExecutor final : public ops::Executor {
       }
       return outputs;
     }
-    WorkItem item{kernel, &op, inputs, {}, outputs, *run_attrs, std::make_shared<Completion>(),
-                  g_origin_hook ? g_origin_hook() : std::string(), CurrentStep(), InterruptCount()};
+    WorkItem item{kernel,
+                  &op,
+                  inputs,
+                  {},
+                  outputs,
+                  *run_attrs,
+                  std::make_shared<Completion>(),
+                  g_origin_hook ? g_origin_hook() : std::string(),
+                  CurrentStep(),
+                  InterruptCount()};
     item.input_writes.reserve(inputs.size());
     for (const Tensor& t : inputs) item.input_writes.push_back(t.pending());
     for (const Tensor& t : outputs) t.set_pending(item.completion);

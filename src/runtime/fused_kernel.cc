@@ -61,7 +61,8 @@ void RunFused(kernels::KernelArgs& args) {
       for (size_t k = 0; k < plan.steps.size(); ++k) {
         TensorImpl* r = results[k].impl();
         r->shape[0] = length;
-        if (plan.output_of_step[k] >= 0) r->offset = result_offsets[k] + static_cast<size_t>(begin) * ItemSize(r->dtype);
+        if (plan.output_of_step[k] >= 0)
+          r->offset = result_offsets[k] + static_cast<size_t>(begin) * ItemSize(r->dtype);
       }
       for (size_t k = 0; k < plan.steps.size(); ++k) {
         const FusedPlan::Step& step = plan.steps[k];

@@ -24,7 +24,7 @@ struct FusedPlan {
   };
   std::vector<Step> steps;
   std::vector<int32_t> output_of_step;  // per step: the node output it writes, or -1
-  Shape shape;  // of every full-size operand and of the outputs
+  Shape shape;                          // of every full-size operand and of the outputs
 };
 
 /// Builds the plan of fused node `node` for `device`; TypeError if a step has no kernel.

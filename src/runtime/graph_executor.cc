@@ -233,8 +233,8 @@ void GraphExecutable::Build() {
         described += StrCat(k ? ", " : "", DTypeName(metas[k].dtype), ShapeRepr(metas[k].shape));
       }
       throw TypeError(StrCat("[", n.op->name, "] has no ", DeviceTargetName(options_.device), " kernel for inputs ",
-                             described, " (graph node ", step.name, n.source.empty() ? "" : ", defined at ",
-                             n.source, ")."));
+                             described, " (graph node ", step.name, n.source.empty() ? "" : ", defined at ", n.source,
+                             ")."));
     }
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       int32_t out = slot_of_node_[i] + static_cast<int32_t>(k);
@@ -274,8 +274,8 @@ void GraphExecutable::PlanMemory() {
   std::vector<Buffer> buffers;
   for (size_t s = 0; s < count; ++s) {
     if (first[s] < 0 || escapes[s]) continue;
-    buffers.push_back({static_cast<int32_t>(s), Aligned(std::max<size_t>(MetaBytes(slot_meta_[s]), 1)), first[s],
-                       last[s]});
+    buffers.push_back(
+        {static_cast<int32_t>(s), Aligned(std::max<size_t>(MetaBytes(slot_meta_[s]), 1)), first[s], last[s]});
   }
   // The most bytes alive at once.
   std::vector<int64_t> delta(steps_.size() + 1, 0);
@@ -353,12 +353,12 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
   std::lock_guard lock(run_mutex_);
   const ir::Graph& g = *graph_;
   if (inputs.size() != input_bindings_.size()) {
-    throw TypeError(StrCat("Graph '", g.name(), "' takes ", input_bindings_.size(), " inputs, but got ",
-                           inputs.size(), "."));
+    throw TypeError(
+        StrCat("Graph '", g.name(), "' takes ", input_bindings_.size(), " inputs, but got ", inputs.size(), "."));
   }
   if (!weights.empty() && weights.size() != weight_bindings_.size()) {
-    throw TypeError(StrCat("Graph '", g.name(), "' binds ", weight_bindings_.size(), " weights, but got ",
-                           weights.size(), "."));
+    throw TypeError(
+        StrCat("Graph '", g.name(), "' binds ", weight_bindings_.size(), " weights, but got ", weights.size(), "."));
   }
   Synchronize();  // eager ops queued before this call run first (they may read what the graph writes)
   run_interrupts_ = InterruptCount();  // an interrupt from now on stops the run before its next step
@@ -377,8 +377,8 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
     Tensor t = (!weights.empty() && weights[i].defined()) ? weights[i] : g.node(b.node).value;
     const ops::TensorMeta& m = slot_meta_[static_cast<size_t>(b.slot)];
     if (!t.defined()) {
-      throw ValueError(StrCat("Graph '", g.name(), "' needs weight '", g.node(b.node).name, "' (",
-                              DTypeName(m.dtype), ShapeRepr(m.shape), "), but none was bound."));
+      throw ValueError(StrCat("Graph '", g.name(), "' needs weight '", g.node(b.node).name, "' (", DTypeName(m.dtype),
+                              ShapeRepr(m.shape), "), but none was bound."));
     }
     if (!SameMeta(m, t)) {
       throw ValueError(StrCat("Graph '", g.name(), "' was compiled for weight '", g.node(b.node).name, "' as ",
@@ -433,17 +433,17 @@ void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Di
     LaunchKernel(*step.kernel, *step.op, in, out, attrs, site, step.plan.get());
   } catch (const Error& e) {
     const ir::Node& n = g.node(step.node);
-    std::string message = StrCat(e.message(), " [while running '", step.op->name, "' (graph '", g.name(),
-                                 "', node ", step.name, n.source.empty() ? "" : ", defined at " + n.source,
-                                 ") on inputs ", Describe(in), "]");
+    std::string message = StrCat(e.message(), " [while running '", step.op->name, "' (graph '", g.name(), "', node ",
+                                 step.name, n.source.empty() ? "" : ", defined at " + n.source, ") on inputs ",
+                                 Describe(in), "]");
     if (!GraphObservers().empty()) {  // e.g. the running data recorder
       GraphFailure failure{index, step.op->name, step.name, n.source, e.kind(), message, in};
       for (GraphObserver* o : *GraphObservers().snapshot()) o->Failed(*this, failure);
     }
     ThrowError(e.kind(), std::move(message));
   } catch (const std::bad_alloc&) {
-    throw MemoryError(StrCat("Out of memory while running '", step.op->name, "' (graph '", g.name(), "', node ",
-                             step.name, ")"));
+    throw MemoryError(
+        StrCat("Out of memory while running '", step.op->name, "' (graph '", g.name(), "', node ", step.name, ")"));
   }
 }
 
@@ -475,8 +475,8 @@ void GraphExecutable::RunConcurrently(int threads, std::vector<Tensor>& slots, c
       std::exception_ptr failed;
       try {
         const Step& step = steps_[static_cast<size_t>(index)];
-        RunStep(static_cast<size_t>(index), slots, step.op->props.random ? attrs[static_cast<size_t>(index)]
-                                                                         : step.attrs);
+        RunStep(static_cast<size_t>(index), slots,
+                step.op->props.random ? attrs[static_cast<size_t>(index)] : step.attrs);
       } catch (...) {
         failed = std::current_exception();
       }
@@ -500,10 +500,9 @@ void GraphExecutable::RunConcurrently(int threads, std::vector<Tensor>& slots, c
 std::string GraphExecutable::ExecutionOrderText(int64_t failed_step) const {
   std::ostringstream out;
   const char* level = options_.memory_level == 0 ? "O0" : "O1";
-  out << "# msrt execution order v1\n# graph: " << graph_->name() << "\n# device: "
-      << DeviceTargetName(options_.device) << ", memory_optimize_level: " << level
-      << ", buffer reuse: " << (options_.buffer_reuse ? "on" : "off") << "\n# intermediates: "
-      << memory_stats_.intermediate_count << ", planned bytes: " << memory_stats_.planned_bytes
+  out << "# msrt execution order v1\n# graph: " << graph_->name() << "\n# device: " << DeviceTargetName(options_.device)
+      << ", memory_optimize_level: " << level << ", buffer reuse: " << (options_.buffer_reuse ? "on" : "off")
+      << "\n# intermediates: " << memory_stats_.intermediate_count << ", planned bytes: " << memory_stats_.planned_bytes
       << ", peak live bytes: " << memory_stats_.peak_live_bytes << "\n";
   if (failed_step >= 0) out << "# failed at step " << failed_step << " (marked =>)\n";
   out << "\n";

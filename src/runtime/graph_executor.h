@@ -99,14 +99,14 @@ class GraphExecutable {
   GraphOptions options_;
   uint64_t run_interrupts_ = 0;  // InterruptCount() when the current run started (under run_mutex_)
   std::vector<Step> steps_;
-  std::vector<int32_t> slot_of_node_;          // first output slot of each node
+  std::vector<int32_t> slot_of_node_;  // first output slot of each node
   std::vector<ops::TensorMeta> slot_meta_;
-  std::vector<Binding> input_bindings_;        // graph inputs, in argument order
-  std::vector<Binding> weight_bindings_;       // weights, in Run's order
+  std::vector<Binding> input_bindings_;   // graph inputs, in argument order
+  std::vector<Binding> weight_bindings_;  // weights, in Run's order
   std::vector<Binding> constant_bindings_;
   std::vector<int32_t> output_slots_;
-  std::vector<int64_t> arena_offset_;          // per slot; -1: not in the arena
-  std::vector<int32_t> alias_of_;              // per slot: in-place outputs alias their input's slot; -1 otherwise
+  std::vector<int64_t> arena_offset_;             // per slot; -1: not in the arena
+  std::vector<int32_t> alias_of_;                 // per slot: in-place outputs alias their input's slot; -1 otherwise
   std::vector<std::vector<int32_t>> successors_;  // per step
   std::vector<int32_t> predecessor_count_;        // per step
   std::atomic<int> max_concurrent_{1};
@@ -119,10 +119,10 @@ class GraphExecutable {
 
 /// What failed in a graph execution.
 struct GraphFailure {
-  size_t step;                        // index in the execution order
-  std::string_view op;                // op name
-  std::string_view node;              // IR node name
-  std::string_view source;            // where the node was defined ("" if unknown)
+  size_t step;              // index in the execution order
+  std::string_view op;      // op name
+  std::string_view node;    // IR node name
+  std::string_view source;  // where the node was defined ("" if unknown)
   ErrorKind kind;
   std::string_view message;           // the error as raised to the caller
   const std::vector<Tensor>& inputs;  // the failing step's inputs

@@ -25,8 +25,8 @@
 #include <nlohmann/json.hpp>
 
 #include "context/option_spec.h"
-#include "core/file_io.h"
 #include "context/options.h"
+#include "core/file_io.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 #include "runtime/eager.h"
@@ -63,7 +63,7 @@ Json Describe(const std::string& file, const Tensor& t) {
 
 // Where one launch's files go; made in Before, finished in After.
 // The implicit move runs Json's noexcept move constructor; clang-tidy 14 reports throws below noexcept callees.
-struct Pending {  // NOLINT(bugprone-exception-escape)
+struct Pending {       // NOLINT(bugprone-exception-escape)
   fs::path dir;        // rank_<id>
   std::string folder;  // <graph>/<iteration>, relative to dir
   std::string name;

@@ -12,9 +12,9 @@ namespace msrt::runtime {
 
 /// Where a kernel launch comes from.
 struct LaunchSite {
-  std::string_view graph;      // the compiled graph's name; empty in PYNATIVE_MODE
-  std::string_view node;       // the IR node's full name (scope/op-id); empty in PYNATIVE_MODE
-  uint64_t iteration = 0;      // graph executions (or eager steps) so far
+  std::string_view graph;  // the compiled graph's name; empty in PYNATIVE_MODE
+  std::string_view node;   // the IR node's full name (scope/op-id); empty in PYNATIVE_MODE
+  uint64_t iteration = 0;  // graph executions (or eager steps) so far
 };
 
 /// One kernel launch as observers see it.
@@ -48,7 +48,6 @@ void RemoveKernelObserver(KernelObserver* observer);
 /// Runs `kernel` and notifies the observers. Costs one relaxed atomic load
 /// when there are none.
 void LaunchKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const std::vector<Tensor>& inputs,
-                  std::vector<Tensor>& outputs, const Dict& attrs, const LaunchSite& site,
-                  const void* plan = nullptr);
+                  std::vector<Tensor>& outputs, const Dict& attrs, const LaunchSite& site, const void* plan = nullptr);
 
 }  // namespace msrt::runtime

@@ -27,8 +27,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/thread_pool.h"
 #include "context/options.h"
+#include "core/thread_pool.h"
 #include "msrt/context/context.h"
 #include "ops/op_def.h"
 #include "runtime/launch.h"

@@ -27,8 +27,8 @@
 #include <mutex>
 
 #include "context/option_spec.h"
-#include "core/file_io.h"
 #include "context/options.h"
+#include "core/file_io.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 
@@ -396,9 +396,7 @@ class Sink {
   }
 };
 
-void EmitToSink(const std::vector<PrintItem>& items) {
-  Sink::Emit(items);
-}
+void EmitToSink(const std::vector<PrintItem>& items) { Sink::Emit(items); }
 
 const bool kInstalled = [] {
   kernels::SetPrintSink(&EmitToSink);

@@ -23,14 +23,14 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <tuple>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "context/option_spec.h"
+#include "context/options.h"
 #include "core/file_io.h"
 #include "memory/allocator.h"
-#include "context/options.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 #include "msrt/core/logging.h"
@@ -68,7 +68,7 @@ struct Event {
   std::string name;    // op, span or counter name
   std::string kernel;  // "CPU:onednn"
   std::string graph, node, inputs;
-  bool updates = false;  // the op writes its inputs in place (an optimizer update)
+  bool updates = false;                           // the op writes its inputs in place (an optimizer update)
   int64_t allocated = 0, reserved = 0, peak = 0;  // memory counters
 };
 
@@ -347,7 +347,10 @@ std::vector<std::string> Session::Write() const {
   };
   add(Json{{"name", "process_name"}, {"ph", "M"}, {"pid", rank}, {"args", {{"name", StrCat("msrt rank ", rank)}}}});
   for (const auto& [tid, host] : threads) {
-    add(Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", rank}, {"tid", tid},
+    add(Json{{"name", "thread_name"},
+             {"ph", "M"},
+             {"pid", rank},
+             {"tid", tid},
              {"args", {{"name", StrCat(host ? "host thread " : "kernel thread ", tid)}}}});
   }
   struct Totals {
@@ -361,7 +364,11 @@ std::vector<std::string> Session::Write() const {
     Json::number_float_t ts = static_cast<double>(std::max<int64_t>(e.start_ns - origin, 0)) / 1000.0;
     Json::number_float_t dur = static_cast<double>(e.dur_ns) / 1000.0;
     if (e.kind == Event::kCounter) {
-      add(Json{{"name", e.name}, {"ph", "C"}, {"ts", ts}, {"pid", rank}, {"tid", e.tid},
+      add(Json{{"name", e.name},
+               {"ph", "C"},
+               {"ts", ts},
+               {"pid", rank},
+               {"tid", e.tid},
                {"args", {{"allocated", e.allocated}, {"reserved", e.reserved}, {"peak_allocated", e.peak}}}});
       continue;
     }
@@ -377,8 +384,14 @@ std::vector<std::string> Session::Write() const {
       t.ns += e.dur_ns;
       all_ns += e.dur_ns;
     }
-    add(Json{{"name", e.name}, {"cat", e.kind == Event::kOp ? "op" : "step"}, {"ph", "X"}, {"ts", ts},
-             {"dur", dur}, {"pid", rank}, {"tid", e.tid}, {"args", args}});
+    add(Json{{"name", e.name},
+             {"cat", e.kind == Event::kOp ? "op" : "step"},
+             {"ph", "X"},
+             {"ts", ts},
+             {"dur", dur},
+             {"pid", rank},
+             {"tid", e.tid},
+             {"args", args}});
   }
   // Graph runs have no host code per phase: their phases are the spans of
   // their kernels, forward and backward first, then the in-place updates.
@@ -395,8 +408,14 @@ std::vector<std::string> Session::Write() const {
     const auto& [graph, step, updates] = key;
     Json::number_float_t ts = static_cast<double>(std::max<int64_t>(range.first - origin, 0)) / 1000.0;
     Json::number_float_t dur = static_cast<double>(range.second - range.first) / 1000.0;
-    add(Json{{"name", updates ? "update" : "forward_backward"}, {"cat", "step"}, {"ph", "X"}, {"ts", ts},
-             {"dur", dur}, {"pid", rank}, {"tid", 0}, {"args", {{"graph", graph}, {"step", step}}}});
+    add(Json{{"name", updates ? "update" : "forward_backward"},
+             {"cat", "step"},
+             {"ph", "X"},
+             {"ts", ts},
+             {"dur", dur},
+             {"pid", rank},
+             {"tid", 0},
+             {"args", {{"graph", graph}, {"step", step}}}});
   }
   trace += StrCat("\n], \"displayTimeUnit\": \"ms\", \"otherData\": ",
                   Json{{"producer", "msrt"}, {"format_version", 1}, {"rank", rank}}.dump(), "}\n");
@@ -426,9 +445,7 @@ std::vector<std::string> Session::Write() const {
 
 // --- host spans -------------------------------------------------------------------
 
-void BeginSpan(std::string name) {
-  t_spans.push_back({std::move(name), static_cast<int64_t>(CurrentStep()), NowNs()});
-}
+void BeginSpan(std::string name) { t_spans.push_back({std::move(name), static_cast<int64_t>(CurrentStep()), NowNs()}); }
 
 void EndSpan() {
   if (t_spans.empty()) return;
@@ -464,8 +481,7 @@ class ContextProfiling {
                                                 [this](const context::Change&) { Refresh(); });
     // enable_profiling that could not write its results fails the set_context call that asked for it.
     validator_ = context::Global().AddValidator(
-        {opts::EnableProfiling(), opts::ProfilingOptions()}, "profiler",
-        [](const context::Store::PendingGet& get) {
+        {opts::EnableProfiling(), opts::ProfilingOptions()}, "profiler", [](const context::Store::PendingGet& get) {
           if (!opts::EnableProfiling().Pending(get)) return;
           Options options;
           try {
@@ -473,8 +489,8 @@ class ContextProfiling {
           } catch (const Error&) {
             throw;
           } catch (const std::exception& e) {
-            throw ValueError(StrCat("For 'context.set_context', the argument 'profiling_options' is invalid: ",
-                                    e.what()));
+            throw ValueError(
+                StrCat("For 'context.set_context', the argument 'profiling_options' is invalid: ", e.what()));
           }
           CheckOutputPath(context::RealPath(options.output_path));
         });

@@ -34,11 +34,11 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "core/file_io.h"
 #include "context/env_config.h"
+#include "context/options.h"
+#include "core/file_io.h"
 #include "ir/graph.h"
 #include "memory/allocator.h"
-#include "context/options.h"
 #include "msrt/context/context.h"
 #include "msrt/core/logging.h"
 #include "runtime/graph_executor.h"
@@ -359,8 +359,8 @@ class Recorder final : public KernelObserver, public GraphObserver {
 
   std::mutex mutex_;
   Settings settings_;
-  std::vector<RanGraph> ran_;                // in the order they first ran
-  std::map<const void*, size_t> latest_;     // executable -> its entry in ran_
+  std::vector<RanGraph> ran_;             // in the order they first ran
+  std::map<const void*, size_t> latest_;  // executable -> its entry in ran_
   context::Subscription subscription_;
 };
 

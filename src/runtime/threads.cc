@@ -4,8 +4,8 @@
 // library loads and pushes them in (ConfigureThreadPool,
 // SetDeterministicKernels), then again after every change of one of them.
 // A plan that asks for more threads than the hardware has warns on change.
-#include "core/thread_pool.h"
 #include "context/options.h"
+#include "core/thread_pool.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 #include "msrt/core/logging.h"
@@ -18,13 +18,9 @@ namespace opts = context::runtime_options;
 constexpr std::string_view kPoolConsumer = "CPU thread pool";
 constexpr std::string_view kDeterministicConsumer = "CPU kernels (fixed reduction order)";
 
-ThreadPlan PushPlan() {
-  return ConfigureThreadPool(opts::RuntimeNumThreads().Get(), opts::InterOpParallelNum().Get());
-}
+ThreadPlan PushPlan() { return ConfigureThreadPool(opts::RuntimeNumThreads().Get(), opts::InterOpParallelNum().Get()); }
 
-void PushDeterministic() {
-  SetDeterministicKernels(opts::Deterministic().Get() == "ON");
-}
+void PushDeterministic() { SetDeterministicKernels(opts::Deterministic().Get() == "ON"); }
 
 struct ThreadSettings {
   ThreadSettings() {
@@ -36,9 +32,9 @@ struct ThreadSettings {
                            ThreadPlan p = PushPlan();
                            if (p.oversubscribed) {
                              Warn(WarningKind::kGeneral,
-                                  StrCat("runtime_num_threads=", p.runtime_threads, " and inter_op_parallel_num=",
-                                         p.inter_op, " ask for ", p.total, " threads (", p.scheduler, " scheduler, ",
-                                         p.kernel, " kernel) on ", p.hardware,
+                                  StrCat("runtime_num_threads=", p.runtime_threads,
+                                         " and inter_op_parallel_num=", p.inter_op, " ask for ", p.total, " threads (",
+                                         p.scheduler, " scheduler, ", p.kernel, " kernel) on ", p.hardware,
                                          " hardware threads; they will compete for the cores."));
                            }
                          });

@@ -14,8 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool images = data[0] & 1;
   std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
-    auto idx = msrt::io::CheckMnistIdx(bytes, "fuzz", images ? msrt::io::MnistKind::kImages
-                                                             : msrt::io::MnistKind::kLabels);
+    auto idx = msrt::io::CheckMnistIdx(bytes, "fuzz",
+                                       images ? msrt::io::MnistKind::kImages : msrt::io::MnistKind::kLabels);
     uint64_t per_item = images ? 28 * 28 : 1;
     if (idx.data_offset + idx.count * per_item != bytes.size()) std::abort();
   } catch (const msrt::ValueError&) {

@@ -187,14 +187,14 @@ void DispatchFloat(DType dtype, std::string_view op, Body&& body) {
 
 /// Registers an op's oneDNN kernel and, below it, the reference kernel that
 /// runs the cases oneDNN does not support.
-#define MSRT_ONEDNN_KERNELS(op_name, onednn_fn, reference_fn)                          \
-  MSRT_REGISTER_KERNEL({.op = op_name,                                                 \
-                        .impl = "onednn",                                              \
-                        .priority = ::msrt::kernels::onednn::kOneDnnPriority,          \
-                        .supports = &::msrt::kernels::onednn::OneDnnSupports,          \
-                        .run = &onednn_fn});                                           \
-  MSRT_REGISTER_KERNEL({.op = op_name,                                                 \
-                        .impl = "reference",                                           \
-                        .priority = ::msrt::kernels::onednn::kReferencePriority,       \
-                        .supports = &::msrt::kernels::onednn::ReferenceSupports,       \
+#define MSRT_ONEDNN_KERNELS(op_name, onednn_fn, reference_fn)                    \
+  MSRT_REGISTER_KERNEL({.op = op_name,                                           \
+                        .impl = "onednn",                                        \
+                        .priority = ::msrt::kernels::onednn::kOneDnnPriority,    \
+                        .supports = &::msrt::kernels::onednn::OneDnnSupports,    \
+                        .run = &onednn_fn});                                     \
+  MSRT_REGISTER_KERNEL({.op = op_name,                                           \
+                        .impl = "reference",                                     \
+                        .priority = ::msrt::kernels::onednn::kReferencePriority, \
+                        .supports = &::msrt::kernels::onednn::ReferenceSupports, \
                         .run = &reference_fn})

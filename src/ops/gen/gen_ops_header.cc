@@ -17,8 +17,9 @@ namespace msrt::ops {
 namespace {
 
 // C++ keywords and names an op may not take as a function or parameter name.
-const std::set<std::string_view> kReserved = {"and", "or", "not", "xor", "default", "delete", "new", "operator",
-                                              "register", "switch", "template", "this", "union", "bool", "int"};
+const std::set<std::string_view> kReserved = {"and",      "or",   "not",      "xor",      "default",
+                                              "delete",   "new",  "operator", "register", "switch",
+                                              "template", "this", "union",    "bool",     "int"};
 
 std::string Identifier(std::string_view name) {
   std::string out(name);

@@ -67,8 +67,8 @@ class FakeHooks final : public CallHooks {
       result.error = "the value of a symbolic tensor was read";
       return result;
     }
-    auto graph =
-        compiler::testing::CaptureOf([](const Tensor& x) { return std::vector<Tensor>{ops::Call1("exp", {x})}; });
+    auto graph = compiler::testing::CaptureOf(
+        [](const Tensor& x) { return std::vector<Tensor>{ops::Call1("exp", {x})}; });
     result.compiled = std::make_shared<const compiler::Compiled>(compiler::Compile(graph, compiler::NextGraphId()));
     result.payload = std::make_shared<Payload>();
     return result;

@@ -130,7 +130,9 @@ TEST(ChannelsLast, BackwardOpsJoinTheForwardRegion) {
 TEST(ChannelsLast, RegionsWithoutConvolutionsAndBroadcastsKeepTheirLayout) {
   Tensor bias = Weight({1, 3, 1, 1}, 0.5f);
   auto pool_only = CaptureOf(
-      [&](const Tensor& x) { return std::vector<Tensor>{ops::Call1("max_pool2d", {ops::Call1("relu", {x})}, Pool2x2())}; },
+      [&](const Tensor& x) {
+        return std::vector<Tensor>{ops::Call1("max_pool2d", {ops::Call1("relu", {x})}, Pool2x2())};
+      },
       {1, 3, 4, 4});
   EXPECT_FALSE(compiler::UseChannelsLast(*pool_only, DeviceTarget::kCPU));
 

@@ -11,9 +11,9 @@
 #include "compiler/capture_test_util.h"
 #include "compiler/pass_manager.h"
 #include "compiler/pipeline.h"
-#include "runtime/graph_executor.h"
 #include "msrt/context/context.h"
 #include "ops/call.h"
+#include "runtime/graph_executor.h"
 
 namespace msrt {
 namespace {

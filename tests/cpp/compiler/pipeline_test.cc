@@ -51,8 +51,8 @@ TEST(Passes, DeadCodeGoesButSideEffectsStay) {
   Tensor state = Vec({0, 0, 0});
   state.impl()->name = "state";
   auto graph = CaptureOf([&state](const Tensor& x) {
-    ops::Call1("exp", {x});                   // unused: dead
-    ops::Call("assign", {state, x});          // in place: kept although unused
+    ops::Call1("exp", {x});           // unused: dead
+    ops::Call("assign", {state, x});  // in place: kept although unused
     return std::vector<Tensor>{ops::Call1("neg", {x})};
   });
   EXPECT_EQ(graph->OpCount(), 3u);
@@ -81,7 +81,7 @@ TEST(Passes, ConstantsFoldAndIdentitiesDisappear) {
   Tensor two = Vec({2, 2, 2});
   Tensor zero = Tensor::Scalar(0.0, DType::kFloat32);
   auto graph = CaptureOf([&](const Tensor& x) {
-    Tensor four = ops::Call1("add", {two, two});       // folds
+    Tensor four = ops::Call1("add", {two, two});                         // folds
     Tensor y = ops::Call1("add", {ops::Call1("mul", {x, four}), zero});  // + 0 goes
     return std::vector<Tensor>{y};
   });
@@ -95,7 +95,8 @@ TEST(Passes, ConstantsFoldAndIdentitiesDisappear) {
 }
 
 TEST(Verifier, CatchesAUseBeforeDefinition) {
-  auto graph = CaptureOf([](const Tensor& x) { return std::vector<Tensor>{ops::Call1("neg", {ops::Call1("exp", {x})})}; });
+  auto graph = CaptureOf(
+      [](const Tensor& x) { return std::vector<Tensor>{ops::Call1("neg", {ops::Call1("exp", {x})})}; });
   graph->nodes()[2].inputs[0] = {3, 0};  // neg now reads a later node (itself)
   EXPECT_THROW(ir::Verify(*graph, "broken_pass"), InternalError);
 }

@@ -130,7 +130,8 @@ TEST_F(ContextConcurrencyTest, KeysSetTogetherAreReadTogetherBySnapshot) {
       Value snapshot = store.Snapshot();
       const Dict& context = snapshot.as_dict().Find("context")->as_dict();
       if (*context.Find("runtime_num_threads") != *context.Find("inter_op_parallel_num") &&
-          !(context.Find("runtime_num_threads")->as_int() == 30 && context.Find("inter_op_parallel_num")->as_int() == 0)) {
+          !(context.Find("runtime_num_threads")->as_int() == 30 &&
+            context.Find("inter_op_parallel_num")->as_int() == 0)) {
         ++torn;
       }
       // Far apart in the table: the widest window for a torn read.

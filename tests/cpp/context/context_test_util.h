@@ -126,8 +126,8 @@ class CleanContextEnv {
         profile_("MSRT_CONTEXT_PROFILE", std::nullopt) {}
 
  private:
-  ScopedEnv device_id_, save_graphs_, save_graphs_path_, kernel_flags_, cache_enable_, cache_path_,
-      role_, worker_num_, server_num_, sched_host_, sched_port_, sched_manage_port_, profile_;
+  ScopedEnv device_id_, save_graphs_, save_graphs_path_, kernel_flags_, cache_enable_, cache_path_, role_, worker_num_,
+      server_num_, sched_host_, sched_port_, sched_manage_port_, profile_;
 };
 
 /// Base fixture: a clean environment and a warning recorder.

@@ -92,8 +92,9 @@ TEST_F(OverrideTest, RestoredWhenAnExceptionUnwinds) {
 }
 
 TEST_F(OverrideTest, InvalidOverrideThrowsAndPushesNothing) {
-  std::string message =
-      MessageOf<ValueError>([&] { ScopedOverride o(kRt, {{"mode", 0}, {"max_call_depth", 0}}, store_); });
+  std::string message = MessageOf<ValueError>([&] {
+    ScopedOverride o(kRt, {{"mode", 0}, {"max_call_depth", 0}}, store_);
+  });
   EXPECT_TRUE(Contains(message, "'max_call_depth'")) << message;
   EXPECT_EQ(store_.Get(kRt, "mode"), Value(kPynativeMode));
   message = MessageOf<RuntimeError>([&] { store_.PopOverride(); });
@@ -105,8 +106,7 @@ TEST_F(OverrideTest, OverrideFollowsTheSetRules) {
   // device_target first, within the override.
   store_.Set(kRt, {{"device_target", "CPU"}});
   {
-    ScopedOverride o(kRt, {{"gpu_config", Dict{{"matmul_allow_tf32", true}}}, {"device_target", "GPU"}},
-                     store_);
+    ScopedOverride o(kRt, {{"gpu_config", Dict{{"matmul_allow_tf32", true}}}, {"device_target", "GPU"}}, store_);
     EXPECT_EQ(warnings_.Count(), 0u);
     EXPECT_EQ(*store_.Get(kRt, "gpu_config").as_dict().Find("matmul_allow_tf32"), Value(true));
   }
@@ -170,11 +170,12 @@ TEST_F(OverrideTest, OptionRefReadsEveryScalarKind) {
   EXPECT_EQ(mode.Get(), kGraphMode);
 
   {
-    ScopedOverride o(kRt, {{"enable_reduce_precision", true},
-                           {"runtime_num_threads", 8},
-                           {"max_device_memory", "0.5GB"},
-                           {"deterministic", "OFF"},
-                           {"mode", 1}},
+    ScopedOverride o(kRt,
+                     {{"enable_reduce_precision", true},
+                      {"runtime_num_threads", 8},
+                      {"max_device_memory", "0.5GB"},
+                      {"deterministic", "OFF"},
+                      {"mode", 1}},
                      store_);
     EXPECT_EQ(reduce.Get(), true);
     EXPECT_EQ(threads.Get(), 8);
@@ -202,8 +203,7 @@ TEST_F(OverrideTest, OptionRefReadsEveryScalarKind) {
 }
 
 TEST_F(OverrideTest, OptionRefOnAKeyOfTheWrongKindThrows) {
-  std::string message =
-      MessageOf<ValueError>([&] { OptionRef<int64_t> ref(kRt, "device_target", store_); });
+  std::string message = MessageOf<ValueError>([&] { OptionRef<int64_t> ref(kRt, "device_target", store_); });
   EXPECT_EQ(message, "OptionRef: the context key 'device_target' holds str values, not int.");
   message = MessageOf<ValueError>([&] { OptionRef<bool> ref(kRt, "mode", store_); });
   EXPECT_EQ(message, "OptionRef: the context key 'mode' holds int values, not bool.");

@@ -47,8 +47,9 @@ TEST_F(StoreTest, BadValueChangesNothingIncludingEarlierKeys) {
 
 TEST_F(StoreTest, BadTypeChangesNothing) {
   Value before = store_.Snapshot();
-  std::string message = MessageOf<TypeError>(
-      [&] { store_.Set(kRt, {{"max_device_memory", "2GB"}, {"max_call_depth", "10"}}); });
+  std::string message = MessageOf<TypeError>([&] {
+    store_.Set(kRt, {{"max_device_memory", "2GB"}, {"max_call_depth", "10"}});
+  });
   EXPECT_EQ(message,
             "For 'context.set_context', the parameter 'max_call_depth' must be int, but got str "
             "('10').");
@@ -114,8 +115,7 @@ TEST_F(StoreTest, DeviceTargetFirstMakesGpuConfigNotApplicable) {
   warnings = warnings_.Take();
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0].kind, WarningKind::kNotApplicable);
-  EXPECT_TRUE(Contains(warnings[0].message, "'gpu_config' only applies on devices in ['GPU']"))
-      << warnings[0].message;
+  EXPECT_TRUE(Contains(warnings[0].message, "'gpu_config' only applies on devices in ['GPU']")) << warnings[0].message;
 }
 
 TEST_F(StoreTest, DavinciIsStoredAsAscendWithADeprecationWarning) {
@@ -136,8 +136,9 @@ TEST_F(StoreTest, UnknownKeySuggestsClosestNames) {
             "For 'context.set_context', the keyword argument mdoe is not recognized! Did you mean "
             "'mode'?");
   message = MessageOf<ValueError>([&] { store_.Get(kRt, "runtime_num_thread"); });
-  EXPECT_TRUE(Contains(message, "For 'context.get_context', the argument runtime_num_thread is "
-                                "not recognized!"))
+  EXPECT_TRUE(Contains(message,
+                       "For 'context.get_context', the argument runtime_num_thread is "
+                       "not recognized!"))
       << message;
   EXPECT_TRUE(Contains(message, "'runtime_num_threads'")) << message;
   message = MessageOf<ValueError>([&] { store_.Set(kAp, {{"device_nums", 2}}); });
@@ -164,8 +165,9 @@ TEST_F(StoreTest, HiddenKeysAreNeitherReadableNorSettable) {
 }
 
 TEST_F(StoreTest, MovedKeyNamesAscendConfig) {
-  std::string message = MessageOf<ValueError>(
-      [&] { store_.Set(kRt, {{"mode", 0}, {"precision_mode", "force_fp16"}}); });
+  std::string message = MessageOf<ValueError>([&] {
+    store_.Set(kRt, {{"mode", 0}, {"precision_mode", "force_fp16"}});
+  });
   EXPECT_EQ(message,
             "For 'context.set_context', the argument 'precision_mode' can no longer be set "
             "directly. Please set 'precision_mode' through parameter ascend_config, e.g. "
@@ -251,8 +253,7 @@ TEST_F(StoreTest, FrozenKeyAcceptsTheSameValueOnly) {
   store_.MarkInEffect(kRt, "device_id", "the device was opened");
   EXPECT_TRUE(store_.IsInEffect(kRt, "device_id"));
   store_.Set(kRt, {{"device_id", 2}});  // same value: fine
-  std::string message =
-      MessageOf<RuntimeError>([&] { store_.Set(kRt, {{"mode", 0}, {"device_id", 3}}); });
+  std::string message = MessageOf<RuntimeError>([&] { store_.Set(kRt, {{"mode", 0}, {"device_id", 3}}); });
   EXPECT_EQ(message,
             "For 'context.set_context', 'device_id' can not be changed to 3: its value 2 has been "
             "in effect since the device was opened. Set it before that happens (e.g. at the top "
@@ -264,8 +265,7 @@ TEST_F(StoreTest, FrozenKeyAcceptsTheSameValueOnly) {
 TEST_F(StoreTest, FirstReasonIsKept) {
   store_.MarkInEffect(kRt, "max_device_memory", "the memory pool was created");
   store_.MarkInEffect(kRt, "max_device_memory", "something later");
-  std::string message =
-      MessageOf<RuntimeError>([&] { store_.Set(kRt, {{"max_device_memory", "2GB"}}); });
+  std::string message = MessageOf<RuntimeError>([&] { store_.Set(kRt, {{"max_device_memory", "2GB"}}); });
   EXPECT_TRUE(Contains(message, "'max_device_memory'")) << message;
   EXPECT_TRUE(Contains(message, "the memory pool was created")) << message;
   EXPECT_FALSE(Contains(message, "something later")) << message;
@@ -284,8 +284,7 @@ TEST_F(StoreTest, FreezeHoldsThroughLoadAndOverride) {
   store_.MarkInEffect(kRt, "device_id", "the device was opened");
   // The snapshot holds device_id 0.
   std::string message = MessageOf<RuntimeError>([&] { store_.Load(snapshot); });
-  EXPECT_TRUE(Contains(message, "For 'context.load', 'device_id' can not be changed to 0"))
-      << message;
+  EXPECT_TRUE(Contains(message, "For 'context.load', 'device_id' can not be changed to 0")) << message;
   EXPECT_TRUE(Contains(message, "the device was opened")) << message;
   EXPECT_EQ(store_.Get(kRt, "device_id"), Value(1));
 
@@ -307,8 +306,7 @@ TEST_F(StoreTest, FreezeComparesWithTheEnvironmentDefaultInEffect) {
   store_.Set(kRt, {{"device_id", 3}});
   EXPECT_EQ(store_.Get(kRt, "device_id"), Value(3));
   std::string message = MessageOf<RuntimeError>([&] { store_.Set(kRt, {{"device_id", 0}}); });
-  EXPECT_TRUE(Contains(message, "can not be changed to 0: its value 3 has been in effect"))
-      << message;
+  EXPECT_TRUE(Contains(message, "can not be changed to 0: its value 3 has been in effect")) << message;
 }
 
 TEST_F(StoreTest, ResetOfAFrozenEnvironmentDefaultIsAllowed) {
@@ -411,8 +409,7 @@ TEST_F(StoreTest, ProfileFromEnvironment) {
 TEST_F(StoreTest, ParseProfileNamesTheChoices) {
   EXPECT_EQ(ParseProfile("r1.0"), Profile::kR1_0);
   std::string message = MessageOf<ValueError>([] { ParseProfile("1.6"); });
-  EXPECT_EQ(message,
-            "The context profile must be one of ['r0.5', 'r1.0', 'r1.6', 'r2.3'], but got '1.6'.");
+  EXPECT_EQ(message, "The context profile must be one of ['r0.5', 'r1.0', 'r1.6', 'r2.3'], but got '1.6'.");
 }
 
 TEST_F(StoreTest, SetProfileMovesOnlyKeysStillAtDefault) {
@@ -584,8 +581,7 @@ TEST_F(StoreTest, LoadOfABadSnapshotChangesNothing) {
   EXPECT_THROW(target.Load(with("context", "mode", 7)), ValueError);
   EXPECT_THROW(target.Load(with("context", "runtime_num_threads", "many")), TypeError);
   EXPECT_THROW(target.Load(with("context", "no_such_key", 1)), ValueError);
-  EXPECT_THROW(target.Load(with("auto_parallel_context", "_all_reduce_fusion_threshold", "x")),
-               TypeError);
+  EXPECT_THROW(target.Load(with("auto_parallel_context", "_all_reduce_fusion_threshold", "x")), TypeError);
   EXPECT_THROW(target.Load(with("ps_context", "scheduler_port", 70000)), ValueError);
   // Hidden slots are validated by their own parsers.
   EXPECT_THROW(target.Load(with("ps_context", "_role", "MS_BOGUS")), ValueError);
@@ -670,13 +666,10 @@ TEST_F(StoreTest, ExplainFrozen) {
 
 TEST_F(StoreTest, ExplainListsSubscribedConsumers) {
   EXPECT_TRUE(store_.Explain(kRt, "mode").consumers.empty());
-  Subscription compiler = store_.Subscribe(kRt, {"mode", "jit_syntax_level"}, "graph_compiler",
-                                           [](const Change&) {});
+  Subscription compiler = store_.Subscribe(kRt, {"mode", "jit_syntax_level"}, "graph_compiler", [](const Change&) {});
   Subscription dispatcher = store_.Subscribe(kRt, {"mode"}, "eager_dispatcher", [](const Change&) {});
-  EXPECT_EQ(store_.Explain(kRt, "mode").consumers,
-            (std::vector<std::string>{"graph_compiler", "eager_dispatcher"}));
-  EXPECT_EQ(store_.Explain(kRt, "jit_syntax_level").consumers,
-            (std::vector<std::string>{"graph_compiler"}));
+  EXPECT_EQ(store_.Explain(kRt, "mode").consumers, (std::vector<std::string>{"graph_compiler", "eager_dispatcher"}));
+  EXPECT_EQ(store_.Explain(kRt, "jit_syntax_level").consumers, (std::vector<std::string>{"graph_compiler"}));
   compiler.Reset();
   EXPECT_EQ(store_.Explain(kRt, "mode").consumers, (std::vector<std::string>{"eager_dispatcher"}));
 }
@@ -717,8 +710,7 @@ TEST_F(StoreTest, SummaryListsChangedKeys) {
 TEST_F(StoreTest, OptionsDescribePublicKeysOnly) {
   auto options = store_.Options(kRt);
   auto find = [&](std::string_view name) {
-    return std::find_if(options.begin(), options.end(),
-                        [&](const OptionInfo& o) { return o.name == name; });
+    return std::find_if(options.begin(), options.end(), [&](const OptionInfo& o) { return o.name == name; });
   };
   ASSERT_NE(find("mode"), options.end());
   EXPECT_EQ(find("_graph_memory_max_size"), options.end());

@@ -41,8 +41,8 @@ class SubscriptionTest : public testing::ContextTest {
 
 TEST_F(SubscriptionTest, FiresOncePerCallWithOnlyTheChangedSubscribedKeys) {
   Heard heard;
-  Subscription sub = store_.Subscribe(kRt, {"mode", "runtime_num_threads", "max_call_depth"},
-                                      "thread_pool", heard.Callback());
+  Subscription sub = store_.Subscribe(kRt, {"mode", "runtime_num_threads", "max_call_depth"}, "thread_pool",
+                                      heard.Callback());
   store_.Set(kRt, {{"mode", 0}, {"runtime_num_threads", 4}, {"inter_op_parallel_num", 2}});
   ASSERT_EQ(heard.changes.size(), 1u);
   EXPECT_EQ(heard.changes[0].family, kRt);
@@ -131,8 +131,7 @@ TEST_F(SubscriptionTest, SubscriptionMayOutliveItsStore) {
 
 TEST_F(SubscriptionTest, ThrowingCallbackIsLoggedAndDoesNotBreakTheStore) {
   Heard after;
-  Subscription bad = store_.Subscribe(kRt, {"mode"}, "broken",
-                                      [](const Change&) { throw std::runtime_error("boom"); });
+  Subscription bad = store_.Subscribe(kRt, {"mode"}, "broken", [](const Change&) { throw std::runtime_error("boom"); });
   Subscription good = store_.Subscribe(kRt, {"mode"}, "healthy", after.Callback());
   EXPECT_NO_THROW(store_.Set(kRt, {{"mode", 0}}));
   EXPECT_EQ(store_.Get(kRt, "mode"), Value(kGraphMode));
@@ -158,9 +157,7 @@ TEST_F(SubscriptionTest, ChangingTheContextFromACallbackIsRefused) {
   Value mode_seen;
   Subscription sub = store_.Subscribe(kRt, {"mode"}, "meddler", [&](const Change&) {
     mode_seen = store_.Get(kRt, "mode");  // reading is fine and sees the new value
-    auto refused = [&](auto&& body) {
-      refusals.push_back(MessageOf<RuntimeError>(body));
-    };
+    auto refused = [&](auto&& body) { refusals.push_back(MessageOf<RuntimeError>(body)); };
     refused([&] { store_.Set(kRt, {{"runtime_num_threads", 2}}); });
     refused([&] { store_.Reset(kAp); });
     refused([&] { store_.SetProfile(Profile::kR1_6); });
@@ -184,8 +181,9 @@ TEST_F(SubscriptionTest, ChangingTheContextFromACallbackIsRefused) {
 }
 
 TEST_F(SubscriptionTest, SubscribeToAnUnknownKeyThrows) {
-  std::string message =
-      MessageOf<ValueError>([&] { store_.Subscribe(kRt, {"mode", "mdoe"}, "x", [](const Change&) {}); });
+  std::string message = MessageOf<ValueError>([&] {
+    store_.Subscribe(kRt, {"mode", "mdoe"}, "x", [](const Change&) {});
+  });
   EXPECT_EQ(message, "Store::Subscribe: 'mdoe' is not a key of context.");
   EXPECT_THROW(store_.Subscribe(kRt, {"_graph_memory_max_size"}, "x", [](const Change&) {}), ValueError);
   EXPECT_THROW(store_.Subscribe(kAp, {"mode"}, "x", [](const Change&) {}), ValueError);
@@ -238,9 +236,7 @@ TEST_F(SubscriptionTest, ChangesMadeForAnotherFamilyReachItsSubscribers) {
 TEST_F(SubscriptionTest, OverridesDoNotFire) {
   Heard heard;
   Subscription sub = store_.Subscribe(kRt, {"mode"}, "compiler", heard.Callback());
-  {
-    ScopedOverride o(kRt, {{"mode", 0}}, store_);
-  }
+  { ScopedOverride o(kRt, {{"mode", 0}}, store_); }
   EXPECT_TRUE(heard.changes.empty());
 }
 

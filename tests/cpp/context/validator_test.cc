@@ -55,9 +55,8 @@ TEST_F(ValidatorTest, FoldersMadeForAFailedCallAreRemoved) {
   // first folder is removed again and nothing is stored.
   std::string first = (dir_ / "a" / "b" / "strategy.ckpt").string();
   std::string second = (dir_ / "c" / "group.ckpt").string();
-  Subscription v = store_.AddValidator(kAp, {"group_ckpt_save_file"}, "test", [&](const Store::PendingGet&) {
-    std::ofstream(dir_ / "c") << "in the way";
-  });
+  Subscription v = store_.AddValidator(kAp, {"group_ckpt_save_file"}, "test",
+                                       [&](const Store::PendingGet&) { std::ofstream(dir_ / "c") << "in the way"; });
   EXPECT_THROW(store_.Set(kAp, {{"strategy_ckpt_save_file", first}, {"group_ckpt_save_file", second}}), OSError);
   EXPECT_FALSE(fs::exists(dir_ / "a"));
   EXPECT_EQ(store_.Get(kAp, "strategy_ckpt_save_file").as_string(), "");

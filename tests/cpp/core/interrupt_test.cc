@@ -41,7 +41,9 @@ TEST(InterruptTest, AWaitStopsWithinASliceOfTheInterrupt) {
   });
   auto start = std::chrono::steady_clock::now();
   std::unique_lock lock(mutex);
-  EXPECT_THROW(InterruptibleWait(cv, lock, [] { return false; }, "waiting in a test"), Interrupted);
+  EXPECT_THROW(InterruptibleWait(
+                   cv, lock, [] { return false; }, "waiting in a test"),
+               Interrupted);
   auto waited = std::chrono::steady_clock::now() - start;
   interrupter.join();
   EXPECT_LT(waited, std::chrono::seconds(2));

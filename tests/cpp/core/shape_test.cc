@@ -75,17 +75,18 @@ TEST(Shape, TensorCreationChecksSizes) {
 TEST(Shape, EveryOpChecksItsInferredShapes) {
   Tensor x = Tensor::Zeros({2, 2}, DType::kFloat32);
   // fill: shape from an attribute.
-  EXPECT_THROW(ops::Call("fill", {}, Dict{{"shape", Value(List{Value(int64_t{1} << 40), Value(int64_t{1} << 40)})},
-                                          {"value", Value(0.0)},
-                                          {"dtype", Value("float32")}}),
+  EXPECT_THROW(ops::Call("fill", {},
+                         Dict{{"shape", Value(List{Value(int64_t{1} << 40), Value(int64_t{1} << 40)})},
+                              {"value", Value(0.0)},
+                              {"dtype", Value("float32")}}),
                ValueError);
   // tile: the multiples overflow while the product is formed.
   EXPECT_THROW(ops::Call("tile", {x}, Dict{{"multiples", Value(List{Value(kMax), Value(kMax)})}}), ValueError);
   // broadcast_to: each size is fine, their product is not.
   Tensor one = Tensor::Zeros({1, 1}, DType::kFloat32);
-  EXPECT_THROW(
-      ops::Call("broadcast_to", {one}, Dict{{"shape", Value(List{Value(int64_t{1} << 40), Value(int64_t{1} << 40)})}}),
-      ValueError);
+  EXPECT_THROW(ops::Call("broadcast_to", {one},
+                         Dict{{"shape", Value(List{Value(int64_t{1} << 40), Value(int64_t{1} << 40)})}}),
+               ValueError);
   // reshape: sizes other than -1 must be non-negative; products are checked.
   EXPECT_THROW(ops::Call("reshape", {x}, Dict{{"shape", Value(List{Value(int64_t{-2}), Value(int64_t{-2})})}}),
                ValueError);

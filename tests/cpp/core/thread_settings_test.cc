@@ -27,8 +27,8 @@ TEST(ThreadSettings, ThePoolFollowsWhatIsPushedIn) {
 TEST(ThreadSettings, TheRuntimePushesContextChanges) {
   Value before = GetContext("runtime_num_threads");
   SetContext(Dict{{"runtime_num_threads", Value(int64_t{2})}});
-  EXPECT_EQ(CurrentThreadPlan().runtime_threads, PlanThreads(2, GetContext("inter_op_parallel_num").as_int(),
-                                                             HardwareConcurrency()).runtime_threads);
+  EXPECT_EQ(CurrentThreadPlan().runtime_threads,
+            PlanThreads(2, GetContext("inter_op_parallel_num").as_int(), HardwareConcurrency()).runtime_threads);
   SetContext(Dict{{"runtime_num_threads", before}});
   SetContext(Dict{{"deterministic", Value("ON")}});
   EXPECT_TRUE(DeterministicKernels());

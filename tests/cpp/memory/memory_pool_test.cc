@@ -72,9 +72,9 @@ TEST(MemoryPool, GrowsByBlocksUpToTheCapThenRefusesWithAClearError) {
   } catch (const MemoryError& e) {
     std::string m = e.what();
     EXPECT_TRUE(Contains(m, "max_device_memory")) << m;
-    EXPECT_TRUE(Contains(m, std::to_string(3 * kMiB) + " bytes")) << m;    // the request
-    EXPECT_TRUE(Contains(m, std::to_string(6 * kMiB) + " bytes")) << m;    // in use by tensors
-    EXPECT_TRUE(Contains(m, std::to_string(8 * kMiB) + " bytes")) << m;    // the cap, and reserved
+    EXPECT_TRUE(Contains(m, std::to_string(3 * kMiB) + " bytes")) << m;  // the request
+    EXPECT_TRUE(Contains(m, std::to_string(6 * kMiB) + " bytes")) << m;  // in use by tensors
+    EXPECT_TRUE(Contains(m, std::to_string(8 * kMiB) + " bytes")) << m;  // the cap, and reserved
   }
   EXPECT_EQ(pool.Stats().failed_allocations, 1);
   // Still usable: the freed piece serves the same request.

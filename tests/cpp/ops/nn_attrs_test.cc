@@ -30,9 +30,9 @@ std::string Message(const std::function<void()>& fn) {
 
 TEST(NnAttrs, ConvAttributesTakeOneCanonicalForm) {
   Dict attrs = NormalizeAttrs(GetOp("conv2d"), Dict{{"stride", Value(2)},
-                                                   {"dilation", Ints({1, 1, 3, 2})},
-                                                   {"pad_mode", Value("PAD")},
-                                                   {"pad", Value(1)}});
+                                                    {"dilation", Ints({1, 1, 3, 2})},
+                                                    {"pad_mode", Value("PAD")},
+                                                    {"pad", Value(1)}});
   EXPECT_EQ(AttrInts(attrs, "stride"), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(AttrInts(attrs, "dilation"), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(AttrString(attrs, "pad_mode"), "pad");
@@ -43,17 +43,21 @@ TEST(NnAttrs, ConvAttributesTakeOneCanonicalForm) {
 
 TEST(NnAttrs, BadValuesNameTheOpAndAttribute) {
   const OpDef& conv = GetOp("conv2d");
-  EXPECT_NE(Message<ValueError>([&] { NormalizeAttrs(conv, Dict{{"pad_mode", Value("pad")}, {"pad", Ints({1, 2})}}); })
-                .find("[conv2d] attribute 'pad' must be a non-negative int or a list of 4"),
+  EXPECT_NE(Message<ValueError>([&] {
+              NormalizeAttrs(conv, Dict{{"pad_mode", Value("pad")}, {"pad", Ints({1, 2})}});
+            }).find("[conv2d] attribute 'pad' must be a non-negative int or a list of 4"),
             std::string::npos);
-  EXPECT_NE(Message<ValueError>([&] { NormalizeAttrs(conv, Dict{{"pad_mode", Value("full")}}); })
-                .find("[conv2d] 'pad_mode' must be one of 'same', 'valid' or 'pad'; but got 'full'"),
+  EXPECT_NE(Message<ValueError>([&] {
+              NormalizeAttrs(conv, Dict{{"pad_mode", Value("full")}});
+            }).find("[conv2d] 'pad_mode' must be one of 'same', 'valid' or 'pad'; but got 'full'"),
             std::string::npos);
-  EXPECT_NE(Message<ValueError>([&] { NormalizeAttrs(conv, Dict{{"data_format", Value("NCWH")}}); })
-                .find("'data_format' must be 'NCHW' or 'NHWC'; but got 'NCWH'"),
+  EXPECT_NE(Message<ValueError>([&] {
+              NormalizeAttrs(conv, Dict{{"data_format", Value("NCWH")}});
+            }).find("'data_format' must be 'NCHW' or 'NHWC'; but got 'NCWH'"),
             std::string::npos);
-  EXPECT_NE(Message<ValueError>([&] { NormalizeAttrs(GetOp("avg_pool2d"), Dict{{"pad_mode", Value("Pad")}}); })
-                .find("[avg_pool2d] 'pad_mode' must be one of 'same' or 'valid'; but got 'pad'"),
+  EXPECT_NE(Message<ValueError>([&] {
+              NormalizeAttrs(GetOp("avg_pool2d"), Dict{{"pad_mode", Value("Pad")}});
+            }).find("[avg_pool2d] 'pad_mode' must be one of 'same' or 'valid'; but got 'pad'"),
             std::string::npos);
   EXPECT_THROW(NormalizeAttrs(GetOp("matmul"), Dict{{"transpose_a", Value(1)}}), TypeError);
   EXPECT_THROW(NormalizeAttrs(GetOp("dropout"), Dict{{"keep_prob", Value(0.0)}}), ValueError);
@@ -63,8 +67,9 @@ TEST(NnAttrs, BadValuesNameTheOpAndAttribute) {
 TEST(NnAttrs, PaddingNeedsPadModeWhereverBothAreGiven) {
   const OpDef& conv = GetOp("conv2d");
   // At a call the default pad_mode ('same') meets the padding.
-  EXPECT_NE(Message<ValueError>([&] { NormalizeAttrs(conv, Dict{{"pad", Value(1)}}); })
-                .find("'pad' must be zero when 'pad_mode' is not 'pad'"),
+  EXPECT_NE(Message<ValueError>([&] {
+              NormalizeAttrs(conv, Dict{{"pad", Value(1)}});
+            }).find("'pad' must be zero when 'pad_mode' is not 'pad'"),
             std::string::npos);
   // A primitive's constructor checks what it is given: padding alone is fine...
   EXPECT_EQ(AttrInts(CheckAttrs(conv, Dict{{"pad", Value(1)}}), "pad"), (std::vector<int64_t>{1, 1, 1, 1}));
@@ -75,8 +80,8 @@ TEST(NnAttrs, PaddingNeedsPadModeWhereverBothAreGiven) {
 
 TEST(NnAttrs, RecordedParametersBindNoInputOrAttribute) {
   const OpDef& conv = GetOp("conv2d");
-  ParsedForm form =
-      ParseApiForm(conv, Primitive("Conv2D(out_channel->~, kernel_size->~, mode->~=1, pad=0)(x, weight)"));
+  ParsedForm form = ParseApiForm(conv,
+                                 Primitive("Conv2D(out_channel->~, kernel_size->~, mode->~=1, pad=0)(x, weight)"));
   ASSERT_EQ(form.init.size(), 4u);
   EXPECT_EQ(form.init[0].binds, ApiParam::Binds::kRecorded);
   EXPECT_FALSE(form.init[0].default_value.has_value());  // may be required, unlike p->!

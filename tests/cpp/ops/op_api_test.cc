@@ -56,7 +56,8 @@ TEST(AttrTypeTest, BadValuesAreTypedErrorsNamingTheOpAndAttribute) {
 
 TEST(AttrTypeTest, StringsAndDTypesAreNormalized) {
   EXPECT_EQ(Parse(AttrType::kPadMode, Value("SAME")).as_string(), "same");
-  EXPECT_EQ(Parse(AttrType::kDType, Value("Float32")).as_string(), Parse(AttrType::kDType, Value("float32")).as_string());
+  EXPECT_EQ(Parse(AttrType::kDType, Value("Float32")).as_string(),
+            Parse(AttrType::kDType, Value("float32")).as_string());
   EXPECT_EQ(Parse(AttrType::kFloat, Value(2)).as_float(), 2.0);
 }
 
@@ -102,13 +103,13 @@ TEST(OpApiTest, SignaturesBindInputsAndAttributes) {
 
 TEST(OpApiTest, MalformedSignaturesAreRejected) {
   const OpDef& op = GetOp("reduce_mean");
-  EXPECT_THROW(ParseApiForm(op, Function("mean(input->nothing)")), ValueError);  // not an input or attribute
+  EXPECT_THROW(ParseApiForm(op, Function("mean(input->nothing)")), ValueError);           // not an input or attribute
   EXPECT_THROW(ParseApiForm(op, Function("mean(x, axis=None, keep_dims)")), ValueError);  // default order
   EXPECT_THROW(ParseApiForm(op, Function("mean(x, x)")), ValueError);
   EXPECT_THROW(ParseApiForm(op, Function("mean(x")), ValueError);
   EXPECT_THROW(ParseApiForm(op, Function("mean(x, axis=oops)")), ValueError);
   EXPECT_THROW(ParseApiForm(op, Function("mean(x, extra->!)")), ValueError);  // unsupported needs a default
-  EXPECT_THROW(ParseApiForm(op, Method("mean(axis)")), ValueError);  // a method starts with the Tensor
+  EXPECT_THROW(ParseApiForm(op, Method("mean(axis)")), ValueError);           // a method starts with the Tensor
   EXPECT_THROW(ParseApiForm(op, Primitive("ReduceMean(x)(x)")), ValueError);  // constructors take attributes
 }
 

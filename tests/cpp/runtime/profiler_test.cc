@@ -98,9 +98,8 @@ TEST(Profiler, ParsesTheContextOptions) {
 
 TEST(Profiler, ParsesProfilerArguments) {
   bool start = false;
-  Options o = ParseProfilerArgs(Dict{{"output_path", Value("/x")}, {"profile_memory", Value(true)},
-                                     {"start_profile", Value(false)}},
-                                &start);
+  Options o = ParseProfilerArgs(
+      Dict{{"output_path", Value("/x")}, {"profile_memory", Value(true)}, {"start_profile", Value(false)}}, &start);
   EXPECT_EQ(o.output_path, "/x");
   EXPECT_TRUE(o.profile_memory);
   EXPECT_FALSE(start);
