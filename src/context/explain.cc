@@ -75,7 +75,7 @@ std::vector<OptionInfo> Store::Options(Family family) const {
   std::vector<OptionInfo> out;
   for (const OptionSpec* spec : state.specs) {
     if (spec->visibility != Visibility::kPublic) continue;
-    out.push_back(MakeOptionInfo(state, *spec, impl_->DefaultFor(*spec, impl_->profile.load())));
+    out.push_back(MakeOptionInfo(state, *spec, Impl::DefaultFor(*spec, impl_->profile.load())));
   }
   return out;
 }
@@ -86,7 +86,7 @@ Explanation Store::Explain(Family family, std::string_view key) const {
   const FamilyState& state = impl_->family(family);
   const OptionSpec& spec = *state.specs[slot];
   Explanation out;
-  out.info = MakeOptionInfo(state, spec, impl_->DefaultFor(spec, impl_->profile.load()));
+  out.info = MakeOptionInfo(state, spec, Impl::DefaultFor(spec, impl_->profile.load()));
   SlotRead read = impl_->Read(family, slot, /*with_thread=*/true, &warnings);
   out.requested = impl_->ReadPublic(family, slot, &warnings);
   SlotRead effective = impl_->ReadEffective(family, slot, &warnings);

@@ -183,8 +183,9 @@ CommitResult Commit(Store::Impl& impl, const std::map<SlotId, Value>& writes, So
       if (spec.scope == Scope::kThread) {
         if (thread_values == nullptr) thread_values = ThreadValuesFor(impl.id, true);
         auto existing = thread_values->values.find(id);
-        bool changed = existing != thread_values->values.end() ? !(existing->second.value == value)
-                                                               : !(impl.DefaultFor(spec, impl.profile.load()) == value);
+        bool changed = existing != thread_values->values.end()
+                           ? !(existing->second.value == value)
+                           : !(Store::Impl::DefaultFor(spec, impl.profile.load()) == value);
         thread_values->values[id] = ThreadValue{value, source};
         if (changed) result.changed[id.first].emplace_back(spec.name);
         continue;
@@ -193,8 +194,9 @@ CommitResult Commit(Store::Impl& impl, const std::map<SlotId, Value>& writes, So
       slot.value = value;
       // A loaded value equal to its default stays "default", so profile
       // switches and environment defaults keep applying to it.
-      slot.source = (source == Source::kLoad && value == impl.DefaultFor(spec, impl.profile.load())) ? Source::kDefault
-                                                                                                     : source;
+      slot.source = (source == Source::kLoad && value == Store::Impl::DefaultFor(spec, impl.profile.load()))
+                        ? Source::kDefault
+                        : source;
       if (state.fast[id.second]) state.fast_bits[id.second].store(ScalarBits(value), std::memory_order_release);
       if (changed) result.changed[id.first].emplace_back(spec.name);
     }

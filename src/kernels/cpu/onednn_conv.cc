@@ -19,9 +19,6 @@ namespace dn = onednn;
 using dnnl::memory;
 using ops::Conv2dGeometry;
 
-using dn::kOneDnnPriority;
-using dn::kReferencePriority;
-
 // Geometry of each op from its inputs and attributes (validated by inference).
 Conv2dGeometry ForwardGeometry(const KernelArgs& a) {
   return ops::ConvGeometry(a.op.name, a.inputs[0].shape(), a.inputs[1].shape(), a.attrs);

@@ -15,9 +15,6 @@ namespace {
 namespace dn = onednn;
 using dnnl::memory;
 
-using dn::kOneDnnPriority;
-using dn::kReferencePriority;
-
 // ---------------------------------------------------------------------------
 // The product op(a) @ op(b) over broadcast batch dims, as both kernels see it.
 

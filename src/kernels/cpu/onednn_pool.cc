@@ -30,7 +30,6 @@ namespace dn = onednn;
 using dnnl::memory;
 using ops::Pool2dGeometry;
 
-using dn::kOneDnnPriority;
 using dn::kReferencePriority;
 
 Pool2dGeometry Geometry(const KernelArgs& a) { return ops::PoolGeometry(a.op.name, a.inputs[0].shape(), a.attrs); }
