@@ -10,7 +10,7 @@ check every attribute.
 """
 from .. import _C
 from .._tensor import _op
-from .functional import cast
+from ..common import dtype as mstype
 
 
 def matmul(input, other):  # noqa: A002
@@ -125,7 +125,7 @@ def gelu(input_x, approximate="none"):
 
 def softmax(input, axis=-1, *, dtype=None):  # noqa: A002
     """Casts first when a dtype is given (a second op)."""
-    x = input if dtype is None else cast(input, dtype)
+    x = input if dtype is None else _op("cast", input, dtype=mstype._core_name(dtype, "argument 'dtype'"))
     return _op("softmax", x, axis=int(axis))
 
 

@@ -16,13 +16,6 @@ import pytest
 
 PACKAGE_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "python", "msrt")
 
-# Cycles through modules another change is rewriting (msrt/_tensor.py,
-# msrt/ops/functional.py, msrt/ops/nn_functional.py): these edges are the known
-# exceptions until that work lands, and each must still exist (no stale entry).
-KNOWN_CYCLE_EDGES = {
-    ("msrt.ops.functional", "msrt.ops.nn_functional"),
-}
-
 
 def _modules(root):
     """{dotted name: (path, is_package)} for every .py file under msrt."""
@@ -99,9 +92,6 @@ def find_cycle(graph):
 def test_msrt_modules_import_each_other_without_cycles():
     graph = import_graph()
     assert "msrt._jit" in graph and "msrt.nn.cell" in graph
-    for a, b in KNOWN_CYCLE_EDGES:
-        assert b in graph[a], f"the known exception {a} -> {b} is gone: remove it from KNOWN_CYCLE_EDGES"
-        graph[a] = graph[a] - {b}
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
