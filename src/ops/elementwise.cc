@@ -306,7 +306,7 @@ MSRT_REGISTER_OP({.name = "cast",
                   },
                   .props = {.elementwise = true, .noop_if_same_meta = true},
                   .doc = "x converted to another dtype",
-                  .api = {Primitive("Cast()(input_x->x, dtype)")}});
+                  .api = {Function("cast(input->x, dtype)"), Primitive("Cast()(input_x->x, dtype)")}});
 
 // ---- binary ----
 

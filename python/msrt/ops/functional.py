@@ -13,7 +13,7 @@ from .._tensor import _FLOAT_NAMES, Tensor, _as_tensor, _binary, _norm_axes, _op
 from ..common import dtype as mstype
 
 __all__ = [  # written here; the declared ones are added below
-    "div", "true_divide", "select", "where", "cast", "clamp", "clip", "sum", "amax", "amin", "max", "min",
+    "div", "true_divide", "select", "where", "clamp", "clip", "sum", "amax", "amin", "max", "min",
     "argmax", "argmin", "matmul", "dense", "bias_add", "conv2d",
     "max_pool2d", "avg_pool2d", "batch_norm", "gelu", "softmax", "dropout", "flatten", "split",
     "strided_slice", "slice", "one_hot", "tile", "zeros", "ones", "fill", "full", "zeros_like", "ones_like",
@@ -86,10 +86,6 @@ def where(condition, x=None, y=None):
     return select(condition, x, y)
 
 
-def cast(input, dtype):  # noqa: A002
-    return _op("cast", _t(input), dtype=mstype._core_name(dtype, "argument 'dtype'"))
-
-
 def clamp(input, min=None, max=None):  # noqa: A002
     if min is None and max is None:
         raise ValueError("For 'clamp', at least one of 'min' and 'max' must be set.")
@@ -106,7 +102,7 @@ clip = clamp
 
 # --- reductions ---------------------------------------------------------------
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
-    x = input if dtype is None else cast(input, dtype)
+    x = input if dtype is None else _op("cast", input, dtype=_dtype_name(dtype))
     if x._t.dtype_name == "bool_":
         x = _op("cast", x, dtype="int64")
     return _op("reduce_sum", x, axis=_norm_axes(dim), keep_dims=bool(keepdim))
@@ -303,12 +299,12 @@ def ones(shape, dtype=None):
 
 def zeros_like(input, *, dtype=None):  # noqa: A002
     out = _op("zeros_like", input)
-    return out if dtype is None else cast(out, dtype)
+    return out if dtype is None else _op("cast", out, dtype=_dtype_name(dtype))
 
 
 def ones_like(input, *, dtype=None):  # noqa: A002
     out = _op("ones_like", input)
-    return out if dtype is None else cast(out, dtype)
+    return out if dtype is None else _op("cast", out, dtype=_dtype_name(dtype))
 
 
 def full_like(input, fill_value, *, dtype=None):  # noqa: A002
