@@ -2,8 +2,10 @@
 # Objects are kept in $(OUT)/obj, so later runs only rebuild what changed.
 OUT ?= build-fuzz
 CXX := clang++
+# The project version, as CMake passes it to compiled_function.cc.
+VERSION := $(word 3,$(shell grep -m1 "^project.msrt VERSION" CMakeLists.txt))
 FLAGS := -std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
-         -Iinclude -Isrc -MMD -MP
+         -Iinclude -Isrc -MMD -MP -DMSRT_VERSION_STRING='"$(VERSION)"'
 COMMON := $(wildcard src/core/*.cc src/context/*.cc src/memory/*.cc src/kernels/no_cuda/*.cc)
 SOURCES_context_parsers := $(COMMON)
 SOURCES_checkpoint := $(COMMON) $(wildcard src/io/*.cc)
