@@ -8,7 +8,9 @@
 #include <fstream>
 #include <string>
 
+#include "compiler/capture.h"
 #include "kernels/kernel.h"
+#include "ops/call.h"
 #include "runtime/launch.h"
 
 namespace msrt::runtime::testing {
@@ -47,6 +49,26 @@ inline std::vector<Tensor> Launch(std::string_view op_name, const std::vector<Te
   const kernels::KernelDef* kernel = kernels::SelectKernel(op_name, DeviceTarget::kCPU, metas, normalized);
   LaunchKernel(*kernel, op, inputs, outputs, normalized, site);
   return outputs;
+}
+
+/// exp then gather, captured as graph `name`: the indices decide at run time
+/// whether the second step fails.
+inline std::shared_ptr<ir::Graph> GatherGraph(const std::string& name) {
+  compiler::Capture capture(name, /*max_call_depth=*/100, /*whole_stack=*/false);
+  Tensor x = capture.AddInput({4}, DType::kFloat32, DeviceTarget::kCPU, "x");
+  Tensor idx = capture.AddInput({2}, DType::kInt32, DeviceTarget::kCPU, "idx");
+  std::vector<Tensor> outs;
+  {
+    compiler::CaptureScope scope(&capture);
+    outs = {ops::Call1("gather", {ops::Call1("exp", {x}), idx}, {{"axis", Value(0)}})};
+  }
+  return capture.Finish(outs);
+}
+
+/// Two int32 gather indices.
+inline Tensor Indices(int32_t a, int32_t b) {
+  std::vector<int32_t> v = {a, b};
+  return Tensor::FromHost(v.data(), 8, {2}, DType::kInt32);
 }
 
 }  // namespace msrt::runtime::testing

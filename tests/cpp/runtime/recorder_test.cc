@@ -20,27 +20,9 @@ using context::Family;
 using testing::ReadFile;
 using testing::ScratchDir;
 
-// exp then gather: the indices decide at run time whether it fails.
-std::shared_ptr<ir::Graph> GatherGraph() {
-  compiler::Capture capture("rdr_graph", /*max_call_depth=*/100, /*whole_stack=*/false);
-  Tensor x = capture.AddInput({4}, DType::kFloat32, DeviceTarget::kCPU, "x");
-  Tensor idx = capture.AddInput({2}, DType::kInt32, DeviceTarget::kCPU, "idx");
-  std::vector<Tensor> outs;
-  {
-    compiler::CaptureScope scope(&capture);
-    outs = {ops::Call1("gather", {ops::Call1("exp", {x}), idx}, {{"axis", Value(0)}})};
-  }
-  return capture.Finish(outs);
-}
-
 Tensor Floats() {
   std::vector<float> v = {0, 1, 2, 3};
   return Tensor::FromHost(v.data(), 16, {4}, DType::kFloat32);
-}
-
-Tensor Indices(int32_t a, int32_t b) {
-  std::vector<int32_t> v = {a, b};
-  return Tensor::FromHost(v.data(), 8, {2}, DType::kInt32);
 }
 
 // Points env_config_path at an rdr config for the test's duration.
@@ -65,7 +47,7 @@ std::vector<fs::path> Records(const fs::path& root, const std::string& kind) {
 }
 
 TEST(Recorder, ExecutionOrderMarksOnlyTheFailingStep) {
-  GraphExecutable exe(GatherGraph(), {});
+  GraphExecutable exe(testing::GatherGraph("rdr_graph"), {});
   std::string plain = exe.ExecutionOrderText();
   EXPECT_EQ(plain.find("=>"), std::string::npos);
   std::string marked = exe.ExecutionOrderText(1);
@@ -76,14 +58,14 @@ TEST(Recorder, ExecutionOrderMarksOnlyTheFailingStep) {
 
 TEST(Recorder, AFailingGraphRunWritesItsRecordAndTheErrorGoesOn) {
   ScratchDir dir;
-  GraphExecutable exe(GatherGraph(), {});
-  EXPECT_THROW(exe.Run({Floats(), Indices(0, 9)}), IndexError);  // off: nothing written
+  GraphExecutable exe(testing::GatherGraph("rdr_graph"), {});
+  EXPECT_THROW(exe.Run({Floats(), testing::Indices(0, 9)}), IndexError);  // off: nothing written
   EXPECT_TRUE(Records(dir.path(), "failure").empty());
   {
     RdrConfig config(dir.path(), StrCat("{\"enable\": true, \"path\": \"", dir.path().string(), "\"}"));
     ASSERT_TRUE(recorder::Enabled());
-    exe.Run({Floats(), Indices(3, 1)});
-    EXPECT_THROW(exe.Run({Floats(), Indices(0, 9)}), IndexError);
+    exe.Run({Floats(), testing::Indices(3, 1)});
+    EXPECT_THROW(exe.Run({Floats(), testing::Indices(0, 9)}), IndexError);
   }
   EXPECT_FALSE(recorder::Enabled());
   auto records = Records(dir.path(), "failure");
@@ -108,11 +90,11 @@ TEST(Recorder, AFailingGraphRunWritesItsRecordAndTheErrorGoesOn) {
 
 TEST(Recorder, ModeTwoExitRecordListsTheGraphsThatRanWithTheirRunCounts) {
   ScratchDir dir;
-  GraphExecutable first(GatherGraph(), {}), second(GatherGraph(), {});
+  GraphExecutable first(testing::GatherGraph("rdr_graph"), {}), second(testing::GatherGraph("rdr_graph"), {});
   {
     RdrConfig config(dir.path(), StrCat("{\"enable\": true, \"mode\": 2, \"path\": \"", dir.path().string(), "\"}"));
-    for (int i = 0; i < 3; ++i) first.Run({Floats(), Indices(3, 1)});
-    second.Run({Floats(), Indices(0, 0)});
+    for (int i = 0; i < 3; ++i) first.Run({Floats(), testing::Indices(3, 1)});
+    second.Run({Floats(), testing::Indices(0, 0)});
     std::string folder = recorder::WriteExitRecord();
     ASSERT_FALSE(folder.empty());
     auto graphs = nlohmann::json::parse(ReadFile(fs::path(folder) / "graphs.json"));
