@@ -7,15 +7,13 @@
 #include "memory/allocator.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
+#include "runtime/eager.h"
 
 namespace msrt::python {
 namespace {
 
 DeviceTarget DeviceArg(py::handle device) {
-  if (device.is_none()) {
-    std::string current = context::Global().Get(context::Family::kRuntime, "device_target").as_string();
-    return ParseDeviceTarget(current).value_or(DeviceTarget::kCPU);
-  }
+  if (device.is_none()) return runtime::CurrentDevice();
   if (!py::isinstance<py::str>(device)) {
     throw TypeError(StrCat("device_target must be a str ('CPU', 'GPU' or 'Ascend') or None, but got ",
                            std::string(py::str(py::type::of(device).attr("__name__"))), "."));
