@@ -224,7 +224,7 @@ MSRT_REGISTER_OP({.name = "silu",
 
 MSRT_REGISTER_OP({.name = "gelu",
                   .inputs = {"x"},
-                  .attrs = {{"approximate", true, "tanh form when True, erf form when False"}},
+                  .attrs = {{"approximate", true, "tanh form when True, erf form when False", AttrType::kBool}},
                   .infer =
                       [](const Metas& in, const Dict& attrs) {
                         BoolAttr("gelu", attrs, "approximate");
@@ -240,7 +240,7 @@ MSRT_REGISTER_OP({.name = "gelu",
 // provides (MindSpore has GeLUGrad for the same reason).
 MSRT_REGISTER_OP({.name = "gelu_grad",
                   .inputs = {"dy", "x"},
-                  .attrs = {{"approximate", true}},
+                  .attrs = {{"approximate", true, "tanh form when True, erf form when False", AttrType::kBool}},
                   .infer =
                       [](const Metas& in, const Dict& attrs) {
                         BoolAttr("gelu_grad", attrs, "approximate");

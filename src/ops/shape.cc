@@ -308,7 +308,8 @@ MSRT_REGISTER_OP(
 // catalogue op does in linear time (MindSpore uses UnsortedSegmentSum).
 MSRT_REGISTER_OP({.name = "gather_grad",
                   .inputs = {"dy", "indices"},
-                  .attrs = {{"axis", 0}, {"dim_size", Value(), "size of params along axis"}},
+                  .attrs = {{"axis", 0, "the axis", AttrType::kInt},
+                            {"dim_size", Value(), "size of params along axis", AttrType::kInt}},
                   .infer =
                       [](const Metas& in, const Dict& attrs) {
                         CheckDType("gather_grad", "indices", in[1], DTypeClass::kIndex);
@@ -334,31 +335,35 @@ MSRT_REGISTER_OP({.name = "gather_grad",
                   },
                   .doc = "scatter-add of dy into dim_size slots along axis (internal: the gradient of gather)"});
 
-MSRT_REGISTER_OP(
-    {.name = "one_hot",
-     .inputs = {"indices"},
-     .attrs = {{"depth", Value()}, {"on_value", 1.0}, {"off_value", 0.0}, {"axis", -1}, {"dtype", "float32"}},
-     .infer =
-         [](const Metas& in, const Dict& attrs) {
-           CheckDType("one_hot", "indices", in[0], DTypeClass::kIndex);
-           int64_t depth = IntAttr("one_hot", attrs, "depth");
-           if (depth < 0) {
-             OpError(ErrorKind::kValue, "one_hot",
-                     StrCat("attribute 'depth' must not be negative; expected >= 0, but got ", depth));
-           }
-           FloatAttr("one_hot", attrs, "on_value");
-           FloatAttr("one_hot", attrs, "off_value");
-           int64_t rank = static_cast<int64_t>(in[0].shape.size());
-           int64_t axis = IntAttr("one_hot", attrs, "axis");
-           if (axis < -1 || axis > rank) {
-             OpError(ErrorKind::kValue, "one_hot",
-                     StrCat("attribute 'axis' is out of range; expected it in [-1, ", rank, "], but got ", axis));
-           }
-           Shape out = in[0].shape;
-           out.insert(axis == -1 ? out.end() : out.begin() + axis, depth);
-           return Metas{{out, DTypeAttr("one_hot", attrs, "dtype")}};
-         },
-     .doc = "on_value where the index matches, off_value elsewhere (out-of-range indices give all off)"});
+MSRT_REGISTER_OP({.name = "one_hot",
+                  .inputs = {"indices"},
+                  .attrs = {{"depth", Value(), "number of classes", AttrType::kInt},
+                            {"on_value", 1.0, "value at the index", AttrType::kFloat},
+                            {"off_value", 0.0, "value elsewhere", AttrType::kFloat},
+                            {"axis", -1, "where the new axis goes", AttrType::kInt},
+                            {"dtype", "float32", "output dtype", AttrType::kDType}},
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        CheckDType("one_hot", "indices", in[0], DTypeClass::kIndex);
+                        int64_t depth = IntAttr("one_hot", attrs, "depth");
+                        if (depth < 0) {
+                          OpError(ErrorKind::kValue, "one_hot",
+                                  StrCat("attribute 'depth' must not be negative; expected >= 0, but got ", depth));
+                        }
+                        FloatAttr("one_hot", attrs, "on_value");
+                        FloatAttr("one_hot", attrs, "off_value");
+                        int64_t rank = static_cast<int64_t>(in[0].shape.size());
+                        int64_t axis = IntAttr("one_hot", attrs, "axis");
+                        if (axis < -1 || axis > rank) {
+                          OpError(ErrorKind::kValue, "one_hot",
+                                  StrCat("attribute 'axis' is out of range; expected it in [-1, ", rank, "], but got ",
+                                         axis));
+                        }
+                        Shape out = in[0].shape;
+                        out.insert(axis == -1 ? out.end() : out.begin() + axis, depth);
+                        return Metas{{out, DTypeAttr("one_hot", attrs, "dtype")}};
+                      },
+                  .doc = "on_value where the index matches, off_value elsewhere (out-of-range indices give all off)"});
 
 MSRT_REGISTER_OP({.name = "broadcast_to",
                   .inputs = {"x"},
@@ -408,7 +413,9 @@ MSRT_REGISTER_OP({.name = "tile",
 
 MSRT_REGISTER_OP({.name = "fill",
                   .inputs = {},
-                  .attrs = {{"shape", Value()}, {"value", Value()}, {"dtype", "float32"}},
+                  .attrs = {{"shape", Value(), "the output shape (sizes >= 0)"},
+                            {"value", Value(), "the fill value", AttrType::kFloat},
+                            {"dtype", "float32", "output dtype", AttrType::kDType}},
                   .infer =
                       [](const Metas&, const Dict& attrs) {
                         FloatAttr("fill", attrs, "value");
