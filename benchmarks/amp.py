@@ -22,7 +22,7 @@ import statistics
 import time
 import warnings
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# PyTorch runs in this process: no OMP_WAIT_POLICY is set, so it keeps its own thread defaults.
 
 import numpy as np  # noqa: E402
 from peers import torch_lenet5  # noqa: E402

@@ -14,10 +14,10 @@ the figures are medians over rounds. GFLOP/s are against the machine's peak:
 cores x 2 FMA units x 8 float32 lanes (AVX2) x 2 flops x clock (from
 /proc/cpuinfo).
 
-OpenMP threads (oneDNN's and PyTorch's, one libgomp) wait passively unless
-OMP_WAIT_POLICY says otherwise: spinning ones starve everything else on a
-2-core machine and turn every parallel region into a scheduling lottery when
-other processes share the cores (as benchmarks/lenet_step.py does).
+PyTorch runs in this process, so both sides share one libgomp: the script
+sets no OMP_WAIT_POLICY, leaving PyTorch its own thread defaults. It is not
+the standard peer (PyTorch on OpenBLAS's OpenMP build in its own process,
+benchmarks/peers.py), so the README claims no figure from it.
 
     .venv/bin/python benchmarks/conv_matmul.py [--quick] [--async]
 """
@@ -26,7 +26,6 @@ import os
 import statistics
 import time
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read when libgomp loads: before msrt and torch
 
 import numpy as np  # noqa: E402
 
@@ -152,7 +151,8 @@ def main():
           f"peer: {'PyTorch ' + torch.__version__ if torch is not None else 'none (install python3-torch)'}")
     print(f"msrt kernels run {'on the dispatcher thread' if args.asynchronous else 'where called'}; medians of "
           f"{rounds} alternating rounds; 'vs torch' = torch time / msrt time (> 1: msrt faster)")
-    print(f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}; load average at start: {os.getloadavg()[0]:.2f} "
+    policy = os.environ.get("OMP_WAIT_POLICY", "unset")
+    print(f"OMP_WAIT_POLICY={policy}; load average at start: {os.getloadavg()[0]:.2f} "
           f"(other processes on these cores skew both sides)\n")
     rng = np.random.default_rng(0)
     header = f"{'layer':<24}{'pass':<17}{'msrt us':>10}{'GFLOP/s':>9}{'%peak':>7}{'torch us':>10}{'GFLOP/s':>9}" \

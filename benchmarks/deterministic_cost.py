@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as lenet_step.py: before libgomp loads
+# PyTorch runs in this process: no OMP_WAIT_POLICY is set, so it keeps its own thread defaults.
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lenet_step  # noqa: E402

@@ -5,12 +5,11 @@ TorchScript on the same block, same run. 2 threads; medians.
     .venv/bin/python benchmarks/fusion.py [--quick]
 """
 import argparse
-import os
 import statistics
 import sys
 import time
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# PyTorch runs in this process: no OMP_WAIT_POLICY is set, so it keeps its own thread defaults.
 
 import numpy as np  # noqa: E402
 
