@@ -284,12 +284,10 @@ void BindTensor(py::module_& m) {
             auto params = [](const std::vector<ops::ApiParam>& list) {
               py::list ps;
               for (const ops::ApiParam& p : list) {
-                static constexpr const char* kBinds[] = {"input",       "inputs",   "attr",
-                                                         "unsupported", "recorded", "optional_input"};
                 py::dict d;
                 d["name"] = p.name;
                 d["target"] = p.target;
-                d["binds"] = kBinds[static_cast<int>(p.binds)];
+                d["binds"] = std::string(ops::BindsName(p.binds));
                 d["required"] = !p.default_value.has_value();
                 d["default"] = p.default_value ? FromValue(*p.default_value) : py::none();
                 d["keyword_only"] = p.keyword_only;
@@ -297,10 +295,9 @@ void BindTensor(py::module_& m) {
               }
               return ps;
             };
-            static constexpr const char* kKinds[] = {"function", "method", "primitive"};
             py::dict f;
             f["op"] = std::string(op->name);
-            f["kind"] = kKinds[static_cast<int>(form.kind)];
+            f["kind"] = std::string(ops::ApiKindName(form.kind));
             f["names"] = form.names;
             f["init"] = params(form.init);
             f["params"] = params(form.params);
@@ -315,12 +312,9 @@ void BindTensor(py::module_& m) {
   m.def(
       "op_attr_types",
       [](const std::string& name) {
-        static constexpr const char* kTypes[] = {"any",         "bool",     "int",  "float",  "str",
-                                                 "ints",        "axes",     "axis", "shape",  "dtype",
-                                                 "data_format", "pad_mode", "pair", "padding"};
         py::dict out;
         for (const ops::AttrSpec& a : ops::GetOp(name).attrs) {
-          out[py::str(std::string(a.name))] = kTypes[static_cast<int>(a.type)];
+          out[py::str(std::string(a.name))] = std::string(ops::AttrTypeName(a.type));
         }
         return out;
       },

@@ -206,4 +206,45 @@ const std::vector<ParsedForm>& ApiForms(const OpDef& op) {
   return parsed->emplace(&op, std::move(forms)).first->second;
 }
 
+std::string_view AttrTypeName(AttrType type) {
+  switch (type) {
+    case AttrType::kAny: return "any";
+    case AttrType::kBool: return "bool";
+    case AttrType::kInt: return "int";
+    case AttrType::kFloat: return "float";
+    case AttrType::kString: return "str";
+    case AttrType::kInts: return "ints";
+    case AttrType::kAxes: return "axes";
+    case AttrType::kAxis: return "axis";
+    case AttrType::kShape: return "shape";
+    case AttrType::kDType: return "dtype";
+    case AttrType::kDataFormat: return "data_format";
+    case AttrType::kPadMode: return "pad_mode";
+    case AttrType::kPair: return "pair";
+    case AttrType::kPadding: return "padding";
+  }
+  return "any";
+}
+
+std::string_view BindsName(ApiParam::Binds binds) {
+  switch (binds) {
+    case ApiParam::Binds::kInput: return "input";
+    case ApiParam::Binds::kInputs: return "inputs";
+    case ApiParam::Binds::kAttr: return "attr";
+    case ApiParam::Binds::kUnsupported: return "unsupported";
+    case ApiParam::Binds::kRecorded: return "recorded";
+    case ApiParam::Binds::kOptionalInput: return "optional_input";
+  }
+  return "input";
+}
+
+std::string_view ApiKindName(ApiKind kind) {
+  switch (kind) {
+    case ApiKind::kFunction: return "function";
+    case ApiKind::kMethod: return "method";
+    case ApiKind::kPrimitive: return "primitive";
+  }
+  return "function";
+}
+
 }  // namespace msrt::ops

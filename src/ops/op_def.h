@@ -206,6 +206,11 @@ std::vector<const OpDef*> AllOps();
 /// Parses given attributes (AttrType), fills defaults, rejects unknown or
 /// missing attributes (TypeError) and runs the op's attrs_check.
 Dict NormalizeAttrs(const OpDef& op, const Dict& given);
+/// Names the binding and the docs use for an AttrType ("axes", "pad_mode"...),
+/// for a parameter's binding ("input", "attr"...) and for a form's kind.
+std::string_view AttrTypeName(AttrType type);
+std::string_view BindsName(ApiParam::Binds binds);
+std::string_view ApiKindName(ApiKind kind);
 /// Parses and checks the attributes in `given` only (a Primitive's
 /// constructor checks its own), then the op's attrs_check on them; returns
 /// them parsed.

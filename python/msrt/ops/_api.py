@@ -102,6 +102,8 @@ def _unsupported(op, name, value):
 
 
 def _signature_text(params, defaults, first=None):
+    """The parameter list of a generated def; each default goes into `defaults`
+    (the def reads it as _d[i]) and its index into the parameter."""
     parts = [] if first is None else [first]
     star = False
     for p in params:
@@ -111,9 +113,23 @@ def _signature_text(params, defaults, first=None):
         if p["required"]:
             parts.append(p["name"])
         else:
+            p["_default_index"] = len(defaults)
             defaults.append(p["default"])
-            parts.append(f"{p['name']}=_d[{len(defaults) - 1}]")
+            parts.append(f"{p['name']}=_d[{p['_default_index']}]")
     return ", ".join(parts)
+
+
+def _attr_expr(types, p):
+    """The expression passing parameter `p` to its attribute, converted."""
+    conv = _ATTR_CONVERTERS.get(types[p["target"]])
+    return f"{conv}({p['name']})" if conv else p["name"]
+
+
+def _unsupported_check(p, label):
+    """Lines refusing a value other than the default of unsupported parameter `p`."""
+    name = p["name"]
+    test = f"{name} is not None" if p["default"] is None else f"{name} != _d[{p['_default_index']}]"
+    return [f"    if {test}:", f"        _unsupported({label!r}, {name!r}, {name})"]
 
 
 def _body(form, params, self_attrs=None):
@@ -130,14 +146,11 @@ def _body(form, params, self_attrs=None):
         elif binds == "optional_input":
             inputs.append(f"(_ABSENT if {name} is None else {name})")
         elif binds == "attr":
-            conv = _ATTR_CONVERTERS.get(types[p["target"]])
-            attrs.append(f"{p['target']!r}: {conv}({name})" if conv else f"{p['target']!r}: {name}")
+            attrs.append(f"{p['target']!r}: {_attr_expr(types, p)}")
         elif binds == "recorded":  # accepted, not the op's (a Primitive records it as an attribute)
             continue
         else:  # unsupported: must keep its default
-            test = f"{name} is not None" if p["default"] is None else f"{name} != _d[{p['_default_index']}]"
-            lines.append(f"    if {test}:")
-            lines.append(f"        _unsupported({form['names'][0]!r}, {name!r}, {name})")
+            lines += _unsupported_check(p, form["names"][0])
     attr_text = "{" + ", ".join(attrs) + "}"
     if self_attrs:
         attr_text = "{**self._op_attrs, " + ", ".join(attrs) + "}" if attrs else "self._op_attrs"
@@ -155,18 +168,8 @@ def _compile(source, name, defaults):
     return namespace[name]
 
 
-def _index_defaults(params, defaults_start):
-    """Records, for each parameter with a default, its index in the defaults list."""
-    i = defaults_start
-    for p in params:
-        if not p["required"]:
-            p["_default_index"] = i
-            i += 1
-
-
 def _function(form, name):
     defaults = []
-    _index_defaults(form["params"], 0)
     sig = _signature_text(form["params"], defaults)
     source = "\n".join([f"def {name}({sig}):"] + _body(form, form["params"])) + "\n"
     fn = _compile(source, name, defaults)
@@ -177,25 +180,17 @@ def _function(form, name):
 
 def _primitive(form, name, base):
     init_defaults, call_defaults = [], []
-    _index_defaults(form["init"], 0)
-    _index_defaults(form["params"], 0)
     init_sig = _signature_text(form["init"], init_defaults, "self")
     call_sig = _signature_text(form["params"], call_defaults, "self")
     op = form["op"]
     types = _C.op_attr_types(op)
-
-    def converted(p):
-        conv = _ATTR_CONVERTERS.get(types[p["target"]])
-        return f"{conv}({p['name']})" if conv else p["name"]
-
-    init_attrs = ", ".join(f"{p['target']!r}: {converted(p)}" for p in form["init"] if p["binds"] == "attr")
+    init_attrs = ", ".join(f"{p['target']!r}: {_attr_expr(types, p)}" for p in form["init"] if p["binds"] == "attr")
     init_lines = [f"def __init__({init_sig}):",
                   f"    _base.__init__(self, {name!r})",
                   f"    self._op_attrs = _C.check_attrs({op!r}, {{{init_attrs}}})"]
     for p in form["init"]:
         if p["binds"] == "unsupported":
-            test = f"{p['name']} is not None" if p["default"] is None else f"{p['name']} != _d[{p['_default_index']}]"
-            init_lines += [f"    if {test}:", f"        _unsupported({name!r}, {p['name']!r}, {p['name']})"]
+            init_lines += _unsupported_check(p, name)
         init_lines.append(f"    self.add_prim_attr({p['name']!r}, {p['name']})")
         init_lines.append(f"    self.{p['name']} = {p['name']}")
     init = _compile("\n".join(init_lines) + "\n", "__init__", init_defaults)
