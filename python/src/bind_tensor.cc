@@ -5,6 +5,7 @@
 
 #include <frameobject.h>
 #include <cstring>
+#include <mutex>
 
 #include "autodiff/autodiff.h"
 #include "bindings.h"
@@ -15,6 +16,33 @@
 
 namespace msrt::python {
 namespace {
+
+// Records every op call (ops::CallObserver) between start() and stop():
+// which ops a function runs and with which parsed attributes.
+class CallTrace : public ops::CallObserver {
+ public:
+  ~CallTrace() override { Stop(); }
+  void Start() {
+    std::lock_guard lock(mutex_);
+    calls_.clear();
+    ops::AddCallObserver(this);
+  }
+  void Stop() { ops::RemoveCallObserver(this); }
+  void OnCall(const ops::OpDef& op, const Dict& attrs) override {
+    std::lock_guard lock(mutex_);
+    calls_.emplace_back(std::string(op.name), attrs);
+  }
+  py::list Calls() {
+    std::lock_guard lock(mutex_);
+    py::list out;
+    for (const auto& [name, attrs] : calls_) out.append(py::make_tuple(name, FromValue(Value(attrs))));
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<std::string, Dict>> calls_;
+};
 
 std::optional<DType> FromNumpy(const py::dtype& dt) {
   char kind = dt.kind();
@@ -354,6 +382,14 @@ void BindTensor(py::module_& m) {
       .def(py::init<>())
       .def("gradient", &autodiff::GradTape::Gradient, py::arg("outputs"), py::arg("sens"), py::arg("wrt"))
       .def("end", &autodiff::GradTape::End);
+
+  py::class_<CallTrace>(m, "CallTrace",
+                        "Records the op calls (name, parsed attributes) made between start() and stop(), "
+                        "composites and the calls inside them included, outer call first.")
+      .def(py::init<>())
+      .def("start", &CallTrace::Start, "Clears the record and starts recording.")
+      .def("stop", &CallTrace::Stop)
+      .def("calls", &CallTrace::Calls, "The recorded calls: a list of (op name, attributes).");
 }
 
 }  // namespace msrt::python

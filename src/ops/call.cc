@@ -1,5 +1,6 @@
 #include "ops/call.h"
 
+#include "core/observer_list.h"
 #include "msrt/op_call.h"
 
 namespace msrt::ops {
@@ -10,6 +11,11 @@ thread_local Executor* t_executor = nullptr;
 thread_local const Tensor* t_gradient_of = nullptr;
 Recorder g_recorder;
 
+ObserverList<CallObserver>& CallObservers() {
+  static auto* list = new ObserverList<CallObserver>();  // calls may run during exit
+  return *list;
+}
+
 }  // namespace
 
 void SetDefaultExecutor(Executor* executor) { g_default_executor = executor; }
@@ -18,6 +24,8 @@ ExecutorScope::ExecutorScope(Executor* executor) : previous_(t_executor) { t_exe
 ExecutorScope::~ExecutorScope() { t_executor = previous_; }
 
 void SetRecorder(Recorder recorder) { g_recorder = recorder; }
+void AddCallObserver(CallObserver* observer) { CallObservers().Add(observer); }
+void RemoveCallObserver(CallObserver* observer) { CallObservers().Remove(observer); }
 
 GradientContext::GradientContext(const Tensor* forward_output) : previous_(t_gradient_of) {
   t_gradient_of = forward_output;
@@ -37,6 +45,9 @@ std::vector<Tensor> Call(std::string_view name, const std::vector<Tensor>& input
     }
   }
   Dict normalized = NormalizeAttrs(op, attrs);
+  if (!CallObservers().empty()) {
+    for (CallObserver* observer : *CallObservers().snapshot()) observer->OnCall(op, normalized);
+  }
   if (op.composite) return op.composite(inputs, normalized);
 
   std::vector<TensorMeta> metas;

@@ -61,4 +61,18 @@ struct Recorder {
 };
 void SetRecorder(Recorder recorder);
 
+/// Sees every call before it runs: composites and the calls their bodies make
+/// included, outer call first, with the attributes parsed (every attribute,
+/// in its canonical form). For tracing which ops a function runs; any thread
+/// may call it.
+class CallObserver {
+ public:
+  virtual ~CallObserver() = default;
+  virtual void OnCall(const OpDef& op, const Dict& attrs) = 0;
+};
+/// Adding or removing is rare and copies the list; a call with none pays one
+/// relaxed load.
+void AddCallObserver(CallObserver* observer);
+void RemoveCallObserver(CallObserver* observer);
+
 }  // namespace msrt::ops

@@ -11,11 +11,11 @@
 #include "core/interrupt.h"
 #include "core/thread_pool.h"
 
+#include "core/observer_list.h"
 #include "core/random.h"
 #include "runtime/eager.h"
 #include "runtime/fused_kernel.h"
 #include "runtime/launch.h"
-#include "runtime/observer_list.h"
 
 namespace msrt::runtime {
 namespace {

@@ -1,6 +1,6 @@
 #include "runtime/launch.h"
 
-#include "runtime/observer_list.h"
+#include "core/observer_list.h"
 
 namespace msrt::runtime {
 namespace {

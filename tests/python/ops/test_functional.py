@@ -5,21 +5,33 @@ import numpy as np
 import pytest
 
 import msrt as ms
-from msrt import _tensor, ops
+from msrt import _C, ops
+
+
+class _Calls:
+    """The op calls (name, parsed attributes) recorded so far, outer call first;
+    a live view of the trace."""
+
+    def __init__(self, trace):
+        self._trace = trace
+
+    def __getitem__(self, index):
+        return self._trace.calls()[index]
+
+    def __len__(self):
+        return len(self._trace.calls())
+
+    def clear(self):
+        self._trace.start()
 
 
 @pytest.fixture
-def calls(monkeypatch):
-    """Records (op name, attributes) of every catalogue call."""
-    seen = []
-    real = _tensor._call
-
-    def record(name, inputs, attrs):
-        seen.append((name, dict(attrs)))
-        return real(name, inputs, attrs)
-
-    monkeypatch.setattr(_tensor, "_call", record)
-    return seen
+def calls():
+    """Records every op call the test makes, the calls inside composites included."""
+    trace = _C.CallTrace()
+    trace.start()
+    yield _Calls(trace)
+    trace.stop()
 
 
 def T(a, dtype=np.float32):  # noqa: N802 - a short constructor for tests
@@ -121,13 +133,13 @@ def test_reductions(calls):
     np.testing.assert_allclose(arr(ops.sum(x)), A.sum(), rtol=1e-5)
     assert calls[-1] == ("reduce_sum", {"axis": [], "keep_dims": False})
     np.testing.assert_allclose(arr(ops.sum(x, 1, keepdim=True)), A.sum(1, keepdims=True), rtol=1e-5)
-    assert calls[-1] == ("reduce_sum", {"axis": 1, "keep_dims": True})
+    assert calls[-1] == ("reduce_sum", {"axis": [1], "keep_dims": True})
     np.testing.assert_allclose(arr(ops.mean(x, (0, 1))), A.mean(), rtol=1e-5)
     assert calls[-1] == ("reduce_mean", {"axis": [0, 1], "keep_dims": False})
     np.testing.assert_allclose(arr(ops.prod(x, 0)), A.prod(0), rtol=1e-5)
     assert calls[-1][0] == "reduce_prod"
     np.testing.assert_allclose(arr(ops.amax(x, 1)), A.max(1))
-    assert calls[-1] == ("reduce_max", {"axis": 1, "keep_dims": False})
+    assert calls[-1] == ("reduce_max", {"axis": [1], "keep_dims": False})
     np.testing.assert_allclose(arr(ops.amin(x)), A.min())
     values, index = ops.max(x, axis=1)
     np.testing.assert_allclose(arr(values), A.max(1))
@@ -146,13 +158,13 @@ def test_matmul_family(calls):
     a = RNG.normal(size=(2, 3)).astype(np.float32)
     b = RNG.normal(size=(3, 4)).astype(np.float32)
     np.testing.assert_allclose(arr(ops.matmul(T(a), T(b))), a @ b, rtol=1e-5)
-    assert calls[-1] == ("matmul", {})
+    assert calls[-1] == ("matmul", {"transpose_a": False, "transpose_b": False})
     batch_a = RNG.normal(size=(5, 2, 3)).astype(np.float32)
     np.testing.assert_allclose(arr(ops.matmul(T(batch_a), T(b))), batch_a @ b, rtol=1e-5, atol=1e-6)
     assert calls[-1][0] == "batch_matmul"
     batch_b = RNG.normal(size=(5, 3, 4)).astype(np.float32)
     np.testing.assert_allclose(arr(ops.bmm(T(batch_a), T(batch_b))), batch_a @ batch_b, rtol=1e-5, atol=1e-6)
-    assert calls[-1] == ("batch_matmul", {})
+    assert calls[-1] == ("batch_matmul", {"transpose_a": False, "transpose_b": False})
     np.testing.assert_allclose(arr(ops.mm(T(a), T(b))), a @ b, rtol=1e-5)
     ops.MatMul(transpose_b=True)(T(a), T(b.T))
     assert calls[-1] == ("matmul", {"transpose_a": False, "transpose_b": True})
@@ -174,11 +186,11 @@ def test_conv2d_attributes(calls):
     w = T(RNG.normal(size=(4, 2, 3, 3)))
     out = ops.conv2d(x, w)
     assert calls[-1] == ("conv2d", {"stride": [1, 1], "pad_mode": "valid", "pad": [0, 0, 0, 0],
-                                    "dilation": [1, 1], "group": 1})
+                                    "dilation": [1, 1], "group": 1, "data_format": "NCHW"})
     assert out.shape == (1, 4, 3, 3)
     out = ops.conv2d(x, w, T(np.ones(4)), stride=2, pad_mode="pad", padding=1)
     assert calls[-2] == ("conv2d", {"stride": [2, 2], "pad_mode": "pad", "pad": [1, 1, 1, 1],
-                                    "dilation": [1, 1], "group": 1})
+                                    "dilation": [1, 1], "group": 1, "data_format": "NCHW"})
     assert calls[-1] == ("bias_add", {}) and out.shape == (1, 4, 3, 3)
     ops.conv2d(x, w, padding=(1, 2))
     assert calls[-1][1]["pad_mode"] == "pad" and calls[-1][1]["pad"] == [1, 1, 2, 2]
@@ -200,10 +212,12 @@ def test_conv2d_attributes(calls):
 def test_pooling_attributes(calls):
     x = T(RNG.normal(size=(1, 2, 6, 6)))
     out = ops.max_pool2d(x, 2)
-    assert calls[-1] == ("max_pool2d", {"kernel_size": [2, 2], "strides": [2, 2], "pad_mode": "valid"})
+    assert calls[-1] == ("max_pool2d", {"kernel_size": [2, 2], "strides": [2, 2], "pad_mode": "valid",
+                                        "data_format": "NCHW"})
     assert out.shape == (1, 2, 3, 3)
     out = ops.avg_pool2d(x, kernel_size=3, stride=1)
-    assert calls[-1] == ("avg_pool2d", {"kernel_size": [3, 3], "strides": [1, 1], "pad_mode": "valid"})
+    assert calls[-1] == ("avg_pool2d", {"kernel_size": [3, 3], "strides": [1, 1], "pad_mode": "valid",
+                                        "data_format": "NCHW"})
     ops.MaxPool(kernel_size=2, strides=2, pad_mode="SAME")(x)
     assert calls[-1] == ("max_pool2d", {"kernel_size": [2, 2], "strides": [2, 2], "pad_mode": "same",
                                         "data_format": "NCHW"})
@@ -396,7 +410,7 @@ def test_losses(calls):
     np.testing.assert_allclose(arr(ops.cross_entropy(T(x4), ms.Tensor(t4), reduction="none")), ref, rtol=1e-5)
     calls.clear()
     out = ops.mse_loss(T(A), T(B), reduction="sum")
-    assert calls[-1] == ("mse_loss", {"reduction": "sum"})
+    assert calls[0] == ("mse_loss", {"reduction": "sum"})
     np.testing.assert_allclose(arr(out), ((A - B) ** 2).sum(), rtol=1e-5)
     np.testing.assert_allclose(arr(ops.l1_loss(T(A), T(B))), np.abs(A - B).mean(), rtol=1e-5)
     y = (B > 1).astype(np.float32)

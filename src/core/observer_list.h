@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-namespace msrt::runtime {
+namespace msrt {
 
 template <typename Observer>
 class ObserverList {
@@ -43,4 +43,4 @@ class ObserverList {
   std::atomic<size_t> count_{0};
 };
 
-}  // namespace msrt::runtime
+}  // namespace msrt
