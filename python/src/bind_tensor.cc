@@ -319,6 +319,7 @@ void BindTensor(py::module_& m) {
                 d["required"] = !p.default_value.has_value();
                 d["default"] = p.default_value ? FromValue(*p.default_value) : py::none();
                 d["keyword_only"] = p.keyword_only;
+                d["varargs"] = p.varargs;
                 ps.append(d);
               }
               return ps;

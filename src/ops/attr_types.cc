@@ -160,6 +160,10 @@ Value ParseAttr(std::string_view op, const AttrSpec& spec, const Value& v) {
       out = IntList(p);
       break;
     }
+    case AttrType::kScalar:
+      if (!v.is_bool() && !v.is_int() && !v.is_float()) Bad(ErrorKind::kType, op, spec, "a bool, an int or a float", v);
+      out = v;
+      break;
   }
   if (spec.check) spec.check(op, out);
   return out;

@@ -76,15 +76,22 @@ class SignatureParser {
     bool seen_default = false;
     while (!Peek(')')) {
       if (!params.empty() || keyword_only) Expect(',');
+      bool varargs = false;
       if (Peek('*')) {
         ++pos_;
+        if (keyword_only) Fail("'*' appears twice");
         keyword_only = true;
-        continue;
+        Space();
+        if (pos_ >= text_.size() || !(std::isalpha(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
+          continue;  // a bare '*': keyword-only parameters follow
+        }
+        varargs = true;
       }
       ApiParam p;
       p.name = Name();
+      p.varargs = varargs;
       p.target = p.name;
-      p.keyword_only = keyword_only;
+      p.keyword_only = keyword_only && !varargs;
       Space();
       if (text_.substr(pos_, 2) == "->") {
         pos_ += 2;
@@ -100,6 +107,8 @@ class SignatureParser {
         }
       }
       p.binds = Bind(p);
+      if (p.varargs && p.binds != ApiParam::Binds::kAttr) Fail(StrCat("'*", p.name, "' must bind an attribute"));
+      if (p.varargs && Peek('=')) Fail(StrCat("'*", p.name, "' cannot have a default"));
       if (Peek('=')) {
         ++pos_;
         p.default_value = Literal();
@@ -222,6 +231,7 @@ std::string_view AttrTypeName(AttrType type) {
     case AttrType::kPadMode: return "pad_mode";
     case AttrType::kPair: return "pair";
     case AttrType::kPadding: return "padding";
+    case AttrType::kScalar: return "scalar";
   }
   return "any";
 }

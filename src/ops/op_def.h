@@ -89,6 +89,7 @@ enum class AttrType {
   kPadMode,     // "valid", "same" or "pad", any case → lower case
   kPair,        // an int or 2 ints (or 4 with leading 1, 1) of positive ints → [h, w]
   kPadding,     // an int or 4 ints (top, bottom, left, right) ≥ 0 → 4 ints
+  kScalar,      // a bool, an int or a float, kept as given (a composite may read its kind)
 };
 
 /// An attribute: its name, default, how it is parsed and, optionally, the
@@ -112,7 +113,10 @@ struct AttrSpec {
 /// binds parameter p to the op's input or attribute t (the same name when
 /// no arrow; an optional input "w?" is bound as "w", and None gives it as
 /// absent: Note [Optional inputs]); `p->x...` binds a sequence to a variadic
-/// input; `*` starts the keyword-only parameters; `p->!` is accepted and must
+/// input; `*` starts the keyword-only parameters, and `*p` (or `*p->t`)
+/// takes the remaining positional arguments into attribute t, one sequence
+/// argument being the whole value (MindSpore's `Tensor.reshape(*shape)`:
+/// `x.reshape(2, 3)` and `x.reshape((2, 3))`); `p->!` is accepted and must
 /// keep its default (the feature is not supported; other values raise
 /// NotImplementedError); `p->~` is accepted and not passed to the op (a
 /// MindSpore parameter the op does not need, e.g. Conv2D's out_channel: a
@@ -137,6 +141,7 @@ struct ApiParam {
   enum class Binds { kInput, kInputs, kAttr, kUnsupported, kRecorded, kOptionalInput } binds = Binds::kInput;
   std::optional<Value> default_value;  // nullopt: required
   bool keyword_only = false;
+  bool varargs = false;  // `*p`: the remaining positional arguments (an attribute)
 };
 struct ParsedForm {
   ApiKind kind = ApiKind::kFunction;

@@ -92,9 +92,24 @@ def _number_attr(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _scalar_attr(value):
+    """NumPy scalars and one-element Tensors become Python numbers (of their kind)."""
+    if isinstance(value, Tensor) and value.size == 1:
+        return value.item()
+    return _number_attr(value)
+
+
+def _varargs(values):
+    """The positional arguments of a `*p` parameter: one sequence (a tuple, a
+    list, an array or a Tensor) is the whole value, as in `x.reshape((2, 3))`."""
+    if len(values) == 1 and isinstance(values[0], (tuple, list, np.ndarray, Tensor)):
+        return values[0]
+    return values
+
+
 _ATTR_CONVERTERS = {"dtype": "_dtype_attr", "ints": "_ints_attr", "shape": "_ints_attr", "axes": "_axes_attr",
                     "axis": "_ints_attr", "pair": "_ints_attr", "padding": "_ints_attr", "int": "_number_attr",
-                    "float": "_number_attr"}
+                    "float": "_number_attr", "scalar": "_scalar_attr"}
 
 
 def _unsupported(op, name, value):
@@ -107,6 +122,10 @@ def _signature_text(params, defaults, first=None):
     parts = [] if first is None else [first]
     star = False
     for p in params:
+        if p["varargs"]:
+            parts.append(f"*{p['name']}")
+            star = True
+            continue
         if p["keyword_only"] and not star:
             parts.append("*")
             star = True
@@ -121,8 +140,9 @@ def _signature_text(params, defaults, first=None):
 
 def _attr_expr(types, p):
     """The expression passing parameter `p` to its attribute, converted."""
+    value = f"_varargs({p['name']})" if p["varargs"] else p["name"]
     conv = _ATTR_CONVERTERS.get(types[p["target"]])
-    return f"{conv}({p['name']})" if conv else p["name"]
+    return f"{conv}({value})" if conv else value
 
 
 def _unsupported_check(p, label):
@@ -161,7 +181,8 @@ def _body(form, params, self_attrs=None):
 
 def _compile(source, name, defaults):
     namespace = {"_invoke": _invoke, "_ABSENT": _ABSENT, "_dtype_attr": _dtype_attr, "_ints_attr": _ints_attr,
-                 "_number_attr": _number_attr, "_axes_attr": _axes_attr,
+                 "_number_attr": _number_attr, "_axes_attr": _axes_attr, "_scalar_attr": _scalar_attr,
+                 "_varargs": _varargs,
                  "_unsupported": _unsupported, "_d": defaults, "_C": _C}
     code = compile(source, f"<msrt op form {name}>", "exec")
     exec(code, namespace)  # noqa: S102 - source generated above from the op declarations

@@ -96,7 +96,8 @@ AttrParam ForAttr(const AttrSpec& spec) {
         return {"const std::vector<int64_t>&", text};
       }
       break;
-    case AttrType::kAny: break;
+    case AttrType::kAny:
+    case AttrType::kScalar: break;
   }
   AttrParam p = value_param();
   if (!required && p.default_text.empty()) {

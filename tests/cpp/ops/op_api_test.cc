@@ -33,6 +33,14 @@ TEST(AttrTypeTest, IntListsTakeOneCanonicalForm) {
   EXPECT_EQ(Parse(AttrType::kShape, Ints({-1, 4})).repr(), Ints({-1, 4}).repr());
 }
 
+TEST(AttrTypeTest, ScalarsKeepTheirKind) {
+  EXPECT_TRUE(Parse(AttrType::kScalar, Value(true)).is_bool());
+  EXPECT_TRUE(Parse(AttrType::kScalar, Value(3)).is_int());
+  EXPECT_TRUE(Parse(AttrType::kScalar, Value(2.5)).is_float());
+  EXPECT_THROW(Parse(AttrType::kScalar, Value("3")), TypeError);
+  EXPECT_THROW(Parse(AttrType::kScalar, Ints({3})), TypeError);
+}
+
 TEST(AttrTypeTest, BadValuesAreTypedErrorsNamingTheOpAndAttribute) {
   EXPECT_THROW(Parse(AttrType::kBool, Value(1)), TypeError);
   EXPECT_THROW(Parse(AttrType::kInt, Value(true)), TypeError);
@@ -99,6 +107,23 @@ TEST(OpApiTest, SignaturesBindInputsAndAttributes) {
   ParsedForm c = ParseApiForm(GetOp("concat"), Function("cat(tensors->xs..., axis=-1)"));
   EXPECT_EQ(c.params[0].binds, ApiParam::Binds::kInputs);
   EXPECT_EQ(c.params[1].default_value->as_int(), -1);
+}
+
+TEST(OpApiTest, StarParametersTakeTheRemainingPositionalArguments) {
+  const OpDef& op = GetOp("reshape");
+  ParsedForm m = ParseApiForm(op, Method("reshape(self->x, *shape)"));
+  ASSERT_EQ(m.params.size(), 2u);
+  EXPECT_TRUE(m.params[1].varargs);
+  EXPECT_FALSE(m.params[1].keyword_only);
+  EXPECT_FALSE(m.params[1].default_value.has_value());
+  EXPECT_EQ(m.params[1].binds, ApiParam::Binds::kAttr);
+  const OpDef& mean = GetOp("reduce_mean");
+  ParsedForm f = ParseApiForm(mean, Function("mean(x, *dims->axis, keep_dims=False)"));
+  EXPECT_TRUE(f.params[1].varargs);
+  EXPECT_TRUE(f.params[2].keyword_only);                                              // after *dims, as in Python
+  EXPECT_THROW(ParseApiForm(op, Method("reshape(self->x, *shape=())")), ValueError);  // no default
+  EXPECT_THROW(ParseApiForm(op, Method("reshape(self->x, *x)")), ValueError);         // an input
+  EXPECT_THROW(ParseApiForm(mean, Function("mean(x, *dims->axis, *, keep_dims=False)")), ValueError);
 }
 
 TEST(OpApiTest, MalformedSignaturesAreRejected) {

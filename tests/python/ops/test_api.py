@@ -94,3 +94,29 @@ def test_losses_promote_python_scalars_like_their_input():
     x = ms.Tensor(np.array([0.5, 1.5], np.float16))
     for fn in (ops.mse_loss, ops.l1_loss, ops.binary_cross_entropy_with_logits):
         assert fn(x, 1.0).dtype == ms.float16, fn.__name__
+
+
+def _form(op, params):
+    """A form as `_C.op_api()` gives it, for binding checks of notation no op uses yet."""
+    full = [{"target": p["name"], "binds": "attr", "required": True, "default": None, "keyword_only": False,
+             "varargs": False, **p} for p in params]
+    return {"op": op, "kind": "method", "names": ["f"], "params": full, "init": [], "doc": ""}
+
+
+def test_star_parameters_take_the_remaining_positional_arguments():
+    fn = _api._function(_form("reshape", [{"name": "self", "target": "x", "binds": "input"},
+                                          {"name": "shape", "varargs": True}]), "f")
+    assert str(inspect.signature(fn)) == "(self, *shape)"
+    x = ms.Tensor(np.arange(6, dtype=np.float32))
+    for args in [(2, 3), ((2, 3),), ([2, 3],), (np.array([2, 3]),), (ms.Tensor(np.array([2, 3])),)]:
+        assert fn(x, *args).shape == (2, 3), args
+    assert fn(x, -1).shape == (6,)
+    with pytest.raises(TypeError, match="shape"):
+        fn(x, 2.5, 2)
+
+
+def test_scalar_attributes_keep_their_kind():
+    assert _api._scalar_attr(np.int32(3)) == 3 and isinstance(_api._scalar_attr(np.int32(3)), int)
+    assert isinstance(_api._scalar_attr(ms.Tensor(np.array(2.5, np.float32))), float)
+    assert _api._scalar_attr(ms.Tensor(np.array([True]))) is True
+    assert _api._scalar_attr(1.5) == 1.5
