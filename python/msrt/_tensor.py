@@ -223,15 +223,6 @@ def _shape_arg(shape):
     return [int(s) for s in shape]
 
 
-def _norm_axes(axis):
-    """Reduction axis attribute: None → all axes ([])."""
-    if axis is None:
-        return []
-    if isinstance(axis, (list, tuple)):
-        return [int(a) for a in axis]
-    return int(axis)
-
-
 class Tensor:
     """MindSpore's Tensor: `Tensor(input_data=None, dtype=None, shape=None, init=None)`.
 
@@ -595,13 +586,6 @@ class Tensor:
 
     def expand_as(self, other):
         return _op("broadcast_to", self, shape=list(other.shape))
-
-    def sum(self, axis=None, dtype=None, keepdims=False, initial=None):
-        x = self if dtype is None else self.astype(dtype)
-        if x._t.dtype_name == "bool_":
-            x = x.astype(mstype.int64)
-        out = _op("reduce_sum", x, axis=_norm_axes(axis), keep_dims=bool(keepdims))
-        return out if initial is None else out + initial
 
     def add(self, other, *, alpha=1):
         return _binary("add", self, other if alpha == 1 else other * alpha)

@@ -487,7 +487,55 @@ MSRT_REGISTER_OP({.name = "select",
                             IfNeeded(a, 2, [&] { return fn::Select(c, zero, dy); })};
                   },
                   .props = kElementwise,
-                  .doc = "condition ? x : y, broadcasting all three"});
+                  .doc = "condition ? x : y, broadcasting all three",
+                  .api = {Function("select(cond->condition, x, y)"), Function("where(condition, x, y)"),
+                          Primitive("Select()(cond->condition, x, y)")}});
+
+// x / y, or rounded toward zero ('trunc') or down ('floor'); integer
+// inputs rounded give their promoted integer type.
+MSRT_REGISTER_OP({.name = "divide",
+                  .inputs = {"x", "y"},
+                  .attrs = {{.name = "rounding_mode",
+                             .default_value = Value(),
+                             .doc = "None (true division), 'trunc' or 'floor'",
+                             .type = AttrType::kString,
+                             .choices = {"trunc", "floor"},
+                             .optional = true}},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    Tensor q = fn::Div(in[0], in[1]);
+                    const Value& mode = Attr(attrs, "rounding_mode");
+                    if (mode.is_none()) return {q};
+                    Tensor down = Call1("floor", {q});
+                    if (mode.as_string() == "trunc") {
+                      Tensor up = fn::Neg(Call1("floor", {fn::Neg(q)}));
+                      down = fn::Select(Call1("less", {q, Scalar(0, q)}), up, down);
+                    }
+                    DType a = in[0].dtype(), b = in[1].dtype();
+                    if (IsIntegral(a) && IsIntegral(b)) down = fn::Cast(down, PromoteTypes(a, b));
+                    return {down};
+                  },
+                  .props = {.promotes_scalars = true},
+                  .doc = "x / y, optionally rounded ('trunc' or 'floor')",
+                  .api = {Function("div|divide|true_divide|tensor_div(input->x, other->y, *, rounding_mode=None)"),
+                          Method("div|divide|true_divide(self->x, other->y, *, rounding_mode=None)")}});
+
+// x bounded below by min and above by max (either may be left out).
+MSRT_REGISTER_OP({.name = "clamp",
+                  .inputs = {"x", "min?", "max?"},
+                  .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+                    if (!in[1].defined() && !in[2].defined()) {
+                      OpError(ErrorKind::kValue, "clamp", "at least one of 'min' and 'max' must be set");
+                    }
+                    Tensor out = in[0];
+                    if (in[1].defined()) out = Call1("maximum", {out, in[1]});
+                    if (in[2].defined()) out = Call1("minimum", {out, in[2]});
+                    return {out};
+                  },
+                  .props = {.promotes_scalars = true},
+                  .doc = "x clamped to [min, max]",
+                  .api = {Function("clamp|clip(input->x, min=None, max=None)"),
+                          Function("clip_by_value(x, clip_value_min->min=None, clip_value_max->max=None)"),
+                          Method("clamp|clip(self->x, min=None, max=None)")}});
 
 }  // namespace
 }  // namespace msrt::ops

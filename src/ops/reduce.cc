@@ -146,8 +146,7 @@ MSRT_REGISTER_OP({.name = "reduce_max",
                   .grad = MaxMinGrad("reduce_max"),
                   .props = kReduction,
                   .doc = "max over axes (NaN propagates)",
-                  .api = {Method("amax(self->x, axis=None, keepdims->keep_dims=False)"),
-                          Primitive("ReduceMax(keep_dims=False)(x, axis=())")}});
+                  .api = {Primitive("ReduceMax(keep_dims=False)(x, axis=())")}});
 
 MSRT_REGISTER_OP({.name = "reduce_min",
                   .inputs = {"x"},
@@ -156,8 +155,7 @@ MSRT_REGISTER_OP({.name = "reduce_min",
                   .grad = MaxMinGrad("reduce_min"),
                   .props = kReduction,
                   .doc = "min over axes (NaN propagates)",
-                  .api = {Method("amin(self->x, axis=None, keepdims->keep_dims=False)"),
-                          Primitive("ReduceMin(keep_dims=False)(x, axis=())")}});
+                  .api = {Primitive("ReduceMin(keep_dims=False)(x, axis=())")}});
 
 MSRT_REGISTER_OP({.name = "reduce_prod",
                   .inputs = {"x"},
@@ -192,32 +190,176 @@ MSRT_REGISTER_OP({.name = "reduce_prod",
 InferFn ArgInfer(std::string_view op) {
   return [op](const Metas& in, const Dict& attrs) {
     CheckDType(op, "x", in[0], DTypeClass::kNumber);
-    int64_t ndim = static_cast<int64_t>(in[0].shape.size());
-    int64_t axis = NormalizeAxis(op, IntAttr(op, attrs, "axis"), ndim);
+    const Shape& shape = in[0].shape;
+    int64_t ndim = static_cast<int64_t>(shape.size());
     bool keep = BoolAttr(op, attrs, "keep_dims");
-    if (ndim == 0) return Metas{{{}, DType::kInt32}};
-    if (in[0].shape[axis] == 0) {
+    DType index = DTypeAttr(op, attrs, "output_type");
+    if (ndim == 0) return Metas{{{}, index}};
+    const bool flat = Attr(attrs, "axis").is_none();  // the index into the flattened tensor
+    const int64_t axis = flat ? 0 : NormalizeAxis(op, IntAttr(op, attrs, "axis"), ndim);
+    const int64_t count = flat ? NumElements(shape) : shape[axis];
+    if (count == 0) {
       OpError(ErrorKind::kValue, op,
-              StrCat("can not take the index over axis ", axis, " of size 0; expected a non-empty axis, but got shape ",
-                     ShapeRepr(in[0].shape)));
+              StrCat("can not take the index ", flat ? "of an empty tensor" : StrCat("over axis ", axis, " of size 0"),
+                     "; expected at least one element, but got shape ", ShapeRepr(shape)));
     }
-    return Metas{{ReducedShape(in[0].shape, {axis}, keep), DType::kInt32}};
+    if (index == DType::kInt32 && count > INT32_MAX) {
+      OpError(ErrorKind::kValue, op,
+              StrCat("indices up to ", count - 1, " do not fit output_type int32; expected output_type=int64"));
+    }
+    return Metas{{flat ? (keep ? Shape(shape.size(), 1) : Shape{}) : ReducedShape(shape, {axis}, keep), index}};
   };
 }
 
+const AttrSpec kArgAxisAttr{.name = "axis",
+                            .default_value = -1,
+                            .doc = "the axis; None: the index into the flattened tensor",
+                            .type = AttrType::kInt,
+                            .optional = true};
+const AttrSpec kIndexTypeAttr{.name = "output_type",
+                              .default_value = "int32",
+                              .doc = "the dtype of the indices: int32 or int64",
+                              .type = AttrType::kDType,
+                              .check = [](std::string_view op, const Value& v) {
+                                if (v.as_string() != "int32" && v.as_string() != "int64") {
+                                  OpError(ErrorKind::kValue, op,
+                                          StrCat("attribute 'output_type' must be int32 or int64, but got ",
+                                                 v.as_string()));
+                                }
+                              }};
+
 MSRT_REGISTER_OP({.name = "argmax",
                   .inputs = {"x"},
-                  .attrs = {{"axis", -1, "the axis", AttrType::kInt}, kKeepDimsAttr},
+                  .attrs = {kArgAxisAttr, kKeepDimsAttr, kIndexTypeAttr},
                   .infer = ArgInfer("argmax"),
                   .props = kReduction,
-                  .doc = "index of the max along axis (first on ties; int32)"});
+                  .doc = "index of the max along axis (first on ties)",
+                  .api = {Function("argmax(input->x, dim->axis=None, keepdim->keep_dims=False)"),
+                          Method("argmax(self->x, axis=None, keepdims->keep_dims=False)"),
+                          Primitive("Argmax(axis=-1, output_type='int32')(x)")}});
 
 MSRT_REGISTER_OP({.name = "argmin",
                   .inputs = {"x"},
-                  .attrs = {{"axis", -1, "the axis", AttrType::kInt}, kKeepDimsAttr},
+                  .attrs = {kArgAxisAttr, kKeepDimsAttr, kIndexTypeAttr},
                   .infer = ArgInfer("argmin"),
                   .props = kReduction,
-                  .doc = "index of the min along axis (first on ties; int32)"});
+                  .doc = "index of the min along axis (first on ties)",
+                  .api = {Function("argmin(input->x, axis=None, keepdims->keep_dims=False)"),
+                          Method("argmin(self->x, axis=None, keepdims->keep_dims=False)"),
+                          Primitive("Argmin(axis=-1, output_type='int32')(x)")}});
+
+// MindSpore's functional reductions, over the kernels above.
+
+const AttrSpec kInitialAttr{.name = "initial",
+                            .default_value = Value(),
+                            .doc = "a bound the result is taken against (max/min) or a start added (sum)",
+                            .type = AttrType::kScalar,
+                            .optional = true};
+
+// `bound` (maximum or minimum) of `out` and the attribute `initial`, when given.
+Tensor WithInitial(const Tensor& out, const Dict& attrs, std::string_view bound) {
+  const Value& initial = Attr(attrs, "initial");
+  return initial.is_none() ? out : Call1(bound, {out, Scalar(initial.as_float(), out)});
+}
+
+MSRT_REGISTER_OP({.name = "sum",
+                  .inputs = {"x"},
+                  .attrs = {kAxisAttr,
+                            kKeepDimsAttr,
+                            {.name = "dtype",
+                             .default_value = Value(),
+                             .doc = "the dtype to sum in (None: the input's; bool sums as int64)",
+                             .type = AttrType::kDType,
+                             .optional = true},
+                            kInitialAttr},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    Tensor x = in[0];
+                    if (!Attr(attrs, "dtype").is_none()) x = fn::Cast(x, DTypeAttr("sum", attrs, "dtype"));
+                    if (x.dtype() == DType::kBool) x = fn::Cast(x, DType::kInt64);  // bools are counted
+                    Tensor out = Call1("reduce_sum", {x},
+                                       Dict{{"axis", Attr(attrs, "axis")}, {"keep_dims", Attr(attrs, "keep_dims")}});
+                    const Value& initial = Attr(attrs, "initial");
+                    return {initial.is_none() ? out : fn::Add(out, Scalar(initial.as_float(), out))};
+                  },
+                  .doc = "sum over axes, optionally in another dtype and from an initial value",
+                  .api = {Function("sum(input->x, dim->axis=None, keepdim->keep_dims=False, *, dtype=None)"),
+                          Method("sum(self->x, axis=None, dtype=None, keepdims->keep_dims=False, initial=None)"),
+                          Primitive("ReduceSum(keep_dims=False)(x, axis=())")}});
+
+// amax / amin: reduce_max / reduce_min against `initial`.
+OpDef Extreme(std::string_view name, std::string_view reduce, std::string_view bound, std::vector<ApiForm> api) {
+  return {.name = name,
+          .inputs = {"x"},
+          .attrs = {kAxisAttr, kKeepDimsAttr, kInitialAttr},
+          .composite = [reduce, bound](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+            Tensor out = Call1(reduce, {in[0]},
+                               Dict{{"axis", Attr(attrs, "axis")}, {"keep_dims", Attr(attrs, "keep_dims")}});
+            return {WithInitial(out, attrs, bound)};
+          },
+          .doc = "the extreme over axes (all when None), taken against `initial` when given",
+          .api = std::move(api)};
+}
+
+// max / min: the extreme along one axis (all when None) and, with
+// return_indices, its index (into the flattened tensor when axis is None).
+OpDef ExtremeWithIndex(std::string_view name, std::string_view extreme, std::string_view arg,
+                       std::vector<ApiForm> api) {
+  return {.name = name,
+          .inputs = {"x"},
+          .attrs = {{.name = "axis",
+                     .default_value = Value(),
+                     .doc = "the axis (None: every axis)",
+                     .type = AttrType::kAxis,
+                     .optional = true},
+                    kKeepDimsAttr,
+                    kInitialAttr,
+                    {"return_indices", true, "also return the indices", AttrType::kBool}},
+          .composite = [extreme, arg](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+            const Value& axis = Attr(attrs, "axis");
+            const Value& keep = Attr(attrs, "keep_dims");
+            Tensor values = Call1(extreme, {in[0]},
+                                  Dict{{"axis", axis.is_none() ? Value(List{}) : axis},
+                                       {"keep_dims", keep},
+                                       {"initial", Attr(attrs, "initial")}});
+            if (!Attr(attrs, "return_indices").as_bool()) return {values};
+            return {values, Call1(arg, {in[0]}, Dict{{"axis", axis}, {"keep_dims", keep}})};
+          },
+          .doc = "the extreme along an axis (every axis when None) and, with return_indices, its index",
+          .api = std::move(api)};
+}
+
+// ArgMaxWithValue / ArgMinWithValue: (index, value) along one axis.
+OpDef IndexWithValue(std::string_view name, std::string_view extreme, std::string_view primitive) {
+  return {.name = name,
+          .inputs = {"x"},
+          .attrs = {{"axis", 0, "the axis", AttrType::kInt}, kKeepDimsAttr},
+          .composite = [extreme](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+            std::vector<Tensor> out = Call(extreme, {in[0]}, attrs);
+            return {out[1], out[0]};
+          },
+          .doc = "(index, value) of the extreme along an axis",
+          .api = {Primitive(StrCat(primitive, "(axis=0, keep_dims=False)(x)"))}};
+}
+
+const bool kExtremesRegistered = [] {
+  constexpr std::string_view kAmaxForm =
+      "(input->x, axis=None, keepdims->keep_dims=False, *, initial=None, where->!=None)";
+  constexpr std::string_view kMethodForm =
+      "(self->x, axis=None, keepdims->keep_dims=False, *, initial=None, where->!=None, return_indices=False)";
+  RegisterOp(Extreme("amax", "reduce_max", "maximum",
+                     {Function(StrCat("amax", kAmaxForm)),
+                      Method("amax(self->x, axis=None, keepdims->keep_dims=False, *, initial=None, where->!=None)")}));
+  RegisterOp(Extreme("amin", "reduce_min", "minimum",
+                     {Function(StrCat("amin", kAmaxForm)),
+                      Method("amin(self->x, axis=None, keepdims->keep_dims=False, *, initial=None, where->!=None)")}));
+  RegisterOp(ExtremeWithIndex("max", "amax", "argmax",
+                              {Function(StrCat("max", kAmaxForm)), Method(StrCat("max", kMethodForm))}));
+  RegisterOp(ExtremeWithIndex("min", "amin", "argmin",
+                              {Function(StrCat("min", kAmaxForm)), Method(StrCat("min", kMethodForm))}));
+  RegisterOp(IndexWithValue("argmax_with_value", "max", "ArgMaxWithValue"));
+  RegisterOp(IndexWithValue("argmin_with_value", "min", "ArgMinWithValue"));
+  return true;
+}();
 
 InferFn SoftmaxInfer(std::string_view op) {
   return [op](const Metas& in, const Dict& attrs) {

@@ -30,14 +30,18 @@ def _convert_inputs(op, values):
     """Core handles for an op's inputs. A lone input must be a Tensor. With
     several, other array-likes become Tensors, and for elementwise ops (and
     ops that declare `promotes_scalars`) Python scalars become 0-d tensors of
-    the first Tensor input's dtype (as MindSpore promotes scalars)."""
+    the first Tensor input's dtype, a bool one (select's condition) giving way
+    to a later Tensor of another dtype (as MindSpore promotes scalars)."""
     bases = []
     like = None
-    if op in _PROMOTES_SCALARS:
+    if op in _PROMOTES_SCALARS:  # the first Tensor that is not a condition (bool), else the first
         for v in values:
             if isinstance(v, Tensor):
-                like = v._t.dtype_name
-                break
+                name = v._t.dtype_name
+                like = name if like is None else like
+                if name != "bool_":
+                    like = name
+                    break
     for v in values:
         if isinstance(v, Tensor):
             bases.append(v._t)

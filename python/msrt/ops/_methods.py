@@ -33,37 +33,6 @@ def tile(self, *reps):
     return F.tile(self, tuple(_shape_arg(reps)))
 
 
-def _extreme(x, kind, axis, keepdims, initial, return_indices):
-    out = (F.amax if kind == "max" else F.amin)(x, axis, keepdims, initial=initial)
-    if return_indices:
-        return out, (F.argmax if kind == "max" else F.argmin)(x, axis, keepdims)
-    return out
-
-
-def max(self, axis=None, keepdims=False, *, initial=None, where=None, return_indices=False):  # noqa: A001
-    return _extreme(self, "max", axis, keepdims, initial, return_indices)
-
-
-def min(self, axis=None, keepdims=False, *, initial=None, where=None, return_indices=False):  # noqa: A001
-    return _extreme(self, "min", axis, keepdims, initial, return_indices)
-
-
-def argmax(self, axis=None, keepdims=False):
-    return F.argmax(self, axis, keepdims)
-
-
-def argmin(self, axis=None, keepdims=False):
-    return F.argmin(self, axis, keepdims)
-
-
-def div(self, other, *, rounding_mode=None):
-    return F.div(self, other, rounding_mode=rounding_mode)
-
-
-def clip(self, min=None, max=None):  # noqa: A002 - MindSpore's names
-    return F.clamp(self, min, max)
-
-
 def gather(self, input_indices, axis, batch_dims=0):
     return F.gather(self, input_indices, axis, batch_dims)
 
@@ -78,8 +47,7 @@ def stop_gradient(self):
 
 _METHODS = {
     "__matmul__": __matmul__, "__rmatmul__": __rmatmul__, "matmul": matmul, "flatten": flatten, "tile": tile,
-    "max": max, "min": min, "argmax": argmax, "argmin": argmin, "div": div,
-    "true_divide": div, "clip": clip, "clamp": clip, "gather": gather, "split": split, "stop_gradient": stop_gradient,
+    "gather": gather, "split": split, "stop_gradient": stop_gradient,
     "__getitem__": _indexing.getitem, "__setitem__": _indexing.setitem,
 }
 

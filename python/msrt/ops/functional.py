@@ -9,18 +9,17 @@ import numbers
 
 import numpy as np
 
-from .._tensor import _FLOAT_NAMES, Tensor, _as_tensor, _binary, _norm_axes, _op, _wrap
+from .._tensor import _FLOAT_NAMES, Tensor, _as_tensor, _binary, _op, _wrap
 from ..common import dtype as mstype
 
 __all__ = [  # written here; the declared ones are added below
-    "div", "true_divide", "select", "where", "clamp", "clip", "sum", "amax", "amin", "max", "min",
-    "argmax", "argmin", "matmul", "dense", "bias_add", "conv2d",
+    "matmul", "dense", "bias_add", "conv2d",
     "max_pool2d", "avg_pool2d", "batch_norm", "gelu", "softmax", "dropout", "flatten", "split",
     "strided_slice", "slice", "one_hot", "tile", "zeros", "ones", "fill", "full", "zeros_like", "ones_like",
     "full_like", "arange", "eye", "cross_entropy", "nll_loss",
     "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "print_",
-    "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array", "clip_by_value",
-    "clip_by_global_norm", "partial", "tensor_div",
+    "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array",
+    "clip_by_global_norm", "partial",
 ]
 
 
@@ -47,105 +46,6 @@ def _bin(name, a, b):
             return out
     a, b = _pair(a, b)
     return _op(name, a, b)
-
-
-# --- elementwise ------------------------------------------------------------
-
-
-def div(input, other, *, rounding_mode=None):  # noqa: A002
-    q = _bin("div", input, other)
-    if rounding_mode is None:
-        return q
-    if rounding_mode not in ("floor", "trunc"):
-        raise ValueError(f"For 'div', 'rounding_mode' must be None, 'floor' or 'trunc', but got {rounding_mode!r}.")
-    trunc = _op("cast", _op("cast", q, dtype="int64"), dtype=q._t.dtype_name)
-    if rounding_mode == "floor":
-        trunc = _op("select", _op("less", q, trunc), _bin("sub", trunc, 1), trunc)
-    a, b = _pair(input, other)
-    if a._t.dtype_name in _INTS and b._t.dtype_name in _INTS:
-        both = np.promote_types(mstype.dtype_to_nptype(a.dtype), mstype.dtype_to_nptype(b.dtype))
-        return _op("cast", trunc, dtype=str(both))
-    return trunc
-
-
-_INTS = ("uint8", "int8", "int16", "int32", "int64")
-true_divide = div
-
-
-def select(cond, x, y):
-    """`x` where `cond` is True, else `y` (scalars take the other's dtype)."""
-    cond = _t(cond)
-    x, y = _pair(x, y)
-    return _op("select", cond, x, y)
-
-
-def where(condition, x=None, y=None):
-    if x is None and y is None:
-        raise NotImplementedError("ops.where(condition) with one argument is not supported by msrt; "
-                                  "use numpy.nonzero(condition.asnumpy()).")
-    return select(condition, x, y)
-
-
-def clamp(input, min=None, max=None):  # noqa: A002
-    if min is None and max is None:
-        raise ValueError("For 'clamp', at least one of 'min' and 'max' must be set.")
-    out = input
-    if min is not None:
-        out = _bin("maximum", out, min)
-    if max is not None:
-        out = _bin("minimum", out, max)
-    return out
-
-
-clip = clamp
-
-
-# --- reductions ---------------------------------------------------------------
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001,A002
-    x = input if dtype is None else _op("cast", input, dtype=_dtype_name(dtype))
-    if x._t.dtype_name == "bool_":
-        x = _op("cast", x, dtype="int64")
-    return _op("reduce_sum", x, axis=_norm_axes(dim), keep_dims=bool(keepdim))
-
-
-def amax(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
-    out = _op("reduce_max", input, axis=_norm_axes(axis), keep_dims=bool(keepdims))
-    return out if initial is None else _bin("maximum", out, initial)
-
-
-def amin(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A002
-    out = _op("reduce_min", input, axis=_norm_axes(axis), keep_dims=bool(keepdims))
-    return out if initial is None else _bin("minimum", out, initial)
-
-
-def _arg(name, input, axis, keepdims):  # noqa: A002
-    if axis is None:
-        out = _op(name, _op("reshape", input, shape=[-1]), axis=0, keep_dims=False)
-        if keepdims:
-            out = _op("reshape", out, shape=[1] * input.ndim)
-        return out
-    return _op(name, input, axis=int(axis), keep_dims=bool(keepdims))
-
-
-def argmax(input, dim=None, keepdim=False):  # noqa: A002
-    """Indices of the maximum (over the flattened tensor when `dim` is None)."""
-    return _arg("argmax", input, dim, keepdim)
-
-
-def argmin(input, axis=None, keepdims=False):  # noqa: A002
-    return _arg("argmin", input, axis, keepdims)
-
-
-def max(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
-    """MindSpore 2.x: (values, indices) of the maximum along `axis` (all axes when None)."""
-    values = amax(input, axis, keepdims, initial=initial)
-    return values, _arg("argmax", input, axis, keepdims)
-
-
-def min(input, axis=None, keepdims=False, *, initial=None, where=None):  # noqa: A001,A002
-    """MindSpore 2.x: (values, indices) of the minimum along `axis` (all axes when None)."""
-    values = amin(input, axis, keepdims, initial=initial)
-    return values, _arg("argmin", input, axis, keepdims)
 
 
 # --- shapes ------------------------------------------------------------------------
@@ -542,11 +442,6 @@ def tuple_to_array(input_x):
     return Tensor(input_x)
 
 
-def clip_by_value(x, clip_value_min=None, clip_value_max=None):
-    """Clamps to [clip_value_min, clip_value_max] (MindSpore's older name for clamp)."""
-    return clamp(x, clip_value_min, clip_value_max)
-
-
 def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     """Scales the tensors of `x` so their global L2 norm is at most `clip_norm`."""
     if use_norm is not None:
@@ -564,10 +459,6 @@ def partial(func, *args):
     """functools.partial, as MindSpore's F.partial."""
     import functools
     return functools.partial(func, *args)
-
-
-# MindSpore's older functional names.
-tensor_div = div
 
 
 # Products, convolution, pooling, normalisation, activations and dropout.

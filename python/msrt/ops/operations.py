@@ -8,14 +8,12 @@ import functools
 import inspect
 import numbers
 
-from .. import _C
 from .._tensor import Tensor, _op, _wrap, _scalar_base
 from ..common import dtype as mstype
 from . import functional as F
 
 __all__ = [  # written here; the declared ones are added below
-    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "Select", "ReduceSum",
-    "Argmax", "Argmin", "ArgMaxWithValue", "ArgMinWithValue", "BiasAdd", "Dense",
+    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "BiasAdd", "Dense",
     "BatchNorm", "GeLU", "GELU", "Flatten", "Split", "StridedSlice", "OneHot",
     "Tile", "Fill", "Fills", "Zeros", "Ones",
     "SparseSoftmaxCrossEntropyWithLogits", "NLLLoss", "Assign", "AssignAdd", "AssignSub", "ApplyMomentum",
@@ -123,71 +121,6 @@ class GeLU(Primitive):
 
 
 GELU = GeLU
-
-
-class Select(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, cond, x, y):
-        return F.select(cond, x, y)
-
-
-# --- reductions --------------------------------------------------------------------
-
-
-class ReduceSum(Primitive):
-    """Sum over axes; bool tensors are summed as int64 (as MindSpore counts them)."""
-
-    def __init__(self, keep_dims=False):
-        super().__init__()
-        self._op_attrs = _C.check_attrs("reduce_sum", {"keep_dims": keep_dims})
-        self.keep_dims = keep_dims
-        self.add_prim_attr("keep_dims", keep_dims)
-
-    def __call__(self, x, axis=()):
-        if x._t.dtype_name == "bool_":
-            x = _op("cast", x, dtype="int64")
-        return _op("reduce_sum", x, axis=axis, **self._op_attrs)
-
-
-class Argmax(Primitive):
-    def __init__(self, axis=-1, output_type=mstype.int32):
-        super().__init__()
-        self.axis = axis
-        self.output_type = output_type
-        self.add_prim_attr("axis", axis)
-
-    def __call__(self, x):
-        out = _op("argmax", x, axis=int(self.axis), keep_dims=False)
-        return out if self.output_type == mstype.int32 else F.cast(out, self.output_type)
-
-
-class Argmin(Argmax):
-    def __call__(self, x):
-        out = _op("argmin", x, axis=int(self.axis), keep_dims=False)
-        return out if self.output_type == mstype.int32 else F.cast(out, self.output_type)
-
-
-class ArgMaxWithValue(Primitive):
-    """Returns (index, value) of the maximum along `axis`."""
-
-    _kind = ("argmax", "reduce_max")
-
-    def __init__(self, axis=0, keep_dims=False):
-        super().__init__()
-        self.axis = axis
-        self.keep_dims = keep_dims
-
-    def __call__(self, x):
-        arg, red = self._kind
-        index = _op(arg, x, axis=int(self.axis), keep_dims=bool(self.keep_dims))
-        value = _op(red, x, axis=int(self.axis), keep_dims=bool(self.keep_dims))
-        return index, value
-
-
-class ArgMinWithValue(ArgMaxWithValue):
-    _kind = ("argmin", "reduce_min")
 
 
 # --- NN ----------------------------------------------------------------------------------

@@ -116,60 +116,72 @@ template <bool kMax>
 void RunArgReduce(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
   Tensor& y = args.outputs[0];
-  const int64_t axis = ops::NormalizeAxis(args.op.name, ops::AttrInt(args.attrs, "axis"), x.ndim());
-  const AxisView v = x.ndim() == 0 ? AxisView{} : ViewAlong(x.shape(), axis);
+  // No axis: the index into the flattened tensor.
+  const Value& axis = ops::Attr(args.attrs, "axis");
+  AxisView v;
+  if (x.ndim() > 0) {
+    v = axis.is_none() ? AxisView{1, x.numel(), 1}
+                       : ViewAlong(x.shape(), ops::NormalizeAxis(args.op.name, axis.as_int(), x.ndim()));
+  }
   Tensor xc = ConvertTensor(x, NativeComputeType(x.dtype()));
-  int32_t* out = y.raw<int32_t>();
-  Dispatch(NumberTypeList{}, xc.dtype(), args.op.name, [&]<typename T>() {
-    const T* p = xc.raw<T>();
-    // Better: strictly greater (first index wins ties), or the first NaN.
-    auto better = [](T candidate, T best) {
-      if constexpr (kMax) {
-        return candidate > best || (candidate != candidate && best == best);
-      } else {
-        return candidate < best || (candidate != candidate && best == best);
-      }
-    };
-    if (v.B == 1 && v.R > 1) {
-      // Rows: the extreme with the vectorised reduction, then its first index.
-      ParallelElements(
-          v.A,
-          [&](int64_t a0, int64_t a1) {
-            for (int64_t a = a0; a < a1; ++a) {
-              const T* row = p + a * v.R;
-              const T best = kMax ? ReduceContiguous<MaxOp>(row, v.R) : ReduceContiguous<MinOp>(row, v.R);
-              int64_t r = 0;
-              if (best != best) {
-                while (row[r] == row[r]) ++r;  // the first NaN
-              } else {
-                while (row[r] != best) ++r;
+  // The index type is the op's output_type (int32 or int64).
+  auto run = [&]<typename I>(I* out) {
+    Dispatch(NumberTypeList{}, xc.dtype(), args.op.name, [&]<typename T>() {
+      const T* p = xc.raw<T>();
+      // Better: strictly greater (first index wins ties), or the first NaN.
+      auto better = [](T candidate, T best) {
+        if constexpr (kMax) {
+          return candidate > best || (candidate != candidate && best == best);
+        } else {
+          return candidate < best || (candidate != candidate && best == best);
+        }
+      };
+      if (v.B == 1 && v.R > 1) {
+        // Rows: the extreme with the vectorised reduction, then its first index.
+        ParallelElements(
+            v.A,
+            [&](int64_t a0, int64_t a1) {
+              for (int64_t a = a0; a < a1; ++a) {
+                const T* row = p + a * v.R;
+                const T best = kMax ? ReduceContiguous<MaxOp>(row, v.R) : ReduceContiguous<MinOp>(row, v.R);
+                int64_t r = 0;
+                if (best != best) {
+                  while (row[r] == row[r]) ++r;  // the first NaN
+                } else {
+                  while (row[r] != best) ++r;
+                }
+                out[a] = static_cast<I>(r);
               }
-              out[a] = static_cast<int32_t>(r);
+            },
+            std::max<int64_t>(kGrain / v.R, 1));
+        return;
+      }
+      ParallelElements(
+          v.A * v.B,
+          [&](int64_t begin, int64_t end) {
+            for (int64_t o = begin; o < end; ++o) {
+              const int64_t a = o / v.B, b = o % v.B;
+              const T* base = p + a * v.R * v.B + b;
+              T best = base[0];
+              I index = 0;
+              for (int64_t r = 1; r < v.R; ++r) {
+                T value = base[r * v.B];
+                if (better(value, best)) {
+                  best = value;
+                  index = static_cast<I>(r);
+                }
+              }
+              out[o] = index;
             }
           },
-          std::max<int64_t>(kGrain / v.R, 1));
-      return;
-    }
-    ParallelElements(
-        v.A * v.B,
-        [&](int64_t begin, int64_t end) {
-          for (int64_t o = begin; o < end; ++o) {
-            const int64_t a = o / v.B, b = o % v.B;
-            const T* base = p + a * v.R * v.B + b;
-            T best = base[0];
-            int32_t index = 0;
-            for (int64_t r = 1; r < v.R; ++r) {
-              T value = base[r * v.B];
-              if (better(value, best)) {
-                best = value;
-                index = static_cast<int32_t>(r);
-              }
-            }
-            out[o] = index;
-          }
-        },
-        std::max<int64_t>(kGrain / std::max<int64_t>(v.R, 1), 1));
-  });
+          std::max<int64_t>(kGrain / std::max<int64_t>(v.R, 1), 1));
+    });
+  };
+  if (y.dtype() == DType::kInt64) {
+    run(y.raw<int64_t>());
+  } else {
+    run(y.raw<int32_t>());
+  }
 }
 
 // ---- softmax ----

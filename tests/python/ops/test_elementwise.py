@@ -440,3 +440,44 @@ def test_addn_sums_its_inputs_with_gradients(count):
     np.testing.assert_allclose(y, np.sum(xs, axis=0))
     check_grad("addn", xs, wrt=tuple(range(count)))
     expect_error(ValueError, ["[add]", "broadcast"], "addn", [np.ones((2, 3)), np.ones((4,))])
+
+
+# --- divide (rounding modes) and clamp, composites over the ops above ---
+covers("divide", "clamp")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_divide_rounding_modes_match_torch_semantics(dtype):
+    x = rand((4, 5), dtype, -9, 9)
+    y = rand((5,), dtype, 0.5, 3) * np.where(RNG.random(5) > 0.5, 1, -1).astype(dtype)
+    np.testing.assert_allclose(run_op("divide", [x, y])[0], x / y, **tol(dtype))
+    np.testing.assert_array_equal(run_op("divide", [x, y], {"rounding_mode": "floor"})[0], np.floor(x / y))
+    np.testing.assert_array_equal(run_op("divide", [x, y], {"rounding_mode": "trunc"})[0], np.trunc(x / y))
+    check_grad("divide", [x, y], wrt=(0, 1))
+    np.testing.assert_array_equal(gradients("divide", [x, y], {"rounding_mode": "floor"})[0], np.zeros_like(x))
+
+
+def test_divide_integers_rounded_keep_an_integer_type():
+    a = np.array([7, -7, 9, -9], np.int32)
+    b = np.array([2, 2, -4, -4], np.int64)
+    (f,) = run_op("divide", [a, b], {"rounding_mode": "floor"})
+    (t,) = run_op("divide", [a, b], {"rounding_mode": "trunc"})
+    assert f.dtype == np.int64 and t.dtype == np.int64
+    np.testing.assert_array_equal(f, a // b)
+    np.testing.assert_array_equal(t, np.trunc(a / b))
+    assert run_op("divide", [a, a])[0].dtype == np.float32
+    expect_error(ValueError, ["[divide]", "'rounding_mode'", "'trunc' or 'floor'", "'round'"], "divide", [a, b],
+                 {"rounding_mode": "round"})
+
+
+def test_clamp_bounds_either_side_and_broadcasts():
+    x = rand((3, 4), np.float64)
+    lo, hi = rand((4,), np.float64, -2, 0), rand((3, 1), np.float64, 0, 2)
+    np.testing.assert_array_equal(run_op("clamp", [x, lo, hi])[0], np.minimum(np.maximum(x, lo), hi))
+    check_grad("clamp", [x, lo, hi], wrt=(0, 1, 2))
+    only_max = _C.call("clamp", [tensor(x), None, tensor(hi)], {})[0].asnumpy()
+    np.testing.assert_array_equal(only_max, np.minimum(x, hi))
+    only_min = _C.call("clamp", [tensor(x), tensor(lo), None], {})[0].asnumpy()
+    np.testing.assert_array_equal(only_min, np.maximum(x, lo))
+    with pytest.raises(ValueError, match=r"\[clamp\].*at least one of 'min' and 'max'"):
+        _C.call("clamp", [tensor(x), None, None], {})

@@ -287,3 +287,73 @@ def test_all_any_match_numpy(dtype, axis, keep):
 def test_all_any_errors():
     expect_error(ValueError, ["[reduce_min]", "axis 2"], "reduce_all", [np.ones((2, 3))], {"axis": 2})
     expect_error(TypeError, ["[reduce_any]", "'keep_dims'", "bool"], "reduce_any", [np.ones(3)], {"keep_dims": 1})
+
+
+# --- MindSpore's functional reductions (composites over the kernels above) ---
+covers("sum", "amax", "amin", "max", "min", "argmax_with_value", "argmin_with_value")
+
+
+@pytest.mark.parametrize("axis, keep", [(None, False), ([1], False), ([0, 2], True), (-1, True)])
+def test_sum_amax_amin_match_numpy(axis, keep):
+    x = RNG.normal(size=(3, 4, 5))
+    np_axis = tuple(axis) if isinstance(axis, list) else axis
+    attrs = {"axis": axis, "keep_dims": keep}
+    np.testing.assert_allclose(run_op("sum", [x], attrs)[0], x.sum(np_axis, keepdims=keep), rtol=1e-12)
+    np.testing.assert_array_equal(run_op("amax", [x], attrs)[0], x.max(np_axis, keepdims=keep))
+    np.testing.assert_array_equal(run_op("amin", [x], attrs)[0], x.min(np_axis, keepdims=keep))
+    for name in ("sum", "amax", "amin"):
+        check_grad(name, [x], attrs)
+
+
+def test_sum_dtype_bools_and_initial():
+    b = RNG.random((4, 3)) > 0.5
+    (count,) = run_op("sum", [b], {"axis": 0})
+    assert count.dtype == np.int64
+    np.testing.assert_array_equal(count, b.sum(0))
+    x = RNG.normal(size=(4, 3)).astype(np.float32)
+    (y,) = run_op("sum", [x], {"dtype": "float64", "initial": 2})
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(y, x.astype(np.float64).sum(initial=2.0), rtol=1e-12)
+    np.testing.assert_array_equal(run_op("amax", [x], {"axis": 1, "initial": 0.5})[0], x.max(1, initial=0.5))
+    np.testing.assert_array_equal(run_op("amin", [x], {"axis": 1, "initial": -0.5})[0], x.min(1, initial=-0.5))
+    with pytest.raises(TypeError, match="'initial'"):
+        run_op("amax", [x], {"initial": "big"})
+
+
+@pytest.mark.parametrize("axis, keep", [(None, False), (None, True), (1, False), (-1, True)])
+def test_max_min_return_values_and_indices(axis, keep):
+    x = RNG.permutation(60).reshape(3, 4, 5).astype(np.float64)
+    for name, np_value, np_index in [("max", np.max, np.argmax), ("min", np.min, np.argmin)]:
+        values, indices = run_op(name, [x], {"axis": axis, "keep_dims": keep})
+        np.testing.assert_array_equal(values, np_value(x, axis, keepdims=keep))
+        ref = np_index(x, axis)
+        if keep:
+            ref = np.reshape(ref, [1] * 3) if axis is None else np.expand_dims(ref, axis)
+        np.testing.assert_array_equal(indices, ref)
+        assert len(run_op(name, [x], {"axis": axis, "return_indices": False})) == 1
+        check_grad(name, [x], {"axis": axis, "keep_dims": keep})
+
+
+def test_argmax_over_the_flattened_tensor_and_int64_indices():
+    x = RNG.permutation(24).reshape(2, 3, 4).astype(np.float32)
+    (flat,) = run_op("argmax", [x], {"axis": None})
+    assert flat.shape == () and flat == x.argmax()
+    (kept,) = run_op("argmin", [x], {"axis": None, "keep_dims": True})
+    assert kept.shape == (1, 1, 1) and kept.item() == x.argmin()
+    (wide,) = run_op("argmax", [x], {"axis": 1, "output_type": "int64"})
+    assert wide.dtype == np.int64
+    np.testing.assert_array_equal(wide, x.argmax(1))
+    with pytest.raises(ValueError, match="output_type"):
+        run_op("argmax", [x], {"output_type": "float32"})
+    with pytest.raises(ValueError, match="empty tensor"):
+        run_op("argmax", [np.zeros((2, 0))], {"axis": None})
+
+
+def test_index_with_value_primitives():
+    x = RNG.normal(size=(3, 4))
+    for name, np_index, np_value in [("argmax_with_value", np.argmax, np.max),
+                                     ("argmin_with_value", np.argmin, np.min)]:
+        index, value = run_op(name, [x], {"axis": 1, "keep_dims": True})
+        np.testing.assert_array_equal(index, np_index(x, 1)[:, None])
+        np.testing.assert_array_equal(value, np_value(x, 1, keepdims=True))
+        check_grad(name, [x], {"axis": 0}, output_index=1)
