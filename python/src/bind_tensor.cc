@@ -330,6 +330,7 @@ void BindTensor(py::module_& m) {
             f["names"] = form.names;
             f["init"] = params(form.init);
             f["params"] = params(form.params);
+            f["returns"] = form.returns;
             f["doc"] = std::string(op->doc);
             f["promotes_scalars"] = op->props.elementwise || op->props.promotes_scalars;
             out.append(f);

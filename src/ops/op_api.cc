@@ -2,6 +2,7 @@
 // in Python syntax in each op's declaration, parsed here once per op and
 // checked against the op's inputs and attributes. The binding turns them
 // into ms.ops functions, Tensor methods and Primitive classes.
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <mutex>
@@ -37,6 +38,11 @@ class SignatureParser {
       form.params = std::move(first);
     }
     Space();
+    if (text_.substr(pos_, 2) == "->") {
+      pos_ += 2;
+      form.returns = Returns(form.params);
+      Space();
+    }
     if (pos_ != text_.size()) Fail("unexpected text after the parameters");
     if (kind == ApiKind::kMethod && (form.params.empty() || form.params[0].binds != ApiParam::Binds::kInput)) {
       Fail("a method's first parameter must be the Tensor (an input)");
@@ -128,6 +134,25 @@ class SignatureParser {
     }
     ++pos_;
     return params;
+  }
+
+  // `-> p` or `-> (p, q)`: the form returns the objects it was given for
+  // these tensor parameters (the inputs an in-place op updates).
+  std::vector<std::string> Returns(const std::vector<ApiParam>& params) {
+    bool several = Peek('(');
+    if (several) ++pos_;
+    std::vector<std::string> names;
+    do {
+      if (!names.empty()) Expect(',');
+      std::string name = Name();
+      auto it = std::find_if(params.begin(), params.end(), [&](const ApiParam& p) { return p.name == name; });
+      if (it == params.end() || it->binds != ApiParam::Binds::kInput) {
+        Fail(StrCat("returned '", name, "' must be a tensor parameter of the call"));
+      }
+      names.push_back(std::move(name));
+    } while (several && !Peek(')'));
+    if (several) Expect(')');
+    return names;
   }
 
   ApiParam::Binds Bind(const ApiParam& p) {

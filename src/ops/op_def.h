@@ -123,7 +123,10 @@ struct AttrSpec {
 /// Primitive records it as an attribute; it may be required).
 /// A primitive has two lists, its constructor's then its call's:
 ///   "ReduceSum(keep_dims=False)(x, axis->axis=())".
-/// A method's first parameter is the Tensor itself.
+/// A method's first parameter is the Tensor itself. `-> p` or `-> (p, q)`
+/// after the call's parameters makes the form return the objects given for
+/// those tensor parameters (an in-place op's updated inputs, e.g. Assign's
+/// variable: a Parameter stays the same object), not new Tensors.
 enum class ApiKind { kFunction, kMethod, kPrimitive };
 struct ApiForm {
   ApiKind kind;
@@ -146,8 +149,9 @@ struct ApiParam {
 struct ParsedForm {
   ApiKind kind = ApiKind::kFunction;
   std::vector<std::string> names;
-  std::vector<ApiParam> init;    // a primitive's constructor
-  std::vector<ApiParam> params;  // the call
+  std::vector<ApiParam> init;        // a primitive's constructor
+  std::vector<ApiParam> params;      // the call
+  std::vector<std::string> returns;  // `-> p` / `-> (p, q)`: the given objects returned, not the op's outputs
 };
 
 /// What a gradient rule receives. `dys[i]` is the gradient of output i, or

@@ -27,20 +27,26 @@ InferFn AssignInfer(std::string_view op, DTypeClass cls) {
 MSRT_REGISTER_OP({.name = "assign",
                   .inputs = {"variable", "value"},
                   .infer = AssignInfer("assign", DTypeClass::kAny),
-                  .props = {.inplace = true},
-                  .doc = "variable = value (in place; returns variable)"});
+                  .props = {.promotes_scalars = true, .inplace = true},
+                  .doc = "variable = value (in place; returns variable)",
+                  .api = {Function("assign(variable, value) -> variable"),
+                          Primitive("Assign()(variable, value) -> variable")}});
 
 MSRT_REGISTER_OP({.name = "assign_add",
                   .inputs = {"variable", "value"},
                   .infer = AssignInfer("assign_add", DTypeClass::kNumber),
-                  .props = {.inplace = true},
-                  .doc = "variable += value (in place; returns variable)"});
+                  .props = {.promotes_scalars = true, .inplace = true},
+                  .doc = "variable += value (in place; returns variable)",
+                  .api = {Function("assign_add(variable, value) -> variable"),
+                          Primitive("AssignAdd()(variable, value) -> variable")}});
 
 MSRT_REGISTER_OP({.name = "assign_sub",
                   .inputs = {"variable", "value"},
                   .infer = AssignInfer("assign_sub", DTypeClass::kNumber),
-                  .props = {.inplace = true},
-                  .doc = "variable -= value (in place; returns variable)"});
+                  .props = {.promotes_scalars = true, .inplace = true},
+                  .doc = "variable -= value (in place; returns variable)",
+                  .api = {Function("assign_sub(variable, value) -> variable"),
+                          Primitive("AssignSub()(variable, value) -> variable")}});
 
 // Checks an optimizer's inputs: tensors named in `same_shape` must have the
 // variable's shape and dtype, those in `scalars` hold one number.
@@ -64,17 +70,18 @@ void CheckOptimizer(std::string_view op, const std::vector<std::string_view>& na
 
 MSRT_REGISTER_OP({.name = "apply_momentum",
                   .inputs = {"variable", "accumulation", "learning_rate", "gradient", "momentum"},
-                  .attrs = {{"use_nesterov", false}},
+                  .attrs = {{"use_nesterov", false, "the Nesterov step", AttrType::kBool}},
                   .infer =
                       [](const Metas& in, const Dict& attrs) {
-                        BoolAttr("apply_momentum", attrs, "use_nesterov");
                         CheckOptimizer("apply_momentum",
                                        {"variable", "accumulation", "learning_rate", "gradient", "momentum"}, in,
                                        {1, 3}, {2, 4});
                         return Metas{in[0]};
                       },
-                  .props = {.inplace = true, .writes_inputs = {1}},
-                  .doc = "accum = accum * momentum + grad; variable -= lr * accum (or the Nesterov step)"});
+                  .props = {.promotes_scalars = true, .inplace = true, .writes_inputs = {1}},
+                  .doc = "accum = accum * momentum + grad; variable -= lr * accum (or the Nesterov step)",
+                  .api = {Primitive("ApplyMomentum(use_nesterov=False, use_locking->~=False, gradient_scale->!=1.0)"
+                                    "(variable, accumulation, learning_rate, gradient, momentum) -> variable")}});
 
 MSRT_REGISTER_OP({.name = "apply_gradient_descent",
                   .inputs = {"variable", "alpha", "delta"},
@@ -83,24 +90,26 @@ MSRT_REGISTER_OP({.name = "apply_gradient_descent",
                         CheckOptimizer("apply_gradient_descent", {"variable", "alpha", "delta"}, in, {2}, {1});
                         return Metas{in[0]};
                       },
-                  .props = {.inplace = true},
-                  .doc = "variable -= alpha * delta"});
+                  .props = {.promotes_scalars = true, .inplace = true},
+                  .doc = "variable -= alpha * delta",
+                  .api = {Primitive("ApplyGradientDescent()(var->variable, alpha, delta) -> var")}});
 
 MSRT_REGISTER_OP({.name = "adam",
                   .inputs = {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon",
                              "gradient"},
-                  .attrs = {{"use_nesterov", false}},
+                  .attrs = {{"use_nesterov", false, "the Nesterov step", AttrType::kBool}},
                   .infer =
                       [](const Metas& in, const Dict& attrs) {
-                        BoolAttr("adam", attrs, "use_nesterov");
                         CheckOptimizer("adam",
                                        {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2",
                                         "epsilon", "gradient"},
                                        in, {1, 2, 9}, {3, 4, 5, 6, 7, 8});
                         return Metas{in[0]};
                       },
-                  .props = {.inplace = true, .writes_inputs = {1, 2}},
-                  .doc = "MindSpore's Adam step; updates var, m and v in place"});
+                  .props = {.promotes_scalars = true, .inplace = true, .writes_inputs = {1, 2}},
+                  .doc = "MindSpore's Adam step; updates var, m and v in place",
+                  .api = {Primitive("Adam(use_locking->~=False, use_nesterov=False)(var, m, v, beta1_power, "
+                                    "beta2_power, lr, beta1, beta2, epsilon, gradient) -> (var, m, v)")}});
 
 MSRT_REGISTER_OP({.name = "adam_weight_decay",
                   .inputs = {"var", "m", "v", "lr", "beta1", "beta2", "epsilon", "decay", "gradient"},
@@ -111,8 +120,10 @@ MSRT_REGISTER_OP({.name = "adam_weight_decay",
                                        {1, 2, 8}, {3, 4, 5, 6, 7});
                         return Metas{in[0]};
                       },
-                  .props = {.inplace = true, .writes_inputs = {1, 2}},
-                  .doc = "MindSpore's AdamWeightDecay step; updates var, m and v in place"});
+                  .props = {.promotes_scalars = true, .inplace = true, .writes_inputs = {1, 2}},
+                  .doc = "MindSpore's AdamWeightDecay step; updates var, m and v in place",
+                  .api = {Primitive("AdamWeightDecay(use_locking->~=False)(var, m, v, lr, beta1, beta2, epsilon, "
+                                    "decay, gradient) -> (var, m, v)")}});
 
 }  // namespace
 }  // namespace msrt::ops

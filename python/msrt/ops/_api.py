@@ -179,7 +179,13 @@ def _body(form, params, self_attrs=None):
     if self_attrs:
         attr_text = "{**self._op_attrs, " + ", ".join(attrs) + "}" if attrs else "self._op_attrs"
     inputs_text = "(" + "".join(i + ", " for i in inputs) + ")"
-    lines.append(f"    return _invoke({op!r}, {inputs_text}, {attr_text})")
+    call = f"_invoke({op!r}, {inputs_text}, {attr_text})"
+    returns = form["returns"]
+    if not returns:
+        lines.append(f"    return {call}")
+    else:  # the objects given for the updated inputs (a Parameter stays itself)
+        lines.append(f"    {call}")
+        lines.append(f"    return {returns[0]}" if len(returns) == 1 else f"    return ({', '.join(returns)})")
     return lines
 
 

@@ -17,7 +17,7 @@ __all__ = [  # written here; the declared ones are added below
     "max_pool2d", "avg_pool2d", "batch_norm", "gelu", "softmax", "dropout", "flatten", "split",
     "strided_slice", "slice", "one_hot", "tile", "zeros", "ones", "fill", "full", "zeros_like", "ones_like",
     "full_like", "arange", "eye", "cross_entropy", "nll_loss",
-    "assign", "assign_add", "assign_sub", "depend", "stop_gradient", "print_",
+    "depend", "stop_gradient", "print_",
     "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array",
     "clip_by_global_norm", "partial",
 ]
@@ -351,22 +351,6 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
 
 
 # --- in-place and graph helpers ---------------------------------------------------
-def assign(variable, value):
-    """Writes `value` into `variable` in place; returns the variable."""
-    _op("assign", variable, _t(value, variable))
-    return variable
-
-
-def assign_add(variable, value):
-    _op("assign_add", variable, _t(value, variable))
-    return variable
-
-
-def assign_sub(variable, value):
-    _op("assign_sub", variable, _t(value, variable))
-    return variable
-
-
 def depend(value, expr):
     """Returns `value` (eager execution already orders `expr` before it)."""
     return value

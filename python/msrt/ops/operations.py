@@ -8,7 +8,7 @@ import functools
 import inspect
 import numbers
 
-from .._tensor import Tensor, _op, _wrap, _scalar_base
+from .._tensor import Tensor, _op
 from ..common import dtype as mstype
 from . import functional as F
 
@@ -16,8 +16,7 @@ __all__ = [  # written here; the declared ones are added below
     "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "BiasAdd", "Dense",
     "BatchNorm", "GeLU", "GELU", "Flatten", "Split", "StridedSlice", "OneHot",
     "Tile", "Fill", "Fills", "Zeros", "Ones",
-    "SparseSoftmaxCrossEntropyWithLogits", "NLLLoss", "Assign", "AssignAdd", "AssignSub", "ApplyMomentum",
-    "ApplyGradientDescent", "Adam", "AdamWeightDecay", "Shape", "Rank", "Size", "DType", "Depend", "StopGradient",
+    "SparseSoftmaxCrossEntropyWithLogits", "NLLLoss", "Shape", "Rank", "Size", "DType", "Depend", "StopGradient",
     "Print", "ScalarToTensor", "TupleToArray",
 ]
 
@@ -278,77 +277,6 @@ class NLLLoss(Primitive):
 
 
 # --- in-place updates -----------------------------------------------------------------------
-class Assign(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, variable, value):
-        return F.assign(variable, value)
-
-
-class AssignAdd(Assign):
-    def __call__(self, variable, value):
-        return F.assign_add(variable, value)
-
-
-class AssignSub(Assign):
-    def __call__(self, variable, value):
-        return F.assign_sub(variable, value)
-
-
-def _scalar_like(value, like):
-    if isinstance(value, Tensor):
-        return value
-    return _wrap(_scalar_base(float(value), like._t.dtype_name))
-
-
-class ApplyMomentum(Primitive):
-    """accum = accum * momentum + grad; var -= lr * accum (or the Nesterov form). Returns var."""
-
-    def __init__(self, use_nesterov=False, use_locking=False, gradient_scale=1.0):
-        super().__init__()
-        self.use_nesterov = bool(use_nesterov)
-        if gradient_scale != 1.0:
-            raise NotImplementedError("For 'ApplyMomentum', 'gradient_scale' other than 1.0 is not supported by msrt.")
-
-    def __call__(self, variable, accumulation, learning_rate, gradient, momentum):
-        return _op("apply_momentum", variable, accumulation, _scalar_like(learning_rate, variable), gradient,
-                   _scalar_like(momentum, variable), use_nesterov=self.use_nesterov)
-
-
-class ApplyGradientDescent(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, var, alpha, delta):
-        return _op("apply_gradient_descent", var, _scalar_like(alpha, var), delta)
-
-
-class Adam(Primitive):
-    """Returns (var, m, v), updated in place."""
-
-    def __init__(self, use_locking=False, use_nesterov=False):
-        super().__init__()
-        self.use_nesterov = bool(use_nesterov)
-
-    def __call__(self, var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, gradient):
-        s = [_scalar_like(x, var) for x in (beta1_power, beta2_power, lr, beta1, beta2, epsilon)]
-        _op("adam", var, m, v, *s, gradient, use_nesterov=self.use_nesterov)
-        return var, m, v
-
-
-class AdamWeightDecay(Primitive):
-    """Returns (var, m, v), updated in place."""
-
-    def __init__(self, use_locking=False):
-        super().__init__()
-
-    def __call__(self, var, m, v, lr, beta1, beta2, epsilon, decay, gradient):
-        s = [_scalar_like(x, var) for x in (lr, beta1, beta2, epsilon, decay)]
-        _op("adam_weight_decay", var, m, v, *s, gradient)
-        return var, m, v
-
-
 # --- misc -------------------------------------------------------------------------------------
 class Shape(Primitive):
     def __init__(self):

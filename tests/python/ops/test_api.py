@@ -100,7 +100,7 @@ def _form(op, params):
     """A form as `_C.op_api()` gives it, for binding checks of notation no op uses yet."""
     full = [{"target": p["name"], "binds": "attr", "required": True, "default": None, "keyword_only": False,
              "varargs": False, **p} for p in params]
-    return {"op": op, "kind": "method", "names": ["f"], "params": full, "init": [], "doc": ""}
+    return {"op": op, "kind": "method", "names": ["f"], "params": full, "init": [], "returns": [], "doc": ""}
 
 
 def test_star_parameters_take_the_remaining_positional_arguments():
