@@ -44,6 +44,7 @@ class SignatureParser {
       Space();
     }
     if (pos_ != text_.size()) Fail("unexpected text after the parameters");
+    CheckTargets(form);
     if (kind == ApiKind::kMethod && (form.params.empty() || form.params[0].binds != ApiParam::Binds::kInput)) {
       Fail("a method's first parameter must be the Tensor (an input)");
     }
@@ -134,6 +135,27 @@ class SignatureParser {
     }
     ++pos_;
     return params;
+  }
+
+  // Every input the op requires is given by the call, and nothing is given
+  // twice (the binding passes inputs in the op's order, whatever the form's).
+  void CheckTargets(const ParsedForm& form) {
+    std::vector<std::string_view> seen;
+    for (const std::vector<ApiParam>* list : {&form.init, &form.params}) {
+      for (const ApiParam& p : *list) {
+        if (p.binds == ApiParam::Binds::kUnsupported || p.binds == ApiParam::Binds::kRecorded) continue;
+        if (std::find(seen.begin(), seen.end(), p.target) != seen.end()) {
+          Fail(StrCat("'", p.target, "' is given by two parameters"));
+        }
+        seen.push_back(p.target);
+      }
+    }
+    for (std::string_view input : op_.inputs) {
+      if (input.ends_with("?")) continue;
+      if (std::find(seen.begin(), seen.end(), input) == seen.end()) {
+        Fail(StrCat("the op's input '", input, "' is not given by any parameter"));
+      }
+    }
   }
 
   // `-> p` or `-> (p, q)`: the form returns the objects it was given for

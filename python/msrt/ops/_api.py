@@ -156,25 +156,33 @@ def _unsupported_check(p, label):
     return [f"    if {test}:", f"        _unsupported({label!r}, {name!r}, {name})"]
 
 
+def _input_name(declared):
+    """An input's name as forms bind it: "weight?" and "xs..." are "weight" and "xs"."""
+    return declared[:-3] if declared.endswith("...") else declared.rstrip("?")
+
+
 def _body(form, params, self_attrs=None):
     """Lines computing the call of `form`'s op from the parameters."""
     op = form["op"]
     types = _C.op_attr_types(op)
-    lines, inputs, attrs = [], [], []
+    lines, given, attrs = [], {}, []
     for p in params:
         name, binds = p["name"], p["binds"]
         if binds == "input":
-            inputs.append(name)
+            given[_input_name(p["target"])] = name
         elif binds == "inputs":
-            inputs.append(f"*{name}")
+            given[_input_name(p["target"])] = f"*{name}"
         elif binds == "optional_input":
-            inputs.append(f"(_ABSENT if {name} is None else {name})")
+            given[_input_name(p["target"])] = f"(_ABSENT if {name} is None else {name})"
         elif binds == "attr":
             attrs.append(f"{p['target']!r}: {_attr_expr(types, p)}")
         elif binds == "recorded":  # accepted, not the op's (a Primitive records it as an attribute)
             continue
         else:  # unsupported: must keep its default
             lines += _unsupported_check(p, form["names"][0])
+    # In the op's input order, whatever the form's order; an optional input
+    # the form leaves out is absent (the signature parser checked the rest).
+    inputs = [given.get(_input_name(i), "_ABSENT") for i in _C.op_info(op)["inputs"]]
     attr_text = "{" + ", ".join(attrs) + "}"
     if self_attrs:
         attr_text = "{**self._op_attrs, " + ", ".join(attrs) + "}" if attrs else "self._op_attrs"

@@ -136,6 +136,14 @@ TEST(OpApiTest, MalformedSignaturesAreRejected) {
   EXPECT_THROW(ParseApiForm(op, Function("mean(x, extra->!)")), ValueError);  // unsupported needs a default
   EXPECT_THROW(ParseApiForm(op, Method("mean(axis)")), ValueError);           // a method starts with the Tensor
   EXPECT_THROW(ParseApiForm(op, Primitive("ReduceMean(x)(x)")), ValueError);  // constructors take attributes
+  EXPECT_THROW(ParseApiForm(op, Function("mean(axis)")), ValueError);          // input x not given
+  EXPECT_THROW(ParseApiForm(op, Function("mean(x, a->axis, b->axis=0)")), ValueError);  // axis given twice
+  EXPECT_THROW(ParseApiForm(op, Primitive("ReduceMean(axis=())(x, axis=())")), ValueError);
+  const OpDef& assign = GetOp("assign");
+  EXPECT_EQ(ParseApiForm(assign, Function("assign(variable, value) -> variable")).returns,
+            std::vector<std::string>{"variable"});
+  EXPECT_THROW(ParseApiForm(assign, Function("assign(variable, value) -> other")), ValueError);
+  EXPECT_THROW(ParseApiForm(assign, Function("assign(variable, value) -> (variable")), ValueError);
 }
 
 TEST(OpApiTest, CheckAttrsParsesOnlyWhatIsGiven) {
