@@ -234,7 +234,9 @@ MSRT_REGISTER_OP({.name = "gelu",
                     return Call1("gelu_grad", {dy, x}, Dict{{"approximate", Attr(attrs, "approximate")}});
                   }),
                   .props = kElementwise,
-                  .doc = "x * Phi(x); tanh approximation by default"});
+                  .doc = "x * Phi(x); tanh approximation by default",
+                  // MindSpore's GeLU primitive computes the tanh form, the op's default.
+                  .api = {Primitive("GeLU|GELU()(x)")}});
 
 // Not in the catalogue: the derivative of gelu needs erf, which no other op
 // provides (MindSpore has GeLUGrad for the same reason).

@@ -1,6 +1,10 @@
 // 2-D convolution and its two backward ops. Each is linear in each input, so
 // the gradients of all three are members of the same family (Note [Same
-// padding] in nn_geometry.h gives the shape rules).
+// padding] in nn_geometry.h gives the shape rules). conv2d_ext is MindSpore's
+// functional conv2d over them.
+#include <algorithm>
+#include <optional>
+
 #include "ops/call.h"
 #include "ops/nn_geometry.h"
 #include "ops/op_checks.h"
@@ -166,6 +170,60 @@ MSRT_REGISTER_OP({
                   LayoutSpec{.activation_inputs = {0, 1}, .activation_outputs = {}, .prefers_channels_last = true}},
     .doc = "Gradient of conv2d with respect to weight, given dy and x.",
     .attrs_check = CheckPadWithMode,
+});
+
+// MindSpore's functional conv2d spells padding its own way: `padding` may
+// name the pad mode ('same', 'valid', 'pad'), or give an int, (h, w) or
+// (top, bottom, left, right); explicit padding with pad_mode 'valid' means 'pad'.
+struct ConvPadding {
+  std::optional<std::string> mode;  // when `padding` named it
+  Value pad;                        // 4 ints
+};
+
+ConvPadding ParseConvPadding(std::string_view op, const Value& padding) {
+  static const AttrSpec kMode{"padding", Value(), "", AttrType::kPadMode};
+  static const AttrSpec kPad{"padding", Value(), "", AttrType::kPadding};
+  if (padding.is_string()) return {ParseAttr(op, kMode, padding).as_string(), IntList({0, 0, 0, 0})};
+  if (padding.is_sequence() && padding.as_list().size() == 2) {  // (h, w): the same on both sides
+    const List& hw = padding.as_list();
+    return {std::nullopt, ParseAttr(op, kPad, Value(List{hw[0], hw[0], hw[1], hw[1]}))};
+  }
+  return {std::nullopt, ParseAttr(op, kPad, padding)};
+}
+
+MSRT_REGISTER_OP({
+    .name = "conv2d_ext",
+    .inputs = {"x", "weight", "bias?"},
+    .attrs = {{"stride", IntList({1, 1}), "(h, w) stride, or an int for both", AttrType::kPair},
+              {"pad_mode", Value("valid"), "'same', 'valid' or 'pad' (any case)", AttrType::kPadMode},
+              {"padding",
+               Value(0),
+               "a pad mode's name, or an int, (h, w) or (top, bottom, left, right)",
+               AttrType::kAny,
+               {},
+               false,
+               [](std::string_view op, const Value& v) { ParseConvPadding(op, v); }},
+              {"dilation", IntList({1, 1}), "(h, w) dilation, or an int for both", AttrType::kPair},
+              {"group", Value(1), "number of channel groups", AttrType::kInt}},
+    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+      ConvPadding padding = ParseConvPadding("conv2d_ext", Attr(attrs, "padding"));
+      std::string mode = padding.mode ? *padding.mode : AttrString(attrs, "pad_mode");
+      const List& pad = padding.pad.as_list();
+      bool padded = std::any_of(pad.begin(), pad.end(), [](const Value& p) { return p.as_int() != 0; });
+      if (mode == "valid" && padded) mode = "pad";
+      Dict conv{{"stride", Attr(attrs, "stride")},
+                {"pad_mode", Value(mode)},
+                {"pad", padding.pad},
+                {"dilation", Attr(attrs, "dilation")},
+                {"group", Attr(attrs, "group")}};
+      Tensor y = Call1("conv2d", {in[0], in[1]}, conv);
+      if (in[2].defined()) y = Call1("bias_add", {y, in[2]});
+      return {y};
+    },
+    .doc = "MindSpore's functional conv2d: conv2d of x with weight, then bias_add when a bias is given; `padding` "
+           "may name the pad mode, and explicit padding means pad_mode 'pad' (composite)",
+    .api = {Function("conv2d(input->x, weight, bias=None, stride=1, pad_mode='valid', padding=0, dilation=1, "
+                     "groups->group=1)")},
 });
 
 }  // namespace

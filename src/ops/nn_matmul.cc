@@ -1,4 +1,5 @@
-// Matrix products of the NN family: matmul, batch_matmul, dense, bias_add.
+// Matrix products of the NN family: matmul, batch_matmul, dense, bias_add,
+// and the composites behind MindSpore's functional forms of them.
 #include <algorithm>
 
 #include "ops/grad_utils.h"
@@ -193,6 +194,80 @@ MSRT_REGISTER_OP({
     },
     .props = {.accepts_epilogue = true},
     .doc = "x @ weight^T + bias, weight of shape (out_channels, in_channels).",
+});
+
+// NumPy's matmul: 1-D operands are promoted (a to a row, b to a column) and
+// the added axis squeezed away; 2-D by 2-D is matmul, anything else
+// batch_matmul with the batch dims broadcast.
+MSRT_REGISTER_OP({
+    .name = "matmul_ext",
+    .inputs = {"a", "b"},
+    .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+      Tensor a = in[0], b = in[1];
+      if (a.ndim() == 0 || b.ndim() == 0) {
+        OpError(ErrorKind::kValue, "matmul_ext",
+                StrCat("the inputs must have rank 1 or more (not scalars); but got shapes ", ShapeRepr(a.shape()),
+                       " and ", ShapeRepr(b.shape())));
+      }
+      std::vector<int64_t> squeeze;  // axes of the result, counted from its end
+      if (a.ndim() == 1) {
+        a = fn::ExpandDims(a, 0);
+        squeeze.push_back(-2);
+      }
+      if (b.ndim() == 1) {
+        b = fn::ExpandDims(b, 1);
+        squeeze.push_back(-1);
+      }
+      Tensor out;
+      if (a.ndim() == 2 && b.ndim() == 2) {
+        out = Call1("matmul", {a, b}, Transposes(false, false));
+      } else {
+        if (a.ndim() == 2) a = fn::ExpandDims(a, 0);
+        if (b.ndim() == 2) b = fn::ExpandDims(b, 0);
+        out = Call1("batch_matmul", {a, b}, Transposes(false, false));
+      }
+      if (!squeeze.empty()) {
+        for (int64_t& axis : squeeze) axis += out.ndim();
+        out = Call1("squeeze", {out}, Dict{{"axis", IntList(squeeze)}});
+      }
+      return {out};
+    },
+    .doc = "NumPy's matmul of a and b (rank 1 or more): matmul for 2-D operands, batch_matmul with broadcast batch "
+           "dims otherwise; a 1-D operand is a row (a) or a column (b) whose axis the result drops (composite)",
+    .api = {Function("matmul(input->a, other->b)"), Method("matmul(self->a, other->b)")},
+});
+
+// MindSpore's dense with an optional bias: the dense op when there is one,
+// otherwise a product with weight transposed.
+MSRT_REGISTER_OP({
+    .name = "dense_ext",
+    .inputs = {"x", "weight", "bias?"},
+    .attrs = {{"has_bias", Value(true), "add bias (when given); False ignores it", AttrType::kBool}},
+    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+      const Tensor& x = in[0];
+      const Tensor& w = in[1];
+      if (in[2].defined() && AttrBool(attrs, "has_bias")) return {Call1("dense", {x, w, in[2]})};
+      if (x.ndim() == 2) return {Call1("matmul", {x, w}, Transposes(false, true))};
+      return {Call1("matmul_ext", {x, fn::Transpose(w, {1, 0})})};
+    },
+    .doc = "x @ weight^T (+ bias when given and has_bias), weight of shape (out_channels, in_channels); x of any "
+           "rank >= 1 (composite)",
+    .api = {Function("dense(input->x, weight, bias=None)"),
+            Primitive("Dense(has_bias=True)(x, w->weight, b->bias=None)")},
+});
+
+// bias_add adds along axis 1 at any rank, so MindSpore's 'NCDHW' is the same call.
+MSRT_REGISTER_OP({
+    .name = "bias_add_ext",
+    .inputs = {"x", "bias"},
+    .attrs =
+        {{"data_format", Value("NCHW"), "channels on axis 1: 'NCHW' or 'NCDHW'", AttrType::kString, {"NCHW", "NCDHW"}}},
+    .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+      return {Call1("bias_add", {in[0], in[1]})};
+    },
+    .doc = "bias_add with MindSpore's data_format argument ('NCHW' or 'NCDHW': channels on axis 1) (composite)",
+    .api = {Function("bias_add(input_x->x, bias, data_format='NCHW')"),
+            Primitive("BiasAdd(data_format='NCHW')(input_x->x, bias)")},
 });
 
 }  // namespace

@@ -40,24 +40,28 @@ Tensor AlongChannels(const Tensor& v, const Tensor& x) {
   return fn::Reshape(v, shape);
 }
 
+// batch_norm's attributes, shared with its MindSpore forms.
+std::vector<AttrSpec> BatchNormAttrs() {
+  return {{"is_training", Value(false), "normalize with batch statistics and update the running ones", AttrType::kBool},
+          {"epsilon", Value(1e-5), "added to the variance", AttrType::kFloat, {}, false, CheckEpsilon},
+          {"momentum",
+           Value(0.1),
+           "running = (1 - momentum) * running + momentum * batch",
+           AttrType::kFloat,
+           {},
+           false,
+           [](std::string_view op, const Value& v) {
+             double momentum = v.as_float();
+             if (!(momentum >= 0 && momentum <= 1)) {
+               OpError(ErrorKind::kValue, op, StrCat("'momentum' must be in [0, 1]; but got ", momentum));
+             }
+           }}};
+}
+
 MSRT_REGISTER_OP({
     .name = "batch_norm",
     .inputs = {"x", "scale", "bias", "running_mean", "running_var"},
-    .attrs = {{"is_training", Value(false), "normalize with batch statistics and update the running ones",
-               AttrType::kBool},
-              {"epsilon", Value(1e-5), "added to the variance", AttrType::kFloat, {}, false, CheckEpsilon},
-              {"momentum",
-               Value(0.1),
-               "running = (1 - momentum) * running + momentum * batch",
-               AttrType::kFloat,
-               {},
-               false,
-               [](std::string_view op, const Value& v) {
-                 double momentum = v.as_float();
-                 if (!(momentum >= 0 && momentum <= 1)) {
-                   OpError(ErrorKind::kValue, op, StrCat("'momentum' must be in [0, 1]; but got ", momentum));
-                 }
-               }}},
+    .attrs = BatchNormAttrs(),
     .infer = [](const std::vector<TensorMeta>& in, const Dict&) -> std::vector<TensorMeta> {
       constexpr std::string_view op = "batch_norm";
       CheckActivation(op, in[0]);
@@ -130,6 +134,67 @@ MSRT_REGISTER_OP({
       return {{in[1].shape, in[1].dtype}, vec, vec};
     },
     .doc = "Gradient of training-mode batch_norm: (dx, dscale, dbias) from dy, x and the saved batch statistics.",
+});
+
+Dict BatchNormCallAttrs(const Dict& attrs) {
+  return Dict{{"is_training", Attr(attrs, "is_training")},
+              {"epsilon", Attr(attrs, "epsilon")},
+              {"momentum", Attr(attrs, "momentum")}};
+}
+
+MSRT_REGISTER_OP({
+    .name = "batch_norm_ext",
+    // MindSpore's order (a form's inputs are passed in the op's order).
+    .inputs = {"x", "running_mean", "running_var", "scale", "bias"},
+    .attrs = BatchNormAttrs(),
+    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+      return {Call("batch_norm", {in[0], in[3], in[4], in[1], in[2]}, BatchNormCallAttrs(attrs))[0]};
+    },
+    .doc = "batch_norm's y alone (MindSpore's functional batch_norm; the running statistics are updated in place "
+           "when training) (composite)",
+    .api = {Function("batch_norm(input_x->x, running_mean, running_var, weight->scale, bias, "
+                     "training->is_training=False, momentum=0.1, eps->epsilon=1e-05)")},
+});
+
+// BatchNorm's attributes: batch_norm's, and a data_format that must be 'NCHW'.
+std::vector<AttrSpec> BatchNormStatsAttrs() {
+  std::vector<AttrSpec> specs = BatchNormAttrs();
+  specs.push_back({kDataFormatAttr,
+                   Value(kChannelsFirst),
+                   "'NCHW' (channels on axis 1) only",
+                   AttrType::kDataFormat,
+                   {},
+                   false,
+                   [](std::string_view op, const Value& v) {
+                     if (v.as_string() != kChannelsFirst) {
+                       OpError(ErrorKind::kValue, op,
+                               StrCat("'data_format' must be 'NCHW' (msrt normalizes channels on axis 1); but got '",
+                                      v.as_string(), "'"));
+                     }
+                   }});
+  return specs;
+}
+
+// MindSpore's BatchNorm primitive returns (y, batch_mean, batch_variance,
+// reserve_space_1, reserve_space_2): in training the batch's mean and biased
+// variance, then mean and 1 / sqrt(variance + epsilon); in inference the
+// running statistics, twice.
+MSRT_REGISTER_OP({
+    .name = "batch_norm_stats",
+    .inputs = {"x", "scale", "bias", "running_mean", "running_var"},
+    .attrs = BatchNormStatsAttrs(),
+    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+      std::vector<Tensor> out = Call("batch_norm", in, BatchNormCallAttrs(attrs));
+      if (!AttrBool(attrs, "is_training")) return {out[0], in[3], in[4], in[3], in[4]};
+      const Tensor& inv_std = out[2];
+      Tensor var = fn::Sub(Call1("reciprocal", {fn::Square(inv_std)}),
+                           fn::Scalar(AttrFloat(attrs, "epsilon"), inv_std));
+      return {out[0], out[1], var, out[1], inv_std};
+    },
+    .doc = "batch_norm with MindSpore's BatchNorm outputs (y, batch_mean, batch_variance, reserve_space_1, "
+           "reserve_space_2) (composite)",
+    .api = {Primitive("BatchNorm(is_training=False, epsilon=1e-05, momentum=0.1, data_format='NCHW')"
+                      "(input_x->x, scale, bias, mean->running_mean, variance->running_var)")},
 });
 
 }  // namespace

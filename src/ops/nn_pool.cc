@@ -1,6 +1,7 @@
 // 2-D max and average pooling and their gradient ops (shape rules: Note
 // [Same padding] in nn_geometry.h). Average pooling divides by the number of
 // input elements under the window, padding excluded, as MindSpore does.
+// max_pool2d_ext and avg_pool2d_ext are MindSpore's functional forms.
 #include "ops/call.h"
 #include "ops/nn_geometry.h"
 #include "ops/op_checks.h"
@@ -112,6 +113,39 @@ MSRT_REGISTER_OP({
     .props = {.layout = LayoutSpec{.activation_inputs = {0, 1}, .activation_outputs = {0}}},
     .doc = "Gradient of avg_pool2d: dy spread evenly over each window's input elements.",
 });
+
+// MindSpore's functional pooling: the stride defaults to the window; msrt has
+// no explicit padding, dilation or ceil mode (their forms refuse them).
+OpDef PoolExt(std::string_view name, std::string_view pool, Value kernel_default, std::string_view doc,
+              std::vector<ApiForm> api) {
+  return OpDef{
+      .name = name,
+      .inputs = {"x"},
+      .attrs = {{"kernel_size", std::move(kernel_default), "(h, w) window, or an int for both", AttrType::kPair},
+                {"strides", Value(), "(h, w) stride, or an int for both; None: the window", AttrType::kPair, {}, true}},
+      .composite = [pool](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+        const Value& strides = Attr(attrs, "strides");
+        Dict call{{"kernel_size", Attr(attrs, "kernel_size")},
+                  {"strides", strides.is_none() ? Attr(attrs, "kernel_size") : strides},
+                  {"pad_mode", Value("valid")}};
+        return {Call1(pool, {in[0]}, call)};
+      },
+      .doc = doc,
+      .api = std::move(api),
+  };
+}
+
+const bool kPoolExtsRegistered = [] {
+  RegisterOp(PoolExt("max_pool2d_ext", "max_pool2d", Value(),
+                     "max_pool2d over 'valid' windows, the stride defaulting to the window (composite)",
+                     {Function("max_pool2d(x, kernel_size, stride->strides=None, padding->!=0, dilation->!=1, "
+                               "return_indices->!=False, ceil_mode->!=False)")}));
+  RegisterOp(PoolExt("avg_pool2d_ext", "avg_pool2d", Value(List{Value(1), Value(1)}),
+                     "avg_pool2d over 'valid' windows, the stride defaulting to the window (composite)",
+                     {Function("avg_pool2d(input_x->x, kernel_size=1, stride->strides=1, padding->!=0, "
+                               "ceil_mode->!=False, count_include_pad->~=True, divisor_override->!=None)")}));
+  return true;
+}();
 
 }  // namespace
 }  // namespace msrt::ops

@@ -129,7 +129,8 @@ MSRT_REGISTER_OP({.name = "flatten",
                       },
                   .grad = ReshapeBack(),
                   .props = {.noop_if_same_meta = true},
-                  .doc = "(N, ...) to (N, rest)"});
+                  .doc = "(N, ...) to (N, rest)",
+                  .api = {Primitive("Flatten()(input_x->x)")}});
 
 MSRT_REGISTER_OP({.name = "concat",
                   .inputs = {"xs..."},

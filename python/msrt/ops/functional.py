@@ -9,12 +9,12 @@ import numbers
 
 import numpy as np
 
+from .. import _C
 from .._tensor import _FLOAT_NAMES, Tensor, _as_tensor, _binary, _op, _wrap
 from ..common import dtype as mstype
 
 __all__ = [  # written here; the declared ones are added below
-    "matmul", "dense", "bias_add", "conv2d",
-    "max_pool2d", "avg_pool2d", "batch_norm", "gelu", "softmax", "dropout", "flatten", "split",
+    "dropout", "flatten", "split",
     "strided_slice", "slice", "one_hot", "tile", "zeros", "ones", "fill", "full", "zeros_like", "ones_like",
     "full_like", "arange", "eye", "cross_entropy", "nll_loss",
     "depend", "stop_gradient", "print_",
@@ -445,19 +445,16 @@ def partial(func, *args):
     return functools.partial(func, *args)
 
 
-# Products, convolution, pooling, normalisation, activations and dropout.
-from .nn_functional import (  # noqa: E402
-    avg_pool2d,
-    batch_norm,
-    bias_add,
-    conv2d,
-    dense,
-    dropout,
-    gelu,
-    matmul,
-    max_pool2d,
-    softmax,
-)
+def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
+    """Zeroes elements with probability `p` and scales the rest by 1/(1-p) (op
+    dropout_ext). Written by hand: when nothing is dropped (not training, or
+    p = 0) it returns the input object itself and runs no op, which a declared
+    form, a call, cannot."""
+    p = p.item() if isinstance(p, np.generic) else p
+    attrs = _C.check_attrs("dropout_ext", {"p": p, "training": training})
+    if not attrs["training"] or attrs["p"] == 0:
+        return input
+    return _op("dropout_ext", input, **attrs)
 
 
 # Every function an op declares (OpDef::api in C++), bound from the declaration.

@@ -13,8 +13,7 @@ from ..common import dtype as mstype
 from . import functional as F
 
 __all__ = [  # written here; the declared ones are added below
-    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "BiasAdd", "Dense",
-    "BatchNorm", "GeLU", "GELU", "Flatten", "Split", "StridedSlice", "OneHot",
+    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "Split", "StridedSlice", "OneHot",
     "Tile", "Fill", "Fills", "Zeros", "Ones",
     "SparseSoftmaxCrossEntropyWithLogits", "NLLLoss", "Shape", "Rank", "Size", "DType", "Depend", "StopGradient",
     "Print", "ScalarToTensor", "TupleToArray",
@@ -74,97 +73,6 @@ def prim_attr_register(init):
         init(self, *args, **kwargs)
 
     return wrapper
-
-
-def _axes(axis):
-    if axis is None:
-        return []
-    if isinstance(axis, (list, tuple)):
-        return [int(a) for a in axis]
-    return int(axis)
-
-
-# --- elementwise ------------------------------------------------------------------
-class _Unary(Primitive):
-    _op = None
-
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, x):
-        return _op(self._op, x)
-
-
-class _Binary(Primitive):
-    _fn = None
-
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, x, y):
-        return type(self)._fn(x, y)
-
-
-class Flatten(_Unary):
-    _op = "flatten"
-
-
-class GeLU(Primitive):
-    """GeLU with the tanh approximation, as MindSpore's GeLU primitive computes it."""
-
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, x):
-        return _op("gelu", x, approximate=True)
-
-
-GELU = GeLU
-
-
-# --- NN ----------------------------------------------------------------------------------
-# MatMul, BatchMatMul, Conv2D, MaxPool, AvgPool and Dropout are declared by their ops
-# (OpDef::api); these four do more than one op call, or fix an attribute the op leaves open.
-class BiasAdd(Primitive):
-    """The op adds along axis 1 at any rank, so MindSpore's 'NCDHW' is the same call."""
-
-    def __init__(self, data_format="NCHW"):
-        super().__init__()
-        if data_format not in ("NCHW", "NCDHW"):
-            raise ValueError(f"For 'BiasAdd', only 'NCHW' data_format is supported by msrt, but got {data_format!r}.")
-
-    def __call__(self, input_x, bias):
-        return _op("bias_add", input_x, bias)
-
-
-class Dense(Primitive):
-    def __init__(self, has_bias=True):
-        super().__init__()
-        self.has_bias = has_bias
-
-    def __call__(self, x, w, b=None):
-        return F.dense(x, w, b if self.has_bias else None)
-
-
-class BatchNorm(Primitive):
-    """Returns (y, batch_mean, batch_variance, reserve_space_1, reserve_space_2) as MindSpore does."""
-
-    def __init__(self, is_training=False, epsilon=1e-5, momentum=0.1, data_format="NCHW"):
-        super().__init__()
-        if data_format != "NCHW":
-            raise ValueError(f"For 'BatchNorm', only 'NCHW' data_format is supported by msrt, "
-                             f"but got {data_format!r}.")
-        self.is_training = bool(is_training)
-        self.epsilon = float(epsilon)
-        self.momentum = float(momentum)
-
-    def __call__(self, input_x, scale, bias, mean, variance):
-        y, saved_mean, inv_std = _op("batch_norm", input_x, scale, bias, mean, variance,
-                                     is_training=self.is_training, epsilon=self.epsilon, momentum=self.momentum)
-        if not self.is_training:
-            return y, mean, variance, mean, variance
-        var = F.sub(_op("reciprocal", _op("square", inv_std)), self.epsilon)
-        return y, saved_mean, var, saved_mean, inv_std
 
 
 # --- shapes ----------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Parity tests of the NN ops (oneDNN for float32, reference loops for
 float64) against straightforward NumPy references, finite-difference
 gradient checks (float64), and the ops' error messages."""
+import inspect
 import itertools
 import warnings
 
@@ -879,3 +880,332 @@ def test_declared_nn_primitives_record_mindspore_parameters():
         msrt.ops.Dropout(keep_prob=0.0)
     eye, ones = np.eye(2, dtype=np.float32), np.ones((2, 2), np.float32)
     np.testing.assert_allclose(msrt.ops.mm(msrt.Tensor(eye), msrt.Tensor(ones)).asnumpy(), ones)
+
+
+# ---------------------------------------------------------------------------
+# MindSpore's functional forms (composites over the ops above): ops.matmul,
+# dense, bias_add, conv2d, max_pool2d, avg_pool2d, batch_norm, gelu, softmax
+# and dropout, and the BatchNorm primitive's five outputs.
+
+covers("matmul_ext", "dense_ext", "bias_add_ext", "conv2d_ext", "max_pool2d_ext", "avg_pool2d_ext", "batch_norm_ext",
+       "batch_norm_stats", "gelu_ext", "softmax_ext", "dropout_ext")
+
+
+def ms_grads(fn, args, sens, positions):
+    """Gradients of sum(sens * fn(*args)) w.r.t. args[positions], through msrt.grad."""
+    s = msrt.Tensor(sens)
+    grads = msrt.grad(lambda *a: (fn(*a) * s).sum(), grad_position=positions)(*args)
+    return [g.asnumpy() for g in (grads if isinstance(grads, tuple) else (grads,))]
+
+
+def torch_backward(torch, out, sens):
+    out.backward(torch.tensor(sens))
+    return out.detach().numpy()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("a_shape, b_shape", [
+    ((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)),
+    ((2, 1, 3, 4), (5, 4, 2)), ((4,), (2, 4, 3)), ((2, 3, 4), (4,))])
+def test_matmul_ext_matches_numpy_and_torch(dtype, a_shape, b_shape):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(40)
+    a, b = rand(rng, a_shape, dtype), rand(rng, b_shape, dtype)
+    (out,) = run_op("matmul_ext", [a, b])
+    np.testing.assert_allclose(out, np.matmul(a.astype(np.float64), b), **TOL[dtype])
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ty = torch.matmul(ta, tb)
+    sens = np.asarray(rand(rng, tuple(ty.shape), dtype))
+    np.testing.assert_allclose(out, torch_backward(torch, ty, sens), **TOL[dtype])
+    da, db = gradients("matmul_ext", [a, b], wrt=(0, 1), sens=sens)
+    np.testing.assert_allclose(da, ta.grad.numpy(), **TOL[dtype])
+    np.testing.assert_allclose(db, tb.grad.numpy(), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("x_shape", [(2, 3), (2, 5, 3), (3,)])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_dense_ext_matches_torch_linear(dtype, x_shape, with_bias):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(41)
+    arrays = [rand(rng, x_shape, dtype), rand(rng, (4, 3), dtype)] + ([rand(rng, (4,), dtype)] if with_bias else [])
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    ty = torch.nn.functional.linear(*ts)
+    sens = np.asarray(rand(rng, tuple(ty.shape), dtype))
+    expected = torch_backward(torch, ty, sens)
+    args = [msrt.Tensor(a) for a in arrays]
+    np.testing.assert_allclose(msrt.ops.dense(*args).asnumpy(), expected, **TOL[dtype])
+    grads = ms_grads(msrt.ops.dense, args, sens, tuple(range(len(args))))
+    for got, t in zip(grads, ts):
+        np.testing.assert_allclose(got, t.grad.numpy(), **TOL[dtype])
+
+
+def test_dense_primitive_without_bias_ignores_one_given():
+    rng = np.random.default_rng(42)
+    x, w, b = rand(rng, (2, 3)), rand(rng, (4, 3)), rand(rng, (4,))
+    args = [msrt.Tensor(a) for a in (x, w, b)]
+    np.testing.assert_allclose(msrt.ops.Dense(has_bias=False)(*args).asnumpy(), x @ w.T, rtol=1e-12)
+    np.testing.assert_allclose(msrt.ops.Dense()(*args).asnumpy(), x @ w.T + b, rtol=1e-12)
+    np.testing.assert_allclose(msrt.ops.Dense()(*args[:2]).asnumpy(), x @ w.T, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape, data_format", [((2, 3), "NCHW"), ((2, 3, 4, 5), "NCHW"), ((2, 3, 2, 2, 2), "NCDHW")])
+def test_bias_add_ext_matches_torch(dtype, shape, data_format):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(43)
+    x, b = rand(rng, shape, dtype), rand(rng, (3,), dtype)
+    attrs = {"data_format": data_format}
+    (out,) = run_op("bias_add_ext", [x, b], attrs)
+    tx, tb = torch.tensor(x, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ty = tx + tb.reshape((1, 3) + (1,) * (len(shape) - 2))
+    sens = rand(rng, shape, dtype)
+    np.testing.assert_allclose(out, torch_backward(torch, ty, sens), **TOL[dtype])
+    dx, db = gradients("bias_add_ext", [x, b], attrs, wrt=(0, 1), sens=sens)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **TOL[dtype])
+    np.testing.assert_allclose(db, tb.grad.numpy(), **TOL[dtype])
+
+
+# (ops.conv2d keywords, stride, dilation, (top, bottom, left, right) padding) for x (2, 4, 7, 6) and 3x3 weights.
+CONV_EXT_CASES = [
+    ({}, 1, 1, (0, 0, 0, 0)),
+    ({"stride": 2, "padding": 1}, 2, 1, (1, 1, 1, 1)),
+    ({"padding": (1, 2)}, 1, 1, (1, 1, 2, 2)),
+    ({"padding": (0, 1, 2, 1), "dilation": 2}, 1, 2, (0, 1, 2, 1)),
+    ({"padding": "same"}, 1, 1, (1, 1, 1, 1)),
+    ({"pad_mode": "same", "stride": 2}, 2, 1, (1, 1, 0, 1)),  # the odd pixel at the bottom and right
+    ({"pad_mode": "pad", "padding": 1, "groups": 2}, 1, 1, (1, 1, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kwargs, stride, dilation, pads", CONV_EXT_CASES)
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_conv2d_ext_matches_torch(dtype, kwargs, stride, dilation, pads, with_bias):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(44)
+    groups = kwargs.get("groups", 1)
+    arrays = [rand(rng, (2, 4, 7, 6), dtype), rand(rng, (6, 4 // groups, 3, 3), dtype)]
+    arrays += [rand(rng, (6,), dtype)] if with_bias else []
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    top, bottom, left, right = pads
+    padded = torch.nn.functional.pad(ts[0], (left, right, top, bottom))
+    ty = torch.nn.functional.conv2d(padded, ts[1], ts[2] if with_bias else None, stride=stride, dilation=dilation,
+                                    groups=groups)
+    sens = rand(rng, tuple(ty.shape), dtype)
+    expected = torch_backward(torch, ty, sens)
+
+    def conv(x, w, b=None):
+        return msrt.ops.conv2d(x, w, b, **kwargs)
+
+    args = [msrt.Tensor(a) for a in arrays]
+    np.testing.assert_allclose(conv(*args).asnumpy(), expected, **TOL[dtype])
+    for got, t in zip(ms_grads(conv, args, sens, tuple(range(len(args)))), ts):
+        np.testing.assert_allclose(got, t.grad.numpy(), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("kernel, stride", [(2, None), (3, 1), ((2, 3), (1, 2)), (3, 2)])
+def test_pool2d_ext_matches_torch(dtype, kind, kernel, stride):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(45)
+    x = rand(rng, (2, 3, 7, 8), dtype)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = getattr(torch.nn.functional, f"{kind}_pool2d")(tx, kernel, stride)
+    sens = rand(rng, tuple(ty.shape), dtype)
+    expected = torch_backward(torch, ty, sens)
+    fn = getattr(msrt.ops, f"{kind}_pool2d")
+
+    def pool(t):
+        return fn(t, kernel, stride)
+
+    np.testing.assert_allclose(pool(msrt.Tensor(x)).asnumpy(), expected, **TOL[dtype])
+    (dx,) = ms_grads(pool, [msrt.Tensor(x)], sens, 0)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **TOL[dtype])
+    (out,) = run_op(f"{kind}_pool2d_ext", [x], {"kernel_size": kernel, "strides": stride})
+    np.testing.assert_allclose(out, expected, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_ext_matches_torch(dtype, training):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(46)
+    x, scale, bias, running_mean, running_var = bn_inputs(rng, (4, 3, 5, 5), dtype)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, scale, bias))
+    trm, trv = torch.tensor(running_mean), torch.tensor(running_var)
+    ty = torch.nn.functional.batch_norm(tx, trm, trv, tw, tb, training=training, momentum=0.2, eps=1e-3)
+    sens = rand(rng, x.shape, dtype)
+    expected = torch_backward(torch, ty, sens)
+    stats = [msrt.Tensor(running_mean.copy()), msrt.Tensor(running_var.copy())]
+
+    def bn(xm, wm, bm):
+        return msrt.ops.batch_norm(xm, stats[0], stats[1], wm, bm, training=training, momentum=0.2, eps=1e-3)
+
+    args = [msrt.Tensor(a) for a in (x, scale, bias)]
+    np.testing.assert_allclose(bn(*args).asnumpy(), expected, **TOL[dtype])
+    # The running statistics were updated in place as torch's were (once: gradients start again from copies).
+    np.testing.assert_allclose(stats[0].asnumpy(), trm.numpy(), **TOL[dtype])
+    np.testing.assert_allclose(stats[1].asnumpy(), trv.numpy(), **TOL[dtype])
+    stats[:] = [msrt.Tensor(running_mean.copy()), msrt.Tensor(running_var.copy())]
+    for got, t in zip(ms_grads(bn, args, sens, (0, 1, 2)), (tx, tw, tb)):
+        np.testing.assert_allclose(got, t.grad.numpy(), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("training", [False, True])
+def test_batch_norm_stats_gives_mindspores_five_outputs(dtype, training):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(47)
+    inputs = bn_inputs(rng, (4, 3, 2, 5), dtype)
+    x, scale, bias, running_mean, running_var = inputs
+    attrs = {"is_training": training, "epsilon": 1e-3, "momentum": 0.2}
+    outs = run_op("batch_norm_stats", list(inputs), attrs)
+    if training:
+        y, mean, var, inv = np_batch_norm_train(x.astype(np.float64), scale, bias, 1e-3)
+        expected = [y, mean, var, mean, inv]
+    else:
+        inv = 1 / np.sqrt(running_var.astype(np.float64) + 1e-3)
+        y = (x - along_channels(running_mean, x)) * along_channels(inv * scale, x) + along_channels(bias, x)
+        expected = [y, running_mean, running_var, running_mean, running_var]
+    assert len(outs) == 5
+    for got, want in zip(outs, expected):
+        np.testing.assert_allclose(got, want, **TOL[dtype])
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, scale, bias))
+    ty = torch.nn.functional.batch_norm(tx, torch.tensor(running_mean), torch.tensor(running_var), tw, tb,
+                                        training=training, momentum=0.2, eps=1e-3)
+    sens = rand(rng, x.shape, dtype)
+    np.testing.assert_allclose(outs[0], torch_backward(torch, ty, sens), **TOL[dtype])
+    grads = gradients("batch_norm_stats", list(inputs), attrs, wrt=(0, 1, 2), sens=sens)
+    for got, t in zip(grads, (tx, tw, tb)):
+        np.testing.assert_allclose(got, t.grad.numpy(), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_ext_matches_torch(dtype, approximate):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(48)
+    x = rand(rng, (3, 4, 5), dtype, -3, 3)
+    (out,) = run_op("gelu_ext", [x], {"approximate": approximate})
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.gelu(tx, approximate=approximate)
+    sens = rand(rng, x.shape, dtype)
+    np.testing.assert_allclose(out, torch_backward(torch, ty, sens), **TOL[dtype])
+    (dx,) = gradients("gelu_ext", [x], {"approximate": approximate}, sens=sens)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype, cast", [(np.float32, None), (np.float64, None), (np.float32, "float64")])
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_softmax_ext_matches_torch(dtype, cast, axis):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(49)
+    x = rand(rng, (3, 4, 5), dtype, -3, 3)
+    attrs = {"axis": axis} if cast is None else {"axis": axis, "dtype": cast}
+    (out,) = run_op("softmax_ext", [x], attrs)
+    assert out.dtype == (dtype if cast is None else np.float64)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.softmax(tx if cast is None else tx.double(), dim=axis)
+    sens = rand(rng, x.shape, out.dtype)
+    np.testing.assert_allclose(out, torch_backward(torch, ty, sens), **TOL[dtype])
+    (dx,) = gradients("softmax_ext", [x], attrs, sens=sens)
+    assert dx.dtype == dtype
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_dropout_ext_scales_what_it_keeps_and_its_gradient_is_the_mask(dtype):
+    rng = np.random.default_rng(50)
+    x = rand(rng, (200, 50), dtype, 0.5, 1.5)
+    sens = rand(rng, x.shape, dtype)
+    t = tensor(x)
+    t.requires_grad = True
+    tape = _C.GradTape()
+    try:
+        (y,) = _C.call("dropout_ext", [t], {"p": 0.25})
+        (dx,) = tape.gradient([y], [tensor(sens)], [t])
+    finally:
+        tape.end()
+    y, dx = y.asnumpy(), dx.asnumpy()
+    kept = y != 0
+    assert 0.7 < kept.mean() < 0.8
+    np.testing.assert_allclose(y, np.where(kept, x / dtype(0.75), 0), **TOL[dtype])
+    np.testing.assert_allclose(dx, np.where(kept, sens / dtype(0.75), 0), **TOL[dtype])
+    # Nothing dropped: x itself (and its gradient is sens); everything dropped: zeros.
+    for attrs in ({"p": 0.0}, {"p": 0.6, "training": False}):
+        np.testing.assert_array_equal(run_op("dropout_ext", [x], attrs)[0], x)
+        np.testing.assert_array_equal(gradients("dropout_ext", [x], attrs, sens=sens)[0], sens)
+    np.testing.assert_array_equal(run_op("dropout_ext", [x], {"p": 1.0})[0], np.zeros_like(x))
+
+
+def test_functional_forms_have_mindspores_signatures():
+    ops = msrt.ops
+    signatures = {
+        ops.matmul: "(input, other)",
+        msrt.Tensor.matmul: "(self, other)",
+        ops.dense: "(input, weight, bias=None)",
+        ops.bias_add: "(input_x, bias, data_format='NCHW')",
+        ops.conv2d: "(input, weight, bias=None, stride=1, pad_mode='valid', padding=0, dilation=1, groups=1)",
+        ops.max_pool2d: "(x, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False)",
+        ops.avg_pool2d: "(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False, count_include_pad=True, "
+                        "divisor_override=None)",
+        ops.batch_norm: "(input_x, running_mean, running_var, weight, bias, training=False, momentum=0.1, eps=1e-05)",
+        ops.gelu: "(input_x, approximate='none')",
+        ops.softmax: "(input, axis=-1, *, dtype=None)",
+        ops.dropout: "(input, p=0.5, training=True, seed=None)",
+        ops.Dense: "(has_bias=True)",
+        ops.Dense.__call__: "(self, x, w, b=None)",
+        ops.BiasAdd: "(data_format='NCHW')",
+        ops.BiasAdd.__call__: "(self, input_x, bias)",
+        ops.BatchNorm: "(is_training=False, epsilon=1e-05, momentum=0.1, data_format='NCHW')",
+        ops.BatchNorm.__call__: "(self, input_x, scale, bias, mean, variance)",
+        ops.GeLU: "()",
+        ops.GELU: "()",
+        ops.Flatten: "()",
+        ops.Flatten.__call__: "(self, input_x)",
+    }
+    for fn, expected in signatures.items():
+        assert str(inspect.signature(fn)) == expected, fn
+
+
+def test_functional_forms_check_their_arguments_in_the_ops():
+    ops = msrt.ops
+    x = msrt.Tensor(np.ones((1, 2, 6, 6), np.float32))
+    w = msrt.Tensor(np.ones((3, 2, 3, 3), np.float32))
+    with pytest.raises(ValueError, match=r"\[matmul_ext\] the inputs must have rank 1 or more"):
+        ops.matmul(msrt.Tensor(1.0), msrt.Tensor(2.0))
+    with pytest.raises(ValueError, match=r"\[bias_add_ext\] attribute 'data_format' must be one of 'NCHW' or 'NCDHW'"):
+        ops.bias_add(x, msrt.Tensor(np.ones(2, np.float32)), data_format="NHWC")
+    with pytest.raises(ValueError, match=r"\[bias_add_ext\] attribute 'data_format'"):
+        ops.BiasAdd(data_format="NHWC")  # when the primitive is built
+    assert ops.bias_add(x, msrt.Tensor(np.ones(2, np.float32)), "NCDHW").shape == (1, 2, 6, 6)
+    with pytest.raises(ValueError, match=r"\[conv2d_ext\] 'padding' must be one of 'same', 'valid' or 'pad'"):
+        ops.conv2d(x, w, padding="full")
+    with pytest.raises(ValueError, match=r"\[conv2d_ext\] attribute 'padding' must be a non-negative int"):
+        ops.conv2d(x, w, padding=(1, 2, 3))
+    with pytest.raises(ValueError, match=r"\[conv2d\] 'pad' must be zero when 'pad_mode' is not 'pad'"):
+        ops.conv2d(x, w, pad_mode="same", padding=1)
+    for kwargs in ({"padding": 1}, {"dilation": 2}, {"return_indices": True}, {"ceil_mode": True}):
+        with pytest.raises(NotImplementedError, match=f"'{next(iter(kwargs))}'"):
+            ops.max_pool2d(x, 2, **kwargs)
+    with pytest.raises(NotImplementedError, match="'divisor_override'"):
+        ops.avg_pool2d(x, 2, divisor_override=3)
+    assert ops.avg_pool2d(x, 2, 2, count_include_pad=False).shape == (1, 2, 3, 3)
+    with pytest.raises(TypeError, match=r"\[max_pool2d_ext\] missing the required attribute 'kernel_size'"):
+        _C.call("max_pool2d_ext", [x._t], {})
+    scale = msrt.Tensor(np.ones(2, np.float32))
+    with pytest.raises(ValueError, match=r"\[batch_norm_ext\] 'momentum' must be in \[0, 1\]"):
+        ops.batch_norm(x, scale, scale, scale, scale, momentum=2.0)
+    with pytest.raises(ValueError, match=r"\[batch_norm_stats\] 'data_format' must be 'NCHW'"):
+        ops.BatchNorm(data_format="NHWC")
+    with pytest.raises(ValueError, match=r"\[gelu_ext\] attribute 'approximate' must be one of 'none' or 'tanh'"):
+        ops.gelu(x, approximate="fast")
+    assert ops.softmax(x, dtype=msrt.float64).dtype == msrt.float64
+    with pytest.raises(TypeError, match="'dtype'"):
+        ops.softmax(x, dtype="float7")
+    for training in (True, False):  # p is checked even when nothing is dropped
+        with pytest.raises(ValueError, match=r"\[dropout_ext\] 'p' must be in \[0, 1\]"):
+            ops.dropout(x, p=1.5, training=training)
+    assert ops.dropout(x, p=np.float32(0.0)) is x and ops.dropout(x, training=False) is x

@@ -6,10 +6,17 @@ from ...common import dtype as mstype
 from ...common.initializer import HeUniform, Uniform, initializer
 from ...common.parameter import Parameter
 from ...ops import _op
-from ...ops.nn_functional import _data_format
 from ..cell import Cell
 
 __all__ = ["Conv2d"]
+
+
+def _data_format(value, cls_name):
+    """The conv and pooling layouts, checked when a layer is built (nn.Conv2d, nn.MaxPool2d), in
+    MindSpore's words; the ops check again at the call."""
+    if value not in ("NCHW", "NHWC"):
+        raise ValueError(f"For '{cls_name}', the 'data_format' must be 'NCHW' or 'NHWC', but got {value!r}.")
+    return value
 
 
 def _pair(value, arg, cls_name, allow_zero=False):

@@ -1,7 +1,7 @@
 """MaxPool2d and AvgPool2d (NCHW)."""
 from ...ops import _op
-from ...ops.nn_functional import _data_format
 from ..cell import Cell
+from .conv import _data_format
 
 __all__ = ["MaxPool2d", "AvgPool2d"]
 
