@@ -1,7 +1,10 @@
 // Losses: sparse_softmax_cross_entropy, softmax_cross_entropy and nll_loss
 // (kernels), and the composites built from ops: mse_loss, l1_loss, l2_loss,
-// sigmoid_cross_entropy_with_logits, binary_cross_entropy_with_logits and
-// softmax_cross_entropy_with_logits.
+// sigmoid_cross_entropy_with_logits, binary_cross_entropy_with_logits,
+// softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits,
+// cross_entropy, negative_log_likelihood and nll_loss_with_total_weight.
+#include <optional>
+
 #include "ops/grad_utils.h"
 #include "ops/op_checks.h"
 
@@ -219,6 +222,207 @@ MSRT_REGISTER_OP({.name = "softmax_cross_entropy_with_logits",
                   },
                   .doc = "(per-sample softmax cross entropy, its gradient softmax(logits) - labels) (composite)",
                   .api = {Primitive("SoftmaxCrossEntropyWithLogits()(logits, labels)")}});
+
+MSRT_REGISTER_OP(
+    {.name = "sparse_softmax_cross_entropy_with_logits",
+     .inputs = {"logits", "labels"},
+     .attrs = {{"is_grad", false, "return the gradient w.r.t. the logits instead of the loss", AttrType::kBool}},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       const Tensor& logits = in[0];
+       if (!AttrBool(attrs, "is_grad")) {
+         Dict all{{"axis", Value(List{})}, {"keep_dims", false}};
+         return {Call1("reduce_mean", {Call1("sparse_softmax_cross_entropy", {logits, in[1]})}, all)};
+       }
+       CheckLogits("sparse_softmax_cross_entropy_with_logits", "logits", {logits.shape(), logits.dtype()});
+       Tensor onehot = fn::OneHot(in[1], logits.shape()[1], logits.dtype());
+       Tensor d = fn::Sub(fn::Softmax(logits, -1), onehot);
+       return {fn::Div(d, Scalar(static_cast<double>(logits.shape()[0]), d))};
+     },
+     .doc = "the mean sparse softmax cross entropy over the batch, or (is_grad) its gradient (softmax(logits) - "
+            "onehot(labels)) / N (composite)",
+     .api = {Primitive("SparseSoftmaxCrossEntropyWithLogits(is_grad=False)(logits, labels)")}});
+
+// --- Losses over classes: (N, C) or (N, C, d1, ...) inputs ------------------------------------------------
+// Note [Class losses]
+// cross_entropy and negative_log_likelihood (ms.ops.nll_loss) take inputs
+// (N, C) or (N, C, d1, ...) with targets (N,) or (N, d1, ...): the extra
+// dimensions are moved before the classes and flattened, so every sample is
+// one row of (N*d1*..., C), and the per-sample losses are reshaped back for
+// reduction 'none'. Samples whose target is `ignore_index` have loss 0 and do
+// not count in the mean. Without class weights or label smoothing the
+// per-sample ops (sparse_softmax_cross_entropy, nll_loss) compute the loss;
+// otherwise it is built from one-hot targets:
+//   loss_i = -(1 - s) * w[t_i] * logp[i, t_i] - s / C * sum_c w[c] * logp[i, c]
+// and the mean divides by sum_i w[t_i] over the kept samples.
+
+const AttrSpec kIgnoreIndexAttr{"ignore_index", int64_t{-100}, "the target value whose samples are left out",
+                                AttrType::kInt};
+const AttrSpec kLabelSmoothingAttr{"label_smoothing", 0.0, "the probability mass spread over every class",
+                                   AttrType::kFloat};
+
+void CheckHasClasses(std::string_view op, std::string_view name, const Tensor& x) {
+  if (x.shape().size() < 2) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("'", name, "' must be (N, C) or (N, C, d1, ...), but got shape ", ShapeRepr(x.shape())));
+  }
+}
+
+// `t` (of rank `rank`, classes in dimension 1) as rows of `classes` (Note [Class losses]).
+Tensor ClassesLast(const Tensor& t, size_t rank, int64_t classes) {
+  std::vector<int64_t> perm{0};
+  for (size_t i = 2; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
+  perm.push_back(1);
+  return fn::Reshape(fn::Transpose(t, perm), {-1, classes});
+}
+
+// The samples kept (target != ignore_index): `safe` targets ignored samples at
+// class 0, and `mask` (1 or 0, in the loss's dtype) zeroes their loss.
+struct Kept {
+  Tensor safe, mask;
+};
+Kept KeepTargets(const Tensor& target, int64_t ignore_index, DType dtype) {
+  Tensor keep = Call1("not_equal", {target, Scalar(static_cast<double>(ignore_index), target)});
+  return {fn::Select(keep, target, fn::ZerosLike(target)), fn::Cast(keep, dtype)};
+}
+
+// Per-sample `loss` reduced: 'mean' divides by the sum of `sample_weight`.
+Tensor ReduceSamples(const Tensor& loss, const Tensor& sample_weight, const Dict& attrs,
+                     const std::optional<Shape>& restore) {
+  std::string reduction = AttrString(attrs, "reduction");
+  if (reduction == "none") return restore ? fn::Reshape(loss, *restore) : loss;
+  Tensor total = fn::ReduceSum(loss, {}, false);
+  if (reduction == "sum") return total;
+  return fn::Div(total, fn::ReduceSum(sample_weight, {}, false));
+}
+
+// The loss of log-probabilities `logp` (rows, C) at `target` (rows,) with
+// class weights and label smoothing (Note [Class losses]); `fn_name` is the
+// ms.ops function named in errors.
+Tensor WeightedNll(std::string_view fn_name, const Tensor& logp, const Tensor& target, const Tensor& weight,
+                   const Dict& attrs, const std::optional<Shape>& restore) {
+  int64_t classes = logp.shape()[1];
+  if (weight.defined() && weight.shape() != Shape{classes}) {
+    ThrowError(ErrorKind::kValue,
+               StrCat("For '", fn_name, "', the shape of 'weight' must be (C,) = (", classes, ",) for inputs with ",
+                      classes, " classes, but got ", ShapeRepr(weight.shape()), "."));
+  }
+  Kept kept = KeepTargets(target, AttrInt(attrs, "ignore_index"), logp.dtype());
+  Tensor hot = fn::OneHot(kept.safe, classes, logp.dtype());
+  Tensor weighted_hot = hot;
+  Tensor sample_weight = kept.mask;
+  if (weight.defined()) {
+    weighted_hot = fn::Mul(hot, weight);
+    sample_weight = fn::Mul(fn::ReduceSum(weighted_hot, {1}, false), kept.mask);
+  }
+  Tensor loss = fn::Neg(fn::Mul(fn::ReduceSum(fn::Mul(weighted_hot, logp), {1}, false), kept.mask));
+  double smoothing = AttrFloat(attrs, "label_smoothing");
+  if (smoothing != 0.0) {
+    Tensor per_class = weight.defined() ? fn::Mul(logp, weight) : logp;
+    Tensor smooth = fn::Neg(fn::Mul(fn::ReduceSum(per_class, {1}, false), kept.mask));
+    loss = fn::Add(fn::Mul(loss, Scalar(1.0 - smoothing, loss)),
+                   fn::Mul(smooth, Scalar(smoothing / static_cast<double>(classes), smooth)));
+  }
+  return ReduceSamples(loss, sample_weight, attrs, restore);
+}
+
+// The negative log-likelihood of `logp` (N, C[, d...]) at `target` (Note [Class losses]).
+Tensor Nll(std::string_view fn_name, Tensor logp, Tensor target, const Tensor& weight, const Dict& attrs) {
+  std::optional<Shape> restore;
+  if (logp.shape().size() > 2) {
+    restore = target.shape();
+    logp = ClassesLast(logp, logp.shape().size(), logp.shape()[1]);
+    target = fn::Reshape(target, {-1});
+  }
+  if (weight.defined() || AttrFloat(attrs, "label_smoothing") != 0.0) {
+    return WeightedNll(fn_name, logp, target, weight, attrs, restore);
+  }
+  Kept kept = KeepTargets(target, AttrInt(attrs, "ignore_index"), logp.dtype());
+  Tensor loss = Call1("nll_loss", {logp, kept.safe}, Dict{{"reduction", Value(std::string("none"))}});
+  return ReduceSamples(fn::Mul(loss, kept.mask), kept.mask, attrs, restore);
+}
+
+Tensor LogSoftmaxOverClasses(const Tensor& x) { return Call1("log_softmax", {x}, Dict{{"axis", Value(1)}}); }
+
+// Cross entropy against class probabilities (a float `probs` shaped as `x`).
+Tensor CrossEntropyOfProbabilities(const Tensor& x, Tensor probs, const Tensor& weight, const Dict& attrs) {
+  size_t rank = x.shape().size();
+  int64_t classes = x.shape()[1];
+  Tensor logits = x;
+  if (rank > 2) {
+    logits = ClassesLast(x, rank, classes);
+    probs = ClassesLast(probs, rank, classes);
+  }
+  double smoothing = AttrFloat(attrs, "label_smoothing");
+  if (smoothing != 0.0) {
+    probs = fn::Add(fn::Mul(probs, Scalar(1.0 - smoothing, probs)),
+                    Scalar(smoothing / static_cast<double>(classes), probs));
+  }
+  Tensor logp = LogSoftmaxOverClasses(logits);
+  if (weight.defined()) logp = fn::Mul(logp, weight);
+  Tensor loss = fn::Neg(fn::ReduceSum(fn::Mul(probs, logp), {1}, false));
+  if (AttrString(attrs, "reduction") == "none" && rank > 2) {
+    Shape per_sample{x.shape()[0]};
+    per_sample.insert(per_sample.end(), x.shape().begin() + 2, x.shape().end());
+    return fn::Reshape(loss, per_sample);
+  }
+  return Reduce(loss, attrs);
+}
+
+MSRT_REGISTER_OP(
+    {.name = "cross_entropy",
+     .inputs = {"input", "target", "weight?"},
+     .attrs = {kIgnoreIndexAttr, kReductionAttr, kLabelSmoothingAttr},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       const Tensor& x = in[0];
+       const Tensor& target = in[1];
+       const Tensor& weight = in[2];
+       CheckHasClasses("cross_entropy", "input", x);
+       if (IsFloating(target.dtype())) return {CrossEntropyOfProbabilities(x, target, weight, attrs)};
+       if (weight.defined() || AttrFloat(attrs, "label_smoothing") != 0.0) {
+         return {Nll("cross_entropy", LogSoftmaxOverClasses(x), target, weight, attrs)};
+       }
+       Tensor logits = x;
+       Tensor labels = target;
+       std::optional<Shape> restore;
+       if (x.shape().size() > 2) {
+         restore = target.shape();
+         logits = ClassesLast(x, x.shape().size(), x.shape()[1]);
+         labels = fn::Reshape(target, {-1});
+       }
+       Kept kept = KeepTargets(labels, AttrInt(attrs, "ignore_index"), x.dtype());
+       Tensor loss = Call1("sparse_softmax_cross_entropy", {logits, kept.safe});
+       return {ReduceSamples(fn::Mul(loss, kept.mask), kept.mask, attrs, restore)};
+     },
+     .doc = "cross entropy of logits (N, C[, d1, ...]) against class indices or (float) class probabilities, with "
+            "class weights, ignore_index and label smoothing, averaged, summed or per sample (composite; Note "
+            "[Class losses])"});
+
+MSRT_REGISTER_OP({.name = "negative_log_likelihood",
+                  .inputs = {"input", "target", "weight?"},
+                  .attrs = {kIgnoreIndexAttr, kReductionAttr, kLabelSmoothingAttr},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    CheckHasClasses("negative_log_likelihood", "input", in[0]);
+                    return {Nll("nll_loss", in[0], in[1], in[2], attrs)};
+                  },
+                  .doc = "ms.ops.nll_loss: nll_loss of log-probabilities (N, C[, d1, ...]) with class weights, "
+                         "ignore_index and label smoothing, averaged, summed or per sample (composite; Note "
+                         "[Class losses])"});
+
+MSRT_REGISTER_OP(
+    {.name = "nll_loss_with_total_weight",
+     .inputs = {"logits", "labels", "weight"},
+     .attrs = {kReductionAttr, kIgnoreIndexAttr},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       const Tensor& logits = in[0];
+       CheckHasClasses("nll_loss_with_total_weight", "logits", logits);
+       Dict nll{{"ignore_index", *attrs.Find("ignore_index")}, {"reduction", *attrs.Find("reduction")}};
+       Tensor loss = Call1("negative_log_likelihood", {logits, in[1], in[2]}, nll);
+       // Labels out of [0, C) (ignore_index among them) have an all-zero one-hot row: no weight.
+       Tensor hot = fn::OneHot(in[1], logits.shape()[1], logits.dtype());
+       return {loss, fn::ReduceSum(fn::Mul(hot, in[2]), {}, false)};
+     },
+     .doc = "(the negative log-likelihood with class weights, the total weight of the targets) (composite)",
+     .api = {Primitive("NLLLoss(reduction='mean', ignore_index=-100)(logits, labels, weight)")}});
 
 }  // namespace
 }  // namespace msrt::ops

@@ -10,8 +10,9 @@ import numbers
 import numpy as np
 
 from .. import _C
-from .._tensor import _FLOAT_NAMES, Tensor, _as_tensor, _binary, _op, _wrap
+from .._tensor import Tensor, _as_tensor, _binary, _op, _wrap
 from ..common import dtype as mstype
+from . import _api
 
 __all__ = [  # written here; the declared ones are added below
     "dropout", "flatten", "split",
@@ -229,125 +230,27 @@ def eye(n, m=None, dtype=mstype.float32):
 
 
 # --- losses -----------------------------------------------------------------------
-# mse_loss, l1_loss and binary_cross_entropy_with_logits are declared by their
-# C++ composite ops (src/ops/loss.cc). cross_entropy and nll_loss stay here:
-# they call the per-sample loss ops (sparse_softmax_cross_entropy, nll_loss)
-# from Python, which tests/python/ops/test_functional.py checks; a composite
-# would run those inside C++, out of that check's sight.
-_REDUCTIONS = ("mean", "sum", "none")
-
-
-def _check_reduction(reduction, op):
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"For '{op}', 'reduction' must be 'mean', 'sum' or 'none', but got {reduction!r}.")
-
-
-def _reduce(loss, reduction):
-    if reduction == "mean":
-        return _op("reduce_mean", loss, axis=[], keep_dims=False)
-    if reduction == "sum":
-        return _op("reduce_sum", loss, axis=[], keep_dims=False)
-    return loss
-
-
-def _class_last(x, target):
-    """(N, C, d1, ...) → (N*d1*..., C) and target → (N*d1*...,); and the shape to restore."""
-    nd = x.ndim
-    perm = [0] + list(range(2, nd)) + [1]
-    rest = list(target.shape)
-    flat = _op("reshape", _op("transpose", x, perm=perm), shape=[-1, x.shape[1]])
-    return flat, _op("reshape", target, shape=[-1]), rest
-
-
-def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    """Negative log-likelihood of `target` classes under log-probabilities `inputs` (N, C[, d...])."""
-    _check_reduction(reduction, "nll_loss")
-    return _nll(inputs, target, weight, ignore_index, reduction, label_smoothing, "nll_loss")
-
-
-def _nll(inputs, target, weight, ignore_index, reduction, label_smoothing, op):
-    restore = None
-    if inputs.ndim > 2:
-        inputs, target, restore = _class_last(inputs, target)
-    if weight is None and not label_smoothing:
-        return _masked(lambda safe: _op("nll_loss", inputs, safe, reduction="none"), target, ignore_index,
-                       reduction, restore, inputs._t.dtype_name)
-    return _weighted_nll(inputs, target, weight, ignore_index, reduction, label_smoothing, restore, op)
-
-
-def _masked(per_sample, target, ignore_index, reduction, restore, dtype):
-    """A per-sample loss with samples whose target is `ignore_index` left out
-    (they get loss 0 and do not count in the mean)."""
-    keep = _op("not_equal", target, _t(ignore_index, target))
-    safe = _op("select", keep, target, _op("zeros_like", target))
-    mask = _op("cast", keep, dtype=dtype)
-    loss = _op("mul", per_sample(safe), mask)
-    if reduction == "none":
-        return loss if restore is None else _op("reshape", loss, shape=restore)
-    total = _op("reduce_sum", loss, axis=[], keep_dims=False)
-    if reduction == "sum":
-        return total
-    return _op("div", total, _op("reduce_sum", mask, axis=[], keep_dims=False))
-
-
-def _weighted_nll(logp, target, weight, ignore_index, reduction, label_smoothing, restore, op):
-    dtype = logp._t.dtype_name
-    classes = logp.shape[1]
+# Every loss is a C++ composite op (src/ops/loss.cc). cross_entropy and nll_loss
+# are bound here, not generated, for one reason: their 'weight' must be a
+# Tensor or None, where a generated form would turn a list into a Tensor.
+def _class_loss(op, name, input, target, weight, ignore_index, reduction, label_smoothing):  # noqa: A002
     if weight is not None and not isinstance(weight, Tensor):
-        raise TypeError(f"For '{op}', 'weight' must be a Tensor or None, but got {type(weight).__name__}.")
-    if weight is not None and tuple(weight.shape) != (classes,):
-        raise ValueError(f"For '{op}', the shape of 'weight' must be (C,) = ({classes},) for inputs with {classes} "
-                         f"classes, but got {tuple(weight.shape)}.")
-    keep = _op("not_equal", target, _t(ignore_index, target))
-    safe = _op("select", keep, target, _op("zeros_like", target))
-    hot = _op("one_hot", safe, depth=classes, on_value=1.0, off_value=0.0, axis=-1, dtype=dtype)
-    mask = _op("cast", keep, dtype=dtype)
-    if weight is not None:
-        w_hot = _op("mul", hot, weight)
-        sample_w = _op("mul", _op("reduce_sum", w_hot, axis=1, keep_dims=False), mask)
-    else:
-        w_hot = hot
-        sample_w = mask
-    loss = _op("neg", _op("mul", _op("reduce_sum", _op("mul", w_hot, logp), axis=1, keep_dims=False), mask))
-    if label_smoothing:
-        per_class = logp if weight is None else _op("mul", logp, weight)
-        smooth = _op("neg", _op("mul", _op("reduce_sum", per_class, axis=1, keep_dims=False), mask))
-        loss = _bin("add", _bin("mul", loss, 1.0 - label_smoothing), _bin("mul", smooth, label_smoothing / classes))
-    if reduction == "none":
-        return loss if restore is None else _op("reshape", loss, shape=restore)
-    total = _op("reduce_sum", loss, axis=[], keep_dims=False)
-    if reduction == "sum":
-        return total
-    return _op("div", total, _op("reduce_sum", sample_w, axis=[], keep_dims=False))
+        raise TypeError(f"For '{name}', 'weight' must be a Tensor or None, but got {type(weight).__name__}.")
+    attrs = {"ignore_index": _api._number_attr(ignore_index), "reduction": reduction,
+             "label_smoothing": _api._number_attr(label_smoothing)}
+    return _api._invoke(op, (input, target, _api._ABSENT if weight is None else weight), attrs)
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):  # noqa: A002
     """Cross entropy between logits `input` (N, C[, d...]) and class indices or class probabilities."""
-    _check_reduction(reduction, "cross_entropy")
-    if target._t.dtype_name in _FLOAT_NAMES:
-        # Class probabilities.
-        logits, probs = input, target
-        if input.ndim > 2:
-            nd = input.ndim
-            perm = [0] + list(range(2, nd)) + [1]
-            logits = _op("reshape", _op("transpose", input, perm=perm), shape=[-1, input.shape[1]])
-            probs = _op("reshape", _op("transpose", target, perm=perm), shape=[-1, input.shape[1]])
-        classes = logits.shape[1]
-        if label_smoothing:
-            probs = _bin("add", _bin("mul", probs, 1.0 - label_smoothing), label_smoothing / classes)
-        logp = _op("log_softmax", logits, axis=1)
-        if weight is not None:
-            logp = _op("mul", logp, weight)
-        loss = _op("neg", _op("reduce_sum", _op("mul", probs, logp), axis=1, keep_dims=False))
-        if reduction == "none" and input.ndim > 2:
-            return _op("reshape", loss, shape=[input.shape[0]] + list(input.shape[2:]))
-        return _reduce(loss, reduction)
-    if weight is None and not label_smoothing:
-        logits, labels, restore = (input, target, None) if input.ndim == 2 else _class_last(input, target)
-        return _masked(lambda safe: _op("sparse_softmax_cross_entropy", logits, safe), labels, ignore_index,
-                       reduction, restore, input._t.dtype_name)
-    return _nll(_op("log_softmax", input, axis=1), target, weight, ignore_index, reduction, label_smoothing,
-                "cross_entropy")
+    return _class_loss("cross_entropy", "cross_entropy", input, target, weight, ignore_index, reduction,
+                       label_smoothing)
+
+
+def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """Negative log-likelihood of `target` classes under log-probabilities `inputs` (N, C[, d...])."""
+    return _class_loss("negative_log_likelihood", "nll_loss", inputs, target, weight, ignore_index, reduction,
+                       label_smoothing)
 
 
 # --- in-place and graph helpers ---------------------------------------------------

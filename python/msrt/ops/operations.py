@@ -15,7 +15,7 @@ from . import functional as F
 __all__ = [  # written here; the declared ones are added below
     "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "Split", "StridedSlice", "OneHot",
     "Tile", "Fill", "Fills", "Zeros", "Ones",
-    "SparseSoftmaxCrossEntropyWithLogits", "NLLLoss", "Shape", "Rank", "Size", "DType", "Depend", "StopGradient",
+    "Shape", "Rank", "Size", "DType", "Depend", "StopGradient",
     "Print", "ScalarToTensor", "TupleToArray",
 ]
 
@@ -144,47 +144,6 @@ class Ones(Zeros):
         return F.ones(size, type)
 
 
-# --- losses -----------------------------------------------------------------------------
-# SoftmaxCrossEntropyWithLogits, SigmoidCrossEntropyWithLogits and L2Loss are
-# declared by their C++ composite ops (src/ops/loss.cc). These two stay: the
-# first is checked to call sparse_softmax_cross_entropy from Python, and the
-# second builds on F.nll_loss, which stays in Python for the same reason.
-class SparseSoftmaxCrossEntropyWithLogits(Primitive):
-    """The mean loss over the batch, or (is_grad=True) the gradient w.r.t. the logits."""
-
-    def __init__(self, is_grad=False):
-        super().__init__()
-        self.is_grad = bool(is_grad)
-
-    def __call__(self, logits, labels):
-        if self.is_grad:
-            classes = logits.shape[-1]
-            hot = _op("one_hot", labels, depth=classes, on_value=1.0, off_value=0.0, axis=-1,
-                      dtype=logits._t.dtype_name)
-            return F.div(F.sub(_op("softmax", logits, axis=-1), hot), float(logits.shape[0]))
-        loss = _op("sparse_softmax_cross_entropy", logits, labels)
-        return _op("reduce_mean", loss, axis=[], keep_dims=False)
-
-
-class NLLLoss(Primitive):
-    """Returns (loss, total_weight)."""
-
-    def __init__(self, reduction="mean", ignore_index=-100):
-        super().__init__()
-        if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"For 'NLLLoss', 'reduction' must be 'mean', 'sum' or 'none', but got {reduction!r}.")
-        self.reduction = reduction
-        self.ignore_index = ignore_index
-
-    def __call__(self, logits, labels, weight):
-        loss = F.nll_loss(logits, labels, weight, self.ignore_index, self.reduction)
-        hot = _op("one_hot", labels, depth=logits.shape[1], on_value=1.0, off_value=0.0, axis=-1,
-                  dtype=logits._t.dtype_name)
-        total = _op("reduce_sum", F.mul(hot, weight), axis=[], keep_dims=False)
-        return loss, total
-
-
-# --- in-place updates -----------------------------------------------------------------------
 # --- misc -------------------------------------------------------------------------------------
 class Shape(Primitive):
     def __init__(self):

@@ -12,7 +12,9 @@ from msrt import _C, ops
 from .harness import check_grad, covers, gradients, run_op
 
 covers("sparse_softmax_cross_entropy", "softmax_cross_entropy", "nll_loss", "mse_loss", "l1_loss", "l2_loss",
-       "sigmoid_cross_entropy_with_logits", "binary_cross_entropy_with_logits", "softmax_cross_entropy_with_logits")
+       "sigmoid_cross_entropy_with_logits", "binary_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
+       "sparse_softmax_cross_entropy_with_logits", "cross_entropy", "negative_log_likelihood",
+       "nll_loss_with_total_weight")
 
 RNG = np.random.default_rng(5)
 FLOATS = [np.float32, np.float64]
@@ -334,3 +336,167 @@ def test_class_weights_must_be_a_tensor_of_one_weight_per_class(fn):
         fn(x, labels, weight=[1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match=rf"For '{fn.__name__}', the shape of 'weight' must be \(C,\) = \(3,\)"):
         fn(x, labels, weight=ms.Tensor(np.ones(4, np.float32)))
+
+
+# --- losses over classes (composites; Note [Class losses] in src/ops/loss.cc) ------------------
+def _class_case(shape, targets, ignore):
+    """Logits of `shape` (N, C, d...) in float64 and targets: class indices (int32, some `ignore`d when asked)
+    or (targets == "probs") class probabilities shaped as the logits."""
+    x = RNG.uniform(-3, 3, size=shape)
+    c = shape[1]
+    if targets == "probs":
+        p = RNG.uniform(0.1, 1, size=shape)
+        return x, p / p.sum(1, keepdims=True)
+    target = RNG.integers(0, c, size=(shape[0],) + shape[2:]).astype(np.int32)
+    if ignore:
+        target.reshape(-1)[::3] = -100
+    return x, target
+
+
+def _ms_grad(fn, x, weight):
+    """fn's value and gradient w.r.t. x, by ms.grad of the sum of fn."""
+    w = None if weight is None else ms.Tensor(weight)
+    value = fn(ms.Tensor(x), w)
+    grad = ms.grad(lambda a: ops.sum(fn(a, w)))(ms.Tensor(x))
+    return value.asnumpy(), grad.asnumpy()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(5, 4), (3, 4, 2, 3)])
+@pytest.mark.parametrize("targets", ["indices", "ignored", "probs"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_against_pytorch(reduction, shape, targets, weighted, smoothing):
+    torch = pytest.importorskip("torch")
+    x, target = _class_case(shape, targets, targets == "ignored")
+    weight = RNG.uniform(0.5, 2, size=shape[1]) if weighted else None
+    xt = torch.tensor(x, requires_grad=True)
+    tt = torch.tensor(target) if targets == "probs" else torch.tensor(target.astype(np.int64))
+    want = torch.nn.functional.cross_entropy(xt, tt, None if weight is None else torch.tensor(weight),
+                                             reduction=reduction, label_smoothing=smoothing)
+    want.sum().backward()
+    got, grad = _ms_grad(lambda a, w: ops.cross_entropy(a, ms.Tensor(target), w, -100, reduction, smoothing),
+                         x, weight)
+    assert got.shape == tuple(want.shape)
+    np.testing.assert_allclose(got, want.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(grad, xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(6, 3), (2, 3, 4)])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("label_dtype", [np.int32, np.int64])
+def test_negative_log_likelihood_against_pytorch(reduction, shape, weighted, label_dtype):
+    torch = pytest.importorskip("torch")
+    x, target = _class_case(shape, "indices", True)
+    lp = torch.log_softmax(torch.tensor(x), 1).numpy()
+    target = target.astype(label_dtype)
+    weight = RNG.uniform(0.5, 2, size=shape[1]) if weighted else None
+    lpt = torch.tensor(lp, requires_grad=True)
+    want = torch.nn.functional.nll_loss(lpt, torch.tensor(target.astype(np.int64)),
+                                        None if weight is None else torch.tensor(weight), reduction=reduction)
+    want.sum().backward()
+    got, grad = _ms_grad(lambda a, w: ops.nll_loss(a, ms.Tensor(target), w, -100, reduction), lp, weight)
+    np.testing.assert_allclose(got, want.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(grad, lpt.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_negative_log_likelihood_with_label_smoothing(reduction):
+    # On log-probabilities log_softmax changes nothing, so the smoothed loss is cross entropy's.
+    torch = pytest.importorskip("torch")
+    x, target = _class_case((5, 4), "indices", True)
+    lp = torch.log_softmax(torch.tensor(x), 1).numpy()
+    weight = RNG.uniform(0.5, 2, size=4)
+    want = torch.nn.functional.cross_entropy(torch.tensor(lp), torch.tensor(target.astype(np.int64)),
+                                             torch.tensor(weight), reduction=reduction, label_smoothing=0.3)
+    attrs = {"reduction": reduction, "label_smoothing": 0.3}
+    (got,) = run_op("negative_log_likelihood", [lp, target, weight], attrs)
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-10, atol=1e-12)
+    check_grad("negative_log_likelihood", [lp, target, weight], attrs)
+    check_grad("cross_entropy", [x, target, weight], attrs)
+
+
+def _unweighted(name, inputs, attrs):
+    """Op `name` on NumPy inputs with its class weights left out (None)."""
+    (out,) = _C.call(name, [_C.TensorBase(a) for a in inputs] + [None], attrs)
+    return out.asnumpy()
+
+
+def test_class_losses_leave_ignored_samples_out():
+    x, target = _class_case((4, 3), "indices", False)
+    target[1] = 7
+    lp = log_softmax(x)
+    for name, inp in (("cross_entropy", x), ("negative_log_likelihood", lp)):
+        loss = _unweighted(name, [inp, target], {"ignore_index": 7, "reduction": "none"})
+        assert loss[1] == 0.0
+        mean = _unweighted(name, [inp, target], {"ignore_index": 7})
+        np.testing.assert_allclose(mean, np.delete(loss, 1).mean(), rtol=1e-12)
+    # Every sample ignored: the mean is 0 / 0, as PyTorch's.
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(_unweighted("cross_entropy", [x, np.full(4, 7, np.int32)], {"ignore_index": 7}))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_with_total_weight(reduction):
+    torch = pytest.importorskip("torch")
+    x, target = _class_case((6, 4), "indices", True)
+    lp = log_softmax(x)
+    weight = RNG.uniform(0.5, 2, size=4)
+    loss, total = run_op("nll_loss_with_total_weight", [lp, target, weight], {"reduction": reduction})
+    want = torch.nn.functional.nll_loss(torch.tensor(lp), torch.tensor(target.astype(np.int64)),
+                                        torch.tensor(weight), reduction=reduction)
+    np.testing.assert_allclose(loss, want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(total, weight[target[target != -100]].sum(), rtol=1e-12)
+    check_grad("nll_loss_with_total_weight", [lp, target, weight], {"reduction": reduction})
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("is_grad", [False, True])
+def test_sparse_softmax_cross_entropy_with_logits(dtype, is_grad):
+    x, target = _class_case((5, 4), "indices", False)
+    x = x.astype(dtype)
+    (out,) = run_op("sparse_softmax_cross_entropy_with_logits", [x, target], {"is_grad": is_grad})
+    lsm = log_softmax(x)
+    want = (np.exp(lsm) - np.eye(4)[target]) / 5 if is_grad else -lsm[np.arange(5), target].mean()
+    assert out.dtype == dtype and out.shape == np.shape(want)
+    np.testing.assert_allclose(out, want, **tol(dtype))
+    check_grad("sparse_softmax_cross_entropy_with_logits", [x, target], {"is_grad": is_grad})
+
+
+def test_class_loss_errors():
+    x = np.zeros((3, 4))
+    labels = np.zeros(3, np.int32)
+    for name in ["cross_entropy", "negative_log_likelihood"]:
+        expect_error(ValueError, [f"[{name}]", "'reduction'", "'mean', 'sum' or 'none'", "'avg'"], name,
+                     [x, labels, np.ones(4)], {"reduction": "avg"})
+        expect_error(TypeError, [f"[{name}]", "'ignore_index'", "an int"], name, [x, labels, np.ones(4)],
+                     {"ignore_index": 1.5})
+        with pytest.raises(ValueError, match=rf"\[{name}\] 'input' must be \(N, C\) or \(N, C, d1, ...\), "
+                                             r"but got shape \(4,\)"):
+            _unweighted(name, [np.zeros(4), np.zeros(4, np.int32)], {})
+    expect_error(ValueError, ["For 'cross_entropy', the shape of 'weight' must be (C,) = (4,)", "got (3,)"],
+                 "cross_entropy", [x, labels, np.ones(3)], {"label_smoothing": 0.1})
+    expect_error(ValueError, ["For 'nll_loss', the shape of 'weight' must be (C,) = (4,)", "got (2, 2)"],
+                 "nll_loss_with_total_weight", [x, labels, np.ones((2, 2))])
+    expect_error(TypeError, ["[sparse_softmax_cross_entropy_with_logits]", "'is_grad'", "a bool"],
+                 "sparse_softmax_cross_entropy_with_logits", [x, labels], {"is_grad": 1})
+    expect_error(ValueError, ["[sparse_softmax_cross_entropy]", "'logits'", "2-D"],
+                 "sparse_softmax_cross_entropy_with_logits", [np.zeros(4), labels])
+    with pytest.raises(ValueError, match=r"\[nll_loss_with_total_weight\] input 2 is an undefined tensor"):
+        _C.call("nll_loss_with_total_weight", [_C.TensorBase(x), _C.TensorBase(labels), None], {})
+
+
+def test_class_loss_python_forms():
+    assert (str(inspect.signature(ops.cross_entropy))
+            == "(input, target, weight=None, ignore_index=-100, reduction='mean', label_smoothing=0.0)")
+    assert (str(inspect.signature(ops.nll_loss))
+            == "(inputs, target, weight=None, ignore_index=-100, reduction='mean', label_smoothing=0.0)")
+    assert str(inspect.signature(ops.SparseSoftmaxCrossEntropyWithLogits)) == "(is_grad=False)"
+    assert str(inspect.signature(ops.NLLLoss)) == "(reduction='mean', ignore_index=-100)"
+    for cls in (ops.SparseSoftmaxCrossEntropyWithLogits, ops.NLLLoss):
+        assert issubclass(cls, ops.Primitive)
+    with pytest.raises(ValueError, match=r"\[nll_loss_with_total_weight\] attribute 'reduction'"):
+        ops.NLLLoss(reduction="avg")
+    with pytest.raises(ValueError, match=r"\[cross_entropy\] attribute 'reduction'"):
+        ops.cross_entropy(ms.Tensor(np.zeros((2, 3))), ms.Tensor(np.zeros(2, np.int32)), reduction="avg")
