@@ -395,7 +395,9 @@ MSRT_REGISTER_OP(
      },
      .doc = "cross entropy of logits (N, C[, d1, ...]) against class indices or (float) class probabilities, with "
             "class weights, ignore_index and label smoothing, averaged, summed or per sample (composite; Note "
-            "[Class losses])"});
+            "[Class losses])",
+     .api = {Function("cross_entropy(input, target, weight=None, ignore_index=-100, reduction='mean', "
+                      "label_smoothing=0.0)")}});
 
 MSRT_REGISTER_OP({.name = "negative_log_likelihood",
                   .inputs = {"input", "target", "weight?"},
@@ -406,7 +408,9 @@ MSRT_REGISTER_OP({.name = "negative_log_likelihood",
                   },
                   .doc = "ms.ops.nll_loss: nll_loss of log-probabilities (N, C[, d1, ...]) with class weights, "
                          "ignore_index and label smoothing, averaged, summed or per sample (composite; Note "
-                         "[Class losses])"});
+                         "[Class losses])",
+                  .api = {Function("nll_loss(inputs->input, target, weight=None, ignore_index=-100, "
+                                   "reduction='mean', label_smoothing=0.0)")}});
 
 MSRT_REGISTER_OP(
     {.name = "nll_loss_with_total_weight",

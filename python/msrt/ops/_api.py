@@ -61,6 +61,18 @@ def _convert_inputs(op, values):
 _ABSENT = object()
 
 
+def _optional(op, form, name, value):
+    """An optional input of `op` (parameter `name` of form `form`): None leaves
+    it out; otherwise a Tensor, or a number where the op promotes scalars."""
+    if value is None:
+        return _ABSENT
+    numbers_too = op in _PROMOTES_SCALARS
+    if isinstance(value, Tensor) or (numbers_too and isinstance(value, (numbers.Number, np.generic))):
+        return value
+    expected = "a Tensor, a number or None" if numbers_too else "a Tensor or None"
+    raise TypeError(f"For '{form}', '{name}' must be {expected}, but got {type(value).__name__}.")
+
+
 def _invoke(op, inputs, attrs):
     outs = _tensor._call(op, _convert_inputs(op, inputs), attrs)  # the one way to the core (_tensor._op)
     if len(outs) == 1:
@@ -173,7 +185,7 @@ def _body(form, params, self_attrs=None):
         elif binds == "inputs":
             given[_input_name(p["target"])] = f"*{name}"
         elif binds == "optional_input":
-            given[_input_name(p["target"])] = f"(_ABSENT if {name} is None else {name})"
+            given[_input_name(p["target"])] = f"_optional({op!r}, {form['names'][0]!r}, {name!r}, {name})"
         elif binds == "attr":
             attrs.append(f"{p['target']!r}: {_attr_expr(types, p)}")
         elif binds == "recorded":  # accepted, not the op's (a Primitive records it as an attribute)
@@ -198,7 +210,8 @@ def _body(form, params, self_attrs=None):
 
 
 def _compile(source, name, defaults):
-    namespace = {"_invoke": _invoke, "_ABSENT": _ABSENT, "_dtype_attr": _dtype_attr, "_ints_attr": _ints_attr,
+    namespace = {"_invoke": _invoke, "_ABSENT": _ABSENT, "_optional": _optional, "_dtype_attr": _dtype_attr,
+                 "_ints_attr": _ints_attr,
                  "_number_attr": _number_attr, "_axes_attr": _axes_attr, "_scalar_attr": _scalar_attr,
                  "_varargs": _varargs,
                  "_unsupported": _unsupported, "_d": defaults, "_C": _C}

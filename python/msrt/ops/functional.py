@@ -12,12 +12,11 @@ import numpy as np
 from .. import _C
 from .._tensor import Tensor, _as_tensor, _binary, _op, _wrap
 from ..common import dtype as mstype
-from . import _api
 
 __all__ = [  # written here; the declared ones are added below
     "dropout", "flatten", "split",
     "strided_slice", "slice", "one_hot", "tile", "zeros", "ones", "fill", "full", "zeros_like", "ones_like",
-    "full_like", "arange", "eye", "cross_entropy", "nll_loss",
+    "full_like", "arange", "eye",
     "depend", "stop_gradient", "print_",
     "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array",
     "clip_by_global_norm", "partial",
@@ -227,30 +226,6 @@ def arange(start=0, end=None, step=1, *, dtype=None):
 
 def eye(n, m=None, dtype=mstype.float32):
     return Tensor(np.eye(n, m), dtype)
-
-
-# --- losses -----------------------------------------------------------------------
-# Every loss is a C++ composite op (src/ops/loss.cc). cross_entropy and nll_loss
-# are bound here, not generated, for one reason: their 'weight' must be a
-# Tensor or None, where a generated form would turn a list into a Tensor.
-def _class_loss(op, name, input, target, weight, ignore_index, reduction, label_smoothing):  # noqa: A002
-    if weight is not None and not isinstance(weight, Tensor):
-        raise TypeError(f"For '{name}', 'weight' must be a Tensor or None, but got {type(weight).__name__}.")
-    attrs = {"ignore_index": _api._number_attr(ignore_index), "reduction": reduction,
-             "label_smoothing": _api._number_attr(label_smoothing)}
-    return _api._invoke(op, (input, target, _api._ABSENT if weight is None else weight), attrs)
-
-
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):  # noqa: A002
-    """Cross entropy between logits `input` (N, C[, d...]) and class indices or class probabilities."""
-    return _class_loss("cross_entropy", "cross_entropy", input, target, weight, ignore_index, reduction,
-                       label_smoothing)
-
-
-def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    """Negative log-likelihood of `target` classes under log-probabilities `inputs` (N, C[, d...])."""
-    return _class_loss("negative_log_likelihood", "nll_loss", inputs, target, weight, ignore_index, reduction,
-                       label_smoothing)
 
 
 # --- in-place and graph helpers ---------------------------------------------------

@@ -136,7 +136,7 @@ TEST(OpApiTest, MalformedSignaturesAreRejected) {
   EXPECT_THROW(ParseApiForm(op, Function("mean(x, extra->!)")), ValueError);  // unsupported needs a default
   EXPECT_THROW(ParseApiForm(op, Method("mean(axis)")), ValueError);           // a method starts with the Tensor
   EXPECT_THROW(ParseApiForm(op, Primitive("ReduceMean(x)(x)")), ValueError);  // constructors take attributes
-  EXPECT_THROW(ParseApiForm(op, Function("mean(axis)")), ValueError);          // input x not given
+  EXPECT_THROW(ParseApiForm(op, Function("mean(axis)")), ValueError);         // input x not given
   EXPECT_THROW(ParseApiForm(op, Function("mean(x, a->axis, b->axis=0)")), ValueError);  // axis given twice
   EXPECT_THROW(ParseApiForm(op, Primitive("ReduceMean(axis=())(x, axis=())")), ValueError);
   const OpDef& assign = GetOp("assign");

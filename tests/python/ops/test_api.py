@@ -120,3 +120,31 @@ def test_scalar_attributes_keep_their_kind():
     assert isinstance(_api._scalar_attr(ms.Tensor(np.array(2.5, np.float32))), float)
     assert _api._scalar_attr(ms.Tensor(np.array([True]))) is True
     assert _api._scalar_attr(1.5) == 1.5
+
+
+def test_optional_inputs_take_tensors_and_numbers_only_where_scalars_promote():
+    x = ms.Tensor(np.array([-2.0, 0.5, 3.0], np.float32))
+    np.testing.assert_array_equal(ops.clamp(x, max=1).asnumpy(), [-2.0, 0.5, 1.0])
+    assert ops.clamp(x, min=0).dtype == ms.float32
+    with pytest.raises(TypeError, match=r"For 'clamp', 'min' must be a Tensor, a number or None, but got list"):
+        ops.clamp(x, min=[0.0, 0.0, 0.0])
+    labels = ms.Tensor(np.array([0, 2, 1], np.int32))
+    logits = ms.Tensor(np.zeros((3, 3), np.float32))
+    with pytest.raises(TypeError, match=r"For 'cross_entropy', 'weight' must be a Tensor or None, but got float"):
+        ops.cross_entropy(logits, labels, weight=1.0)
+
+
+def test_in_place_forms_return_the_objects_they_were_given():
+    var = ms.Parameter(ms.Tensor(np.ones(3, np.float32)), name="var")
+    assert ops.assign(var, ms.Tensor(np.full(3, 2.0, np.float32))) is var
+    assert ops.AssignAdd()(var, 1.0) is var  # a scalar takes the variable's dtype
+    np.testing.assert_array_equal(var.asnumpy(), [3.0, 3.0, 3.0])
+    m = ms.Parameter(ms.Tensor(np.zeros(3, np.float32)), name="m")
+    v = ms.Parameter(ms.Tensor(np.zeros(3, np.float32)), name="v")
+    grad = ms.Tensor(np.ones(3, np.float32))
+    out = ops.Adam()(var, m, v, 0.9, 0.999, 0.1, 0.9, 0.999, 1e-8, grad)
+    assert out[0] is var and out[1] is m and out[2] is v
+    assert (var.asnumpy() < 3.0).all() and (m.asnumpy() > 0).all()
+    assert str(inspect.signature(ops.ApplyMomentum)) == "(use_nesterov=False, use_locking=False, gradient_scale=1.0)"
+    with pytest.raises(NotImplementedError, match="gradient_scale"):
+        ops.ApplyMomentum(gradient_scale=0.5)
