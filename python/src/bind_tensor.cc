@@ -333,6 +333,7 @@ void BindTensor(py::module_& m) {
             f["returns"] = form.returns;
             f["doc"] = std::string(op->doc);
             f["promotes_scalars"] = op->props.elementwise || op->props.promotes_scalars;
+            f["tuple"] = op->props.tuple_outputs;
             out.append(f);
           }
         }

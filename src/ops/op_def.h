@@ -52,6 +52,9 @@ struct OpProperties {
   // first tensor input's dtype (as MindSpore promotes scalars); elementwise
   // ops always do. Otherwise a scalar becomes a tensor of its own type.
   bool promotes_scalars = false;
+  // Its number of outputs follows its inputs or attributes (one per input,
+  // one per section): Python always gets a tuple, even of one.
+  bool tuple_outputs = false;
   bool inplace = false;                 // writes its first input and returns it as output 0
   std::vector<int> writes_inputs = {};  // other inputs it updates in place (e.g. optimizer state)
   bool random = false;                  // draws from the generator (not pure)

@@ -1,7 +1,9 @@
 // In-place updates: assign, assign_add, assign_sub and the fused optimizer
 // steps. Each writes its first input (returned as output 0); the optimizers
 // also write their state inputs, listed in props.writes_inputs so that
-// readers wait for the write. None has a gradient.
+// readers wait for the write. None has a gradient. And clip_by_global_norm,
+// the gradient clipping optimizers apply first.
+#include "ops/grad_utils.h"
 #include "ops/op_checks.h"
 
 namespace msrt::ops {
@@ -124,6 +126,39 @@ MSRT_REGISTER_OP({.name = "adam_weight_decay",
                   .doc = "MindSpore's AdamWeightDecay step; updates var, m and v in place",
                   .api = {Primitive("AdamWeightDecay(use_locking->~=False)(var, m, v, lr, beta1, beta2, epsilon, "
                                     "decay, gradient) -> (var, m, v)")}});
+
+// The tensors scaled by clip_norm / max(global norm, clip_norm), the global
+// norm being the L2 norm of all of them together (computed in float32).
+MSRT_REGISTER_OP({.name = "clip_by_global_norm",
+                  .inputs = {"xs..."},
+                  .attrs = {{"clip_norm",
+                             1.0,
+                             "the largest global norm kept",
+                             AttrType::kFloat,
+                             {},
+                             false,
+                             [](std::string_view op, const Value& v) {
+                               if (!(v.as_float() > 0)) {
+                                 OpError(ErrorKind::kValue, op,
+                                         StrCat("'clip_norm' must be positive, but got ", v.as_float()));
+                               }
+                             }}},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    if (in.empty()) return {};
+                    std::vector<Tensor> squares;
+                    for (const Tensor& t : in) {
+                      squares.push_back(fn::ReduceSum(fn::Square(fn::Cast(t, DType::kFloat32)), {}, false));
+                    }
+                    Tensor norm = Call1("sqrt", {Call1("addn", squares)});
+                    Tensor clip = fn::Scalar(AttrFloat(attrs, "clip_norm"), norm);
+                    Tensor scale = fn::Div(clip, Call1("maximum", {norm, clip}));
+                    std::vector<Tensor> out;
+                    for (const Tensor& t : in) out.push_back(fn::Mul(t, fn::Cast(scale, t.dtype())));
+                    return out;
+                  },
+                  .props = {.tuple_outputs = true},
+                  .doc = "the tensors scaled so that their global L2 norm is at most clip_norm",
+                  .api = {Function("clip_by_global_norm(x->xs..., clip_norm=1.0, use_norm->!=None)")}});
 
 }  // namespace
 }  // namespace msrt::ops

@@ -75,7 +75,7 @@ def _optional(op, form, name, value):
 
 def _invoke(op, inputs, attrs):
     outs = _tensor._call(op, _convert_inputs(op, inputs), attrs)  # the one way to the core (_tensor._op)
-    if len(outs) == 1:
+    if len(outs) == 1 and op not in _TUPLES:
         t = _new(Tensor)
         t._t = outs[0]
         return t
@@ -256,6 +256,7 @@ def _primitive(form, name, base):
 
 _FORMS = _C.op_api()
 _PROMOTES_SCALARS = frozenset(f["op"] for f in _FORMS if f["promotes_scalars"])
+_TUPLES = frozenset(f["op"] for f in _FORMS if f["tuple"])  # always a tuple, even of one
 
 
 def forms(kind=None):

@@ -19,7 +19,7 @@ __all__ = [  # written here; the declared ones are added below
     "full_like", "arange", "eye",
     "depend", "stop_gradient", "print_",
     "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array",
-    "clip_by_global_norm", "partial",
+    "partial",
 ]
 
 
@@ -302,19 +302,6 @@ def scalar_to_tensor(input_x, dtype=mstype.float32):  # noqa: A002
 
 def tuple_to_array(input_x):
     return Tensor(input_x)
-
-
-def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
-    """Scales the tensors of `x` so their global L2 norm is at most `clip_norm`."""
-    if use_norm is not None:
-        raise NotImplementedError("For 'clip_by_global_norm', 'use_norm' is not supported by msrt.")
-    tensors = list(x)
-    squares = [_op("reduce_sum", _op("square", _op("cast", t, dtype="float32")), axis=[], keep_dims=False)
-               for t in tensors]
-    norm = _op("sqrt", _op("addn", *squares))
-    clip = _t(float(clip_norm), norm)
-    scale = _op("div", clip, _op("maximum", norm, clip))
-    return tuple(_op("mul", t, _op("cast", scale, dtype=t._t.dtype_name)) for t in tensors)
 
 
 def partial(func, *args):

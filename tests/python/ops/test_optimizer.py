@@ -166,3 +166,24 @@ def test_optimizer_errors():
         _C.call("adam_weight_decay", [i, i, i] + [scalar(0.1)] * 5 + [i], {})
     with pytest.raises(TypeError, match=r"\[adam\] takes 10 inputs"):
         _C.call("adam", [z], {})
+
+
+covers("clip_by_global_norm")
+
+
+def test_clip_by_global_norm_matches_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    arrays = [rng.normal(size=(3, 4)).astype(np.float32), rng.normal(size=(5,)).astype(np.float32)]
+    for clip_norm in (0.5, 100.0):
+        outs = _C.call("clip_by_global_norm", [tensor(a) for a in arrays], {"clip_norm": clip_norm})
+        params = [torch.zeros(a.shape, requires_grad=True) for a in arrays]
+        for p, a in zip(params, arrays):
+            p.grad = torch.tensor(a)
+        torch.nn.utils.clip_grad_norm_(params, clip_norm)  # the same scaling (torch adds 1e-6 to the norm)
+        for out, p in zip(outs, params):
+            np.testing.assert_allclose(out.asnumpy(), p.grad.numpy(), rtol=1e-5, atol=1e-6)
+    (one,) = _C.call("clip_by_global_norm", [tensor(arrays[1])], {"clip_norm": 1.0})
+    np.testing.assert_allclose(np.linalg.norm(one.asnumpy()), 1.0, rtol=1e-6)
+    with pytest.raises(ValueError, match="'clip_norm' must be positive"):
+        _C.call("clip_by_global_norm", [tensor(arrays[1])], {"clip_norm": 0.0})
