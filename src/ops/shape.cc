@@ -414,16 +414,20 @@ MSRT_REGISTER_OP({.name = "tile",
 
 MSRT_REGISTER_OP({.name = "fill",
                   .inputs = {},
-                  .attrs = {{"shape", Value(), "the output shape (sizes >= 0)"},
+                  .attrs = {{"shape", Value(), "the output shape (sizes >= 0)", AttrType::kInts},
                             {"value", Value(), "the fill value", AttrType::kFloat},
-                            {"dtype", "float32", "output dtype", AttrType::kDType}},
+                            {"dtype", "float32", "output dtype (None: float32)", AttrType::kDType, {}, true}},
                   .infer =
                       [](const Metas&, const Dict& attrs) {
                         FloatAttr("fill", attrs, "value");
                         auto shape = ShapeAttr("fill", attrs, "shape", 0);
-                        return Metas{{Shape(shape.begin(), shape.end()), DTypeAttr("fill", attrs, "dtype")}};
+                        DType dtype = Attr(attrs, "dtype").is_none() ? DType::kFloat32
+                                                                     : DTypeAttr("fill", attrs, "dtype");
+                        return Metas{{Shape(shape.begin(), shape.end()), dtype}};
                       },
-                  .doc = "a tensor of shape filled with value"});
+                  .doc = "a tensor of shape filled with value",
+                  .api = {Function("fill(type->dtype, shape, value)"),
+                          Primitive("Fill()(type->dtype, shape, value)")}});
 
 }  // namespace
 }  // namespace msrt::ops

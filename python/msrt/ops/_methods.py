@@ -21,10 +21,6 @@ def __rmatmul__(self, other):  # noqa: N807 - an operator
     return F.matmul(_as_tensor(other), self)
 
 
-def flatten(self, order="C", *, start_dim=0, end_dim=-1):
-    return F.flatten(self, order, start_dim=start_dim, end_dim=end_dim)
-
-
 def tile(self, *reps):
     return F.tile(self, tuple(_shape_arg(reps)))
 
@@ -42,7 +38,7 @@ def stop_gradient(self):
 
 
 _METHODS = {
-    "__matmul__": __matmul__, "__rmatmul__": __rmatmul__, "flatten": flatten, "tile": tile,
+    "__matmul__": __matmul__, "__rmatmul__": __rmatmul__, "tile": tile,
     "gather": gather, "split": split, "stop_gradient": stop_gradient,
     "__getitem__": _indexing.getitem, "__setitem__": _indexing.setitem,
 }
