@@ -14,12 +14,6 @@ namespace msrt::ops {
 namespace {
 constexpr std::string_view kArange = "arange";
 
-void CheckNumber(std::string_view name, const Value& v) {
-  if (!v.is_int_like() && !v.is_float()) {
-    OpError(ErrorKind::kType, kArange,
-            StrCat("attribute '", name, "' must be a number, but got ", v.type_name(), " ", v.repr()));
-  }
-}
 }  // namespace
 
 ArangeSpec ResolveArange(const Dict& attrs) {
@@ -30,9 +24,6 @@ ArangeSpec ResolveArange(const Dict& attrs) {
     end = start;
     start = Value(int64_t{0});
   }
-  CheckNumber("start", start);
-  CheckNumber("end", end);
-  CheckNumber("step", step);
   ArangeSpec spec;
   spec.integral = !start.is_float() && !end.is_float() && !step.is_float();
   if (spec.integral) {
@@ -91,9 +82,9 @@ MSRT_REGISTER_OP(
     {.name = "arange",
      .inputs = {},
      .attrs =
-         {{"start", 0, "the first value (the end when end is None)"},
-          {"end", Value(), "the end (exclusive); None: start is the end and 0 the start", AttrType::kAny, {}, true},
-          {"step", 1, "the step (not 0)"},
+         {{"start", 0, "the first value (the end when end is None)", AttrType::kScalar},
+          {"end", Value(), "the end (exclusive); None: start is the end and 0 the start", AttrType::kScalar, {}, true},
+          {"step", 1, "the step (not 0)", AttrType::kScalar},
           kOptionalDType},
      .infer =
          [](const std::vector<TensorMeta>&, const Dict& attrs) {
@@ -130,11 +121,11 @@ MSRT_REGISTER_OP({.name = "ones",
 
 MSRT_REGISTER_OP({.name = "full_like",
                   .inputs = {"x"},
-                  .attrs = {{"fill_value", Value(), "the value", AttrType::kFloat}, kOptionalDType},
+                  .attrs = {{"fill_value", Value(), "the value", AttrType::kScalar}, kOptionalDType},
                   .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
                     const Shape& shape = in[0].shape();
                     return {Fill(IntList(std::vector<int64_t>(shape.begin(), shape.end())),
-                                 AttrFloat(attrs, "fill_value"), DTypeOr("full_like", attrs, in[0].dtype()))};
+                                 Attr(attrs, "fill_value").as_float(), DTypeOr("full_like", attrs, in[0].dtype()))};
                   },
                   .doc = "fill_value in x's shape; dtype None: x's (composite)",
                   .api = {Function("full_like(input->x, fill_value, *, dtype=None)"),

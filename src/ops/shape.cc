@@ -37,7 +37,8 @@ MSRT_REGISTER_OP(
      .grad = ReshapeBack(),
      .props = {.noop_if_same_meta = true},
      .doc = "the same elements in another shape",
-     .api = {Function("reshape(input->x, shape)"), Primitive("Reshape()(input_x->x, input_shape->shape)")}});
+     .api = {Function("reshape(input->x, shape)"), Method("reshape(self->x, *shape)"), Method("view(self->x, *shape)"),
+             Primitive("Reshape()(input_x->x, input_shape->shape)")}});
 
 MSRT_REGISTER_OP({.name = "transpose",
                   .inputs = {"x"},
@@ -60,6 +61,7 @@ MSRT_REGISTER_OP({.name = "transpose",
                   },
                   .doc = "axes permuted: out.shape[i] = x.shape[perm[i]]",
                   .api = {Function("transpose(input->x, input_perm->perm)"), Function("permute(input->x, axis->perm)"),
+                          Method("permute(self->x, *axis->perm)"),
                           Primitive("Transpose()(input_x->x, input_perm->perm)")}});
 
 MSRT_REGISTER_OP({.name = "expand_dims",

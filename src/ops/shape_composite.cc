@@ -182,6 +182,41 @@ MSRT_REGISTER_OP(
              Primitive("StridedSlice(begin_mask=0, end_mask=0, ellipsis_mask->!=0, new_axis_mask->!=0, "
                        "shrink_axis_mask=0)(input_x->x, begin, end, strides)")}});
 
+// Tensor.transpose(*axes): no axes (or None) reverses them.
+MSRT_REGISTER_OP({.name = "transpose_axes",
+                  .inputs = {"x"},
+                  .attrs = {{"axes",
+                             Value(List{}),
+                             "a permutation of the axes; empty or (None,): reversed",
+                             AttrType::kAny,
+                             {},
+                             false,
+                             [](std::string_view op, const Value& v) {
+                               bool ok = v.is_none() || v.is_sequence();
+                               if (ok && v.is_sequence()) {
+                                 const List& items = v.as_list();
+                                 bool none = items.size() == 1 && items[0].is_none();
+                                 for (const Value& item : items) ok = ok && (none || IsInt(item));
+                               }
+                               if (!ok) {
+                                 OpError(ErrorKind::kType, op,
+                                         StrCat("attribute 'axes' must be None or a sequence of ints, but got ",
+                                                v.type_name(), " ", v.repr()));
+                               }
+                             }}},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    const Value& axes = Attr(attrs, "axes");
+                    std::vector<int64_t> perm;
+                    if (axes.is_none() || axes.as_list().empty() || axes.as_list()[0].is_none()) {
+                      for (int64_t i = in[0].ndim() - 1; i >= 0; --i) perm.push_back(i);
+                    } else {
+                      for (const Value& item : axes.as_list()) perm.push_back(item.as_int());
+                    }
+                    return {Call1("transpose", {in[0]}, Dict{{"perm", IntList(perm)}})};
+                  },
+                  .doc = "x with its axes permuted; no axes: reversed (composite)",
+                  .api = {Method("transpose(self->x, *axes)")}});
+
 // Its errors say "For 'Slice'", as MindSpore's do (tests/python/tensor/test_inputs.py).
 MSRT_REGISTER_OP({.name = "slice",
                   .inputs = {"x"},
@@ -226,7 +261,8 @@ MSRT_REGISTER_OP({.name = "tile_dims",
                     return {Call1("tile", {in[0]}, Dict{{"multiples", IntList(dims)}})};
                   },
                   .doc = "x repeated dims[i] times along axis i, dims padded with leading 1s to x's rank (composite)",
-                  .api = {Function("tile(input->x, dims)"), Primitive("Tile()(input_x->x, multiples->dims)")}});
+                  .api = {Function("tile(input->x, dims)"), Method("tile(self->x, *reps->dims)"),
+                          Primitive("Tile()(input_x->x, multiples->dims)")}});
 
 // The value a one-element tensor holds (read on the host, as MindSpore reads
 // one_hot's on_value and off_value).

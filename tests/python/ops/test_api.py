@@ -178,6 +178,9 @@ def test_shape_and_creation_forms_have_mindspores_signatures():
     assert str(sig(ops.full_like)) == "(input, fill_value, *, dtype=None)"
     assert str(sig(ops.arange)) == "(start=0, end=None, step=1, *, dtype=None)"
     assert str(sig(ops.eye)) == "(n, m=None, dtype=None)"
+    for name, text in [("reshape", "(self, *shape)"), ("view", "(self, *shape)"), ("permute", "(self, *axis)"),
+                       ("transpose", "(self, *axes)"), ("tile", "(self, *reps)")]:
+        assert str(sig(getattr(ms.Tensor, name))) == text, name
 
 
 def test_shape_forms_keep_mindspores_behaviour():
@@ -197,3 +200,24 @@ def test_shape_forms_keep_mindspores_behaviour():
     assert ops.one_hot([1, 0], 2).dtype == ms.int64  # array-like indices among several inputs
     np.testing.assert_array_equal(ops.arange(1, 2.0, 0.25).asnumpy(), np.arange(1, 2.0, 0.25, dtype=np.float32))
     assert ops.eye(2, 3, ms.int32).dtype == ms.int32
+    assert ops.arange(ms.Tensor(3)).dtype == ms.int64 and ops.arange(ms.Tensor(3.0)).dtype == ms.float32
+    np.testing.assert_array_equal(ops.full_like(x, ms.Tensor(np.float32(2.5))).asnumpy(), np.full(a.shape, 2.5))
+
+
+def test_shape_methods_take_their_sizes_as_arguments_or_one_sequence():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = ms.Tensor(a)
+    for args in [(4, 6), ((4, 6),), ([4, -1],)]:
+        assert x.reshape(*args).shape == (4, 6) and x.view(*args).shape == (4, 6)
+    with pytest.raises(TypeError, match="shape"):
+        x.view(ms.float32)
+    np.testing.assert_array_equal(x.transpose().asnumpy(), a.transpose())
+    np.testing.assert_array_equal(x.transpose(None).asnumpy(), a.transpose())
+    np.testing.assert_array_equal(x.transpose(1, 0, 2).asnumpy(), a.transpose(1, 0, 2))
+    np.testing.assert_array_equal(x.transpose((2, 0, 1)).asnumpy(), a.transpose(2, 0, 1))
+    np.testing.assert_array_equal(x.permute(2, 1, 0).asnumpy(), a.transpose(2, 1, 0))
+    np.testing.assert_array_equal(x.permute([0, 2, 1]).asnumpy(), a.transpose(0, 2, 1))
+    with pytest.raises(ValueError, match="transpose"):
+        x.transpose(0, 0, 1)
+    np.testing.assert_array_equal(x.tile(2, 1).asnumpy(), np.tile(a, (2, 1)))
+    np.testing.assert_array_equal(x.tile((2,)).asnumpy(), np.tile(a, 2))

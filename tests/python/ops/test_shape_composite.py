@@ -7,7 +7,8 @@ import pytest
 
 from .harness import check_grad, covers, run_op
 
-covers("flatten_dims", "split_sections", "strided_slice_masked", "slice", "tile_dims", "one_hot_values")
+covers("flatten_dims", "split_sections", "strided_slice_masked", "slice", "tile_dims", "one_hot_values",
+       "transpose_axes")
 
 RNG = np.random.default_rng(11)
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_, np.float16]
@@ -169,3 +170,25 @@ def test_one_hot_values_errors():
         run_op("one_hot_values", [indices, np.array(1.0), np.array(0.0)], {"depth": -1})
     with pytest.raises(TypeError, match="indices"):
         run_op("one_hot_values", [np.array([0.5]), np.array(1.0), np.array(0.0)], {"depth": 2})
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_transpose_axes(dtype):
+    x = rand((2, 3, 4), dtype)
+    for axes, want in [((), x.transpose()), ((None,), x.transpose()), (None, x.transpose()),
+                       ((1, 0, 2), x.transpose(1, 0, 2)), ([2, 0, 1], x.transpose(2, 0, 1)),
+                       ((-1, 0, 1), x.transpose(2, 0, 1))]:
+        np.testing.assert_array_equal(run_op("transpose_axes", [x], {"axes": axes})[0], want)
+    np.testing.assert_array_equal(run_op("transpose_axes", [np.array(2.0, dtype)])[0], np.array(2.0, dtype))
+
+
+def test_transpose_axes_errors_and_gradient():
+    x = np.ones((2, 3))
+    with pytest.raises(TypeError, match="'axes' must be None or a sequence of ints"):
+        run_op("transpose_axes", [x], {"axes": (None, 1)})
+    with pytest.raises(TypeError, match="'axes' must be None or a sequence of ints"):
+        run_op("transpose_axes", [x], {"axes": 1})
+    with pytest.raises(ValueError, match="transpose"):
+        run_op("transpose_axes", [x], {"axes": (0, 0)})
+    check_grad("transpose_axes", [RNG.uniform(-1, 1, size=(2, 3, 4))], {"axes": (2, 0, 1)})
+    check_grad("transpose_axes", [RNG.uniform(-1, 1, size=(2, 3))])
