@@ -216,13 +216,6 @@ def _make_base(input_data, dtype, shape, init):
     return _TensorBase(array)
 
 
-def _shape_arg(shape):
-    """Shape from `reshape(2, 3)` or `reshape((2, 3))`."""
-    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
-        shape = shape[0]
-    return [int(s) for s in shape]
-
-
 class Tensor:
     """MindSpore's Tensor: `Tensor(input_data=None, dtype=None, shape=None, init=None)`.
 
@@ -550,30 +543,11 @@ class Tensor:
     def bool(self):
         return self.astype(mstype.bool_)
 
-    def reshape(self, *shape):
-        return _op("reshape", self, shape=_shape_arg(shape))
-
-    def view(self, *shape):
-        if len(shape) == 1 and isinstance(shape[0], mstype.Type):
-            raise TypeError("Tensor.view(dtype) is not supported by msrt; use astype.")
-        return _op("reshape", self, shape=_shape_arg(shape))
-
     def view_as(self, other):
         return _op("reshape", self, shape=list(other.shape))
 
     def reshape_as(self, other):
         return _op("reshape", self, shape=list(other.shape))
-
-    def transpose(self, *axes):
-        nd = self._t.ndim
-        if not axes or (len(axes) == 1 and axes[0] is None):
-            perm = list(range(nd - 1, -1, -1))
-        else:
-            perm = _shape_arg(axes)
-        return _op("transpose", self, perm=perm)
-
-    def permute(self, *axis):
-        return _op("transpose", self, perm=_shape_arg(axis))
 
     def swapaxes(self, axis0, axis1):
         nd = self._t.ndim

@@ -37,7 +37,8 @@ MSRT_REGISTER_OP(
      .grad = ReshapeBack(),
      .props = {.noop_if_same_meta = true},
      .doc = "the same elements in another shape",
-     .api = {Function("reshape(input->x, shape)"), Primitive("Reshape()(input_x->x, input_shape->shape)")}});
+     .api = {Function("reshape(input->x, shape)"), Method("reshape(self->x, *shape)"), Method("view(self->x, *shape)"),
+             Primitive("Reshape()(input_x->x, input_shape->shape)")}});
 
 MSRT_REGISTER_OP({.name = "transpose",
                   .inputs = {"x"},
@@ -60,6 +61,7 @@ MSRT_REGISTER_OP({.name = "transpose",
                   },
                   .doc = "axes permuted: out.shape[i] = x.shape[perm[i]]",
                   .api = {Function("transpose(input->x, input_perm->perm)"), Function("permute(input->x, axis->perm)"),
+                          Method("permute(self->x, *axis->perm)"),
                           Primitive("Transpose()(input_x->x, input_perm->perm)")}});
 
 MSRT_REGISTER_OP({.name = "expand_dims",
@@ -414,16 +416,20 @@ MSRT_REGISTER_OP({.name = "tile",
 
 MSRT_REGISTER_OP({.name = "fill",
                   .inputs = {},
-                  .attrs = {{"shape", Value(), "the output shape (sizes >= 0)"},
+                  .attrs = {{"shape", Value(), "the output shape (sizes >= 0)", AttrType::kInts},
                             {"value", Value(), "the fill value", AttrType::kFloat},
-                            {"dtype", "float32", "output dtype", AttrType::kDType}},
+                            {"dtype", "float32", "output dtype (None: float32)", AttrType::kDType, {}, true}},
                   .infer =
                       [](const Metas&, const Dict& attrs) {
                         FloatAttr("fill", attrs, "value");
                         auto shape = ShapeAttr("fill", attrs, "shape", 0);
-                        return Metas{{Shape(shape.begin(), shape.end()), DTypeAttr("fill", attrs, "dtype")}};
+                        DType dtype = Attr(attrs, "dtype").is_none() ? DType::kFloat32
+                                                                     : DTypeAttr("fill", attrs, "dtype");
+                        return Metas{{Shape(shape.begin(), shape.end()), dtype}};
                       },
-                  .doc = "a tensor of shape filled with value"});
+                  .doc = "a tensor of shape filled with value",
+                  .api = {Function("fill(type->dtype, shape, value)"),
+                          Primitive("Fill()(type->dtype, shape, value)")}});
 
 }  // namespace
 }  // namespace msrt::ops

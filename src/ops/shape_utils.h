@@ -31,4 +31,17 @@ Shape BroadcastTarget(std::string_view op, const Shape& from, const std::vector<
 /// `shape` with leading 1s up to multiples.size(); ValueError when multiples is shorter.
 Shape PadShape(std::string_view op, const Shape& shape, const std::vector<int64_t>& multiples);
 
+/// arange's arguments resolved (end None: from 0 to start) and checked: step
+/// not 0, a finite length. Integral when no argument is a float; then the
+/// values are start + i * step exactly, else NumPy's: start, start + step,
+/// then start + i * ((start + step) - start), in double.
+struct ArangeSpec {
+  bool integral = true;
+  int64_t start = 0, step = 1;   // integral
+  double fstart = 0, fstep = 1;  // otherwise
+  int64_t length = 0;
+  DType dtype = DType::kInt64;
+};
+ArangeSpec ResolveArange(const Dict& attrs);
+
 }  // namespace msrt::ops

@@ -7,7 +7,7 @@ acyclic). Methods of ops that declare a `Method` form are bound by
 in Python, each a one-line call.
 """
 from .. import _indexing
-from .._tensor import Tensor, _as_tensor, _shape_arg
+from .._tensor import Tensor, _as_tensor
 from . import functional as F
 
 __all__ = ["install"]
@@ -19,14 +19,6 @@ def __matmul__(self, other):  # noqa: N807 - an operator
 
 def __rmatmul__(self, other):  # noqa: N807 - an operator
     return F.matmul(_as_tensor(other), self)
-
-
-def flatten(self, order="C", *, start_dim=0, end_dim=-1):
-    return F.flatten(self, order, start_dim=start_dim, end_dim=end_dim)
-
-
-def tile(self, *reps):
-    return F.tile(self, tuple(_shape_arg(reps)))
 
 
 def gather(self, input_indices, axis, batch_dims=0):
@@ -42,7 +34,7 @@ def stop_gradient(self):
 
 
 _METHODS = {
-    "__matmul__": __matmul__, "__rmatmul__": __rmatmul__, "flatten": flatten, "tile": tile,
+    "__matmul__": __matmul__, "__rmatmul__": __rmatmul__,
     "gather": gather, "split": split, "stop_gradient": stop_gradient,
     "__getitem__": _indexing.getitem, "__setitem__": _indexing.setitem,
 }

@@ -13,8 +13,7 @@ from ..common import dtype as mstype
 from . import functional as F
 
 __all__ = [  # written here; the declared ones are added below
-    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "Split", "StridedSlice", "OneHot",
-    "Tile", "Fill", "Fills", "Zeros", "Ones",
+    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "Split",
     "Shape", "Rank", "Size", "DType", "Depend", "StopGradient",
     "Print", "ScalarToTensor", "TupleToArray",
 ]
@@ -79,6 +78,8 @@ def prim_attr_register(init):
 
 
 class Split(Primitive):
+    """Always a tuple, so written here (Note [split's tuple] in src/ops/shape_composite.cc)."""
+
     def __init__(self, axis=0, output_num=1):
         super().__init__()
         self.axis = int(axis)
@@ -87,61 +88,6 @@ class Split(Primitive):
     def __call__(self, x):
         out = _op("split", x, axis=self.axis, output_num=self.output_num)
         return out if isinstance(out, tuple) else (out,)
-
-
-class StridedSlice(Primitive):
-    def __init__(self, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0):
-        super().__init__()
-        self.masks = (begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)
-
-    def __call__(self, input_x, begin, end, strides):
-        return F.strided_slice(input_x, begin, end, strides, *self.masks)
-
-
-class OneHot(Primitive):
-    def __init__(self, axis=-1):
-        super().__init__()
-        self.axis = int(axis)
-
-    def __call__(self, indices, depth, on_value, off_value):
-        return F.one_hot(indices, depth, on_value, off_value, self.axis)
-
-
-class Tile(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, input_x, multiples):
-        return F.tile(input_x, multiples)
-
-
-class Fill(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, type, shape, value):  # noqa: A002
-        return F.fill(type, shape, value)
-
-
-class Fills(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, x, value):
-        return F.full_like(x, value)
-
-
-class Zeros(Primitive):
-    def __init__(self):
-        super().__init__()
-
-    def __call__(self, size, type=None):  # noqa: A002
-        return F.zeros(size, type)
-
-
-class Ones(Zeros):
-    def __call__(self, size, type=None):  # noqa: A002
-        return F.ones(size, type)
 
 
 # --- misc -------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 
 #include "kernels/cpu/elementwise_loops.h"
 #include "ops/op_checks.h"
+#include "ops/shape_utils.h"
 
 namespace msrt::kernels::cpu {
 
@@ -60,6 +61,27 @@ void FillValue(Tensor& out, double value) {
   });
 }
 
+// NumPy's arange values (ops::ArangeSpec), converted to the output dtype.
+void Arange(KernelArgs& args) {
+  const ops::ArangeSpec spec = ops::ResolveArange(args.attrs);
+  Tensor& out = args.outputs[0];
+  Dispatch(AllTypeList{}, out.dtype(), "arange", [&]<typename T>() {
+    T* p = out.raw<T>();
+    const int64_t n = out.numel();
+    if (spec.integral) {
+      for (int64_t i = 0; i < n; ++i) p[i] = ConvertValue<T>(spec.start + i * spec.step);
+      return;
+    }
+    const double delta = (spec.fstart + spec.fstep) - spec.fstart;
+    for (int64_t i = 0; i < n; ++i) {
+      double v = i == 0   ? spec.fstart
+                 : i == 1 ? spec.fstart + spec.fstep
+                          : spec.fstart + static_cast<double>(i) * delta;
+      p[i] = ConvertValue<T>(v);
+    }
+  });
+}
+
 void OnesLike(KernelArgs& args) { FillValue(args.outputs[0], 1.0); }
 void ZerosLike(KernelArgs& args) { std::memset(args.outputs[0].raw(), 0, args.outputs[0].nbytes()); }
 void Fill(KernelArgs& args) { FillValue(args.outputs[0], ops::AttrFloat(args.attrs, "value")); }
@@ -69,6 +91,7 @@ MSRT_REGISTER_KERNEL({.op = "identity", .impl = "vectorized", .priority = 1, .ru
 MSRT_REGISTER_KERNEL({.op = "ones_like", .impl = "vectorized", .priority = 1, .run = &OnesLike});
 MSRT_REGISTER_KERNEL({.op = "zeros_like", .impl = "vectorized", .priority = 1, .run = &ZerosLike});
 MSRT_REGISTER_KERNEL({.op = "fill", .impl = "vectorized", .priority = 1, .run = &Fill});
+MSRT_REGISTER_KERNEL({.op = "arange", .impl = "vectorized", .priority = 1, .run = &Arange});
 // Tensors are contiguous, so these only copy.
 MSRT_REGISTER_KERNEL({.op = "reshape", .impl = "vectorized", .priority = 1, .run = &Copy});
 MSRT_REGISTER_KERNEL({.op = "expand_dims", .impl = "vectorized", .priority = 1, .run = &Copy});

@@ -148,3 +148,76 @@ def test_in_place_forms_return_the_objects_they_were_given():
     assert str(inspect.signature(ops.ApplyMomentum)) == "(use_nesterov=False, use_locking=False, gradient_scale=1.0)"
     with pytest.raises(NotImplementedError, match="gradient_scale"):
         ops.ApplyMomentum(gradient_scale=0.5)
+
+
+def test_shape_and_creation_forms_have_mindspores_signatures():
+    sig = inspect.signature
+    assert str(sig(ops.flatten)) == "(input, order='C', *, start_dim=1, end_dim=-1)"
+    assert str(sig(ms.Tensor.flatten)) == "(self, order='C', *, start_dim=0, end_dim=-1)"
+    assert str(sig(ops.strided_slice)) == ("(input_x, begin, end, strides, begin_mask=0, end_mask=0, ellipsis_mask=0, "
+                                           "new_axis_mask=0, shrink_axis_mask=0)")
+    assert str(sig(ops.StridedSlice)) == ("(begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, "
+                                          "shrink_axis_mask=0)")
+    assert str(sig(ops.StridedSlice.__call__)) == "(self, input_x, begin, end, strides)"
+    assert str(sig(ops.slice)) == "(input_x, begin, size)"
+    assert str(sig(ops.Slice.__call__)) == "(self, input_x, begin, size)"
+    assert str(sig(ops.one_hot)) == "(indices, depth, on_value=1, off_value=0, axis=-1)"
+    assert str(sig(ops.OneHot)) == "(axis=-1)"
+    assert str(sig(ops.OneHot.__call__)) == "(self, indices, depth, on_value, off_value)"
+    assert str(sig(ops.tile)) == "(input, dims)"
+    assert str(sig(ops.Tile.__call__)) == "(self, input_x, multiples)"
+    assert str(sig(ops.fill)) == "(type, shape, value)"
+    assert str(sig(ops.Fill.__call__)) == "(self, type, shape, value)"
+    assert str(sig(ops.Fills.__call__)) == "(self, x, value)"
+    assert str(sig(ops.zeros)) == "(size, dtype=None)"
+    assert str(sig(ops.ones)) == "(shape, dtype=None)"
+    assert str(sig(ops.Zeros.__call__)) == "(self, size, type=None)"
+    assert str(sig(ops.Ones.__call__)) == "(self, size, type=None)"
+    assert str(sig(ops.zeros_like)) == "(input, *, dtype=None)"
+    assert str(sig(ops.ones_like)) == "(input, *, dtype=None)"
+    assert str(sig(ops.full_like)) == "(input, fill_value, *, dtype=None)"
+    assert str(sig(ops.arange)) == "(start=0, end=None, step=1, *, dtype=None)"
+    assert str(sig(ops.eye)) == "(n, m=None, dtype=None)"
+    for name, text in [("reshape", "(self, *shape)"), ("view", "(self, *shape)"), ("permute", "(self, *axis)"),
+                       ("transpose", "(self, *axes)"), ("tile", "(self, *reps)")]:
+        assert str(sig(getattr(ms.Tensor, name))) == text, name
+
+
+def test_shape_forms_keep_mindspores_behaviour():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = ms.Tensor(a)
+    assert x.flatten().shape == (24,) and x.flatten(start_dim=1).shape == (2, 12)
+    with pytest.raises(NotImplementedError, match="'ellipsis_mask'"):
+        ops.strided_slice(x, (0,), (1,), (1,), ellipsis_mask=1)
+    with pytest.raises(NotImplementedError, match="'new_axis_mask'"):
+        ops.StridedSlice(new_axis_mask=1)
+    parts = ops.split(x, 2)  # one part: still a tuple
+    assert isinstance(parts, tuple) and len(parts) == 1 and parts[0].shape == (2, 3, 4)
+    assert isinstance(x.split(3, axis=1), tuple) and len(x.split((1, 3), axis=2)) == 2
+    np.testing.assert_array_equal(ops.split(x, np.array([1, 1]))[1].asnumpy(), a[1:])
+    np.testing.assert_array_equal(ops.tile(x, ms.Tensor(np.array([2, 1]))).asnumpy(), np.tile(a, (2, 1)))
+    assert ops.zeros(ms.Tensor(np.array([2, 3])), ms.int8).dtype == ms.int8
+    assert ops.one_hot([1, 0], 2).dtype == ms.int64  # array-like indices among several inputs
+    np.testing.assert_array_equal(ops.arange(1, 2.0, 0.25).asnumpy(), np.arange(1, 2.0, 0.25, dtype=np.float32))
+    assert ops.eye(2, 3, ms.int32).dtype == ms.int32
+    assert ops.arange(ms.Tensor(3)).dtype == ms.int64 and ops.arange(ms.Tensor(3.0)).dtype == ms.float32
+    np.testing.assert_array_equal(ops.full_like(x, ms.Tensor(np.float32(2.5))).asnumpy(), np.full(a.shape, 2.5))
+
+
+def test_shape_methods_take_their_sizes_as_arguments_or_one_sequence():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    x = ms.Tensor(a)
+    for args in [(4, 6), ((4, 6),), ([4, -1],)]:
+        assert x.reshape(*args).shape == (4, 6) and x.view(*args).shape == (4, 6)
+    with pytest.raises(TypeError, match="shape"):
+        x.view(ms.float32)
+    np.testing.assert_array_equal(x.transpose().asnumpy(), a.transpose())
+    np.testing.assert_array_equal(x.transpose(None).asnumpy(), a.transpose())
+    np.testing.assert_array_equal(x.transpose(1, 0, 2).asnumpy(), a.transpose(1, 0, 2))
+    np.testing.assert_array_equal(x.transpose((2, 0, 1)).asnumpy(), a.transpose(2, 0, 1))
+    np.testing.assert_array_equal(x.permute(2, 1, 0).asnumpy(), a.transpose(2, 1, 0))
+    np.testing.assert_array_equal(x.permute([0, 2, 1]).asnumpy(), a.transpose(0, 2, 1))
+    with pytest.raises(ValueError, match="transpose"):
+        x.transpose(0, 0, 1)
+    np.testing.assert_array_equal(x.tile(2, 1).asnumpy(), np.tile(a, (2, 1)))
+    np.testing.assert_array_equal(x.tile((2,)).asnumpy(), np.tile(a, 2))
