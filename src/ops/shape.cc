@@ -244,7 +244,9 @@ MSRT_REGISTER_OP({.name = "split",
                     int64_t axis = NormalizeAxis("split", AttrInt(a.attrs, "axis"), a.inputs[0].ndim());
                     return {fn::Concat(parts, axis)};
                   },
-                  .doc = "x cut into output_num equal parts along axis"});
+                  .props = {.tuple_outputs = true},
+                  .doc = "x cut into output_num equal parts along axis",
+                  .api = {Primitive("Split(axis=0, output_num=1)(x)")}});
 
 MSRT_REGISTER_OP({.name = "strided_slice",
                   .inputs = {"x"},

@@ -67,11 +67,7 @@ MSRT_REGISTER_OP({.name = "flatten_dims",
 
 bool IsInt(const Value& v) { return v.is_int() && !v.is_bool(); }
 
-// Note [split's tuple]
-// split always returns a tuple, one part included, but a generated Python
-// form returns a lone output as a Tensor; so ms.ops.split, Tensor.split and
-// ops.Split stay thin Python wrappers (functional.py, _methods.py,
-// operations.py) that call these ops and make the tuple.
+// split always returns a tuple, one part included (props.tuple_outputs).
 MSRT_REGISTER_OP(
     {.name = "split_sections",
      .inputs = {"x"},
@@ -133,8 +129,11 @@ MSRT_REGISTER_OP(
        }
        return out;
      },
+     .props = {.tuple_outputs = true},
      .doc = "x cut along axis into parts of split_size_or_sections (an int: that size each, the last smaller; a "
-            "list: those sizes) (composite; Note [split's tuple])"});
+            "list: those sizes) (composite)",
+     .api = {Function("split(tensor->x, split_size_or_sections, axis=0)"),
+             Method("split(self->x, split_size_or_sections, axis=0)")}});
 
 bool Bit(int64_t mask, size_t i) { return i < 64 && ((static_cast<uint64_t>(mask) >> i) & 1U) != 0; }
 

@@ -108,6 +108,16 @@ def _number_attr(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _plain_attr(value):
+    """An attribute of no declared type: arrays become lists and NumPy scalars
+    numbers (the op checks the rest)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (tuple, list)):
+        return [_number_attr(v) for v in value]
+    return _number_attr(value)
+
+
 def _scalar_attr(value):
     """NumPy scalars and one-element Tensors become Python numbers (of their kind)."""
     if isinstance(value, Tensor) and value.size == 1:
@@ -125,7 +135,7 @@ def _varargs(values):
 
 _ATTR_CONVERTERS = {"dtype": "_dtype_attr", "ints": "_ints_attr", "shape": "_ints_attr", "axes": "_axes_attr",
                     "axis": "_ints_attr", "pair": "_ints_attr", "padding": "_ints_attr", "int": "_number_attr",
-                    "float": "_number_attr", "scalar": "_scalar_attr"}
+                    "float": "_number_attr", "scalar": "_scalar_attr", "any": "_plain_attr"}
 
 
 def _unsupported(op, name, value):
@@ -213,7 +223,7 @@ def _compile(source, name, defaults):
     namespace = {"_invoke": _invoke, "_ABSENT": _ABSENT, "_optional": _optional, "_dtype_attr": _dtype_attr,
                  "_ints_attr": _ints_attr,
                  "_number_attr": _number_attr, "_axes_attr": _axes_attr, "_scalar_attr": _scalar_attr,
-                 "_varargs": _varargs,
+                 "_varargs": _varargs, "_plain_attr": _plain_attr,
                  "_unsupported": _unsupported, "_d": defaults, "_C": _C}
     code = compile(source, f"<msrt op form {name}>", "exec")
     exec(code, namespace)  # noqa: S102 - source generated above from the op declarations

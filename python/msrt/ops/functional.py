@@ -11,10 +11,9 @@ import numpy as np
 from .. import _C
 from .._tensor import Tensor, _as_tensor, _binary, _op, _wrap
 from ..common import dtype as mstype
-from ._api import _ints_attr, _number_attr
 
 __all__ = [  # written here; the declared ones are added below
-    "dropout", "split", "full",
+    "dropout", "full",
     "depend", "stop_gradient", "print_",
     "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array",
     "partial",
@@ -46,21 +45,9 @@ def _bin(name, a, b):
     return _op(name, a, b)
 
 
-# --- shapes ------------------------------------------------------------------------
-# flatten, strided_slice, slice, one_hot, tile, the creation functions (fill,
-# zeros, ones, zeros_like, ones_like, full_like, arange, eye) are declared by
-# their C++ ops (src/ops/shape_composite.cc, src/ops/creation.cc, shape.cc).
-
-
-def split(tensor, split_size_or_sections, axis=0):
-    """Splits into chunks of `split_size_or_sections` (an int: every chunk
-    that size, the last smaller) or of the listed sizes: op split_sections,
-    always a tuple (Note [split's tuple] in src/ops/shape_composite.cc)."""
-    parts = _op("split_sections", tensor, split_size_or_sections=_ints_attr(split_size_or_sections),
-                axis=_number_attr(axis))
-    return parts if isinstance(parts, tuple) else (parts,)
-
-
+# --- creation ---------------------------------------------------------------------
+# full stays here: with a Tensor fill value its dtype is the Tensor's, which a
+# scalar attribute (AttrType::kScalar) does not carry.
 def _shape_of(size):
     if isinstance(size, numbers.Integral):
         return [int(size)]

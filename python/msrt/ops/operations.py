@@ -8,12 +8,12 @@ import functools
 import inspect
 import numbers
 
-from .._tensor import Tensor, _op
+from .._tensor import Tensor
 from ..common import dtype as mstype
 from . import functional as F
 
 __all__ = [  # written here; the declared ones are added below
-    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register", "Split",
+    "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register",
     "Shape", "Rank", "Size", "DType", "Depend", "StopGradient",
     "Print", "ScalarToTensor", "TupleToArray",
 ]
@@ -72,22 +72,6 @@ def prim_attr_register(init):
         init(self, *args, **kwargs)
 
     return wrapper
-
-
-# --- shapes ----------------------------------------------------------------------------
-
-
-class Split(Primitive):
-    """Always a tuple, so written here (Note [split's tuple] in src/ops/shape_composite.cc)."""
-
-    def __init__(self, axis=0, output_num=1):
-        super().__init__()
-        self.axis = int(axis)
-        self.output_num = int(output_num)
-
-    def __call__(self, x):
-        out = _op("split", x, axis=self.axis, output_num=self.output_num)
-        return out if isinstance(out, tuple) else (out,)
 
 
 # --- misc -------------------------------------------------------------------------------------

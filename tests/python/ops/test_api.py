@@ -221,3 +221,12 @@ def test_shape_methods_take_their_sizes_as_arguments_or_one_sequence():
         x.transpose(0, 0, 1)
     np.testing.assert_array_equal(x.tile(2, 1).asnumpy(), np.tile(a, (2, 1)))
     np.testing.assert_array_equal(x.tile((2,)).asnumpy(), np.tile(a, 2))
+
+
+def test_split_forms_always_return_a_tuple_and_take_numpy_sections():
+    x = ms.Tensor(np.arange(12, dtype=np.float32).reshape(2, 6))
+    for parts in (ops.split(x, 6, axis=1), x.split(6, 1), ops.Split(axis=0, output_num=1)(x)):
+        assert isinstance(parts, tuple) and len(parts) == 1
+    parts = ops.split(x, np.array([1, 5]), axis=1)
+    assert [p.shape for p in parts] == [(2, 1), (2, 5)]
+    assert x.transpose(np.int64(1), 0).shape == (6, 2)
