@@ -412,12 +412,6 @@ class Tensor:
     def __deepcopy__(self, memo):
         return self.copy()
 
-    def copy(self):
-        """A new tensor with a copy of the data."""
-        return _op("identity", self)
-
-    clone = copy
-
     # --- arithmetic operators ---------------------------------------------
     def __add__(self, other):
         return _binary("add", self, other)
@@ -514,13 +508,11 @@ class Tensor:
 
     # --- methods -----------------------------------------------------------------
     def astype(self, dtype, copy=True):
+        """A cast to `dtype`; the tensor itself when it has that dtype and copy is False."""
         name = mstype._core_name(dtype, "argument 'dtype'")
         if name == self._t.dtype_name and not copy:
             return self
         return _op("cast", self, dtype=name)
-
-    def to(self, dtype):
-        return self.astype(dtype)
 
     def float(self):
         return self.astype(mstype.float32)
@@ -542,39 +534,6 @@ class Tensor:
 
     def bool(self):
         return self.astype(mstype.bool_)
-
-    def view_as(self, other):
-        return _op("reshape", self, shape=list(other.shape))
-
-    def reshape_as(self, other):
-        return _op("reshape", self, shape=list(other.shape))
-
-    def swapaxes(self, axis0, axis1):
-        nd = self._t.ndim
-        perm = list(range(nd))
-        perm[axis0], perm[axis1] = perm[axis1], perm[axis0]
-        return _op("transpose", self, perm=perm)
-
-    def ravel(self):
-        return _op("reshape", self, shape=[-1])
-
-    def expand_as(self, other):
-        return _op("broadcast_to", self, shape=list(other.shape))
-
-    def add(self, other, *, alpha=1):
-        return _binary("add", self, other if alpha == 1 else other * alpha)
-
-    def sub(self, other, *, alpha=1):
-        return _binary("sub", self, other if alpha == 1 else other * alpha)
-
-    def fill(self, value):
-        """A tensor of this shape and dtype filled with `value`."""
-        return _op("fill", shape=list(self.shape), value=float(value), dtype=self._t.dtype_name)
-
-    def assign_value(self, value):
-        """Writes `value` into this tensor in place (shapes must match)."""
-        _op("assign", self, _as_tensor(value, self))
-        return self
 
     def set_dtype(self, dtype):
         self._t = _call("cast", [self._t], {"dtype": mstype._core_name(dtype)})[0]

@@ -129,7 +129,7 @@ MSRT_REGISTER_OP({.name = "full_like",
                   },
                   .doc = "fill_value in x's shape; dtype None: x's (composite)",
                   .api = {Function("full_like(input->x, fill_value, *, dtype=None)"),
-                          Primitive("Fills()(x, value->fill_value)")}});
+                          Method("fill(self->x, value->fill_value)"), Primitive("Fills()(x, value->fill_value)")}});
 
 // zeros_like or ones_like, cast when a dtype is given.
 CompositeFn LikeCast(std::string_view like) {

@@ -291,7 +291,7 @@ MSRT_REGISTER_OP({.name = "identity",
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> { return {a.dys[0]}; },
                   .props = kElementwise,
                   .doc = "a copy of x",
-                  .api = {Function("identity(input->x)"), Primitive("Identity()(x)")}});
+                  .api = {Function("identity(input->x)"), Method("copy|clone(self->x)"), Primitive("Identity()(x)")}});
 
 MSRT_REGISTER_OP({.name = "cast",
                   .inputs = {"x"},
@@ -308,7 +308,8 @@ MSRT_REGISTER_OP({.name = "cast",
                   },
                   .props = {.elementwise = true, .noop_if_same_meta = true},
                   .doc = "x converted to another dtype",
-                  .api = {Function("cast(input->x, dtype)"), Primitive("Cast()(input_x->x, dtype)")}});
+                  .api = {Function("cast(input->x, dtype)"), Method("to(self->x, dtype)"),
+                          Primitive("Cast()(input_x->x, dtype)")}});
 
 // ---- binary ----
 
@@ -520,6 +521,26 @@ MSRT_REGISTER_OP({.name = "divide",
                   .doc = "x / y, optionally rounded ('trunc' or 'floor')",
                   .api = {Function("div|divide|true_divide|tensor_div(input->x, other->y, *, rounding_mode=None)"),
                           Method("div|divide|true_divide(self->x, other->y, *, rounding_mode=None)")}});
+
+// x + alpha * y and x - alpha * y (Tensor.add / Tensor.sub with alpha).
+OpDef Scaled(std::string_view name, std::string_view op) {
+  return {.name = name,
+          .inputs = {"x", "y"},
+          .attrs = {{"alpha", 1, "the factor of y", AttrType::kScalar}},
+          .composite = [op](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+            const Value& alpha = Attr(attrs, "alpha");
+            bool one = alpha.as_float() == 1.0 && !alpha.is_bool();
+            return {Call1(op, {in[0], one ? in[1] : fn::Mul(in[1], Scalar(alpha.as_float(), in[1]))})};
+          },
+          .props = {.promotes_scalars = true},
+          .doc = "x + alpha * y (or -)",
+          .api = {Method(StrCat(op, "(self->x, other->y, *, alpha=1)"))}};
+}
+const bool kScaledRegistered = [] {
+  RegisterOp(Scaled("add_scaled", "add"));
+  RegisterOp(Scaled("sub_scaled", "sub"));
+  return true;
+}();
 
 // x bounded below by min and above by max (either may be left out).
 MSRT_REGISTER_OP({.name = "clamp",

@@ -32,6 +32,7 @@ MSRT_REGISTER_OP({.name = "assign",
                   .props = {.promotes_scalars = true, .inplace = true},
                   .doc = "variable = value (in place; returns variable)",
                   .api = {Function("assign(variable, value) -> variable"),
+                          Method("assign_value(self->variable, value) -> self"),
                           Primitive("Assign()(variable, value) -> variable")}});
 
 MSRT_REGISTER_OP({.name = "assign_add",

@@ -307,6 +307,7 @@ MSRT_REGISTER_OP(
      },
      .doc = "slices of params along axis picked by indices (out of range raises IndexError)",
      .api = {Function("gather(input_params->params, input_indices->indices, axis, batch_dims->!=0)"),
+             Method("gather(self->params, input_indices->indices, axis, batch_dims->!=0)"),
              Primitive("Gather|GatherV2(batch_dims->!=0)(input_params->params, input_indices->indices, axis)")}});
 
 // Not in the catalogue: gather's gradient is a scatter-add, which no

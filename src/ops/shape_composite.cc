@@ -305,5 +305,45 @@ MSRT_REGISTER_OP(
      .api = {Function("one_hot(indices, depth, on_value=1, off_value=0, axis=-1)"),
              Primitive("OneHot(axis=-1)(indices, depth, on_value, off_value)")}});
 
+// Tensor conveniences over reshape, broadcast_to and transpose.
+MSRT_REGISTER_OP({.name = "reshape_as",
+                  .inputs = {"x", "other"},
+                  .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+                    return {fn::Reshape(in[0], in[1].shape())};
+                  },
+                  .doc = "x in other's shape (composite)",
+                  .api = {Method("reshape_as|view_as(self->x, other)")}});
+
+MSRT_REGISTER_OP({.name = "expand_as",
+                  .inputs = {"x", "other"},
+                  .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+                    return {fn::BroadcastTo(in[0], in[1].shape())};
+                  },
+                  .doc = "x broadcast to other's shape (composite)",
+                  .api = {Method("expand_as(self->x, other)")}});
+
+MSRT_REGISTER_OP({.name = "ravel",
+                  .inputs = {"x"},
+                  .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+                    return {fn::Reshape(in[0], {-1})};
+                  },
+                  .doc = "x flattened to one dimension (composite)",
+                  .api = {Function("ravel(input->x)"), Method("ravel(self->x)")}});
+
+MSRT_REGISTER_OP({.name = "swapaxes",
+                  .inputs = {"x"},
+                  .attrs = {{"axis0", Value(), "one axis", AttrType::kInt},
+                            {"axis1", Value(), "the other", AttrType::kInt}},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    int64_t nd = in[0].ndim();
+                    std::vector<int64_t> perm(static_cast<size_t>(nd));
+                    for (int64_t i = 0; i < nd; ++i) perm[static_cast<size_t>(i)] = i;
+                    std::swap(perm[static_cast<size_t>(NormalizeAxis("swapaxes", AttrInt(attrs, "axis0"), nd))],
+                              perm[static_cast<size_t>(NormalizeAxis("swapaxes", AttrInt(attrs, "axis1"), nd))]);
+                    return {fn::Transpose(in[0], perm)};
+                  },
+                  .doc = "x with two axes exchanged (composite)",
+                  .api = {Function("swapaxes(input->x, axis0, axis1)"), Method("swapaxes(self->x, axis0, axis1)")}});
+
 }  // namespace
 }  // namespace msrt::ops

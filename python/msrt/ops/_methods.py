@@ -35,7 +35,7 @@ def stop_gradient(self):
 
 _METHODS = {
     "__matmul__": __matmul__, "__rmatmul__": __rmatmul__,
-    "gather": gather, "stop_gradient": stop_gradient,
+    "stop_gradient": stop_gradient,
     "__getitem__": _indexing.getitem, "__setitem__": _indexing.setitem,
 }
 

@@ -481,3 +481,17 @@ def test_clamp_bounds_either_side_and_broadcasts():
     np.testing.assert_array_equal(only_min, np.maximum(x, lo))
     with pytest.raises(ValueError, match=r"\[clamp\].*at least one of 'min' and 'max'"):
         _C.call("clamp", [tensor(x), None, None], {})
+
+
+covers("add_scaled", "sub_scaled")
+
+
+@pytest.mark.parametrize("alpha", [1, 2.5, -1])
+def test_add_and_sub_with_alpha(alpha):
+    x, y = rand((3, 4), np.float64), rand((4,), np.float64)
+    np.testing.assert_allclose(run_op("add_scaled", [x, y], {"alpha": alpha})[0], x + alpha * y, rtol=1e-12)
+    np.testing.assert_allclose(run_op("sub_scaled", [x, y], {"alpha": alpha})[0], x - alpha * y, rtol=1e-12)
+    check_grad("add_scaled", [x, y], {"alpha": alpha}, wrt=(0, 1))
+    check_grad("sub_scaled", [x, y], {"alpha": alpha}, wrt=(0, 1))
+    i = np.array([1, 2], np.int32)
+    assert run_op("add_scaled", [i, i], {"alpha": 2})[0].dtype == np.int32

@@ -192,3 +192,26 @@ def test_transpose_axes_errors_and_gradient():
         run_op("transpose_axes", [x], {"axes": (0, 0)})
     check_grad("transpose_axes", [RNG.uniform(-1, 1, size=(2, 3, 4))], {"axes": (2, 0, 1)})
     check_grad("transpose_axes", [RNG.uniform(-1, 1, size=(2, 3))])
+
+
+covers("reshape_as", "expand_as", "ravel", "swapaxes")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_tensor_shape_conveniences_match_numpy(dtype):
+    x = RNG.uniform(-2, 2, size=(2, 3, 4)).astype(dtype)
+    np.testing.assert_array_equal(run_op("reshape_as", [x, np.zeros((4, 6))])[0], x.reshape(4, 6))
+    np.testing.assert_array_equal(run_op("ravel", [x])[0], x.ravel())
+    np.testing.assert_array_equal(run_op("swapaxes", [x], {"axis0": 0, "axis1": -1})[0], np.swapaxes(x, 0, -1))
+    row = x[:1, :1]
+    np.testing.assert_array_equal(run_op("expand_as", [row, x])[0], np.broadcast_to(row, x.shape))
+    with pytest.raises(ValueError, match=r"\[swapaxes\]"):
+        run_op("swapaxes", [x], {"axis0": 0, "axis1": 3})
+
+
+def test_tensor_shape_conveniences_gradients():
+    x = RNG.uniform(-2, 2, size=(2, 3))
+    check_grad("reshape_as", [x, np.zeros((3, 2))])
+    check_grad("ravel", [x])
+    check_grad("swapaxes", [x], {"axis0": 0, "axis1": 1})
+    check_grad("expand_as", [x[:1], np.zeros((4, 2, 3))])
