@@ -3,8 +3,8 @@
 They are attached to Tensor here, above both `_tensor` and `ops.functional`,
 so that `_tensor` never imports the ops package (the import graph stays
 acyclic). Methods of ops that declare a `Method` form are bound by
-`_api.install_methods`; these are the ones whose function is still written
-in Python, each a one-line call.
+`_api.install_methods`; these are Python's operator hooks and the methods
+whose function is Python by nature, each a one-line call.
 """
 from .. import _indexing
 from .._tensor import Tensor, _as_tensor
@@ -19,14 +19,6 @@ def __matmul__(self, other):  # noqa: N807 - an operator
 
 def __rmatmul__(self, other):  # noqa: N807 - an operator
     return F.matmul(_as_tensor(other), self)
-
-
-def gather(self, input_indices, axis, batch_dims=0):
-    return F.gather(self, input_indices, axis, batch_dims)
-
-
-def split(self, split_size_or_sections, axis=0):
-    return F.split(self, split_size_or_sections, axis)
 
 
 def stop_gradient(self):

@@ -1,15 +1,18 @@
 """MindSpore 2.x's functional API (`ms.ops.add`, `ms.ops.conv2d`, ...).
 
-Each function maps its MindSpore signature onto catalogue ops: it converts
-arguments (Python scalars, tuples, dtypes) and leaves every check of shapes
-and values to the op's C++ definition, whose errors pass through unchanged.
+Every function an op declares (OpDef::api in C++) is generated from the
+declaration at the end of this module. The few written here are Python by
+nature: they answer from Python objects (shape, rank, dtype, is_tensor,
+partial), walk Python structures (print_, stop_gradient), return an input
+object itself (depend, dropout when not training) or take their dtype from a
+Tensor argument (full).
 """
 import numbers
 
 import numpy as np
 
 from .. import _C
-from .._tensor import Tensor, _as_tensor, _binary, _op, _wrap
+from .._tensor import Tensor, _op, _wrap
 from ..common import dtype as mstype
 
 __all__ = [  # written here; the declared ones are added below
@@ -18,31 +21,6 @@ __all__ = [  # written here; the declared ones are added below
     "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array",
     "partial",
 ]
-
-
-def _t(x, like=None):
-    """A Tensor for an argument that may be a Python scalar or array."""
-    if isinstance(x, Tensor):
-        return x
-    return _as_tensor(x, like)
-
-
-def _pair(a, b):
-    """Both operands as Tensors; a scalar takes the other's dtype."""
-    if isinstance(a, Tensor):
-        return a, _t(b, a)
-    if isinstance(b, Tensor):
-        return _t(a, b), b
-    return Tensor(a), Tensor(b)
-
-
-def _bin(name, a, b):
-    if isinstance(a, Tensor):
-        out = _binary(name, a, b)
-        if out is not NotImplemented:
-            return out
-    a, b = _pair(a, b)
-    return _op(name, a, b)
 
 
 # --- creation ---------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """MindSpore's Primitive classes (`ops.Add()`, `ops.MatMul(transpose_b=True)`, ...).
 
-A primitive is configured once (its attributes) and called on tensors. Each
-class here maps onto a catalogue op; the attributes are converted at
-construction so a call is one `_op`.
+A primitive is configured once (its attributes) and called on tensors. Every
+Primitive an op declares is generated from the declaration at the end of this
+module, as a subclass of `Primitive` below. The classes written here answer
+from Python objects (Shape, Rank, Size, DType, ScalarToTensor, TupleToArray)
+or are the Python functions of the same nature (Depend, Print, StopGradient).
 """
 import functools
 import inspect
