@@ -17,6 +17,8 @@ path process hundreds of rows per call.
 from . import config, samplers, transforms, vision
 from .datasets import (
     BatchDataset,
+    BatchInfo,
+    ConcatDataset,
     Dataset,
     DictIterator,
     MapDataset,
@@ -28,7 +30,9 @@ from .datasets import (
     SkipDataset,
     TakeDataset,
     TupleIterator,
+    ZipDataset,
 )
+from .generator import GeneratorDataset, NumpySlicesDataset
 from .mnist import MnistDataset, MnistFileNotFoundError, MnistFormatError
 from .samplers import (
     BuiltinSampler,
@@ -41,15 +45,19 @@ from .samplers import (
 
 __all__ = [
     "BatchDataset",
+    "BatchInfo",
     "BuiltinSampler",
+    "ConcatDataset",
     "Dataset",
     "DictIterator",
     "DistributedSampler",
+    "GeneratorDataset",
     "MapDataset",
     "MappableDataset",
     "MnistDataset",
     "MnistFileNotFoundError",
     "MnistFormatError",
+    "NumpySlicesDataset",
     "ProjectDataset",
     "RandomSampler",
     "RenameDataset",
@@ -61,6 +69,7 @@ __all__ = [
     "SubsetSampler",
     "TakeDataset",
     "TupleIterator",
+    "ZipDataset",
     "config",
     "samplers",
     "transforms",
