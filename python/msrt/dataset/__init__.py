@@ -15,6 +15,7 @@ The pipeline runs in the calling thread on NumPy; transforms with a vectorised
 path process hundreds of rows per call.
 """
 from . import config, samplers, transforms, vision
+from .cifar import Cifar10Dataset, Cifar100Dataset, CifarFileNotFoundError, CifarFormatError
 from .datasets import (
     BatchDataset,
     BatchInfo,
@@ -47,6 +48,10 @@ __all__ = [
     "BatchDataset",
     "BatchInfo",
     "BuiltinSampler",
+    "Cifar100Dataset",
+    "Cifar10Dataset",
+    "CifarFileNotFoundError",
+    "CifarFormatError",
     "ConcatDataset",
     "Dataset",
     "DictIterator",
