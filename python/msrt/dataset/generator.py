@@ -343,10 +343,14 @@ class _NumpySlices:
             names = None
         arrays = []
         for i, column in enumerate(data):
-            array = np.asarray(column)
+            try:
+                array = np.asarray(column)
+            except ValueError:
+                raise ValueError(f"NumpySlicesDataset: column {i} is ragged: its rows should all have one shape."
+                                 ) from None
             if array.dtype == object:
-                raise TypeError(f"NumpySlicesDataset: column {i} is ragged or holds objects; every column should "
-                                f"convert to a NumPy array of numbers or strings.")
+                raise TypeError(f"NumpySlicesDataset: column {i} holds {type(array.flat[0]).__name__} objects; every "
+                                f"column should convert to a NumPy array of numbers or strings.")
             if array.ndim == 0:
                 raise ValueError(f"NumpySlicesDataset: column {i} is a scalar; it should have a first axis to slice.")
             arrays.append(array)
