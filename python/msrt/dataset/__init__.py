@@ -33,6 +33,7 @@ from .datasets import (
     TupleIterator,
     ZipDataset,
 )
+from .datasets import zip_datasets as zip  # noqa: A001 - MindSpore's name
 from .generator import GeneratorDataset, NumpySlicesDataset
 from .mnist import MnistDataset, MnistFileNotFoundError, MnistFormatError
 from .samplers import (
@@ -79,4 +80,5 @@ __all__ = [
     "samplers",
     "transforms",
     "vision",
+    "zip",
 ]

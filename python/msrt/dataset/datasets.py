@@ -982,6 +982,15 @@ def _check_datasets(datasets, operation, minimum):
         raise ValueError(f"{operation} needs at least {minimum} datasets, got {len(datasets)}.")
 
 
+def zip_datasets(datasets):
+    """`msrt.dataset.zip` (as `mindspore.dataset.zip`): zips a tuple of at least two datasets
+    (see `Dataset.zip`); named apart here so that this module keeps the builtin zip."""
+    type_check(datasets, (tuple,), "datasets")
+    if len(datasets) <= 1:
+        raise ValueError(f"Can't zip empty or just one dataset: got {len(datasets)}.")
+    return ZipDataset(datasets)
+
+
 class ZipDataset(Dataset):
     """Rows of several datasets side by side (see `Dataset.zip`)."""
 

@@ -22,7 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ._validate import as_column_list, check_bool, check_columns, check_source_params, type_check
-from .datasets import _BLOCK_ROWS, MappableDataset, _stack
+from . import datasets
+from .datasets import MappableDataset, _stack
 
 _ROW_TYPES = (int, float, str, bytes, np.ndarray, np.generic)
 
@@ -178,7 +179,7 @@ class _ThreadWorkers:
 
 def _ordered_blocks(indices, workers, count):
     """Blocks of the rows `indices` read by `workers`, in order, with 2 chunks in flight per worker."""
-    size = max(1, min(_BLOCK_ROWS, -(-len(indices) // (4 * count))))
+    size = max(1, min(datasets._BLOCK_ROWS, -(-len(indices) // (4 * count))))
     chunks = (indices[i:i + size] for i in range(0, len(indices), size))
     pending = collections.deque()
     try:
@@ -295,8 +296,8 @@ class GeneratorDataset(MappableDataset):
     def _blocks(self, indices):
         workers = self.num_parallel_workers or 1
         if workers == 1 or len(indices) == 0:
-            for start in range(0, len(indices), _BLOCK_ROWS):
-                yield self._read(indices[start:start + _BLOCK_ROWS])
+            for start in range(0, len(indices), datasets._BLOCK_ROWS):
+                yield self._read(indices[start:start + datasets._BLOCK_ROWS])
             return
         pool = (_ProcessWorkers if self.python_multiprocessing else _ThreadWorkers)(workers, self._read)
         yield from _ordered_blocks(indices, pool, workers)
@@ -317,7 +318,7 @@ class GeneratorDataset(MappableDataset):
         pending = []
         for row in self._rows_of_iterable():
             pending.append(row)
-            if len(pending) == _BLOCK_ROWS:
+            if len(pending) == datasets._BLOCK_ROWS:
                 yield _rows_to_block(pending, len(self._columns))
                 pending = []
         if pending:
@@ -396,6 +397,6 @@ class NumpySlicesDataset(GeneratorDataset):
 
     def _blocks(self, indices):
         # Whole blocks sliced at once: the data is already in arrays.
-        for start in range(0, len(indices), _BLOCK_ROWS):
-            part = indices[start:start + _BLOCK_ROWS]
+        for start in range(0, len(indices), datasets._BLOCK_ROWS):
+            part = indices[start:start + datasets._BLOCK_ROWS]
             yield [a[part] for a in self.source.arrays]
