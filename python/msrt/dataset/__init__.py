@@ -12,7 +12,8 @@
         ...
 
 The pipeline runs in the calling thread on NumPy; transforms with a vectorised
-path process hundreds of rows per call.
+path process hundreds of rows per call. A GeneratorDataset over a random-access
+source can read it with worker threads or forked worker processes.
 """
 from . import config, samplers, transforms, vision
 from .cifar import Cifar10Dataset, Cifar100Dataset, CifarFileNotFoundError, CifarFormatError

@@ -132,3 +132,22 @@ def test_a_rewritten_file_is_read_again(cifar10_dir):
     raw, _, _ = cifar_records(2, (10,), 9)
     (cifar10_dir / "test_batch.bin").write_bytes(raw)
     assert ds.Cifar10Dataset(directory, usage="test").get_dataset_size() == 2
+
+
+def test_random_bytes_give_rows_or_a_format_error(tmp_path):
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        directory = tmp_path / f"random{trial}"
+        directory.mkdir()
+        records = int(rng.integers(0, 3))
+        size = records * 3073 + int(rng.choice([0, 0, 1, -1, 100]))
+        raw = rng.integers(0, 256, max(size, 0), dtype=np.uint8)
+        raw[::3073] %= 12  # mostly valid labels: some files are well formed
+        (directory / "test_batch.bin").write_bytes(raw.tobytes())
+        try:
+            got = rows(ds.Cifar10Dataset(str(directory), shuffle=False))
+        except ds.CifarFormatError as error:
+            assert "test_batch.bin" in str(error)
+        else:
+            assert size % 3073 == 0 and len(got) == size // 3073 > 0
+            assert all(int(label) < 10 for _, label in got)
