@@ -136,32 +136,37 @@ class _ProcessWorkers:
             self._connections.append(parent)
             self._processes.append(process)
         self._sent = 0
+        self._waiting = [0] * count  # answers each worker still owes
 
     def submit(self, chunk):
         k = self._sent % len(self._connections)
         self._connections[k].send_bytes(np.ascontiguousarray(chunk, np.int64).tobytes())
         self._sent += 1
+        self._waiting[k] += 1
         return lambda: self._receive(k)
 
     def _receive(self, k):
         try:
-            return _decode(self._connections[k].recv_bytes())
+            answer = self._connections[k].recv_bytes()
         except EOFError:
             self._processes[k].join(1)
             raise RuntimeError(f"A GeneratorDataset worker process exited unexpectedly "
                                f"(exit code {self._processes[k].exitcode}).") from None
+        self._waiting[k] -= 1
+        return _decode(answer)
 
     def close(self):
-        for connection in self._connections:
-            try:
-                connection.send_bytes(b"")
-            except OSError:
-                pass
-        for process, connection in zip(self._processes, self._connections):
-            process.join(5)
+        """Stops the workers: idle ones are asked to exit, busy ones (an abandoned pass) terminated."""
+        for k, (process, connection) in enumerate(zip(self._processes, self._connections)):
+            if self._waiting[k] == 0 and process.is_alive():
+                try:
+                    connection.send_bytes(b"")
+                    process.join(5)
+                except OSError:
+                    pass
             if process.is_alive():
                 process.terminate()
-                process.join()
+            process.join()
             connection.close()
 
 

@@ -108,6 +108,17 @@ def test_parallel_workers_give_the_rows_in_sampler_order(multiprocessing, small_
     assert len(rows(data.project("i").batch(4).map(lambda i: i * 2, "i"))) == 15
 
 
+def test_an_abandoned_pass_stops_its_worker_processes():
+    import multiprocessing
+
+    data = ds.GeneratorDataset(Squares(5000), ["i", "sq"], shuffle=False, num_parallel_workers=2)
+    assert values(data.take(3)) == [0, 1, 2]
+    iterator = data.create_tuple_iterator(output_numpy=True)
+    assert int(next(iterator)[0]) == 0
+    iterator.stop()
+    assert multiprocessing.active_children() == []
+
+
 def test_process_workers_after_msrt_ran_and_with_tensors_in_rows():
     warm = msrt.ops.matmul(msrt.Tensor(np.ones((64, 64), np.float32)), msrt.Tensor(np.ones((64, 64), np.float32)))
     assert float(warm.asnumpy()[0, 0]) == 64.0
