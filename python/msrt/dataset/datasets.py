@@ -668,6 +668,9 @@ class BatchDataset(Dataset):
                 raise RuntimeError(f"per_batch_map returned {len(result)} columns, but output_columns names "
                                    f"{len(self.output_columns)}: {self.output_columns}.")
             outputs = [[np.asarray(v) for v in column] for column in result]
+            if not all(outputs) or len({len(column) for column in outputs}) != 1:
+                raise RuntimeError(f"per_batch_map should return non-empty columns of equal length, got lengths "
+                                   f"{[len(column) for column in outputs]}.")
             columns = [outputs[k] if kind == "out" else columns[k] for kind, k in self._layout]
         for c, name in enumerate(self._columns):
             if self.pad_info is not None and (name in self.pad_info or not self.pad_info):

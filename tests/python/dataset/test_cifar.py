@@ -5,16 +5,7 @@ import numpy as np
 import pytest
 
 import msrt.dataset as ds
-from dsutil import rows
-
-
-def cifar_records(n, labels, seed):
-    """(file bytes, images N x 32 x 32 x 3, labels N x len(labels)) of n records."""
-    rng = np.random.default_rng(seed)
-    planes = rng.integers(0, 256, (n, 3, 32, 32), dtype=np.uint8)  # the file stores R, G, B planes
-    label_values = np.stack([rng.integers(0, limit, n) for limit in labels], 1).astype(np.uint8)
-    data = np.concatenate([label_values, planes.reshape(n, -1)], 1)
-    return data.tobytes(), planes.transpose(0, 2, 3, 1), label_values.astype(np.uint32)
+from dsutil import cifar_records, rows
 
 
 class CifarDir(type(pathlib.Path())):

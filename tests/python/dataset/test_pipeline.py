@@ -396,6 +396,8 @@ def test_per_batch_map_output_columns_and_default_inputs():
     assert column(every, 1) == [[10, 12], [14, 16]]
     with pytest.raises(RuntimeError, match="should return a tuple"):
         rows(data.batch(2, per_batch_map=lambda x, y, info: [x, y]))
+    with pytest.raises(RuntimeError, match=r"non-empty columns of equal length, got lengths \[2, 1\]"):
+        rows(data.batch(2, per_batch_map=lambda x, y, info: (x, y[:1])))
     with pytest.raises(RuntimeError, match="returned 1 columns, but output_columns names 2"):
         rows(data.batch(2, per_batch_map=lambda x, y, info: (x,)))
 
