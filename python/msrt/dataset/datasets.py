@@ -15,6 +15,7 @@ the same `config.set_seed` reproduces the same rows, and each pass differs.
 import abc
 import copy
 import math
+import warnings
 
 import numpy as np
 
@@ -31,7 +32,15 @@ from ._validate import (
     check_value,
     type_check,
 )
-from .samplers import DistributedSampler, _generator, _PassSeeds, _PositionSampler, select_sampler
+from .samplers import (
+    DistributedSampler,
+    RandomSampler,
+    SubsetRandomSampler,
+    _generator,
+    _PassSeeds,
+    _PositionSampler,
+    select_sampler,
+)
 
 # Rows per block read from a source: large enough to amortise Python overhead
 # per NumPy call, small enough to stay in cache through a chain of transforms.
@@ -399,8 +408,12 @@ class MappableDataset(Dataset):
         order, drawn once (from `config.set_seed`'s seed when set), so the splits are
         disjoint; each split keeps that order every epoch."""
         absolute = _split_sizes(self, sizes, randomize)
-        if isinstance(self.sampler, DistributedSampler):
-            raise RuntimeError("Dataset should not be sharded before split.")
+        if isinstance(self.sampler, (RandomSampler, SubsetRandomSampler)):
+            from .._warnings import MsrtWarning
+
+            warnings.warn("Dataset is shuffled before split: its order changes every epoch, so the splits hold "
+                          "different rows each epoch; create it with shuffle=False and split with randomize=True.",
+                          MsrtWarning, stacklevel=2)
         total = sum(absolute)
         order = _generator(config._iterator_seed(), _SPLIT_TAG).permutation(total) if randomize else np.arange(total)
         splits, start = [], 0

@@ -504,6 +504,8 @@ def test_split_errors():
         source.split((5, 5))
     with pytest.raises(RuntimeError, match="too small"):
         source.split([0.01, 0.99])
+    with pytest.warns(msrt.MsrtWarning, match="shuffled before split"):
+        ds.NumpySlicesDataset(np.arange(10)).split([5, 5])
     with pytest.raises(RuntimeError, match="sharded before split"):
         ds.NumpySlicesDataset(np.arange(10), shuffle=False, num_shards=2, shard_id=0).split([2, 3])
 
