@@ -28,8 +28,8 @@ from .datasets import MappableDataset, _stack
 _ROW_TYPES = (int, float, str, bytes, np.ndarray, np.generic)
 
 
-def _as_array(value, position):
-    if type(value).__name__ == "Tensor" and hasattr(value, "asnumpy"):
+def _as_array(value, position, tensor_type):
+    if isinstance(value, tensor_type):
         value = value.asnumpy()
     if isinstance(value, float) and position is not None:  # a Python float inside a tuple
         array = np.array(value, dtype=np.float32)
@@ -44,14 +44,16 @@ def _as_array(value, position):
 
 def _convert_row(row, columns):
     """A row from the source as a list of arrays, one per column (MindSpore's conversions)."""
-    if isinstance(row, _ROW_TYPES) or type(row).__name__ == "Tensor":
-        values = [_as_array(row, None)]
+    from .._tensor import Tensor  # not at import: the msrt package imports this module
+
+    if isinstance(row, _ROW_TYPES + (Tensor,)):
+        values = [_as_array(row, None, Tensor)]
     elif isinstance(row, dict):
         raise TypeError("Input data is expected to be int, float, str, bytes, numpy.ndarray, Tensor or tuple of "
                         "these types, but got dict.")
     else:
         try:
-            values = [_as_array(value, i) for i, value in enumerate(row)]
+            values = [_as_array(value, i, Tensor) for i, value in enumerate(row)]
         except TypeError as error:
             if "expected to be" in str(error):
                 raise
@@ -286,7 +288,7 @@ class GeneratorDataset(MappableDataset):
         return _rows_to_block([self._row(self.source[int(i)]) for i in indices], len(self._columns))
 
     def _source_size(self):
-        if self._random_access:
+        if self._random_access or hasattr(self.source, "__len__"):
             return len(self.source)
         if self._iterable_size is None:  # as MindSpore: an iterable is counted by reading it once
             self._iterable_size = sum(1 for _ in self._rows_of_iterable())

@@ -64,6 +64,16 @@ def test_iterable_without_len_is_counted_and_num_samples_limits_it():
     assert data.get_dataset_size() == 4 and values(data) == [0, 1, 2, 3]
     assert ds.GeneratorDataset(lambda: (np.array(i) for i in range(13)), "x").get_dataset_size() == 13
 
+    class Sized:
+        def __iter__(self):
+            return iter(np.arange(6))
+
+        def __len__(self):
+            return 6
+
+    sized = ds.GeneratorDataset(Sized(), "x")
+    assert sized.get_dataset_size() == 6 and values(sized) == list(range(6))
+
 
 def test_num_samples_sampler_and_shards_on_random_access_sources():
     assert values(ds.GeneratorDataset(Squares(), ["i", "sq"], shuffle=False, num_samples=6)) == list(range(6))
