@@ -387,7 +387,8 @@ class NumpySlicesDataset(GeneratorDataset):
     `data` is a list or NumPy array (one column), a tuple (one column per item) or a
     dict (keys name the columns). Columns are named `column_names`, else the dict's
     keys, else "column_0", "column_1", .... Shuffled by default; sampler, num_samples
-    and shards as every random-access source.
+    and shards as every random-access source. Blocks of rows are sliced from the
+    arrays in the calling thread: `num_parallel_workers` is checked, not used.
     """
 
     def __init__(self, data, column_names=None, num_samples=None, num_parallel_workers=1, shuffle=None,
