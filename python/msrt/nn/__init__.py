@@ -11,7 +11,7 @@ from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseD
                                      NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR)
 from .loss import CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss, SoftmaxCrossEntropyWithLogits
 from .optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
-from .wrap import TrainOneStepCell, WithEvalCell, WithLossCell
+from .wrap import ParameterUpdate, TrainOneStepCell, WithEvalCell, WithLossCell
 
 __all__ = [
     "Cell", "GraphCell",
@@ -20,7 +20,7 @@ __all__ = [
     "Softmax", "Tanh", "get_activation",
     "CrossEntropyLoss", "L1Loss", "LossBase", "MSELoss", "NLLLoss", "SoftmaxCrossEntropyWithLogits",
     "SGD", "Adam", "AdamWeightDecay", "Momentum", "Optimizer",
-    "TrainOneStepCell", "WithEvalCell", "WithLossCell",
+    "ParameterUpdate", "TrainOneStepCell", "WithEvalCell", "WithLossCell",
     "LearningRateSchedule", "CosineDecayLR", "ExponentialDecayLR", "InverseDecayLR", "NaturalExpDecayLR",
     "PolynomialDecayLR", "WarmUpLR",
     "piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr", "cosine_decay_lr",
