@@ -1,8 +1,7 @@
 """msrt.nn: cells, layers, losses, optimizers, wrappers and learning-rate
 schedules with MindSpore 2.x's names and signatures."""
-import importlib
-
 from . import dynamic_lr, learning_rate_schedule  # noqa: F401 - nn.dynamic_lr as in MindSpore
+from . import metrics  # imports nothing until a metric is asked for
 from .cell import Cell, GraphCell
 from .dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr, natural_exp_decay_lr,
                          piecewise_constant_lr, polynomial_decay_lr, warmup_lr)
@@ -30,13 +29,8 @@ __all__ = [
 ]
 
 
-_METRIC_NAMES = ("MAE", "MSE", "Accuracy", "Loss", "Metric", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
-                 "TopKCategoricalAccuracy", "Precision", "Recall", "Fbeta", "F1", "ConfusionMatrix")
-
-
 def __getattr__(name):
-    # nn.metrics and its metrics (nn.Accuracy...), as MindSpore 1.x has them, on first use.
-    if name == "metrics" or name in _METRIC_NAMES:
-        metrics = importlib.import_module(".metrics", __name__)
-        return metrics if name == "metrics" else getattr(metrics, name)
+    # The metrics, as MindSpore 1.x has them in nn (nn.Accuracy...).
+    if name in metrics._NAMES:
+        return getattr(metrics, name)
     raise AttributeError(f"module 'msrt.nn' has no attribute '{name}'")

@@ -10,6 +10,6 @@ from .model import Model
 
 __all__ = ["Model", "Callback", "CheckpointConfig", "LossMonitor", "ModelCheckpoint", "ProgressBar", "RunContext",
            "TimeMonitor", "MAE", "MSE", "Accuracy", "Loss", "Metric", "Top1CategoricalAccuracy",
-           "Top5CategoricalAccuracy", "TopKCategoricalAccuracy", "Precision", "Recall", "Fbeta", "F1", "ConfusionMatrix",
-           "get_metric_fn", "names", "callback", "metrics",
+           "Top5CategoricalAccuracy", "TopKCategoricalAccuracy", "Precision", "Recall", "Fbeta", "F1",
+           "ConfusionMatrix", "get_metric_fn", "names", "callback", "metrics",
            "save_checkpoint", "load_checkpoint", "load_param_into_net"]
