@@ -41,6 +41,15 @@ def _rows(dataset):
         yield tuple(_to_tensor(v) for v in row)
 
 
+_KWARGS = ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict", "acc_level")
+
+
+def _check_type(arg, value, cls, name):
+    if not isinstance(value, cls):
+        raise TypeError(f"For 'Model', the type of '{arg}' should be '{name}', but got type "
+                        f"'{type(value).__name__}'.")
+
+
 class Model:
     """High-level training and evaluation (MindSpore's `Model`).
 
@@ -54,17 +63,36 @@ class Model:
 
     def __init__(self, network, loss_fn=None, optimizer=None, metrics=None, eval_network=None, eval_indexes=None,
                  amp_level="O0", boost_level="O0", **kwargs):
-        if not isinstance(network, nn.Cell):
-            raise TypeError(f"For 'Model', the argument 'network' must be a Cell, but got {type(network).__name__}.")
-        if loss_fn is not None and not isinstance(loss_fn, nn.Cell):
-            raise TypeError(f"For 'Model', the argument 'loss_fn' must be a Cell or None, "
-                            f"but got {type(loss_fn).__name__}.")
-        if optimizer is not None and not isinstance(optimizer, nn.Cell):
-            raise TypeError(f"For 'Model', the argument 'optimizer' must be a Cell or None, "
-                            f"but got {type(optimizer).__name__}.")
+        _check_type("network", network, nn.Cell, "Cell")
+        if loss_fn is not None:
+            _check_type("loss_fn", loss_fn, nn.Cell, "Cell")
+        if optimizer is not None:
+            _check_type("optimizer", optimizer, nn.Optimizer, "Optimizer")
+        if eval_network is not None:
+            _check_type("eval_network", eval_network, nn.Cell, "Cell")
+        for key in kwargs:
+            if key not in _KWARGS:
+                raise ValueError(f"The argument in 'kwargs' should be 'loss_scale_manager' or 'keep_batchnorm_fp32' "
+                                 f"or 'boost_config_dict' or 'acc_level', but got '{key}'.")
+        if not isinstance(amp_level, str):
+            raise TypeError(f"The argument `level` must be a string in ['O0', 'O1', 'O2', 'O3', 'auto'], but got "
+                            f"type {type(amp_level)}.")
         if amp_level not in ("O0", "O1", "O2", "O3", "auto"):
             raise ValueError(f"For 'Model', the argument 'amp_level' must be one of ['O0', 'O1', 'O2', 'O3', "
                              f"'auto'], but got {amp_level!r}.")
+        if boost_level not in ("O0", "O1", "O2"):
+            raise ValueError(f"For 'Model', the argument 'boost_level' must be one of ['O0', 'O1', 'O2'], "
+                             f"but got {boost_level!r}.")
+        if optimizer is None and amp_level != "O0":
+            raise ValueError("Auto mixed precision will not work because 'optimizer' is None.Please make sure "
+                             "'optimizer' is not None.")
+        if isinstance(network, nn.GraphCell):
+            for arg, value in (("loss_fn", loss_fn), ("optimizer", optimizer)):
+                if value is not None:
+                    raise ValueError(f"For 'Model', '{arg}' should be None when network is a GraphCell, "
+                                     f"but got {type(value).__name__}.")
+            if kwargs:
+                raise ValueError("For 'Model', the '**kwargs' argument should be empty when network is a GraphCell.")
         if amp_level == "auto":
             amp_level = "O0"  # MindSpore's "auto" is O0 on CPU
         # Older profiles' enable_auto_mixed_precision=True trains as O2.
@@ -177,7 +205,6 @@ class Model:
         callbacks = _CallbackManager(callbacks)
         cb_params = self._cb_params("train", train_dataset, callbacks, epoch, False)
         cb_params.train_dataset = train_dataset
-        cb_params.initial_epoch = initial_epoch
         cb_params.cur_step_num = initial_epoch * (cb_params.batch_num or 0)
         self._train_process(epoch, train_dataset, callbacks, cb_params, initial_epoch)
 
@@ -185,9 +212,11 @@ class Model:
         run_context = RunContext(cb_params)
         network = self._train_network
         network.set_train()
+        cb_params.initial_epoch = initial_epoch
         with callbacks:
             callbacks.on_train_begin(run_context)
-            for i in range(initial_epoch, epoch):
+            # A callback may move the start (BackupAndRestore resuming from its backup).
+            for i in range(cb_params.initial_epoch, epoch):
                 cb_params.cur_epoch_num = i + 1
                 callbacks.on_train_epoch_begin(run_context)
                 for row in _spanned(_rows(train_dataset)):

@@ -3,6 +3,7 @@ import os
 import re
 import time
 
+from ..._tensor import Tensor
 from ...nn.cell import Cell
 from ._callback import Callback
 
@@ -47,6 +48,12 @@ class CheckpointConfig:
             keep_checkpoint_per_n_minutes = None
         elif not keep_checkpoint_per_n_minutes:
             keep_checkpoint_max = 1
+        for arg, value in (("integrated_save", integrated_save), ("async_save", async_save),
+                           ("exception_save", exception_save)):
+            if not isinstance(value, bool):
+                raise TypeError(f"For 'CheckpointConfig', the argument '{arg}' must be bool, "
+                                f"but got {type(value).__name__}.")
+        append_info = _check_append_info(append_info)
         if saved_network is not None and not isinstance(saved_network, Cell):
             raise TypeError(f"For 'CheckpointConfig', the type of 'saved_network' must be None or Cell, "
                             f"but got {type(saved_network).__name__}.")
@@ -87,6 +94,39 @@ class CheckpointConfig:
         }
 
 
+_APPEND_NAMES = ("epoch_num", "step_num")
+
+
+def _check_append_info(append_info):
+    """MindSpore's rules: a list of "epoch_num", "step_num" and at most one
+    dict of str keys to values a checkpoint can hold (numbers, bools, Tensors)."""
+    if append_info is None or append_info == []:
+        return None
+    if not isinstance(append_info, list):
+        raise TypeError(f"For 'CheckpointConfig', the type of 'append_info' must be list, "
+                        f"but got {type(append_info).__name__}.")
+    dicts = 0
+    for element in append_info:
+        if isinstance(element, str):
+            if element not in _APPEND_NAMES:
+                raise ValueError(f"For 'CheckpointConfig', the value of element in the argument 'append_info' must "
+                                 f"be in {list(_APPEND_NAMES)}, but got {element}.")
+        elif isinstance(element, dict):
+            dicts += 1
+            if dicts > 1:
+                raise TypeError(f"For 'CheckpointConfig', the element of 'append_info' must has only one dict, "
+                                f"but got {dicts}.")
+            for key, value in element.items():
+                if not isinstance(key, str) or not isinstance(value, (int, float, bool, Tensor)):
+                    raise TypeError(f"For 'CheckpointConfig', the key type of the dict 'append_info' must be string, "
+                                    f"the value type must be int, float, bool or Tensor, but got key type "
+                                    f"{type(key).__name__}, value type {type(value).__name__}.")
+        else:
+            raise TypeError(f"For 'CheckpointConfig', the type of 'append_info' element must be str or dict, "
+                            f"but got {type(element).__name__}.")
+    return append_info
+
+
 def _unique_prefix(directory, prefix):
     """MindSpore renames the prefix to prefix_1, prefix_2... when checkpoint
     files with that prefix are already in the directory."""
@@ -109,9 +149,15 @@ class ModelCheckpoint(Callback):
 
     def __init__(self, prefix="CKP", directory=None, config=None, train_network=None, exception_save=False):
         super().__init__()
-        if not isinstance(prefix, str) or not prefix or "/" in prefix:
-            raise ValueError(f"For 'ModelCheckpoint', the argument 'prefix' must be a non-empty str without '/', "
-                             f"but got {prefix!r}.")
+        if not isinstance(prefix, str):
+            raise TypeError(f"For 'ModelCheckpoint', the argument 'prefix' must be str, but got "
+                            f"{type(prefix).__name__}.")
+        if not prefix or "/" in prefix:
+            raise ValueError(f"For 'ModelCheckpoint', the argument 'prefix' for checkpoint file name is invalid, it "
+                             f"can not be empty or contain '/', but got {prefix!r}.")
+        if not isinstance(exception_save, bool):
+            raise TypeError(f"For 'ModelCheckpoint', the argument 'exception_save' must be bool, "
+                            f"but got {type(exception_save).__name__}.")
         if directory is not None and not isinstance(directory, str):
             raise TypeError(f"For 'ModelCheckpoint', the argument 'directory' must be str or None, "
                             f"but got {type(directory).__name__}.")

@@ -448,16 +448,16 @@ def get_metric_fn(name, *args, **kwargs):
 
 
 def get_metrics(metrics):
-    """{name: Metric} from a set/list of names or a dict of Metrics."""
+    """{name: Metric} from a set of names or a dict of Metrics (MindSpore takes no other kinds)."""
     if metrics is None:
         return None
     if isinstance(metrics, dict):
         for name, metric in metrics.items():
             if not isinstance(name, str) or not isinstance(metric, Metric):
-                raise TypeError(f"The data type of metric: {name} is not Metric class.")
+                raise TypeError(f"For 'Model', when the argument 'metrics' is a dict, its keys must be str and its "
+                                f"values Metric, but got {name!r}: {type(metric).__name__}.")
         return metrics
-    if isinstance(metrics, (set, list, tuple)):
+    if isinstance(metrics, set):
         return {name: get_metric_fn(name) for name in metrics}
-    if isinstance(metrics, str):
-        return {metrics: get_metric_fn(metrics)}
-    raise TypeError(f"The argument 'metrics' should be None, dict, set or list, but got {type(metrics).__name__}.")
+    raise TypeError(f"For 'Model', the argument 'metrics' must be None, a dict or a set, "
+                    f"but got {type(metrics).__name__}.")
