@@ -211,3 +211,25 @@ def test_time_monitor_arguments_and_data_time(capsys):
     out = capsys.readouterr().out
     assert re.search(r"^Train epoch time: [0-9.]+ ms, per step time: [0-9.]+ ms, avg data time: [0-9.]+ ms$", out,
                      re.M)
+
+
+def test_model_checkpoint_exception_save_writes_a_breakpoint_file(tmp_path):
+    net, _, model = _model(0)
+    seen = {}
+
+    def interrupt(run_context):
+        cb = run_context.original_args()
+        if cb.cur_step_num == 5:
+            seen.update({p.name: p.asnumpy().copy() for p in net.trainable_params()})
+            raise _Interrupt
+
+    config = CheckpointConfig(save_checkpoint_steps=100, exception_save=True, crc_check=True)
+    with pytest.raises(_Interrupt):
+        model.train(2, DATA, callbacks=[ModelCheckpoint(directory=str(tmp_path), config=config),
+                                        LambdaCallback(on_train_step_end=interrupt)])
+    assert sorted(os.listdir(tmp_path)) == ["CKP-2_2_breakpoint.ckpt"]
+    saved = ms.load_checkpoint(str(tmp_path / "CKP-2_2_breakpoint.ckpt"))
+    for name, value in seen.items():
+        np.testing.assert_array_equal(saved[name].asnumpy(), value)
+    with pytest.raises(TypeError, match="crc_check"):
+        CheckpointConfig(crc_check="yes")

@@ -32,7 +32,8 @@ class CheckpointConfig:
 
     def __init__(self, save_checkpoint_steps=1, save_checkpoint_seconds=0, keep_checkpoint_max=5,
                  keep_checkpoint_per_n_minutes=0, integrated_save=True, async_save=False, saved_network=None,
-                 append_info=None, enc_key=None, enc_mode="AES-GCM", exception_save=False, **kwargs):
+                 append_info=None, enc_key=None, enc_mode="AES-GCM", exception_save=False, crc_check=False,
+                 **kwargs):
         save_checkpoint_steps = _check_non_negative_int(save_checkpoint_steps, "save_checkpoint_steps")
         save_checkpoint_seconds = _check_non_negative_int(save_checkpoint_seconds, "save_checkpoint_seconds")
         keep_checkpoint_max = _check_non_negative_int(keep_checkpoint_max, "keep_checkpoint_max")
@@ -49,7 +50,7 @@ class CheckpointConfig:
         elif not keep_checkpoint_per_n_minutes:
             keep_checkpoint_max = 1
         for arg, value in (("integrated_save", integrated_save), ("async_save", async_save),
-                           ("exception_save", exception_save)):
+                           ("exception_save", exception_save), ("crc_check", crc_check)):
             if not isinstance(value, bool):
                 raise TypeError(f"For 'CheckpointConfig', the argument '{arg}' must be bool, "
                                 f"but got {type(value).__name__}.")
@@ -71,6 +72,7 @@ class CheckpointConfig:
         self._enc_key = enc_key
         self._enc_mode = enc_mode
         self._exception_save = exception_save
+        self._crc_check = crc_check  # msrt's checkpoints always carry a CRC-32C, checked on every read
 
     save_checkpoint_steps = property(lambda self: self._save_checkpoint_steps)
     save_checkpoint_seconds = property(lambda self: self._save_checkpoint_seconds)
@@ -83,6 +85,7 @@ class CheckpointConfig:
     enc_key = property(lambda self: self._enc_key)
     enc_mode = property(lambda self: self._enc_mode)
     exception_save = property(lambda self: self._exception_save)
+    crc_check = property(lambda self: self._crc_check)
 
     def get_checkpoint_policy(self):
         return {
@@ -145,7 +148,9 @@ def _unique_prefix(directory, prefix):
 class ModelCheckpoint(Callback):
     """Saves the training network's parameters (optimizer state included) to
     "<directory>/<prefix>-<epoch>_<step in epoch>.ckpt" as the config says,
-    and once more at the end of training if the last step was not saved."""
+    and once more at the end of training if the last step was not saved.
+    With `exception_save` (here or in the config), an exception raised out of
+    training saves "<prefix>-<epoch>_<step in epoch>_breakpoint.ckpt"."""
 
     def __init__(self, prefix="CKP", directory=None, config=None, train_network=None, exception_save=False):
         super().__init__()
@@ -171,6 +176,8 @@ class ModelCheckpoint(Callback):
         self._prefix = _unique_prefix(self._directory, prefix)
         self._config = config
         self._train_network = train_network
+        self._exception_save = exception_save or config.exception_save
+        self._cb_params = None
         self._last_triggered_step = 0
         self._last_time = time.time()
         self._last_time_for_keep = time.time()
@@ -181,6 +188,16 @@ class ModelCheckpoint(Callback):
     def latest_ckpt_file_name(self):
         """The file written last."""
         return self._latest_ckpt_file_name
+
+    def begin(self, run_context):
+        self._cb_params = run_context.original_args()
+
+    def __exit__(self, exc_type, exc, tb):
+        # exception_save: an exception out of training saves the network as it is, "..._breakpoint.ckpt".
+        cb_params = self._cb_params
+        if exc_type is not None and self._exception_save and cb_params is not None \
+                and cb_params.get("mode", "train") == "train":
+            self._save_ckpt(cb_params, "_breakpoint")
 
     def step_end(self, run_context):
         cb_params = run_context.original_args()
@@ -209,13 +226,13 @@ class ModelCheckpoint(Callback):
     def _network(self, cb_params):
         return self._config.saved_network or self._train_network or cb_params.train_network
 
-    def _save_ckpt(self, cb_params):
+    def _save_ckpt(self, cb_params, suffix=""):
         from ..serialization import save_checkpoint
 
         self._last_triggered_step = cb_params.cur_step_num
         batch_num = cb_params.get("batch_num") or 0
         step_in_epoch = (cb_params.cur_step_num - 1) % batch_num + 1 if batch_num > 0 else cb_params.cur_step_num
-        name = f"{self._prefix}-{cb_params.cur_epoch_num}_{step_in_epoch}.ckpt"
+        name = f"{self._prefix}-{cb_params.cur_epoch_num}_{step_in_epoch}{suffix}.ckpt"
         path = os.path.join(self._directory, name)
         self._remove_old_files()
         kwargs = {}
