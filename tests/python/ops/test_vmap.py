@@ -65,3 +65,18 @@ def test_errors():
         vmap(3)
     with pytest.raises(TypeError, match="must be a Tensor"):
         vmap(lambda a, b: a)(Tensor(X), 2.0)
+
+
+def test_vmap_inside_a_compiled_function_and_graph_mode():
+    @ms.jit
+    def row_norms(x):
+        return vmap(lambda r: (r * r).sum())(x)
+
+    np.testing.assert_allclose(row_norms(Tensor(X)).asnumpy(), (X * X).sum(axis=1), rtol=1e-5)
+
+    class Doubler(ms.nn.Cell):
+        def construct(self, x):
+            return ms.ops.vmap(lambda c: c * 2, in_axes=1)(x)
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    np.testing.assert_allclose(Doubler()(Tensor(X)).asnumpy(), X.T * 2, rtol=1e-6)
