@@ -233,8 +233,11 @@ class Model:
                         break
                 if valid is not None and valid[0] is not None and (i + 1) % valid[1] == 0:
                     network.set_train(False)
-                    cb_params.metrics = self._eval_dataset(valid[0], None)
-                    cb_params.eval_results = cb_params.metrics
+                    cb_params.metrics, eval_loss = self._eval_in_fit(valid[0])
+                    # As MindSpore: the metrics and "eval_loss", the mean loss output of the evaluation network.
+                    cb_params.eval_results = dict(cb_params.metrics)
+                    if eval_loss is not None:
+                        cb_params.eval_results["eval_loss"] = eval_loss
                     network.set_train()
                 callbacks.on_train_epoch_end(run_context)
                 if run_context.get_stop_requested():
@@ -282,14 +285,25 @@ class Model:
     def _get_metrics(self):
         return {name: metric.eval() for name, metric in self._metric_fns.items()}
 
-    def _eval_dataset(self, valid_dataset, callbacks, cb_params=None):
+    def _eval_in_fit(self, valid_dataset):
+        """The metrics over `valid_dataset`, and the mean of the evaluation
+        network's loss output (None when eval_indexes does not name one)."""
         network = self._eval_network
         network.set_train(False)
         self._clear_metrics()
-        if cb_params is None:
-            for row in _rows(valid_dataset):
-                self._update_metrics(network(*row))
-            return self._get_metrics()
+        eval_loss = Loss() if self._eval_indexes is not None else None
+        for row in _rows(valid_dataset):
+            outputs = network(*row)
+            outputs = (outputs,) if isinstance(outputs, Tensor) else outputs
+            self._update_metrics(outputs)
+            if eval_loss is not None:
+                eval_loss.update(outputs[self._eval_indexes[0]])
+        return self._get_metrics(), None if eval_loss is None else eval_loss.eval()
+
+    def _eval_dataset(self, valid_dataset, callbacks, cb_params):
+        network = self._eval_network
+        network.set_train(False)
+        self._clear_metrics()
         run_context = RunContext(cb_params)
         callbacks.on_eval_begin(run_context)
         callbacks.on_eval_epoch_begin(run_context)

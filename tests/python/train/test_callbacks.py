@@ -123,11 +123,16 @@ def test_early_stopping_restores_the_best_weights(capsys):
 
 
 def test_early_stopping_in_model_fit_and_on_the_training_loss():
-    epochs = []
-    _, _, model = _model(0, lr=0.0, metrics={"loss"})  # nothing changes: no epoch improves on the first
-    model.fit(10, DATA, DATA, callbacks=[EarlyStopping(patience=2),
-                                         LambdaCallback(on_train_epoch_end=lambda rc: epochs.append(1))])
+    epochs, results = [], []
+    _, _, model = _model(0, lr=0.0, metrics={"mae"})  # nothing changes: no epoch improves on the first
+    model.fit(10, DATA, DATA, callbacks=[EarlyStopping(patience=2), LambdaCallback(
+        on_train_epoch_end=lambda rc: (epochs.append(1), results.append(rc.original_args().eval_results)))])
     assert len(epochs) == 3
+    # fit's evaluation results: the metrics and "eval_loss", the mean of the batches' losses
+    net = model.predict_network
+    losses = [np.mean((net(Tensor(x)).asnumpy() - y) ** 2) for x, y in DATA]
+    assert sorted(results[0]) == ["eval_loss", "mae"]
+    assert results[0]["eval_loss"] == pytest.approx(np.mean(losses), rel=1e-5)
     epochs.clear()
     model.train(10, DATA, callbacks=[EarlyStopping(monitor="loss", patience=1),
                                      LambdaCallback(on_train_epoch_end=lambda rc: epochs.append(1))])

@@ -32,8 +32,8 @@ def _check_non_negative_int(cls, arg, value):
 
 class _PlateauMonitor(Callback):
     """The monitored value ('loss': the step's loss; other names: Model.fit's
-    evaluation results, 'eval_loss' being the 'loss' metric) and whether it
-    improved by more than min_delta."""
+    evaluation results, the metrics and 'eval_loss') and whether it improved
+    by more than min_delta."""
 
     def __init__(self, monitor, min_delta, patience, verbose, mode):
         super().__init__()
@@ -62,12 +62,8 @@ class _PlateauMonitor(Callback):
         results = cb_params.get("eval_results") or {}
         if self.monitor == "loss":
             value = _loss_value(cb_params.get("net_outputs"))
-        elif self.monitor in results:
-            value = results[self.monitor]
-        elif self.monitor == "eval_loss":
-            value = results.get("loss")
         else:
-            value = None
+            value = results.get(self.monitor)
         if value is None:
             warnings.warn(f"{type(self).__name__} is conditioned on '{self.monitor}', which is not available. "
                           f"Available choices are: {sorted({'loss', *results})}.", stacklevel=3)
@@ -167,11 +163,12 @@ class ReduceLROnPlateau(_PlateauMonitor):
         elif self.cooldown_counter <= 0:
             self.wait += 1
             current = float(lr.asnumpy())
-            if self.wait >= self.patience and current > self.min_lr:
-                new_lr = max(current * self.factor, self.min_lr)
-                F.assign(lr, Tensor(np.array(new_lr, lr.asnumpy().dtype)))
-                if self.verbose:
-                    print(f"Epoch {cb_params.cur_epoch_num:05d}: ReduceLROnPlateau reducing learning rate to "
-                          f"{new_lr}.", flush=True)
+            if self.wait >= self.patience:
+                if current > self.min_lr:
+                    new_lr = max(current * self.factor, self.min_lr)
+                    F.assign(lr, Tensor(np.array(new_lr, lr.asnumpy().dtype)))
+                    if self.verbose:
+                        print(f"Epoch {cb_params.cur_epoch_num:05d}: ReduceLROnPlateau reducing learning rate to "
+                              f"{new_lr}.", flush=True)
                 self.cooldown_counter = self.cooldown
                 self.wait = 0
