@@ -52,20 +52,19 @@ def test_jit_syntax_levels_at_top_level_set_the_context():
 _OPERATION_MODULES = (nn_ops, math_ops, array_ops, other_ops, debug_ops)
 
 
-def test_every_primitive_is_in_exactly_one_mindspore_module():
+def test_the_operations_modules_re_export_primitives_where_mindspore_keeps_them():
     """A Primitive MindSpore code imports from ops.operations.<x>_ops is there,
-    and it is the class ops has."""
-    primitives = {n for n in ops.operations.__all__
-                  if isinstance(getattr(ops, n), type) and issubclass(getattr(ops, n), ops.Primitive)}
-    primitives -= {"Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck"}
+    in one module only, and it is the class ops has."""
     homes = {}
     for module in _OPERATION_MODULES:
         for name in module.__all__:
-            assert getattr(module, name) is getattr(ops, name)
+            cls = getattr(module, name)
+            assert cls is getattr(ops, name) and issubclass(cls, ops.Primitive), name
             homes.setdefault(name, []).append(module.__name__)
     assert {n: h for n, h in homes.items() if len(h) > 1} == {}
-    assert primitives - set(homes) == set(), "Primitives with no MindSpore module: add them to one"
     assert nn_ops.Conv2D is ops.Conv2D and math_ops.MatMul is ops.MatMul and array_ops.Reshape is ops.Reshape
+    assert other_ops.Assign is ops.Assign and debug_ops.Print is ops.Print
+    assert ops.operations.nn_ops is nn_ops  # `from mindspore.ops import operations as P; P.nn_ops.Conv2D`
 
 
 def test_nn_metrics_unknown_name():
