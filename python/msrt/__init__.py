@@ -29,8 +29,11 @@ _os.register_at_fork(before=_C._drain_before_fork)
 from . import context  # noqa: E402
 from . import runtime  # noqa: E402
 from .context import (  # noqa: E402
+    COMPATIBLE,
     GRAPH_MODE,
+    LAX,
     PYNATIVE_MODE,
+    STRICT,
     ParallelMode,
     get_auto_parallel_context,
     get_context,
@@ -52,6 +55,8 @@ from .common.seed import get_seed, set_seed  # noqa: E402
 from ._grad import grad, value_and_grad  # noqa: E402
 from . import ops  # noqa: E402
 from ._jit import jit, ms_function  # noqa: E402
+from ._vmap import vmap  # noqa: E402
+from .common import api as _common_api, tensor as _common_tensor  # noqa: E402,F401 - ms.common.api, ms.common.tensor
 from ._export import export  # noqa: E402
 from ._graph_files import load  # noqa: E402
 
@@ -74,6 +79,9 @@ __version__ = "0.1.0"
 __all__ = [
     "GRAPH_MODE",
     "PYNATIVE_MODE",
+    "STRICT",
+    "COMPATIBLE",
+    "LAX",
     "ParallelMode",
     "context",
     "runtime",
@@ -97,6 +105,7 @@ __all__ = [
     "value_and_grad",
     "jit",
     "ms_function",
+    "vmap",
     "export",
     "load",
     "GraphCaptureError",
@@ -117,4 +126,5 @@ from . import dataset, nn, profiler, train  # noqa: E402,F401 - ms.nn etc., outs
 from . import amp  # noqa: E402
 from .profiler import Profiler  # noqa: E402
 from .train import (  # noqa: E402,F401 - ms.Model etc., outside __all__ as in MindSpore
-    Callback, CheckpointConfig, LossMonitor, Model, ModelCheckpoint, RunContext, TimeMonitor)
+    BackupAndRestore, Callback, CheckpointConfig, EarlyStopping, LambdaCallback, LossMonitor, Model, ModelCheckpoint,
+    ReduceLROnPlateau, RunContext, TimeMonitor)

@@ -301,6 +301,12 @@ class Cell(_jit.GraphOwner):
     def phase(self):
         return self._phase
 
+    @phase.setter
+    def phase(self, value):
+        if not isinstance(value, str):
+            raise TypeError(f"For 'Cell', the property 'phase' must be string type, but got type {type(value)}.")
+        self.__dict__["_phase"] = value
+
     def set_grad(self, requires_grad=True):
         """Marks the cell as one whose gradient is taken (kept for MindSpore
         scripts; the eager tape needs no preparation)."""

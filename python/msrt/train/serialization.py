@@ -8,6 +8,9 @@ the checksum and every length against the bytes present, so a truncated or
 corrupt file raises ValueError naming the file and the fault; it never
 crashes. Files are written atomically through a unique temporary file
 (Note [Safe file writes]).
+
+`export` and `load` (graph files, msrt/_export.py and msrt/_graph_files.py)
+are importable from here too, as from MindSpore's `train.serialization`.
 """
 import os
 from collections import OrderedDict
@@ -18,8 +21,10 @@ from .. import _C, _files
 from .._tensor import Tensor, _TensorBase, _wrap
 from ..common import dtype as mstype
 from ..common.parameter import Parameter
+from .._export import export
+from .._graph_files import load
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net", "parse_print"]
+__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net", "parse_print", "export", "load"]
 
 # dtype codes, in the order of the core's DType enum; bfloat16 is stored as float32 values.
 _CODES = ("bool_", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
