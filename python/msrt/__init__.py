@@ -55,6 +55,7 @@ from .common.seed import get_seed, set_seed  # noqa: E402
 from ._grad import grad, value_and_grad  # noqa: E402
 from . import ops  # noqa: E402
 from ._jit import jit, ms_function  # noqa: E402
+from .common.jit_config import JitConfig, get_jit_config  # noqa: E402
 from ._vmap import vmap  # noqa: E402
 from .common import api as _common_api, tensor as _common_tensor  # noqa: E402,F401 - ms.common.api, ms.common.tensor
 from ._export import export  # noqa: E402
@@ -105,6 +106,8 @@ __all__ = [
     "value_and_grad",
     "jit",
     "ms_function",
+    "JitConfig",
+    "get_jit_config",
     "vmap",
     "export",
     "load",

@@ -74,7 +74,9 @@ ASCEND_CONFIG_DEFAULT = {
     "exception_dump": "2",
     "ge_options": {},
     "host_scheduling_max_threshold": 0,
+    "op_debug_option": "",
 }
+JIT_CONFIG_DEFAULT = {"jit_level": "", "infer_boost": "off"}
 GPU_CONFIG_DEFAULT = {
     "conv_fprop_algo": "normal",
     "conv_dgrad_algo": "normal",
@@ -171,6 +173,22 @@ SAMPLES = {
         "jit_syntax_level": {
             "valid": [Ok(ms.context.STRICT, 0), Ok(ms.context.COMPATIBLE, 1), Ok(ms.context.LAX, 2)],
             "invalid": [Bad(3, ValueError, "'jit_syntax_level'", "STRICT", "LAX", "but got 3")],
+        },
+        "jit_config": {
+            "valid": [
+                Ok({"jit_level": "O0"}, _merged(JIT_CONFIG_DEFAULT, jit_level="O0")),
+                Ok({"jit_level": "O1"}, _merged(JIT_CONFIG_DEFAULT, jit_level="O1")),
+                Ok({"infer_boost": "off"}, JIT_CONFIG_DEFAULT),
+            ],
+            "invalid": [
+                Bad({"jit_level": "O3"}, ValueError, "jit_config['jit_level']", "'O0', 'O1', 'O2'", "'O3'"),
+                Bad({"jit_level": ""}, ValueError, "jit_config['jit_level']", "''"),
+                Bad({"infer_boost": "yes"}, ValueError, "jit_config['infer_boost']", "'yes'"),
+                Bad({"jit_level": "O1", "infer_boost": "on"}, ValueError, "infer_boost", "'O0'", "'O1'"),
+                Bad({"bad": 1}, ValueError, "'bad'", "'jit_config'", "not recognized"),
+                Bad({"jit_level": 0}, TypeError, "jit_config['jit_level']", "str"),
+                Bad("O0", TypeError, "'jit_config'", "dict"),
+            ],
         },
         "debug_level": {
             "valid": [Ok(ms.context.RELEASE, 0), Ok(ms.context.DEBUG, 1)],
@@ -293,6 +311,7 @@ SAMPLES = {
                 Bad({"jit_compile": "1"}, TypeError, "jit_compile", "bool"),
                 Bad({"parallel_speed_up_json_path": Tmp("su.json", "file", '{"x": true}')}, ValueError,
                     "parallel_speed_up_json_path", "unknown key 'x'"),
+                Bad({"op_debug_option": "all"}, ValueError, "ascend_config['op_debug_option']", "'oom'", "'all'"),
             ],
         },
         "gpu_config": {
@@ -460,6 +479,18 @@ SAMPLES = {
             "invalid": [
                 Bad(0, ValueError, "'pipeline_stages'", "greater than or equal to 1", "0"),
                 Bad(True, TypeError, "'pipeline_stages'", "int", "bool"),
+            ],
+        },
+        "pipeline_config": {
+            "valid": [
+                Ok({"pipeline_scheduler": "gpipe"}, {"pipeline_interleave": False, "pipeline_scheduler": "gpipe"}),
+                Ok({"pipeline_interleave": True}, {"pipeline_interleave": True, "pipeline_scheduler": "1f1b"}),
+            ],
+            "invalid": [
+                Bad({"pipeline_scheduler": "zb"}, ValueError, "pipeline_config['pipeline_scheduler']", "'gpipe'",
+                    "'zb'"),
+                Bad({"pipeline_interleave": 1}, TypeError, "pipeline_config['pipeline_interleave']", "bool"),
+                Bad({"stages": 2}, ValueError, "'stages'", "'pipeline_config'"),
             ],
         },
     },
