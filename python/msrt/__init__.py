@@ -43,6 +43,8 @@ from .context import (  # noqa: E402
     set_auto_parallel_context,
     set_context,
     set_ps_context,
+    get_offload_context,
+    set_offload_context,
 )
 
 # Tensors, dtypes, parameters, ops and autodiff (`ms.Tensor`, `ms.float32`, ...).
@@ -94,6 +96,8 @@ __all__ = [
     "set_auto_parallel_context",
     "set_context",
     "set_ps_context",
+    "set_offload_context",
+    "get_offload_context",
     "MsrtWarning",
     "ContextDeprecationWarning",
     "DeviceNotApplicableWarning",

@@ -100,6 +100,17 @@ GB_FORMAT_ERRORS = ["0GB", "3.5gb", "5GBx", "05GB", ".5GB", "1 GB", "1024MB", "G
 
 # Per family and key: "valid" samples (input → stored form), "invalid" ones,
 # and optionally "setup" (calls made first: {family: kwargs}).
+GB_STRING = {
+    "valid": [Ok("512GB"), Ok("0.5GB")],
+    "invalid": [Bad("512", ValueError, "GB", "'512'"), Bad(512, TypeError, "str", "int")],
+}
+RATIO = {
+    "valid": [Ok(0.5), Ok(1, 1.0)],
+    "invalid": [Bad(0, ValueError, "(0, 1]", "0"), Bad(1.5, ValueError, "(0, 1]", "1.5"),
+                Bad("0.5", TypeError, "float", "str")],
+}
+PLACE = {"valid": [Ok("cpu"), Ok("disk")], "invalid": [Bad("gpu", ValueError, "'cpu', 'disk'", "'gpu'")]}
+
 SAMPLES = {
     "context": {
         "mode": {
@@ -494,6 +505,24 @@ SAMPLES = {
             ],
         },
     },
+    "offload_context": {
+        "offload_path": {"valid": [Ok("/tmp/offload")], "invalid": [Bad(1, TypeError, "'offload_path'", "str")]},
+        "offload_cpu_size": GB_STRING,
+        "offload_disk_size": GB_STRING,
+        "aio_block_size": GB_STRING,
+        "host_mem_block_size": GB_STRING,
+        "hbm_ratio": RATIO,
+        "cpu_ratio": RATIO,
+        "enable_pinned_mem": BOOL,
+        "enable_aio": BOOL,
+        "auto_offload": BOOL,
+        "aio_queue_size": {
+            "valid": [Ok(1), Ok(1024)],
+            "invalid": [Bad(0, ValueError, "'aio_queue_size'", "0"), Bad(True, TypeError, "'aio_queue_size'")],
+        },
+        "offload_param": PLACE,
+        "offload_checkpoint": PLACE,
+    },
     "ps_context": {
         "enable_ps": BOOL,
         "ms_role": {
@@ -662,7 +691,7 @@ def test_fresh_process_reads_documented_defaults(profile, python_subprocess):
         """
         warnings.simplefilter("ignore")
         getters = {"context": ms.get_context, "auto_parallel_context": ms.get_auto_parallel_context,
-                   "ps_context": ms.get_ps_context}
+                   "ps_context": ms.get_ps_context, "offload_context": lambda k: ms.get_offload_context()[k]}
         out = []
         for o in ms.context.options():
             out.append([o["family"], o["name"], o["default"], getters[o["family"]](o["name"]),
