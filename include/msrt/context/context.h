@@ -126,7 +126,7 @@ class Subscription {
   std::shared_ptr<Entry> entry_;
 };
 
-/// Values of all three contexts, with their validation, history and
+/// Values of all four contexts, with their validation, history and
 /// subscribers. Thread-safe: any thread may set and get at any time.
 class Store {
  public:
