@@ -44,6 +44,10 @@ std::vector<CheckpointTensor> DecodeCheckpoint(std::string_view bytes, std::stri
 /// Element size of `dtype` as stored (bfloat16 is stored as float32).
 size_t StoredItemSize(DType dtype);
 
+/// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code
+/// points past U+10FFFF).
+bool IsValidUtf8(std::string_view s);
+
 /// EncodeCheckpoint + an atomic, durable write (Note [Safe file writes]).
 void SaveCheckpoint(const std::string& path, const std::vector<CheckpointTensorView>& tensors);
 
