@@ -115,8 +115,8 @@ void BindIo(py::module_& m) {
         py::list out;
         if (format == io::CheckpointFormat::kMsrt) {
           for (const io::CheckpointTensor& t : tensors) {
-            out.append(py::make_tuple(t.name, static_cast<int>(t.dtype), py::tuple(py::cast(t.shape)),
-                                      t.data_offset, t.data_size));
+            out.append(py::make_tuple(t.name, static_cast<int>(t.dtype), py::tuple(py::cast(t.shape)), t.data_offset,
+                                      t.data_size));
           }
           return py::make_tuple("msrt", py::bytes(data), out, true);
         }
@@ -124,8 +124,8 @@ void BindIo(py::module_& m) {
           if (e.is_string) {
             out.append(py::make_tuple(e.name, -1, py::tuple(), py::str(e.text)));
           } else {
-            out.append(py::make_tuple(e.name, static_cast<int>(e.dtype), py::tuple(py::cast(e.shape)),
-                                      py::bytes(e.data)));
+            out.append(
+                py::make_tuple(e.name, static_cast<int>(e.dtype), py::tuple(py::cast(e.shape)), py::bytes(e.data)));
             std::string().swap(e.data);
           }
         }

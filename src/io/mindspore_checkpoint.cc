@@ -210,6 +210,11 @@ CheckpointFormat DetectCheckpointFormat(std::string_view bytes) {
 
 MindSporeCheckpoint DecodeMindSporeCheckpoint(std::string_view bytes, std::string_view what) {
   MindSporeCheckpoint out;
+  if (bytes.empty()) {
+    // MindSpore writes no byte for nothing saved, but an empty file is far more
+    // often one whose writing never happened: refused rather than read as {}.
+    throw ValueError(StrCat("The checkpoint file '", what, "' is empty."));
+  }
   std::string_view body = bytes;
   if (bytes.size() >= kCrcTrailerSize && bytes.substr(bytes.size() - kCrcTrailerSize, 7) == kCrcMarker) {
     body = bytes.substr(0, bytes.size() - kCrcTrailerSize);
@@ -294,8 +299,7 @@ MindSporeCheckpoint DecodeMindSporeCheckpoint(std::string_view bytes, std::strin
   return out;
 }
 
-std::string EncodeMindSporeCheckpoint(const std::vector<CheckpointTensorView>& tensors, bool crc,
-                                      size_t slice_bytes) {
+std::string EncodeMindSporeCheckpoint(const std::vector<CheckpointTensorView>& tensors, bool crc, size_t slice_bytes) {
   std::string out;
   std::set<std::string_view> seen;
   for (const CheckpointTensorView& t : tensors) {

@@ -44,7 +44,7 @@ struct MindSporeCheckpoint {
 };
 
 /// Decodes a MindSpore checkpoint. Every fault raises ValueError naming
-/// `what` (the file): bytes that are not protobuf Checkpoint messages, a
+/// `what` (the file): an empty file, bytes that are not protobuf Checkpoint messages, a
 /// truncated record, a CRC trailer that does not match, an unknown or
 /// unsupported tensor_type, a content size that disagrees with dims and type
 /// (computed with overflow checks), booleans other than 0 and 1, names that

@@ -88,7 +88,8 @@ def _entries(items, op):
 
 
 def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=False, append_dict=None,
-                    enc_key=None, enc_mode="AES-GCM", choice_func=None, crc_check=True, format="ckpt", **kwargs):  # noqa: A002
+                    enc_key=None, enc_mode="AES-GCM", choice_func=None, crc_check=True,
+                    format="ckpt", **kwargs):  # noqa: A002
     """Saves the parameters of a Cell (or a list of {"name", "data"} dicts, or a
     dict name → Tensor) to `ckpt_file_name` (".ckpt" is appended if missing),
     in MindSpore's checkpoint format. `append_dict` adds more name → value
