@@ -9,9 +9,9 @@
 //   - a scalar is written with dims [0] and one element of content;
 //   - a tensor over 512 MiB is written as consecutive records with the same
 //     tag, dims and type, whose contents are joined on reading;
-//   - BFloat16 content is 2-byte bfloat16 (MindSpore 2.4 and later); earlier
-//     releases stored float32 values under that name, and the content size
-//     tells which;
+//   - BFloat16 content is 2-byte bfloat16 (current MindSpore); content of
+//     float32 values under that name (older releases) is read too, the
+//     content size telling which;
 //   - with save_checkpoint(crc_check=True) (MindSpore 2.3 and later) the file
 //     ends with the 7 ASCII bytes "crc_num" and the zlib CRC-32 of all bytes
 //     before them as a 10-byte big-endian integer. MindSpore's reader strips

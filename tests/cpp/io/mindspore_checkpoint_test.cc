@@ -124,7 +124,7 @@ TEST(MindSporeCheckpoint, LargeTensorsAreSlicedAndJoined) {
 }
 
 TEST(MindSporeCheckpoint, BFloat16InBothLayouts) {
-  // MindSpore 2.4+: 2-byte bfloat16; earlier: float32 values. Both read as float32 values.
+  // Current MindSpore: 2-byte bfloat16; older: float32 values. Both read as float32 values.
   std::string native = Bytes<uint16_t>({0x3FC0, 0xC000});  // 1.5, -2
   std::string widened = Bytes<float>({1.5f, -2.0f});
   for (const std::string& content : {native, widened}) {

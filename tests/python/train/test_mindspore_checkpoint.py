@@ -91,7 +91,7 @@ def test_a_file_assembled_by_hand_as_mindspore_writes_it(tmp_path):
             + record("big", [10], "Int32", big[:4].tobytes())  # a tensor in three slices
             + record("big", [10], "Int32", big[4:8].tobytes())
             + record("big", [10], "Int32", big[8:].tobytes())
-            + record("old_bf16", [2], "BFloat16", np.array([1.5, 3.0], np.float32).tobytes())  # before 2.4
+            + record("old_bf16", [2], "BFloat16", np.array([1.5, 3.0], np.float32).tobytes())  # older releases
             + record("net_name", [0], "str", "LeNet5".encode("utf-32-le")))
     path = tmp_path / "mindspore.ckpt"
     for blob in (body, with_crc(body)):
