@@ -23,12 +23,13 @@ struct CheckpointViews {
     for (py::handle entry : entries) {
       auto tuple = entry.cast<py::tuple>();
       names.push_back(tuple[0].cast<std::string>());
-      auto code = tuple[1].cast<int>();
-      if (code < 0 || code >= kDTypeCount) throw ValueError(StrCat("invalid dtype code ", code));
+      auto code = tuple[1].cast<int>();  // -1: a string, its UTF-8 in the buffer
+      if (code < -1 || code >= kDTypeCount) throw ValueError(StrCat("invalid dtype code ", code));
       buffers.push_back(tuple[3].cast<py::buffer>().request());
       const py::buffer_info& info = buffers.back();
       io::CheckpointTensorView view;
-      view.dtype = static_cast<DType>(code);
+      view.is_string = code == -1;
+      view.dtype = code == -1 ? DType::kUInt8 : static_cast<DType>(code);
       view.shape = tuple[2].cast<std::vector<int64_t>>();
       view.data = std::string_view(static_cast<const char*>(info.ptr),
                                    static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize));
@@ -91,8 +92,8 @@ void BindIo(py::module_& m) {
         }
       },
       py::arg("path"), py::arg("entries"), py::arg("format") = "mindspore", py::arg("crc") = true,
-      "Writes a checkpoint of (name, dtype code, shape, C-contiguous little-endian buffer) entries in "
-      "MindSpore's format (`crc`: its crc_num trailer) or msrt's own.");
+      "Writes a checkpoint of (name, dtype code, shape, C-contiguous little-endian buffer) entries (code -1: "
+      "a string, its UTF-8 in the buffer) in MindSpore's format (`crc`: its crc_num trailer) or msrt's own.");
   m.def(
       "_load_checkpoint",
       [](const std::string& path) {

@@ -125,6 +125,9 @@ std::string EncodeCheckpoint(const std::vector<CheckpointTensorView>& tensors) {
   std::set<std::string_view> seen;
   for (const CheckpointTensorView& t : tensors) {
     if (!seen.insert(t.name).second) throw ValueError(StrCat("The name '", t.name, "' appears twice."));
+    if (t.is_string) {
+      throw ValueError(StrCat("'", t.name, "' is a string; only MindSpore's checkpoint format holds strings."));
+    }
     if (t.shape.size() > kMaxRank) {
       throw ValueError(
           StrCat("Tensor '", t.name, "' has ", t.shape.size(), " dimensions, at most ", kMaxRank, " can be saved."));

@@ -13,12 +13,15 @@
 namespace msrt::io {
 
 /// One tensor to save: its bytes are little-endian, C order (bfloat16 is
-/// saved as float32 values, and dtype says kBFloat16).
+/// saved as float32 values, and dtype says kBFloat16). With `is_string`, a
+/// string instead (`data` is its UTF-8; dtype and shape unused), which only
+/// MindSpore's format holds.
 struct CheckpointTensorView {
   std::string_view name;
   DType dtype;
   std::vector<int64_t> shape;
   std::string_view data;
+  bool is_string = false;
 };
 
 /// One tensor read back: `data_offset` and `data_size` locate its bytes in

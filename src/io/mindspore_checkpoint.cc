@@ -6,7 +6,8 @@
 //   appends them, which on the wire is the same thing. Its conventions:
 //   - tensor_type is MindSpore's dtype name ("Float32", "Int64", "Bool", ...,
 //     "str" for append_dict strings, stored as NumPy's UTF-32 'U' array);
-//   - a scalar is written with dims [0] and one element of content;
+//   - a scalar has no dims (current MindSpore); earlier releases wrote dims
+//     [0] and one element of content, which is read as a scalar too;
 //   - a tensor over 512 MiB is written as consecutive records with the same
 //     tag, dims and type, whose contents are joined on reading;
 //   - BFloat16 content is 2-byte bfloat16 (current MindSpore); content of
@@ -199,6 +200,30 @@ MindSporeCheckpointEntry Finish(Pending& p, std::string_view what) {
   return e;
 }
 
+// A string as MindSpore writes one (dims [0], type "str", the UTF-32LE code
+// points NumPy's np.array(text) holds: at least one, NUL for "").
+std::string EncodeString(const CheckpointTensorView& t) {
+  if (!IsValidUtf8(t.data)) throw ValueError(StrCat("The string '", t.name, "' is not valid UTF-8."));
+  std::string content;
+  for (size_t i = 0; i < t.data.size();) {
+    auto c = static_cast<unsigned char>(t.data[i]);
+    size_t extra = c < 0x80 ? 0 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : 3;
+    uint32_t cp = extra == 0 ? c : c & (0x3F >> extra);
+    for (size_t k = 1; k <= extra; ++k) cp = (cp << 6) | (static_cast<unsigned char>(t.data[i + k]) & 0x3F);
+    content.append(reinterpret_cast<const char*>(&cp), 4);
+    i += extra + 1;
+  }
+  if (content.empty()) content.assign(4, '\0');
+  proto::Checkpoint checkpoint;
+  proto::Checkpoint::Value* value = checkpoint.add_value();
+  value->set_tag(std::string(t.name));
+  proto::TensorProto* tensor = value->mutable_tensor();
+  tensor->add_dims(0);
+  tensor->set_tensor_type("str");
+  tensor->set_tensor_content(content);
+  return checkpoint.SerializeAsString();
+}
+
 }  // namespace
 
 CheckpointFormat DetectCheckpointFormat(std::string_view bytes) {
@@ -304,6 +329,10 @@ std::string EncodeMindSporeCheckpoint(const std::vector<CheckpointTensorView>& t
   std::set<std::string_view> seen;
   for (const CheckpointTensorView& t : tensors) {
     if (!seen.insert(t.name).second) throw ValueError(StrCat("The name '", t.name, "' appears twice."));
+    if (t.is_string) {
+      out += EncodeString(t);
+      continue;
+    }
     if (t.shape.size() > kMaxRank) {
       throw ValueError(
           StrCat("Tensor '", t.name, "' has ", t.shape.size(), " dimensions, at most ", kMaxRank, " can be saved."));
@@ -341,11 +370,7 @@ std::string EncodeMindSporeCheckpoint(const std::vector<CheckpointTensorView>& t
       proto::Checkpoint::Value* value = checkpoint.add_value();
       value->set_tag(std::string(t.name));
       proto::TensorProto* tensor = value->mutable_tensor();
-      if (t.shape.empty()) {
-        tensor->add_dims(0);  // MindSpore's scalar
-      } else {
-        for (int64_t d : t.shape) tensor->add_dims(d);
-      }
+      for (int64_t d : t.shape) tensor->add_dims(d);  // a scalar has none, as current MindSpore writes it
       tensor->set_tensor_type(std::string(DTypeName(t.dtype)));
       tensor->set_tensor_content(content.data() + offset, n);
       out += checkpoint.SerializeAsString();

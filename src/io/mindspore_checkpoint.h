@@ -56,9 +56,11 @@ MindSporeCheckpoint DecodeMindSporeCheckpoint(std::string_view bytes, std::strin
 inline constexpr size_t kMindSporeSliceBytes = size_t{512} * 1024 * 1024;
 
 /// The bytes MindSpore's save_checkpoint writes for `tensors` (data as for
-/// EncodeCheckpoint: bfloat16 given as float32 values, stored as bfloat16);
+/// EncodeCheckpoint: bfloat16 given as float32 values, stored as bfloat16;
+/// strings as MindSpore's "str" entries);
 /// `crc` appends the "crc_num" trailer (save_checkpoint's crc_check).
-/// ValueError for duplicate names or data whose size does not match.
+/// ValueError for duplicate names, data whose size does not match, or a
+/// string that is not UTF-8.
 std::string EncodeMindSporeCheckpoint(const std::vector<CheckpointTensorView>& tensors, bool crc,
                                       size_t slice_bytes = kMindSporeSliceBytes);
 

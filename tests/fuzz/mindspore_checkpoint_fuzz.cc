@@ -16,8 +16,9 @@ namespace {
 std::vector<msrt::io::CheckpointTensorView> Views(const msrt::io::MindSporeCheckpoint& checkpoint) {
   std::vector<msrt::io::CheckpointTensorView> views;
   for (const auto& e : checkpoint.entries) {
-    if (e.is_string) continue;
-    views.push_back({e.name, e.dtype, e.shape, e.data});
+    msrt::io::CheckpointTensorView view{e.name, e.dtype, e.shape, e.is_string ? e.text : e.data};
+    view.is_string = e.is_string;
+    views.push_back(std::move(view));
   }
   return views;
 }
@@ -40,8 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     }
   }
-  // Small slices, so that slicing and joining are exercised too. Strings are
-  // not written, and a file of nothing needs its trailer (an empty file is refused).
+  // Small slices, so that slicing and joining are exercised too. A file of
+  // nothing needs its trailer (an empty file is refused).
   std::vector<msrt::io::CheckpointTensorView> views = Views(first);
   std::string encoded = msrt::io::EncodeMindSporeCheckpoint(views, first.has_crc || views.empty(), 16);
   msrt::io::MindSporeCheckpoint second = msrt::io::DecodeMindSporeCheckpoint(encoded, "again.ckpt");

@@ -65,8 +65,10 @@ def _as_array(name, value, op):
         core, array = "int64", np.array(value, np.int64)
     elif isinstance(value, float):
         core, array = "float32", np.array(value, np.float32)
+    elif isinstance(value, str):
+        return "str", np.frombuffer(value.encode("utf-8", "surrogatepass"), np.uint8)
     else:
-        raise TypeError(f"For '{op}', the value of '{name}' must be a Tensor, a NumPy array or a number, "
+        raise TypeError(f"For '{op}', the value of '{name}' must be a Tensor, a NumPy array, a number or a str, "
                         f"but got {type(value).__name__}.")
     array = np.asarray(array, dtype=np.dtype(_NUMPY[core]).newbyteorder("<"))  # tobytes() writes C order
     return core, array
@@ -83,6 +85,9 @@ def _entries(items, op):
             raise ValueError(f"For '{op}', the name '{name}' appears twice.")
         seen.add(name)
         core, array = _as_array(name, value, op)
+        if core == "str":  # MindSpore's "str" entry (append_dict strings)
+            entries.append((name, -1, (), array))
+            continue
         entries.append((name, _CODE_OF[core], tuple(array.shape), np.ascontiguousarray(array).reshape(-1)))
     return entries
 
@@ -205,6 +210,9 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
             continue
         base = _TensorBase(array, core) if core == "bfloat16" else _TensorBase(array)
         result[name] = Parameter(_wrap(base), name=name)
+    if not result:
+        raise ValueError("The loaded parameter dict is empty after filter or specify, please check whether "
+                         "'filter_prefix' or 'specify_prefix' are set correctly.")
     if net is not None:
         load_param_into_net(net, result, strict_load)
     return result

@@ -65,7 +65,8 @@ TEST(MindSporeCheckpoint, WritesTheBytesMindSporeWrites) {
   std::string step = Bytes<int64_t>({7});
   std::vector<CheckpointTensorView> tensors = {{"fc.weight", DType::kFloat32, {2, 3}, w},
                                                {"step", DType::kInt64, {}, step}};
-  std::string expected = Record("fc.weight", Tensor({2, 3}, "Float32", w)) + Record("step", Tensor({0}, "Int64", step));
+  // A scalar has no dims, as current MindSpore writes it.
+  std::string expected = Record("fc.weight", Tensor({2, 3}, "Float32", w)) + Record("step", Tensor({}, "Int64", step));
   EXPECT_EQ(EncodeMindSporeCheckpoint(tensors, false), expected);
   EXPECT_EQ(EncodeMindSporeCheckpoint(tensors, true), WithCrc(expected));
 }
@@ -101,6 +102,17 @@ TEST(MindSporeCheckpoint, ScalarsAndEmptyTensors) {
   EXPECT_EQ(back.entries[0].data, one);
   EXPECT_EQ(back.entries[1].shape, (std::vector<int64_t>{0}));
   EXPECT_EQ(back.entries[2].shape, (std::vector<int64_t>{0, 4}));
+}
+
+TEST(MindSporeCheckpoint, OlderScalarsWithDimsZeroAreScalars) {
+  std::string one = Bytes<int32_t>({5});
+  auto back = DecodeMindSporeCheckpoint(Record("s", Tensor({0}, "Int32", one)) + Record("e", Tensor({0}, "Int32", "")),
+                                        "x.ckpt");
+  EXPECT_TRUE(back.entries[0].shape.empty());
+  EXPECT_EQ(back.entries[0].data, one);
+  EXPECT_EQ(back.entries[1].shape, (std::vector<int64_t>{0}));
+  EXPECT_NE(DecodeError(Record("s", Tensor({0}, "Int32", Bytes<int32_t>({1, 2})))).find("should hold 0 bytes"),
+            std::string::npos);
 }
 
 TEST(MindSporeCheckpoint, LargeTensorsAreSlicedAndJoined) {
@@ -142,6 +154,21 @@ TEST(MindSporeCheckpoint, StringsAreUtf32) {
   ASSERT_TRUE(back.entries[0].is_string);
   EXPECT_EQ(back.entries[0].text, "ep\xC3\xA9\xF0\x9F\x98\x80");
   EXPECT_NE(DecodeError(Record("s", Tensor({0}, "str", "abc"))).find("multiple of 4"), std::string::npos);
+  // Written as MindSpore writes them: dims [0], "str", NumPy's UTF-32 (one NUL for "").
+  CheckpointTensorView text_view{"name", DType::kUInt8, {}, "ep\xC3\xA9\xF0\x9F\x98\x80"};
+  text_view.is_string = true;
+  CheckpointTensorView empty_view{"empty", DType::kUInt8, {}, ""};
+  empty_view.is_string = true;
+  EXPECT_EQ(EncodeMindSporeCheckpoint({text_view, empty_view}, false),
+            Record("name", Tensor({0}, "str", Bytes<uint32_t>({'e', 'p', 0xE9, 0x1F600}))) +
+                Record("empty", Tensor({0}, "str", Bytes<uint32_t>({0}))));
+  auto round = DecodeMindSporeCheckpoint(EncodeMindSporeCheckpoint({text_view, empty_view}, true), "x.ckpt");
+  EXPECT_EQ(round.entries[0].text, "ep\xC3\xA9\xF0\x9F\x98\x80");
+  EXPECT_EQ(round.entries[1].text, "");
+  CheckpointTensorView bad_view{"bad", DType::kUInt8, {}, "\xff"};
+  bad_view.is_string = true;
+  EXPECT_THROW(EncodeMindSporeCheckpoint({bad_view}, true), ValueError);
+  EXPECT_THROW(EncodeCheckpoint({text_view}), ValueError);  // msrt's format holds no strings
   EXPECT_NE(DecodeError(Record("s", Tensor({0}, "str", Bytes<uint32_t>({0xD800})))).find("invalid code point"),
             std::string::npos);
 }

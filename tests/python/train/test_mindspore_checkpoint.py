@@ -76,18 +76,25 @@ def test_the_bytes_are_the_ones_mindspore_writes(tmp_path):
                         {"name": "step", "data": ms.Tensor(np.array(7, np.int64))},
                         {"name": "h", "data": ms.Tensor(np.array([1.5, -2.0]), ms.bfloat16)}], str(path))
     body = (record("fc.weight", [2, 3], "Float32", weight.tobytes())
-            + record("step", [0], "Int64", struct.pack("<q", 7))  # MindSpore's scalar: dims [0]
+            + record("step", [], "Int64", struct.pack("<q", 7))  # a scalar has no dims
             + record("h", [2], "BFloat16", struct.pack("<2H", 0x3FC0, 0xC000)))
     assert path.read_bytes() == with_crc(body)
     ms.save_checkpoint([{"name": "fc.weight", "data": ms.Tensor(weight)}], str(path), crc_check=False)
     assert path.read_bytes() == record("fc.weight", [2, 3], "Float32", weight.tobytes())
+    # append_dict strings: dims [0], "str", NumPy's UTF-32 ('U' array bytes).
+    ms.save_checkpoint({}, str(path), append_dict={"net_name": "LeNet5é", "empty": ""}, crc_check=False)
+    assert path.read_bytes() == (record("net_name", [0], "str", np.array("LeNet5é").tobytes())
+                                 + record("empty", [0], "str", np.array("").tobytes()))
+    assert ms.load_checkpoint(str(path)) == {"net_name": "LeNet5é", "empty": ""}
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        ms.save_checkpoint({}, str(path), append_dict={"bad": "\ud800"})
 
 
 def test_a_file_assembled_by_hand_as_mindspore_writes_it(tmp_path):
     big = np.arange(10, dtype=np.int32)
     body = (record("conv.weight", [2, 2], "Float16", np.array([[1, 2], [3, 4]], np.float16).tobytes())
-            + record("global_step", [0], "Int32", struct.pack("<i", 1875))
-            + record("lr", [0], "Float32", struct.pack("<f", 0.01))
+            + record("global_step", [0], "Int32", struct.pack("<i", 1875))  # earlier releases' scalar
+            + record("lr", [], "Float32", struct.pack("<f", 0.01))  # current releases' scalar
             + record("big", [10], "Int32", big[:4].tobytes())  # a tensor in three slices
             + record("big", [10], "Int32", big[4:8].tobytes())
             + record("big", [10], "Int32", big[8:].tobytes())
@@ -145,7 +152,7 @@ def test_the_protobuf_module_reads_what_msrt_writes_and_msrt_reads_what_it_write
     assert list(weight.dims) == [2, 3] and weight.tensor_type == "Float32"
     np.testing.assert_array_equal(np.frombuffer(weight.tensor_content, np.float32).reshape(2, 3),
                                   net.weight.asnumpy())
-    assert list(parsed.value[2].tensor.dims) == [0] and parsed.value[2].tensor.tensor_type == "Int64"
+    assert list(parsed.value[2].tensor.dims) == [] and parsed.value[2].tensor.tensor_type == "Int64"
 
     # A file the protobuf module writes, one message per record as MindSpore does.
     written = b""
@@ -209,6 +216,16 @@ def test_faults_raise_value_error_naming_the_file(tmp_path, blob, message):
     with pytest.raises(ValueError, match=message) as info:
         ms.load_checkpoint(str(path))
     assert str(path) in str(info.value)
+
+
+def test_an_empty_result_is_an_error_as_in_mindspore(tmp_path):
+    path = str(tmp_path / "e.ckpt")
+    ms.save_checkpoint({}, path)
+    with pytest.raises(ValueError, match="parameter dict is empty"):
+        ms.load_checkpoint(path)
+    ms.save_checkpoint({"a.w": ms.Tensor([1.0])}, path)
+    with pytest.raises(ValueError, match="parameter dict is empty"):
+        ms.load_checkpoint(path, filter_prefix="a.")
 
 
 def test_every_truncation_raises_or_is_a_shorter_file_without_its_crc(tmp_path):
