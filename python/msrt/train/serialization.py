@@ -101,8 +101,8 @@ def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=F
     entries; `choice_func(name)` filters. `crc_check` ends the file with
     MindSpore's CRC-32 trailer; unlike MindSpore (default False) msrt writes it
     unless told not to, since every file msrt writes carries a checksum.
-    MindSpore releases before 2.3 can not parse it: pass crc_check=False for
-    them (docs/checkpoint.md)."""
+    MindSpore releases that predate crc_check can not parse it: pass
+    crc_check=False for them (docs/checkpoint.md)."""
     op = "save_checkpoint"
     if not isinstance(ckpt_file_name, (str, os.PathLike)):
         raise TypeError(f"For '{op}', the argument 'ckpt_file_name' must be a str, "
