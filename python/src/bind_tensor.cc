@@ -328,6 +328,7 @@ void BindTensor(py::module_& m) {
             f["op"] = std::string(op->name);
             f["kind"] = std::string(ops::ApiKindName(form.kind));
             f["names"] = form.names;
+            f["module"] = form.module;
             f["init"] = params(form.init);
             f["params"] = params(form.params);
             f["returns"] = form.returns;

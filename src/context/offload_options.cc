@@ -66,7 +66,7 @@ const FamilyTable& OffloadTable() {
               {.name = "offload_path",
                .type = "str",
                .default_value = Value("./offload"),
-               .parse = Stored(ParseString()),
+               .parse = Stored(ParsePath()),
                .doc = "Folder for data offloaded to disk (a relative path is taken from the working "
                       "directory)."},
               {.name = "offload_cpu_size",

@@ -110,14 +110,15 @@ MSRT_REGISTER_OP({.name = "zeros",
                   .composite = FillWith(0.0),
                   .doc = "zeros of shape; dtype None: float32 (composite)",
                   .api = {Function("zeros(size->shape, dtype=None)"),
-                          Primitive("Zeros()(size->shape, type->dtype=None)")}});
+                          Primitive("array_ops.Zeros()(size->shape, type->dtype=None)")}});
 
 MSRT_REGISTER_OP({.name = "ones",
                   .inputs = {},
                   .attrs = {kSizeAttr, kOptionalDType},
                   .composite = FillWith(1.0),
                   .doc = "ones of shape; dtype None: float32 (composite)",
-                  .api = {Function("ones(shape, dtype=None)"), Primitive("Ones()(size->shape, type->dtype=None)")}});
+                  .api = {Function("ones(shape, dtype=None)"),
+                          Primitive("array_ops.Ones()(size->shape, type->dtype=None)")}});
 
 MSRT_REGISTER_OP({.name = "full_like",
                   .inputs = {"x"},
@@ -129,7 +130,8 @@ MSRT_REGISTER_OP({.name = "full_like",
                   },
                   .doc = "fill_value in x's shape; dtype None: x's (composite)",
                   .api = {Function("full_like(input->x, fill_value, *, dtype=None)"),
-                          Method("fill(self->x, value->fill_value)"), Primitive("Fills()(x, value->fill_value)")}});
+                          Method("fill(self->x, value->fill_value)"),
+                          Primitive("array_ops.Fills()(x, value->fill_value)")}});
 
 // zeros_like or ones_like, cast when a dtype is given.
 CompositeFn LikeCast(std::string_view like) {

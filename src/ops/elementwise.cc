@@ -62,15 +62,14 @@ GradFn Unary(UnaryGrad rule) {
 
 constexpr OpProperties kElementwise = {.elementwise = true};
 
-MSRT_REGISTER_OP({.name = "neg",
-                  .inputs = {"x"},
-                  .infer = UnaryInfer("neg", DTypeClass::kNumber),
-                  .grad = Unary([](const Tensor&, const Tensor&, const Tensor& dy, const Dict&) {
-                    return fn::Neg(dy);
-                  }),
-                  .props = kElementwise,
-                  .doc = "-x",
-                  .api = {Function("neg|negative(input->x)"), Method("neg|negative(self->x)"), Primitive("Neg()(x)")}});
+MSRT_REGISTER_OP(
+    {.name = "neg",
+     .inputs = {"x"},
+     .infer = UnaryInfer("neg", DTypeClass::kNumber),
+     .grad = Unary([](const Tensor&, const Tensor&, const Tensor& dy, const Dict&) { return fn::Neg(dy); }),
+     .props = kElementwise,
+     .doc = "-x",
+     .api = {Function("neg|negative(input->x)"), Method("neg|negative(self->x)"), Primitive("math_ops.Neg()(x)")}});
 
 MSRT_REGISTER_OP({.name = "abs",
                   .inputs = {"x"},
@@ -80,7 +79,8 @@ MSRT_REGISTER_OP({.name = "abs",
                   }),
                   .props = kElementwise,
                   .doc = "|x|",
-                  .api = {Function("abs|absolute(input->x)"), Method("abs|absolute(self->x)"), Primitive("Abs()(x)")}});
+                  .api = {Function("abs|absolute(input->x)"), Method("abs|absolute(self->x)"),
+                          Primitive("math_ops.Abs()(x)")}});
 
 MSRT_REGISTER_OP({.name = "sign",
                   .inputs = {"x"},
@@ -90,7 +90,7 @@ MSRT_REGISTER_OP({.name = "sign",
                   }),
                   .props = kElementwise,
                   .doc = "-1, 0 or 1 (NaN stays NaN)",
-                  .api = {Function("sign(input->x)"), Method("sign(self->x)"), Primitive("Sign()(x)")}});
+                  .api = {Function("sign(input->x)"), Method("sign(self->x)"), Primitive("math_ops.Sign()(x)")}});
 
 MSRT_REGISTER_OP({.name = "floor",
                   .inputs = {"x"},
@@ -100,7 +100,7 @@ MSRT_REGISTER_OP({.name = "floor",
                   }),
                   .props = kElementwise,
                   .doc = "the largest integer <= x",
-                  .api = {Function("floor(input->x)"), Method("floor(self->x)"), Primitive("Floor()(x)")}});
+                  .api = {Function("floor(input->x)"), Method("floor(self->x)"), Primitive("math_ops.Floor()(x)")}});
 
 MSRT_REGISTER_OP({.name = "exp",
                   .inputs = {"x"},
@@ -110,7 +110,7 @@ MSRT_REGISTER_OP({.name = "exp",
                   }),
                   .props = kElementwise,
                   .doc = "e^x",
-                  .api = {Function("exp(input->x)"), Method("exp(self->x)"), Primitive("Exp()(x)")}});
+                  .api = {Function("exp(input->x)"), Method("exp(self->x)"), Primitive("math_ops.Exp()(x)")}});
 
 MSRT_REGISTER_OP({.name = "log",
                   .inputs = {"x"},
@@ -120,7 +120,7 @@ MSRT_REGISTER_OP({.name = "log",
                   }),
                   .props = kElementwise,
                   .doc = "natural logarithm",
-                  .api = {Function("log(input->x)"), Method("log(self->x)"), Primitive("Log()(x)")}});
+                  .api = {Function("log(input->x)"), Method("log(self->x)"), Primitive("math_ops.Log()(x)")}});
 
 MSRT_REGISTER_OP({.name = "sqrt",
                   .inputs = {"x"},
@@ -130,7 +130,7 @@ MSRT_REGISTER_OP({.name = "sqrt",
                   }),
                   .props = kElementwise,
                   .doc = "square root",
-                  .api = {Function("sqrt(x)"), Method("sqrt(self->x)"), Primitive("Sqrt()(x)")}});
+                  .api = {Function("sqrt(x)"), Method("sqrt(self->x)"), Primitive("math_ops.Sqrt()(x)")}});
 
 MSRT_REGISTER_OP({.name = "rsqrt",
                   .inputs = {"x"},
@@ -141,7 +141,7 @@ MSRT_REGISTER_OP({.name = "rsqrt",
                   }),
                   .props = kElementwise,
                   .doc = "1 / sqrt(x)",
-                  .api = {Function("rsqrt(input->x)"), Method("rsqrt(self->x)"), Primitive("Rsqrt()(x)")}});
+                  .api = {Function("rsqrt(input->x)"), Method("rsqrt(self->x)"), Primitive("math_ops.Rsqrt()(x)")}});
 
 MSRT_REGISTER_OP({.name = "square",
                   .inputs = {"x"},
@@ -151,7 +151,7 @@ MSRT_REGISTER_OP({.name = "square",
                   }),
                   .props = kElementwise,
                   .doc = "x * x",
-                  .api = {Function("square(input->x)"), Method("square(self->x)"), Primitive("Square()(x)")}});
+                  .api = {Function("square(input->x)"), Method("square(self->x)"), Primitive("math_ops.Square()(x)")}});
 
 MSRT_REGISTER_OP({.name = "reciprocal",
                   .inputs = {"x"},
@@ -162,7 +162,7 @@ MSRT_REGISTER_OP({.name = "reciprocal",
                   .props = kElementwise,
                   .doc = "1 / x",
                   .api = {Function("reciprocal(input->x)"), Method("reciprocal(self->x)"),
-                          Primitive("Reciprocal()(x)")}});
+                          Primitive("math_ops.Reciprocal()(x)")}});
 
 MSRT_REGISTER_OP({.name = "sigmoid",
                   .inputs = {"x"},
@@ -172,7 +172,8 @@ MSRT_REGISTER_OP({.name = "sigmoid",
                   }),
                   .props = kElementwise,
                   .doc = "1 / (1 + e^-x)",
-                  .api = {Function("sigmoid(input->x)"), Method("sigmoid(self->x)"), Primitive("Sigmoid()(x)")}});
+                  .api = {Function("sigmoid(input->x)"), Method("sigmoid(self->x)"),
+                          Primitive("nn_ops.Sigmoid()(x)")}});
 
 MSRT_REGISTER_OP({.name = "tanh",
                   .inputs = {"x"},
@@ -182,7 +183,7 @@ MSRT_REGISTER_OP({.name = "tanh",
                   }),
                   .props = kElementwise,
                   .doc = "hyperbolic tangent",
-                  .api = {Function("tanh(input->x)"), Method("tanh(self->x)"), Primitive("Tanh()(x)")}});
+                  .api = {Function("tanh(input->x)"), Method("tanh(self->x)"), Primitive("nn_ops.Tanh()(x)")}});
 
 MSRT_REGISTER_OP({.name = "relu",
                   .inputs = {"x"},
@@ -195,7 +196,7 @@ MSRT_REGISTER_OP({.name = "relu",
                   }),
                   .props = kElementwise,
                   .doc = "max(x, 0) (NaN stays NaN)",
-                  .api = {Function("relu(input->x)"), Method("relu(self->x)"), Primitive("ReLU()(x)")}});
+                  .api = {Function("relu(input->x)"), Method("relu(self->x)"), Primitive("nn_ops.ReLU()(x)")}});
 
 MSRT_REGISTER_OP({.name = "relu6",
                   .inputs = {"x"},
@@ -207,7 +208,7 @@ MSRT_REGISTER_OP({.name = "relu6",
                   }),
                   .props = kElementwise,
                   .doc = "min(max(x, 0), 6)",
-                  .api = {Function("relu6(x)"), Primitive("ReLU6()(x)")}});
+                  .api = {Function("relu6(x)"), Primitive("nn_ops.ReLU6()(x)")}});
 
 MSRT_REGISTER_OP({.name = "silu",
                   .inputs = {"x"},
@@ -220,7 +221,7 @@ MSRT_REGISTER_OP({.name = "silu",
                   }),
                   .props = kElementwise,
                   .doc = "x * sigmoid(x)",
-                  .api = {Function("silu(input->x)"), Primitive("SiLU()(x)")}});
+                  .api = {Function("silu(input->x)"), Primitive("nn_ops.SiLU()(x)")}});
 
 MSRT_REGISTER_OP({.name = "gelu",
                   .inputs = {"x"},
@@ -236,7 +237,7 @@ MSRT_REGISTER_OP({.name = "gelu",
                   .props = kElementwise,
                   .doc = "x * Phi(x); tanh approximation by default",
                   // MindSpore's GeLU primitive computes the tanh form, the op's default.
-                  .api = {Primitive("GeLU|GELU()(x)")}});
+                  .api = {Primitive("nn_ops.GeLU|GELU()(x)")}});
 
 // Not in the catalogue: the derivative of gelu needs erf, which no other op
 // provides (MindSpore has GeLUGrad for the same reason).
@@ -269,21 +270,21 @@ MSRT_REGISTER_OP({.name = "logical_not",
                   .props = kElementwise,
                   .doc = "not x (bool)",
                   .api = {Function("logical_not(input->x)"), Method("logical_not(self->x)"),
-                          Primitive("LogicalNot()(x)")}});
+                          Primitive("math_ops.LogicalNot()(x)")}});
 
 MSRT_REGISTER_OP({.name = "ones_like",
                   .inputs = {"x"},
                   .infer = UnaryInfer("ones_like", DTypeClass::kAny),
                   .props = kElementwise,
                   .doc = "ones of x's shape and dtype",
-                  .api = {Method("ones_like(self->x)"), Primitive("OnesLike()(x)")}});
+                  .api = {Method("ones_like(self->x)"), Primitive("array_ops.OnesLike()(x)")}});
 
 MSRT_REGISTER_OP({.name = "zeros_like",
                   .inputs = {"x"},
                   .infer = UnaryInfer("zeros_like", DTypeClass::kAny),
                   .props = kElementwise,
                   .doc = "zeros of x's shape and dtype",
-                  .api = {Method("zeros_like(self->x)"), Primitive("ZerosLike()(x)")}});
+                  .api = {Method("zeros_like(self->x)"), Primitive("array_ops.ZerosLike()(x)")}});
 
 MSRT_REGISTER_OP({.name = "identity",
                   .inputs = {"x"},
@@ -291,7 +292,8 @@ MSRT_REGISTER_OP({.name = "identity",
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> { return {a.dys[0]}; },
                   .props = kElementwise,
                   .doc = "a copy of x",
-                  .api = {Function("identity(input->x)"), Method("copy|clone(self->x)"), Primitive("Identity()(x)")}});
+                  .api = {Function("identity(input->x)"), Method("copy|clone(self->x)"),
+                          Primitive("array_ops.Identity()(x)")}});
 
 MSRT_REGISTER_OP({.name = "cast",
                   .inputs = {"x"},
@@ -309,7 +311,7 @@ MSRT_REGISTER_OP({.name = "cast",
                   .props = {.elementwise = true, .noop_if_same_meta = true},
                   .doc = "x converted to another dtype",
                   .api = {Function("cast(input->x, dtype)"), Method("to(self->x, dtype)"),
-                          Primitive("Cast()(input_x->x, dtype)")}});
+                          Primitive("array_ops.Cast()(input_x->x, dtype)")}});
 
 // ---- binary ----
 
@@ -329,7 +331,8 @@ MSRT_REGISTER_OP({.name = "add",
                   },
                   .props = {.elementwise = true, .right_identity = 0.0, .left_identity = 0.0},
                   .doc = "x + y",
-                  .api = {Function("add|tensor_add(input->x, other->y)"), Primitive("Add|TensorAdd()(x, y)")}});
+                  .api = {Function("add|tensor_add(input->x, other->y)"),
+                          Primitive("math_ops.Add|TensorAdd()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "sub",
                   .inputs = {"x", "y"},
@@ -340,7 +343,7 @@ MSRT_REGISTER_OP({.name = "sub",
                   },
                   .props = {.elementwise = true, .right_identity = 0.0},
                   .doc = "x - y",
-                  .api = {Function("sub|tensor_sub(input->x, other->y)"), Primitive("Sub()(x, y)")}});
+                  .api = {Function("sub|tensor_sub(input->x, other->y)"), Primitive("math_ops.Sub()(x, y)")}});
 
 MSRT_REGISTER_OP(
     {.name = "mul",
@@ -355,7 +358,7 @@ MSRT_REGISTER_OP(
      .props = {.elementwise = true, .right_identity = 1.0, .left_identity = 1.0},
      .doc = "x * y",
      .api = {Function("mul|tensor_mul(input->x, other->y)"), Method("mul(self->x, other->y)"),
-             Primitive("Mul()(x, y)")}});
+             Primitive("math_ops.Mul()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "div",
                   .inputs = {"x", "y"},
@@ -369,7 +372,7 @@ MSRT_REGISTER_OP({.name = "div",
                   },
                   .props = {.elementwise = true, .right_identity = 1.0},
                   .doc = "x / y (true division: integer inputs give float32)",
-                  .api = {Primitive("Div|RealDiv()(x, y)")}});
+                  .api = {Primitive("math_ops.Div|RealDiv()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "pow",
                   .inputs = {"x", "y"},
@@ -394,7 +397,7 @@ MSRT_REGISTER_OP({.name = "pow",
                   .props = kElementwise,
                   .doc = "x ** y",
                   .api = {Function("pow|tensor_pow(input->x, exponent->y)"), Method("pow(self->x, exponent->y)"),
-                          Primitive("Pow()(x, y)")}});
+                          Primitive("math_ops.Pow()(x, y)")}});
 
 GradFn MinMaxGrad(std::string_view compare) {
   return [compare](const GradArgs& a) -> std::vector<Tensor> {
@@ -415,7 +418,7 @@ MSRT_REGISTER_OP({.name = "maximum",
                   .props = kElementwise,
                   .doc = "elementwise max (NaN propagates)",
                   .api = {Function("maximum(input->x, other->y)"), Method("maximum(self->x, other->y)"),
-                          Primitive("Maximum()(x, y)")}});
+                          Primitive("math_ops.Maximum()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "minimum",
                   .inputs = {"x", "y"},
@@ -424,7 +427,7 @@ MSRT_REGISTER_OP({.name = "minimum",
                   .props = kElementwise,
                   .doc = "elementwise min (NaN propagates)",
                   .api = {Function("minimum(input->x, other->y)"), Method("minimum(self->x, other->y)"),
-                          Primitive("Minimum()(x, y)")}});
+                          Primitive("math_ops.Minimum()(x, y)")}});
 
 OpDef ComparisonOp(std::string_view name, BinaryKind kind, std::string_view doc, std::vector<ApiForm> api) {
   return {.name = name,
@@ -440,24 +443,26 @@ const bool kComparisonsRegistered = [] {
   constexpr BinaryKind kLogical = BinaryKind::kLogical;
   RegisterOp(ComparisonOp("equal", kCompare, "x == y (bool)",
                           {Function("equal(input->x, other->y)"), Method("equal(self->x, other->y)"),
-                           Primitive("Equal()(x, y)")}));
+                           Primitive("math_ops.Equal()(x, y)")}));
   RegisterOp(ComparisonOp("not_equal", kCompare, "x != y (bool)",
-                          {Function("not_equal|ne(input->x, other->y)"), Primitive("NotEqual()(x, y)")}));
+                          {Function("not_equal|ne(input->x, other->y)"), Primitive("math_ops.NotEqual()(x, y)")}));
   RegisterOp(ComparisonOp("less", kCompare, "x < y (bool)",
-                          {Function("less|lt|tensor_lt(input->x, other->y)"), Primitive("Less()(x, y)")}));
-  RegisterOp(ComparisonOp("less_equal", kCompare, "x <= y (bool)",
-                          {Function("less_equal|le|tensor_le(input->x, other->y)"), Primitive("LessEqual()(x, y)")}));
-  RegisterOp(ComparisonOp("greater", kCompare, "x > y (bool)",
-                          {Function("greater|gt|tensor_gt(input->x, other->y)"), Primitive("Greater()(x, y)")}));
+                          {Function("less|lt|tensor_lt(input->x, other->y)"), Primitive("math_ops.Less()(x, y)")}));
   RegisterOp(
-      ComparisonOp("greater_equal", kCompare, "x >= y (bool)",
-                   {Function("greater_equal|ge|tensor_ge(input->x, other->y)"), Primitive("GreaterEqual()(x, y)")}));
+      ComparisonOp("less_equal", kCompare, "x <= y (bool)",
+                   {Function("less_equal|le|tensor_le(input->x, other->y)"), Primitive("math_ops.LessEqual()(x, y)")}));
+  RegisterOp(
+      ComparisonOp("greater", kCompare, "x > y (bool)",
+                   {Function("greater|gt|tensor_gt(input->x, other->y)"), Primitive("math_ops.Greater()(x, y)")}));
+  RegisterOp(ComparisonOp("greater_equal", kCompare, "x >= y (bool)",
+                          {Function("greater_equal|ge|tensor_ge(input->x, other->y)"),
+                           Primitive("math_ops.GreaterEqual()(x, y)")}));
   RegisterOp(ComparisonOp("logical_and", kLogical, "x and y (bool)",
-                          {Function("logical_and(input->x, other->y)"), Primitive("LogicalAnd()(x, y)")}));
+                          {Function("logical_and(input->x, other->y)"), Primitive("math_ops.LogicalAnd()(x, y)")}));
   RegisterOp(ComparisonOp("logical_or", kLogical, "x or y (bool)",
-                          {Function("logical_or(input->x, other->y)"), Primitive("LogicalOr()(x, y)")}));
+                          {Function("logical_or(input->x, other->y)"), Primitive("math_ops.LogicalOr()(x, y)")}));
   RegisterOp(ComparisonOp("logical_xor", kLogical, "x xor y (bool)",
-                          {Function("logical_xor(input->x, other->y)"), Primitive("LogicalXor()(x, y)")}));
+                          {Function("logical_xor(input->x, other->y)"), Primitive("math_ops.LogicalXor()(x, y)")}));
   return true;
 }();
 
@@ -470,7 +475,7 @@ MSRT_REGISTER_OP({.name = "addn",
                     return {sum};
                   },
                   .doc = "the elementwise sum of the inputs",
-                  .api = {Function("addn(x->xs...)"), Primitive("AddN()(inputs->xs...)")}});
+                  .api = {Function("addn(x->xs...)"), Primitive("math_ops.AddN()(inputs->xs...)")}});
 
 MSRT_REGISTER_OP({.name = "select",
                   .inputs = {"condition", "x", "y"},
@@ -492,7 +497,7 @@ MSRT_REGISTER_OP({.name = "select",
                   .props = kElementwise,
                   .doc = "condition ? x : y, broadcasting all three",
                   .api = {Function("select(cond->condition, x, y)"), Function("where(condition, x, y)"),
-                          Primitive("Select()(cond->condition, x, y)")}});
+                          Primitive("array_ops.Select()(cond->condition, x, y)")}});
 
 // x / y, or rounded toward zero ('trunc') or down ('floor'); integer
 // inputs rounded give their promoted integer type.

@@ -162,7 +162,7 @@ MSRT_REGISTER_OP({.name = "l2_loss",
                     return {fn::Mul(total, Scalar(0.5, total))};
                   },
                   .doc = "sum(x^2) / 2 (composite)",
-                  .api = {Primitive("L2Loss()(input_x->x)")}});
+                  .api = {Primitive("nn_ops.L2Loss()(input_x->x)")}});
 
 // log(1 + exp(-|x|)): the softplus of -|x|, which cannot overflow.
 Tensor LogOnePlusExpNegAbs(const Tensor& x) {
@@ -185,7 +185,7 @@ MSRT_REGISTER_OP({.name = "sigmoid_cross_entropy_with_logits",
                   },
                   .props = {.promotes_scalars = true},
                   .doc = "elementwise binary cross entropy of sigmoid(logits) against labels (composite)",
-                  .api = {Primitive("SigmoidCrossEntropyWithLogits()(logits, label->labels)")}});
+                  .api = {Primitive("nn_ops.SigmoidCrossEntropyWithLogits()(logits, label->labels)")}});
 
 MSRT_REGISTER_OP(
     {.name = "binary_cross_entropy_with_logits",
@@ -221,7 +221,7 @@ MSRT_REGISTER_OP({.name = "softmax_cross_entropy_with_logits",
                     return {loss, fn::Sub(fn::Softmax(in[0], -1), in[1])};
                   },
                   .doc = "(per-sample softmax cross entropy, its gradient softmax(logits) - labels) (composite)",
-                  .api = {Primitive("SoftmaxCrossEntropyWithLogits()(logits, labels)")}});
+                  .api = {Primitive("nn_ops.SoftmaxCrossEntropyWithLogits()(logits, labels)")}});
 
 MSRT_REGISTER_OP(
     {.name = "sparse_softmax_cross_entropy_with_logits",
@@ -240,7 +240,7 @@ MSRT_REGISTER_OP(
      },
      .doc = "the mean sparse softmax cross entropy over the batch, or (is_grad) its gradient (softmax(logits) - "
             "onehot(labels)) / N (composite)",
-     .api = {Primitive("SparseSoftmaxCrossEntropyWithLogits(is_grad=False)(logits, labels)")}});
+     .api = {Primitive("nn_ops.SparseSoftmaxCrossEntropyWithLogits(is_grad=False)(logits, labels)")}});
 
 // --- Losses over classes: (N, C) or (N, C, d1, ...) inputs ------------------------------------------------
 // Note [Class losses]
@@ -426,7 +426,7 @@ MSRT_REGISTER_OP(
        return {loss, fn::ReduceSum(fn::Mul(hot, in[2]), {}, false)};
      },
      .doc = "(the negative log-likelihood with class weights, the total weight of the targets) (composite)",
-     .api = {Primitive("NLLLoss(reduction='mean', ignore_index=-100)(logits, labels, weight)")}});
+     .api = {Primitive("nn_ops.NLLLoss(reduction='mean', ignore_index=-100)(logits, labels, weight)")}});
 
 }  // namespace
 }  // namespace msrt::ops

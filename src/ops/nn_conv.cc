@@ -111,7 +111,7 @@ MSRT_REGISTER_OP({
               .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}, .prefers_channels_last = true}},
     .doc = "2-D convolution (cross-correlation) of NCHW (or NHWC) x with weight (out, in / group, kh, kw).",
     // MindSpore's Conv2D: out_channel, kernel_size and mode describe the weight the call is given.
-    .api = {Primitive("Conv2D(out_channel->~, kernel_size->~, mode->~=1, pad_mode='valid', pad=0, stride=1, "
+    .api = {Primitive("nn_ops.Conv2D(out_channel->~, kernel_size->~, mode->~=1, pad_mode='valid', pad=0, stride=1, "
                       "dilation=1, group=1, data_format='NCHW')(x, weight)")},
     .attrs_check = CheckPadWithMode,
 });

@@ -83,7 +83,8 @@ MSRT_REGISTER_OP({
     },
     .props = {.accepts_epilogue = true},
     .doc = "op(a) @ op(b) for 2-D a and b, op transposing when asked.",
-    .api = {Function("mm(input->a, mat2->b)"), Primitive("MatMul(transpose_a=False, transpose_b=False)(x->a, y->b)")},
+    .api = {Function("mm(input->a, mat2->b)"),
+            Primitive("math_ops.MatMul(transpose_a=False, transpose_b=False)(x->a, y->b)")},
 });
 
 MSRT_REGISTER_OP({
@@ -118,7 +119,7 @@ MSRT_REGISTER_OP({
     .doc = "Batched op(a) @ op(b) over the leading dims, which broadcast.",
     .api = {Function("bmm(input_x->a, mat2->b)"),
             Function("batch_matmul(x->a, y->b, transpose_a=False, transpose_b=False)"),
-            Primitive("BatchMatMul(transpose_a=False, transpose_b=False)(x->a, y->b)")},
+            Primitive("math_ops.BatchMatMul(transpose_a=False, transpose_b=False)(x->a, y->b)")},
 });
 
 MSRT_REGISTER_OP({
@@ -253,7 +254,7 @@ MSRT_REGISTER_OP({
     .doc = "x @ weight^T (+ bias when given and has_bias), weight of shape (out_channels, in_channels); x of any "
            "rank >= 1 (composite)",
     .api = {Function("dense(input->x, weight, bias=None)"),
-            Primitive("Dense(has_bias=True)(x, w->weight, b->bias=None)")},
+            Primitive("nn_ops.Dense(has_bias=True)(x, w->weight, b->bias=None)")},
 });
 
 // bias_add adds along axis 1 at any rank, so MindSpore's 'NCDHW' is the same call.
@@ -267,7 +268,7 @@ MSRT_REGISTER_OP({
     },
     .doc = "bias_add with MindSpore's data_format argument ('NCHW' or 'NCDHW': channels on axis 1) (composite)",
     .api = {Function("bias_add(input_x->x, bias, data_format='NCHW')"),
-            Primitive("BiasAdd(data_format='NCHW')(input_x->x, bias)")},
+            Primitive("nn_ops.BiasAdd(data_format='NCHW')(input_x->x, bias)")},
 });
 
 }  // namespace

@@ -193,7 +193,7 @@ MSRT_REGISTER_OP({
     },
     .doc = "batch_norm with MindSpore's BatchNorm outputs (y, batch_mean, batch_variance, reserve_space_1, "
            "reserve_space_2) (composite)",
-    .api = {Primitive("BatchNorm(is_training=False, epsilon=1e-05, momentum=0.1, data_format='NCHW')"
+    .api = {Primitive("nn_ops.BatchNorm(is_training=False, epsilon=1e-05, momentum=0.1, data_format='NCHW')"
                       "(input_x->x, scale, bias, mean->running_mean, variance->running_var)")},
 });
 

@@ -59,7 +59,7 @@ MSRT_REGISTER_OP({
     },
     .props = {.layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
     .doc = "Maximum over each window of NCHW (or NHWC) x (padding never wins).",
-    .api = {Primitive("MaxPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x)")},
+    .api = {Primitive("nn_ops.MaxPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x)")},
 });
 
 MSRT_REGISTER_OP({
@@ -90,7 +90,7 @@ MSRT_REGISTER_OP({
     },
     .props = {.layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
     .doc = "Mean over each window of NCHW (or NHWC) x (padding excluded from the count).",
-    .api = {Primitive("AvgPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x)")},
+    .api = {Primitive("nn_ops.AvgPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x)")},
 });
 
 MSRT_REGISTER_OP({

@@ -21,6 +21,15 @@ class SignatureParser {
     ParsedForm form;
     form.kind = kind;
     form.names.push_back(Name());
+    if (kind == ApiKind::kPrimitive && Peek('.')) {  // "nn_ops.ReLU..."
+      form.module = std::move(form.names.back());
+      if (std::find(std::begin(kPrimitiveModules), std::end(kPrimitiveModules), form.module) ==
+          std::end(kPrimitiveModules)) {
+        Fail(StrCat("unknown module '", form.module, "' of ops.operations"));
+      }
+      ++pos_;
+      form.names.back() = Name();
+    }
     while (Peek('|')) {
       ++pos_;
       form.names.push_back(Name());

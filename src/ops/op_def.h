@@ -124,13 +124,16 @@ struct AttrSpec {
 /// NotImplementedError); `p->~` is accepted and not passed to the op (a
 /// MindSpore parameter the op does not need, e.g. Conv2D's out_channel: a
 /// Primitive records it as an attribute; it may be required).
-/// A primitive has two lists, its constructor's then its call's:
-///   "ReduceSum(keep_dims=False)(x, axis->axis=())".
+/// A primitive has two lists, its constructor's then its call's, and may
+/// name the module of `mindspore.ops.operations` MindSpore keeps it in
+/// (one of kPrimitiveModules): "math_ops.ReduceSum(keep_dims=False)(x, axis->axis=())".
 /// A method's first parameter is the Tensor itself. `-> p` or `-> (p, q)`
 /// after the call's parameters makes the form return the objects given for
 /// those tensor parameters (an in-place op's updated inputs, e.g. Assign's
 /// variable: a Parameter stays the same object), not new Tensors.
 enum class ApiKind { kFunction, kMethod, kPrimitive };
+/// The modules of `ops.operations` a Primitive form may name.
+inline constexpr std::string_view kPrimitiveModules[] = {"array_ops", "math_ops", "nn_ops", "other_ops", "debug_ops"};
 struct ApiForm {
   ApiKind kind;
   std::string signature;
@@ -151,6 +154,7 @@ struct ApiParam {
 };
 struct ParsedForm {
   ApiKind kind = ApiKind::kFunction;
+  std::string module;  // a Primitive's MindSpore module ("nn_ops" in "nn_ops.ReLU()(x)"), or ""
   std::vector<std::string> names;
   std::vector<ApiParam> init;        // a primitive's constructor
   std::vector<ApiParam> params;      // the call

@@ -33,7 +33,7 @@ MSRT_REGISTER_OP({.name = "assign",
                   .doc = "variable = value (in place; returns variable)",
                   .api = {Function("assign(variable, value) -> variable"),
                           Method("assign_value(self->variable, value) -> self"),
-                          Primitive("Assign()(variable, value) -> variable")}});
+                          Primitive("other_ops.Assign()(variable, value) -> variable")}});
 
 MSRT_REGISTER_OP({.name = "assign_add",
                   .inputs = {"variable", "value"},
@@ -41,7 +41,7 @@ MSRT_REGISTER_OP({.name = "assign_add",
                   .props = {.promotes_scalars = true, .inplace = true},
                   .doc = "variable += value (in place; returns variable)",
                   .api = {Function("assign_add(variable, value) -> variable"),
-                          Primitive("AssignAdd()(variable, value) -> variable")}});
+                          Primitive("math_ops.AssignAdd()(variable, value) -> variable")}});
 
 MSRT_REGISTER_OP({.name = "assign_sub",
                   .inputs = {"variable", "value"},
@@ -49,7 +49,7 @@ MSRT_REGISTER_OP({.name = "assign_sub",
                   .props = {.promotes_scalars = true, .inplace = true},
                   .doc = "variable -= value (in place; returns variable)",
                   .api = {Function("assign_sub(variable, value) -> variable"),
-                          Primitive("AssignSub()(variable, value) -> variable")}});
+                          Primitive("math_ops.AssignSub()(variable, value) -> variable")}});
 
 // Checks an optimizer's inputs: tensors named in `same_shape` must have the
 // variable's shape and dtype, those in `scalars` hold one number.
@@ -83,8 +83,9 @@ MSRT_REGISTER_OP({.name = "apply_momentum",
                       },
                   .props = {.promotes_scalars = true, .inplace = true, .writes_inputs = {1}},
                   .doc = "accum = accum * momentum + grad; variable -= lr * accum (or the Nesterov step)",
-                  .api = {Primitive("ApplyMomentum(use_nesterov=False, use_locking->~=False, gradient_scale->!=1.0)"
-                                    "(variable, accumulation, learning_rate, gradient, momentum) -> variable")}});
+                  .api = {
+                      Primitive("nn_ops.ApplyMomentum(use_nesterov=False, use_locking->~=False, gradient_scale->!=1.0)"
+                                "(variable, accumulation, learning_rate, gradient, momentum) -> variable")}});
 
 MSRT_REGISTER_OP({.name = "apply_gradient_descent",
                   .inputs = {"variable", "alpha", "delta"},
@@ -95,7 +96,7 @@ MSRT_REGISTER_OP({.name = "apply_gradient_descent",
                       },
                   .props = {.promotes_scalars = true, .inplace = true},
                   .doc = "variable -= alpha * delta",
-                  .api = {Primitive("ApplyGradientDescent()(var->variable, alpha, delta) -> var")}});
+                  .api = {Primitive("nn_ops.ApplyGradientDescent()(var->variable, alpha, delta) -> var")}});
 
 MSRT_REGISTER_OP({.name = "adam",
                   .inputs = {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon",
@@ -111,7 +112,7 @@ MSRT_REGISTER_OP({.name = "adam",
                       },
                   .props = {.promotes_scalars = true, .inplace = true, .writes_inputs = {1, 2}},
                   .doc = "MindSpore's Adam step; updates var, m and v in place",
-                  .api = {Primitive("Adam(use_locking->~=False, use_nesterov=False)(var, m, v, beta1_power, "
+                  .api = {Primitive("nn_ops.Adam(use_locking->~=False, use_nesterov=False)(var, m, v, beta1_power, "
                                     "beta2_power, lr, beta1, beta2, epsilon, gradient) -> (var, m, v)")}});
 
 MSRT_REGISTER_OP({.name = "adam_weight_decay",
@@ -125,8 +126,9 @@ MSRT_REGISTER_OP({.name = "adam_weight_decay",
                       },
                   .props = {.promotes_scalars = true, .inplace = true, .writes_inputs = {1, 2}},
                   .doc = "MindSpore's AdamWeightDecay step; updates var, m and v in place",
-                  .api = {Primitive("AdamWeightDecay(use_locking->~=False)(var, m, v, lr, beta1, beta2, epsilon, "
-                                    "decay, gradient) -> (var, m, v)")}});
+                  .api = {
+                      Primitive("nn_ops.AdamWeightDecay(use_locking->~=False)(var, m, v, lr, beta1, beta2, epsilon, "
+                                "decay, gradient) -> (var, m, v)")}});
 
 // The tensors scaled by clip_norm / max(global norm, clip_norm), the global
 // norm being the L2 norm of all of them together (computed in float32).

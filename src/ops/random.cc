@@ -37,7 +37,7 @@ MSRT_REGISTER_OP({.name = "dropout",
                   .props = {.random = true},
                   .doc = "(x * mask, mask): mask holds 0 or 1/keep_prob, kept with probability keep_prob",
                   // MindSpore's seeds: msrt draws from the global generator (Note [Random streams]).
-                  .api = {Primitive("Dropout(keep_prob=0.5, Seed0->~=0, Seed1->~=0)(x)")}});
+                  .api = {Primitive("nn_ops.Dropout(keep_prob=0.5, Seed0->~=0, Seed1->~=0)(x)")}});
 
 }  // namespace
 }  // namespace msrt::ops

@@ -99,7 +99,7 @@ MSRT_REGISTER_OP({.name = "reduce_all",
                   .doc = "whether every element along the axes is nonzero (bool)",
                   .api = {Function("all(input->x, axis=None, keep_dims=False)"),
                           Method("all(self->x, axis=None, keep_dims=False)"),
-                          Primitive("ReduceAll(keep_dims=False)(x, axis=())")}});
+                          Primitive("math_ops.ReduceAll(keep_dims=False)(x, axis=())")}});
 
 MSRT_REGISTER_OP({.name = "reduce_any",
                   .inputs = {"x"},
@@ -108,7 +108,7 @@ MSRT_REGISTER_OP({.name = "reduce_any",
                   .doc = "whether some element along the axes is nonzero (bool)",
                   .api = {Function("any(input->x, axis=None, keep_dims=False)"),
                           Method("any(self->x, axis=None, keep_dims=False)"),
-                          Primitive("ReduceAny(keep_dims=False)(x, axis=())")}});
+                          Primitive("math_ops.ReduceAny(keep_dims=False)(x, axis=())")}});
 
 MSRT_REGISTER_OP({.name = "reduce_mean",
                   .inputs = {"x"},
@@ -125,7 +125,7 @@ MSRT_REGISTER_OP({.name = "reduce_mean",
                   .doc = "mean over axes (integers give float32)",
                   .api = {Function("mean(input->x, axis=None, keep_dims=False)"),
                           Method("mean(self->x, axis=None, keep_dims=False)"),
-                          Primitive("ReduceMean(keep_dims=False)(x, axis=())")}});
+                          Primitive("math_ops.ReduceMean(keep_dims=False)(x, axis=())")}});
 
 GradFn MaxMinGrad(std::string_view op) {
   return [op](const GradArgs& a) -> std::vector<Tensor> {
@@ -146,7 +146,7 @@ MSRT_REGISTER_OP({.name = "reduce_max",
                   .grad = MaxMinGrad("reduce_max"),
                   .props = kReduction,
                   .doc = "max over axes (NaN propagates)",
-                  .api = {Primitive("ReduceMax(keep_dims=False)(x, axis=())")}});
+                  .api = {Primitive("math_ops.ReduceMax(keep_dims=False)(x, axis=())")}});
 
 MSRT_REGISTER_OP({.name = "reduce_min",
                   .inputs = {"x"},
@@ -155,7 +155,7 @@ MSRT_REGISTER_OP({.name = "reduce_min",
                   .grad = MaxMinGrad("reduce_min"),
                   .props = kReduction,
                   .doc = "min over axes (NaN propagates)",
-                  .api = {Primitive("ReduceMin(keep_dims=False)(x, axis=())")}});
+                  .api = {Primitive("math_ops.ReduceMin(keep_dims=False)(x, axis=())")}});
 
 MSRT_REGISTER_OP({.name = "reduce_prod",
                   .inputs = {"x"},
@@ -185,7 +185,7 @@ MSRT_REGISTER_OP({.name = "reduce_prod",
                   .doc = "product over axes",
                   .api = {Function("prod(input->x, axis=None, keep_dims=False)"),
                           Method("prod(self->x, axis=None, keep_dims=False)"),
-                          Primitive("ReduceProd(keep_dims=False)(x, axis=())")}});
+                          Primitive("math_ops.ReduceProd(keep_dims=False)(x, axis=())")}});
 
 InferFn ArgInfer(std::string_view op) {
   return [op](const Metas& in, const Dict& attrs) {
@@ -236,7 +236,7 @@ MSRT_REGISTER_OP({.name = "argmax",
                   .doc = "index of the max along axis (first on ties)",
                   .api = {Function("argmax(input->x, dim->axis=None, keepdim->keep_dims=False)"),
                           Method("argmax(self->x, axis=None, keepdims->keep_dims=False)"),
-                          Primitive("Argmax(axis=-1, output_type='int32')(x)")}});
+                          Primitive("array_ops.Argmax(axis=-1, output_type='int32')(x)")}});
 
 MSRT_REGISTER_OP({.name = "argmin",
                   .inputs = {"x"},
@@ -246,7 +246,7 @@ MSRT_REGISTER_OP({.name = "argmin",
                   .doc = "index of the min along axis (first on ties)",
                   .api = {Function("argmin(input->x, axis=None, keepdims->keep_dims=False)"),
                           Method("argmin(self->x, axis=None, keepdims->keep_dims=False)"),
-                          Primitive("Argmin(axis=-1, output_type='int32')(x)")}});
+                          Primitive("array_ops.Argmin(axis=-1, output_type='int32')(x)")}});
 
 // MindSpore's functional reductions, over the kernels above.
 
@@ -284,7 +284,7 @@ MSRT_REGISTER_OP({.name = "sum",
                   .doc = "sum over axes, optionally in another dtype and from an initial value",
                   .api = {Function("sum(input->x, dim->axis=None, keepdim->keep_dims=False, *, dtype=None)"),
                           Method("sum(self->x, axis=None, dtype=None, keepdims->keep_dims=False, initial=None)"),
-                          Primitive("ReduceSum(keep_dims=False)(x, axis=())")}});
+                          Primitive("math_ops.ReduceSum(keep_dims=False)(x, axis=())")}});
 
 // amax / amin: reduce_max / reduce_min against `initial`.
 OpDef Extreme(std::string_view name, std::string_view reduce, std::string_view bound, std::vector<ApiForm> api) {
@@ -338,7 +338,7 @@ OpDef IndexWithValue(std::string_view name, std::string_view extreme, std::strin
             return {out[1], out[0]};
           },
           .doc = "(index, value) of the extreme along an axis",
-          .api = {Primitive(StrCat(primitive, "(axis=0, keep_dims=False)(x)"))}};
+          .api = {Primitive(StrCat("array_ops.", primitive, "(axis=0, keep_dims=False)(x)"))}};
 }
 
 const bool kExtremesRegistered = [] {
@@ -385,7 +385,7 @@ MSRT_REGISTER_OP({.name = "softmax",
                     return {fn::Mul(y, fn::Sub(dy, dot))};
                   },
                   .doc = "exp(x) / sum(exp(x)) along axis",
-                  .api = {Method("softmax(self->x, axis=-1)"), Primitive("Softmax(axis=-1)(logits->x)")}});
+                  .api = {Method("softmax(self->x, axis=-1)"), Primitive("nn_ops.Softmax(axis=-1)(logits->x)")}});
 
 MSRT_REGISTER_OP({.name = "log_softmax",
                   .inputs = {"x"},
@@ -400,7 +400,7 @@ MSRT_REGISTER_OP({.name = "log_softmax",
                   },
                   .doc = "x - log(sum(exp(x))) along axis",
                   .api = {Function("log_softmax(logits->x, axis=-1)"), Method("log_softmax(self->x, axis=-1)"),
-                          Primitive("LogSoftmax(axis=-1)(logits->x)")}});
+                          Primitive("nn_ops.LogSoftmax(axis=-1)(logits->x)")}});
 
 }  // namespace
 }  // namespace msrt::ops

@@ -38,7 +38,7 @@ MSRT_REGISTER_OP(
      .props = {.noop_if_same_meta = true},
      .doc = "the same elements in another shape",
      .api = {Function("reshape(input->x, shape)"), Method("reshape(self->x, *shape)"), Method("view(self->x, *shape)"),
-             Primitive("Reshape()(input_x->x, input_shape->shape)")}});
+             Primitive("array_ops.Reshape()(input_x->x, input_shape->shape)")}});
 
 MSRT_REGISTER_OP({.name = "transpose",
                   .inputs = {"x"},
@@ -62,7 +62,7 @@ MSRT_REGISTER_OP({.name = "transpose",
                   .doc = "axes permuted: out.shape[i] = x.shape[perm[i]]",
                   .api = {Function("transpose(input->x, input_perm->perm)"), Function("permute(input->x, axis->perm)"),
                           Method("permute(self->x, *axis->perm)"),
-                          Primitive("Transpose()(input_x->x, input_perm->perm)")}});
+                          Primitive("array_ops.Transpose()(input_x->x, input_perm->perm)")}});
 
 MSRT_REGISTER_OP({.name = "expand_dims",
                   .inputs = {"x"},
@@ -79,7 +79,7 @@ MSRT_REGISTER_OP({.name = "expand_dims",
                   .doc = "x with a size-1 axis inserted",
                   .api = {Function("expand_dims(input_x->x, axis)"), Function("unsqueeze(input->x, dim->axis)"),
                           Method("expand_dims(self->x, axis)"), Method("unsqueeze(self->x, dim->axis)"),
-                          Primitive("ExpandDims()(input_x->x, axis)")}});
+                          Primitive("array_ops.ExpandDims()(input_x->x, axis)")}});
 
 MSRT_REGISTER_OP({.name = "squeeze",
                   .inputs = {"x"},
@@ -114,7 +114,7 @@ MSRT_REGISTER_OP({.name = "squeeze",
                   .props = {.noop_if_same_meta = true},
                   .doc = "x without size-1 axes",
                   .api = {Function("squeeze(input->x, axis=None)"), Method("squeeze(self->x, axis=None)"),
-                          Primitive("Squeeze(axis=())(input_x->x)")}});
+                          Primitive("array_ops.Squeeze(axis=())(input_x->x)")}});
 
 MSRT_REGISTER_OP({.name = "flatten",
                   .inputs = {"x"},
@@ -132,7 +132,7 @@ MSRT_REGISTER_OP({.name = "flatten",
                   .grad = ReshapeBack(),
                   .props = {.noop_if_same_meta = true},
                   .doc = "(N, ...) to (N, rest)",
-                  .api = {Primitive("Flatten()(input_x->x)")}});
+                  .api = {Primitive("nn_ops.Flatten()(input_x->x)")}});
 
 MSRT_REGISTER_OP({.name = "concat",
                   .inputs = {"xs..."},
@@ -162,7 +162,7 @@ MSRT_REGISTER_OP({.name = "concat",
                   },
                   .doc = "tensors joined along an existing axis",
                   .api = {Function("concat|cat(tensors->xs..., axis=0)"),
-                          Primitive("Concat(axis=0)(input_x->xs...)")}});
+                          Primitive("array_ops.Concat(axis=0)(input_x->xs...)")}});
 
 MSRT_REGISTER_OP({.name = "stack",
                   .inputs = {"xs..."},
@@ -200,7 +200,8 @@ MSRT_REGISTER_OP({.name = "stack",
                     return out;
                   },
                   .doc = "tensors of one shape joined along a new axis",
-                  .api = {Function("stack(tensors->xs..., axis=0)"), Primitive("Stack(axis=0)(input_x->xs...)")}});
+                  .api = {Function("stack(tensors->xs..., axis=0)"),
+                          Primitive("array_ops.Stack(axis=0)(input_x->xs...)")}});
 
 MSRT_REGISTER_OP({.name = "split",
                   .inputs = {"x"},
@@ -246,7 +247,7 @@ MSRT_REGISTER_OP({.name = "split",
                   },
                   .props = {.tuple_outputs = true},
                   .doc = "x cut into output_num equal parts along axis",
-                  .api = {Primitive("Split(axis=0, output_num=1)(x)")}});
+                  .api = {Primitive("array_ops.Split(axis=0, output_num=1)(x)")}});
 
 MSRT_REGISTER_OP({.name = "strided_slice",
                   .inputs = {"x"},
@@ -308,7 +309,8 @@ MSRT_REGISTER_OP(
      .doc = "slices of params along axis picked by indices (out of range raises IndexError)",
      .api = {Function("gather(input_params->params, input_indices->indices, axis, batch_dims->!=0)"),
              Method("gather(self->params, input_indices->indices, axis, batch_dims->!=0)"),
-             Primitive("Gather|GatherV2(batch_dims->!=0)(input_params->params, input_indices->indices, axis)")}});
+             Primitive(
+                 "array_ops.Gather|GatherV2(batch_dims->!=0)(input_params->params, input_indices->indices, axis)")}});
 
 // Not in the catalogue: gather's gradient is a scatter-add, which no
 // catalogue op does in linear time (MindSpore uses UnsortedSegmentSum).
@@ -386,7 +388,7 @@ MSRT_REGISTER_OP({.name = "broadcast_to",
                   .props = {.noop_if_same_meta = true},
                   .doc = "x broadcast to shape (NumPy rules)",
                   .api = {Function("broadcast_to(input->x, shape)"), Method("broadcast_to(self->x, shape)"),
-                          Primitive("BroadcastTo(shape)(input_x->x)")}});
+                          Primitive("array_ops.BroadcastTo(shape)(input_x->x)")}});
 
 MSRT_REGISTER_OP({.name = "tile",
                   .inputs = {"x"},
@@ -432,7 +434,7 @@ MSRT_REGISTER_OP({.name = "fill",
                       },
                   .doc = "a tensor of shape filled with value",
                   .api = {Function("fill(type->dtype, shape, value)"),
-                          Primitive("Fill()(type->dtype, shape, value)")}});
+                          Primitive("array_ops.Fill()(type->dtype, shape, value)")}});
 
 }  // namespace
 }  // namespace msrt::ops

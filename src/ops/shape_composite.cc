@@ -178,7 +178,7 @@ MSRT_REGISTER_OP(
             "it (composite)",
      .api = {Function("strided_slice(input_x->x, begin, end, strides, begin_mask=0, end_mask=0, "
                       "ellipsis_mask->!=0, new_axis_mask->!=0, shrink_axis_mask=0)"),
-             Primitive("StridedSlice(begin_mask=0, end_mask=0, ellipsis_mask->!=0, new_axis_mask->!=0, "
+             Primitive("array_ops.StridedSlice(begin_mask=0, end_mask=0, ellipsis_mask->!=0, new_axis_mask->!=0, "
                        "shrink_axis_mask=0)(input_x->x, begin, end, strides)")}});
 
 // Tensor.transpose(*axes): no axes (or None) reverses them.
@@ -217,38 +217,38 @@ MSRT_REGISTER_OP({.name = "transpose_axes",
                   .api = {Method("transpose(self->x, *axes)")}});
 
 // Its errors say "For 'Slice'", as MindSpore's do (tests/python/tensor/test_inputs.py).
-MSRT_REGISTER_OP({.name = "slice",
-                  .inputs = {"x"},
-                  .attrs = {{"begin", Value(), "the first index per axis", AttrType::kInts},
-                            {"size", Value(), "the size per axis; -1 runs to the end", AttrType::kInts}},
-                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
-                    constexpr std::string_view op = "slice";
-                    const Tensor& x = in[0];
-                    const Shape& shape = x.shape();
-                    std::vector<int64_t> begin = AttrInts(attrs, "begin");
-                    std::vector<int64_t> size = AttrInts(attrs, "size");
-                    if (begin.size() != shape.size() || size.size() != shape.size()) {
-                      OpError(ErrorKind::kValue, op,
-                              StrCat("For 'Slice', 'begin' and 'size' must have one entry per dimension of the input ",
-                                     ShapeRepr(shape), ", but got begin=", IntsRepr(begin),
-                                     " and size=", IntsRepr(size)));
-                    }
-                    std::vector<int64_t> end;
-                    for (size_t i = 0; i < shape.size(); ++i) {
-                      int64_t b = begin[i];
-                      int64_t s = size[i];
-                      int64_t e = s == -1 ? shape[i] : b + s;
-                      if (!(0 <= b && b <= e && e <= shape[i]) || s < -1) {
-                        OpError(ErrorKind::kValue, op,
-                                StrCat("For 'Slice', the slice of dimension ", i, " must lie in [0, ", shape[i],
-                                       "] (size -1: up to the end), but got begin=", b, " and size=", s));
-                      }
-                      end.push_back(e);
-                    }
-                    return {StridedSlice(x, begin, end, std::vector<int64_t>(shape.size(), 1))};
-                  },
-                  .doc = "x[begin[i]:begin[i] + size[i]] per axis (size -1: to the end) (composite)",
-                  .api = {Function("slice(input_x->x, begin, size)"), Primitive("Slice()(input_x->x, begin, size)")}});
+MSRT_REGISTER_OP(
+    {.name = "slice",
+     .inputs = {"x"},
+     .attrs = {{"begin", Value(), "the first index per axis", AttrType::kInts},
+               {"size", Value(), "the size per axis; -1 runs to the end", AttrType::kInts}},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "slice";
+       const Tensor& x = in[0];
+       const Shape& shape = x.shape();
+       std::vector<int64_t> begin = AttrInts(attrs, "begin");
+       std::vector<int64_t> size = AttrInts(attrs, "size");
+       if (begin.size() != shape.size() || size.size() != shape.size()) {
+         OpError(ErrorKind::kValue, op,
+                 StrCat("For 'Slice', 'begin' and 'size' must have one entry per dimension of the input ",
+                        ShapeRepr(shape), ", but got begin=", IntsRepr(begin), " and size=", IntsRepr(size)));
+       }
+       std::vector<int64_t> end;
+       for (size_t i = 0; i < shape.size(); ++i) {
+         int64_t b = begin[i];
+         int64_t s = size[i];
+         int64_t e = s == -1 ? shape[i] : b + s;
+         if (!(0 <= b && b <= e && e <= shape[i]) || s < -1) {
+           OpError(ErrorKind::kValue, op,
+                   StrCat("For 'Slice', the slice of dimension ", i, " must lie in [0, ", shape[i],
+                          "] (size -1: up to the end), but got begin=", b, " and size=", s));
+         }
+         end.push_back(e);
+       }
+       return {StridedSlice(x, begin, end, std::vector<int64_t>(shape.size(), 1))};
+     },
+     .doc = "x[begin[i]:begin[i] + size[i]] per axis (size -1: to the end) (composite)",
+     .api = {Function("slice(input_x->x, begin, size)"), Primitive("array_ops.Slice()(input_x->x, begin, size)")}});
 
 MSRT_REGISTER_OP({.name = "tile_dims",
                   .inputs = {"x"},
@@ -261,7 +261,7 @@ MSRT_REGISTER_OP({.name = "tile_dims",
                   },
                   .doc = "x repeated dims[i] times along axis i, dims padded with leading 1s to x's rank (composite)",
                   .api = {Function("tile(input->x, dims)"), Method("tile(self->x, *reps->dims)"),
-                          Primitive("Tile()(input_x->x, multiples->dims)")}});
+                          Primitive("array_ops.Tile()(input_x->x, multiples->dims)")}});
 
 // The value a one-element tensor holds (read on the host, as MindSpore reads
 // one_hot's on_value and off_value).
@@ -303,7 +303,7 @@ MSRT_REGISTER_OP(
      .doc = "one_hot whose values are tensors (a Python int is an int64 one, a float a float32 one); the output "
             "has on_value's dtype (composite)",
      .api = {Function("one_hot(indices, depth, on_value=1, off_value=0, axis=-1)"),
-             Primitive("OneHot(axis=-1)(indices, depth, on_value, off_value)")}});
+             Primitive("nn_ops.OneHot(axis=-1)(indices, depth, on_value, off_value)")}});
 
 // Tensor conveniences over reshape, broadcast_to and transpose.
 MSRT_REGISTER_OP({.name = "reshape_as",

@@ -295,6 +295,19 @@ def install_primitives(namespace, base):
     return _install(namespace, "primitive", lambda form, name: _primitive(form, name, base))
 
 
+def install_module(namespace, module, primitives):
+    """Adds to `namespace` the declared Primitives (found in `primitives`, the
+    namespace they were installed in) whose form names `module` of
+    ops.operations ("nn_ops.ReLU()(x)"); returns their names."""
+    added = []
+    for form in forms("primitive"):
+        if form["module"] == module:
+            for name in form["names"]:
+                namespace[name] = primitives[name]
+                added.append(name)
+    return added
+
+
 def install_methods(cls):
     """Adds every declared Tensor method to `cls`."""
     methods = {}

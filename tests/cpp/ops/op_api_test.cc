@@ -109,6 +109,16 @@ TEST(OpApiTest, SignaturesBindInputsAndAttributes) {
   EXPECT_EQ(c.params[1].default_value->as_int(), -1);
 }
 
+TEST(OpApiTest, APrimitiveMayNameItsModule) {
+  const OpDef& op = GetOp("reduce_mean");
+  ParsedForm form = ParseApiForm(op, Primitive("math_ops.ReduceMean|Mean(keep_dims=False)(x, axis=())"));
+  EXPECT_EQ(form.module, "math_ops");
+  EXPECT_EQ(form.names, (std::vector<std::string>{"ReduceMean", "Mean"}));
+  EXPECT_EQ(ParseApiForm(op, Primitive("ReduceMean(keep_dims=False)(x, axis=())")).module, "");
+  EXPECT_THROW(ParseApiForm(op, Primitive("maths_ops.ReduceMean(keep_dims=False)(x, axis=())")), ValueError);
+  EXPECT_THROW(ParseApiForm(op, Function("math_ops.mean(x)")), ValueError);  // functions have no module
+}
+
 TEST(OpApiTest, StarParametersTakeTheRemainingPositionalArguments) {
   const OpDef& op = GetOp("reshape");
   ParsedForm m = ParseApiForm(op, Method("reshape(self->x, *shape)"));

@@ -67,6 +67,17 @@ def test_the_operations_modules_re_export_primitives_where_mindspore_keeps_them(
     assert ops.operations.nn_ops is nn_ops  # `from mindspore.ops import operations as P; P.nn_ops.Conv2D`
 
 
+def test_every_declared_primitive_names_its_module():
+    """MindSpore's module of a Primitive is part of its declaration, so a new
+    Primitive lands in ops.operations.<module> with no list to edit."""
+    from msrt.ops import _api
+    unplaced = [f["names"] for f in _api.forms("primitive") if not f["module"]]
+    assert unplaced == []
+    for form in _api.forms("primitive"):
+        module = getattr(ops.operations, form["module"])
+        assert all(getattr(module, name) is getattr(ops, name) for name in form["names"])
+
+
 def test_nn_metrics_unknown_name():
     with pytest.raises(AttributeError):
         ms.nn.metrics.NoSuchMetric  # noqa: B018

@@ -1,11 +1,9 @@
 """`ops.operations.array_ops`: the Primitives that make, reshape, index and
 convert tensors, where MindSpore keeps them."""
-from ._primitives import (ArgMaxWithValue, ArgMinWithValue, Argmax, Argmin, BroadcastTo, Cast, Concat, DType,
-                          ExpandDims, Fill, Fills, Gather, GatherV2, Identity, Ones, OnesLike, Rank, Reshape,
-                          ScalarToTensor, Select, Shape, Size, Slice, Split, Squeeze, Stack, StopGradient,
-                          StridedSlice, Tile, Transpose, TupleToArray, Zeros, ZerosLike)
+from ._primitives import DType, Rank, ScalarToTensor, Shape, Size, StopGradient, TupleToArray
+from . import _primitives
+from .._api import install_module
 
-__all__ = ["ArgMaxWithValue", "ArgMinWithValue", "Argmax", "Argmin", "BroadcastTo", "Cast", "Concat", "DType",
-           "ExpandDims", "Fill", "Fills", "Gather", "GatherV2", "Identity", "Ones", "OnesLike", "Rank", "Reshape",
-           "ScalarToTensor", "Select", "Shape", "Size", "Slice", "Split", "Squeeze", "Stack", "StopGradient",
-           "StridedSlice", "Tile", "Transpose", "TupleToArray", "Zeros", "ZerosLike"]
+__all__ = ["DType", "Rank", "ScalarToTensor", "Shape", "Size", "StopGradient", "TupleToArray"]
+# The declared ones whose form names this module ("array_ops.Name(...)(...)" in C++).
+__all__ += install_module(globals(), "array_ops", vars(_primitives))

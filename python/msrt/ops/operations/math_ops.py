@@ -1,13 +1,7 @@
 """`ops.operations.math_ops`: the arithmetic, comparison, logical and reduction
 Primitives, where MindSpore keeps them."""
-from ._primitives import (Abs, Add, AddN, AssignAdd, AssignSub, BatchMatMul, Div, Equal, Exp, Floor, Greater,
-                          GreaterEqual, Less, LessEqual, Log, LogicalAnd, LogicalNot, LogicalOr, LogicalXor, MatMul,
-                          Maximum, Minimum, Mul, Neg, NotEqual, Pow, RealDiv, Reciprocal, ReduceAll, ReduceAny,
-                          ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, Rsqrt, Sign, Sqrt, Square, Sub,
-                          TensorAdd)
+from . import _primitives
+from .._api import install_module
 
-__all__ = ["Abs", "Add", "AddN", "AssignAdd", "AssignSub", "BatchMatMul", "Div", "Equal", "Exp", "Floor", "Greater",
-           "GreaterEqual", "Less", "LessEqual", "Log", "LogicalAnd", "LogicalNot", "LogicalOr", "LogicalXor",
-           "MatMul", "Maximum", "Minimum", "Mul", "Neg", "NotEqual", "Pow", "RealDiv", "Reciprocal", "ReduceAll",
-           "ReduceAny", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "Rsqrt", "Sign", "Sqrt",
-           "Square", "Sub", "TensorAdd"]
+# The declared ones whose form names this module ("math_ops.Name(...)(...)" in C++).
+__all__ = install_module(globals(), "math_ops", vars(_primitives))

@@ -1,10 +1,6 @@
 """`ops.operations.nn_ops`: the neural-network Primitives, where MindSpore keeps them."""
-from ._primitives import (GELU, Adam, AdamWeightDecay, ApplyGradientDescent, ApplyMomentum, AvgPool, BatchNorm,
-                          BiasAdd, Conv2D, Dense, Dropout, Flatten, GeLU, L2Loss, LogSoftmax, MaxPool, NLLLoss,
-                          OneHot, ReLU, ReLU6, Sigmoid, SigmoidCrossEntropyWithLogits, SiLU, Softmax,
-                          SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits, Tanh)
+from . import _primitives
+from .._api import install_module
 
-__all__ = ["GELU", "Adam", "AdamWeightDecay", "ApplyGradientDescent", "ApplyMomentum", "AvgPool", "BatchNorm",
-           "BiasAdd", "Conv2D", "Dense", "Dropout", "Flatten", "GeLU", "L2Loss", "LogSoftmax", "MaxPool", "NLLLoss",
-           "OneHot", "ReLU", "ReLU6", "Sigmoid", "SigmoidCrossEntropyWithLogits", "SiLU", "Softmax",
-           "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "Tanh"]
+# The declared ones whose form names this module ("nn_ops.Name(...)(...)" in C++).
+__all__ = install_module(globals(), "nn_ops", vars(_primitives))
