@@ -1,6 +1,8 @@
 // MindSpore's functions made of other ops: logsumexp, norm (vector and
-// matrix norms), chunk, meshgrid and pad (constant, reflect, replicate,
-// circular). Composites: no kernel and no gradient of their own.
+// matrix norms), chunk, meshgrid, pad (constant, reflect, replicate,
+// circular) and einsum. Composites: no kernel and no gradient of their own.
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -21,6 +23,8 @@ Tensor Reduce(std::string_view op, const Tensor& x, const std::vector<int64_t>& 
 }
 
 Tensor Abs(const Tensor& x) { return Call1("abs", {x}); }
+
+Value DTypeValue(DType dtype) { return Value(std::string(DTypeAttrName(dtype))); }
 
 // ---- logsumexp ----
 
@@ -336,6 +340,264 @@ MSRT_REGISTER_OP(
      .doc = "x padded (or cropped) by (left, right) pairs from the last axis: a constant, a reflection without the "
             "edge, the edge repeated, or the other end (circular) (composite)",
      .api = {Function("pad(input_x->x, padding, mode='constant', value=None)")}});
+
+// ---- einsum ----
+
+// Note [einsum as contractions]
+// Each subscript (a letter, or one axis of an ellipsis) is a label. Within
+// an operand, a repeated label takes the diagonal (x * eye, summed over the
+// second axis). Labels no other operand and not the output use are summed
+// out first. Operands then contract left to right: shared labels still
+// needed later are batch axes, the other shared labels are contracted, and
+// the pair becomes one batch_matmul of (batch, free, contracted) by (batch,
+// contracted, free). A size-1 axis broadcasts against a larger one.
+constexpr int kLetters = 52;  // a-z, A-Z; ellipsis axes are labels from 52 on
+
+struct Operand {
+  Tensor x;
+  std::vector<int> labels;  // one per axis
+};
+
+int LetterLabel(char c) { return c >= 'a' && c <= 'z' ? c - 'a' : 26 + (c - 'A'); }
+
+// Labels of one subscript string for an operand of rank `rank`; `ellipsis`
+// is the number of axes "..." stands for in the widest operand (labels
+// kLetters .. kLetters + ellipsis - 1, right-aligned).
+std::vector<int> ParseSubscripts(std::string_view op, std::string_view text, int64_t rank, int64_t ellipsis,
+                                 bool is_output) {
+  std::vector<int> labels;
+  int64_t letters = 0;
+  bool seen_ellipsis = false;
+  for (char c : text) letters += std::isalpha(static_cast<unsigned char>(c)) ? 1 : 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (std::isalpha(static_cast<unsigned char>(c))) {
+      labels.push_back(LetterLabel(c));
+    } else if (text.substr(i, 3) == "..." && !seen_ellipsis) {
+      seen_ellipsis = true;
+      const int64_t count = is_output ? ellipsis : rank - letters;
+      if (count < 0) break;  // reported below as a rank mismatch
+      for (int64_t k = ellipsis - count; k < ellipsis; ++k) labels.push_back(kLetters + static_cast<int>(k));
+      i += 2;
+    } else {
+      OpError(ErrorKind::kValue, op,
+              StrCat("the equation may hold letters, one '...' per operand, ',' and '->'; but got '", std::string(1, c),
+                     "' in '", text, "'"));
+    }
+  }
+  if (!is_output && static_cast<int64_t>(labels.size()) != rank) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("the subscripts '", text, "' name ", labels.size(),
+                   " axes; expected one per axis of an operand of rank ", rank));
+  }
+  return labels;
+}
+
+std::string LabelName(int label) {
+  if (label >= kLetters) return "...";
+  return std::string(1, label < 26 ? static_cast<char>('a' + label) : static_cast<char>('A' + label - 26));
+}
+
+// The operand with its repeated labels reduced to their diagonal.
+void TakeDiagonals(std::string_view op, Operand& o) {
+  for (bool found = true; found;) {
+    found = false;
+    for (size_t a = 0; a < o.labels.size() && !found; ++a) {
+      for (size_t b = a + 1; b < o.labels.size() && !found; ++b) {
+        if (o.labels[a] != o.labels[b]) continue;
+        found = true;
+        const int64_t n = o.x.shape()[a];
+        if (o.x.shape()[b] != n) {
+          OpError(ErrorKind::kValue, op,
+                  StrCat("subscript '", LabelName(o.labels[a]), "' repeats over axes of sizes ", n, " and ",
+                         o.x.shape()[b], "; expected equal sizes"));
+        }
+        Tensor eye = Call1("eye", {}, Dict{{"n", Value(n)}, {"m", Value(n)}, {"dtype", DTypeValue(o.x.dtype())}});
+        Shape mask(o.labels.size(), 1);
+        mask[a] = n;
+        mask[b] = n;
+        o.x = Reduce("reduce_sum", fn::Mul(o.x, fn::Reshape(eye, mask)), {static_cast<int64_t>(b)}, false);
+        o.labels.erase(o.labels.begin() + static_cast<std::ptrdiff_t>(b));
+      }
+    }
+  }
+}
+
+// Sums out the labels of `o` that `needed` does not hold.
+void SumUnneeded(Operand& o, const std::vector<bool>& needed) {
+  std::vector<int64_t> axes;
+  std::vector<int> kept;
+  for (size_t i = 0; i < o.labels.size(); ++i) {
+    if (needed[o.labels[i]]) {
+      kept.push_back(o.labels[i]);
+    } else {
+      axes.push_back(static_cast<int64_t>(i));
+    }
+  }
+  if (axes.empty()) return;
+  o.x = Reduce("reduce_sum", o.x, axes, false);
+  o.labels = kept;
+}
+
+// `o` with its axes in the order of `labels` (each of o's labels once).
+Tensor Arrange(const Operand& o, const std::vector<int>& labels) {
+  std::vector<int64_t> perm;
+  bool identity = true;
+  for (int l : labels) {
+    const auto at = std::find(o.labels.begin(), o.labels.end(), l) - o.labels.begin();
+    identity = identity && at == static_cast<int64_t>(perm.size());
+    perm.push_back(at);
+  }
+  return identity ? o.x : fn::Transpose(o.x, perm);
+}
+
+// a and b contracted over the labels they share that `needed` does not hold.
+Operand Contract(const Operand& a, const Operand& b, const std::vector<bool>& needed,
+                 const std::vector<int64_t>& size) {
+  std::vector<int> batch, contract, a_free, b_free;
+  for (int l : a.labels) {
+    const bool shared = std::find(b.labels.begin(), b.labels.end(), l) != b.labels.end();
+    (shared ? (needed[l] ? batch : contract) : a_free).push_back(l);
+  }
+  for (int l : b.labels) {
+    if (std::find(a.labels.begin(), a.labels.end(), l) == a.labels.end()) b_free.push_back(l);
+  }
+  auto product = [&](const std::vector<int>& labels) {
+    int64_t p = 1;
+    for (int l : labels) p *= size[l];
+    return p;
+  };
+  auto concat = [](std::vector<int> x, const std::vector<int>& y, const std::vector<int>& z) {
+    x.insert(x.end(), y.begin(), y.end());
+    x.insert(x.end(), z.begin(), z.end());
+    return x;
+  };
+  Tensor left = fn::Reshape(Arrange(a, concat(batch, a_free, contract)),
+                            {product(batch), product(a_free), product(contract)});
+  Tensor right = fn::Reshape(Arrange(b, concat(batch, contract, b_free)),
+                             {product(batch), product(contract), product(b_free)});
+  Tensor out = Call1("batch_matmul", {left, right}, Dict{{"transpose_a", Value(false)}, {"transpose_b", Value(false)}});
+  Operand result;
+  result.labels = concat(batch, a_free, b_free);
+  Shape shape;
+  for (int l : result.labels) shape.push_back(size[l]);
+  result.x = fn::Reshape(out, shape);
+  return result;
+}
+
+MSRT_REGISTER_OP(
+    {.name = "einsum",
+     .inputs = {"xs..."},
+     .attrs = {{"equation", Value(), "subscripts per operand, ',' between them, then optionally '->' and the output's",
+                AttrType::kString}},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "einsum";
+       std::string equation;
+       for (char c : AttrString(attrs, "equation")) {
+         if (c != ' ') equation.push_back(c);
+       }
+       const size_t arrow = equation.find("->");
+       const std::string lhs = equation.substr(0, arrow);
+       std::vector<std::string> terms;
+       for (size_t start = 0;;) {
+         const size_t comma = lhs.find(',', start);
+         terms.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+         if (comma == std::string::npos) break;
+         start = comma + 1;
+       }
+       if (terms.size() != in.size()) {
+         OpError(ErrorKind::kValue, op,
+                 StrCat("the equation '", AttrString(attrs, "equation"), "' has subscripts for ", terms.size(),
+                        " operands; expected one term per operand, but got ", in.size(), " operands"));
+       }
+       // The widest ellipsis among the operands.
+       int64_t ellipsis = 0;
+       for (size_t i = 0; i < in.size(); ++i) {
+         if (terms[i].find("...") == std::string::npos) continue;
+         int64_t letters = 0;
+         for (char c : terms[i]) letters += std::isalpha(static_cast<unsigned char>(c)) ? 1 : 0;
+         ellipsis = std::max<int64_t>(ellipsis, in[i].ndim() - letters);
+       }
+       const int labels_count = kLetters + static_cast<int>(ellipsis);
+       std::vector<Operand> operands;
+       std::vector<int> uses(static_cast<size_t>(labels_count), 0);
+       std::vector<int64_t> size(static_cast<size_t>(labels_count), 1);
+       std::vector<bool> sized(static_cast<size_t>(labels_count), false);
+       for (size_t i = 0; i < in.size(); ++i) {
+         Operand o{in[i], ParseSubscripts(op, terms[i], in[i].ndim(), ellipsis, false)};
+         for (size_t k = 0; k < o.labels.size(); ++k) {
+           const int l = o.labels[k];
+           ++uses[l];
+           const int64_t n = o.x.shape()[k];
+           if (sized[l] && n != size[l] && n != 1 && size[l] != 1) {
+             OpError(ErrorKind::kValue, op,
+                     StrCat("subscript '", LabelName(l), "' has size ", size[l], " and ", n,
+                            " in different places; expected equal sizes (or 1)"));
+           }
+           if (!sized[l] || size[l] == 1) size[l] = n;
+           sized[l] = true;
+         }
+         operands.push_back(std::move(o));
+       }
+       std::vector<int> output;
+       if (arrow == std::string::npos) {  // implicit: the ellipsis, then letters used once, in order
+         for (int l = kLetters; l < labels_count; ++l) {
+           if (uses[l] > 0) output.push_back(l);
+         }
+         for (int c : std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")) {
+           if (uses[LetterLabel(static_cast<char>(c))] == 1) output.push_back(LetterLabel(static_cast<char>(c)));
+         }
+       } else {
+         output = ParseSubscripts(op, equation.substr(arrow + 2), 0, ellipsis, true);
+         std::vector<bool> seen(static_cast<size_t>(labels_count), false);
+         for (int l : output) {
+           if (seen[l] || uses[l] == 0) {
+             OpError(ErrorKind::kValue, op,
+                     StrCat("output subscript '", LabelName(l), "' ",
+                            seen[l] ? "appears more than once" : "appears in no operand",
+                            "; expected each output subscript once, from the operands"));
+           }
+           seen[l] = true;
+         }
+       }
+       // A size-1 axis broadcasts to its label's size.
+       for (Operand& o : operands) {
+         TakeDiagonals(op, o);
+         Shape target;
+         for (int l : o.labels) target.push_back(size[l]);
+         if (target != o.x.shape()) o.x = fn::BroadcastTo(o.x, target);
+       }
+       std::vector<bool> in_output(static_cast<size_t>(labels_count), false);
+       for (int l : output) in_output[l] = true;
+       // needed_after[i]: labels the output or operands after i use.
+       std::vector<std::vector<bool>> needed_after(operands.size(), in_output);
+       for (size_t i = operands.size(); i-- > 1;) {
+         needed_after[i - 1] = needed_after[i];
+         for (int l : operands[i].labels) needed_after[i - 1][l] = true;
+       }
+       Operand result = operands[0];
+       for (size_t i = 0; i < operands.size(); ++i) {
+         std::vector<bool> needed = needed_after[i];
+         if (i == 0) {
+           SumUnneeded(result, needed);
+           continue;
+         }
+         Operand next = operands[i];
+         // Before contracting, each side keeps what the other or later operands need.
+         std::vector<bool> for_result = needed, for_next = needed;
+         for (int l : next.labels) for_result[l] = true;
+         for (int l : result.labels) for_next[l] = true;
+         SumUnneeded(result, for_result);
+         SumUnneeded(next, for_next);
+         result = Contract(result, next, needed, size);
+       }
+       SumUnneeded(result, in_output);
+       Tensor out = Arrange(result, output);
+       return {out.same(in[0]) ? Call1("identity", {out}) : out};
+     },
+     .doc = "the sum of products over the subscripts of an equation ('ij,jk->ik'; '...' for leading axes; without "
+            "'->', the subscripts used once, in order), as diagonals, sums and batch_matmuls (composite)",
+     .api = {Function("einsum(equation, *operands->xs...)"), Primitive("Einsum(equation)(x->xs...)")}});
 
 }  // namespace
 }  // namespace msrt::ops

@@ -1,7 +1,7 @@
 """Parity tests of the composites in src/ops/math_composite.cc against NumPy
-and PyTorch: logsumexp, norm (vector and matrix), chunk, meshgrid and pad
-(constant, reflect, replicate, circular); gradients through the ops they
-call; errors; GRAPH_MODE."""
+and PyTorch: logsumexp, norm (vector and matrix), chunk, meshgrid, pad
+(constant, reflect, replicate, circular) and einsum; gradients through the
+ops they call; errors; GRAPH_MODE."""
 import numpy as np
 import pytest
 
@@ -10,7 +10,7 @@ from msrt import ops
 
 from .harness import check_grad, covers, run_op
 
-covers("logsumexp", "norm", "chunk", "meshgrid", "pad")
+covers("logsumexp", "norm", "chunk", "meshgrid", "pad", "einsum")
 
 RNG = np.random.default_rng(13)
 FLOATS = [np.float32, np.float64, np.float16]
@@ -245,13 +245,64 @@ def test_pad_forms_negative_gradient_errors():
         ops.pad(ms.Tensor(x), (5, 0), mode="circular")
 
 
+# ---- einsum ----
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,jk", [(3, 4), (4, 5)]), ("ii->i", [(4, 4)]), ("ii", [(4, 4)]),
+    ("ij->ji", [(2, 3)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("...ij,...jk->...ik", [(2, 3, 4), (4, 5)]),
+    ("i,i->", [(5,), (5,)]), ("i,j->ij", [(3,), (4,)]), ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]), ("iij->j", [(3, 3, 2)]), ("ij->", [(3, 4)]), ("...", [(2, 3)]),
+    ("a...,a->...", [(3, 2, 2), (3,)]), ("ijk,ikl->jl", [(2, 3, 4), (2, 4, 5)]), ("ij,ij->ij", [(3, 4), (1, 4)]),
+    ("Ab,bA->", [(2, 3), (3, 2)]), (" ij , jk -> ki ", [(2, 3), (3, 4)]), ("i,i,i->i", [(4,), (4,), (4,)]),
+]
+
+
+@pytest.mark.parametrize("equation,shapes", EINSUM_CASES)
+def test_einsum(equation, shapes):
+    torch = pytest.importorskip("torch")
+    for dtype in (np.float32, np.float64):
+        xs = [rand(shape, dtype) for shape in shapes]
+        got = ops.einsum(equation, *[ms.Tensor(x) for x in xs]).asnumpy()
+        want = torch.einsum(equation.replace(" ", ""), *[torch.tensor(x) for x in xs]).numpy()
+        assert got.shape == want.shape and got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=tol(dtype) * 10, atol=tol(dtype) * 10)
+
+
+def test_einsum_forms_gradient_errors():
+    a, b = rand((3, 4), np.float32), rand((4, 2), np.float32)
+    got = ops.Einsum("ij,jk->ik")((ms.Tensor(a), ms.Tensor(b))).asnumpy()
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5)
+    np.testing.assert_array_equal(ops.einsum("ij->ji", ms.Tensor(np.arange(6).reshape(2, 3))).asnumpy(),
+                                  np.arange(6).reshape(2, 3).T)  # one integer operand: no matmul needed
+    check_grad("einsum", [rand((3, 4)), rand((4, 2))], {"equation": "ij,jk->ik"}, wrt=(0, 1))
+    check_grad("einsum", [rand((3, 3, 2))], {"equation": "iij->ji"})
+    check_grad("einsum", [rand((2, 3)), rand((4, 3, 5)), rand((2, 5))], {"equation": "bn,anm,bm->ba"},
+               wrt=(0, 1, 2))
+    check_grad("einsum", [rand((3, 4)), rand((1, 4))], {"equation": "ij,ij->i"}, wrt=(0, 1))
+    x = ms.Tensor(a)
+    for equation, operands, message in [
+            ("ij,jk->ik", (x,), "has subscripts for 2 operands; expected one term per operand, but got 1"),
+            ("ij->i", (x, x), "has subscripts for 1 operands"),
+            ("i2->i", (x,), "the equation may hold letters"),
+            ("ijk->i", (x,), "the subscripts 'ijk' name 3 axes; expected one per axis of an operand of rank 2"),
+            ("ij->ii", (x,), "output subscript 'i' appears more than once"),
+            ("ij->k", (x,), "output subscript 'k' appears in no operand"),
+            ("ij,ij->i", (x, ms.Tensor(b)), "subscript 'i' has size 3 and 4 in different places"),
+            ("ii->i", (ms.Tensor(np.ones((1, 3), np.float32)),), "subscript 'i' repeats over axes of sizes 1 and 3")]:
+        with pytest.raises(ValueError, match=r"\[einsum\] .*" + message.replace("(", r"\(")):
+            ops.einsum(equation, *operands)
+    with pytest.raises(TypeError, match="einsum|batch_matmul"):
+        ops.einsum("ij,jk->ik", ms.Tensor(np.ones((2, 2), np.int32)), ms.Tensor(np.ones((2, 2), np.int32)))
+
+
 def test_graph_mode():
     x = ms.Tensor(rand((3, 4), np.float32))
 
     def body(a):
         p = ops.pad(a, (1, 1), mode="reflect")
         u, v = ops.meshgrid(a[0], a[1])
-        return ops.logsumexp(p, 1) * ops.norm(a) + ops.chunk(a, 2, 1)[0].sum() + (u * v).sum()
+        e = ops.einsum("ij,kj->ik", a, a)
+        return ops.logsumexp(p, 1) * ops.norm(a) + ops.chunk(a, 2, 1)[0].sum() + (u * v).sum() + e.sum(1)
 
     np.testing.assert_allclose(ms.jit(body)(x).asnumpy(), body(x).asnumpy(), rtol=1e-6)
     np.testing.assert_allclose(ms.grad(ms.jit(lambda a: body(a).sum()))(x).asnumpy(),
