@@ -74,6 +74,16 @@ void CheckNormDim(std::string_view op, const Value& v) {
   }
 }
 
+// s ** exponent (> 0) with a zero gradient where s is 0 (where the root's
+// own derivative is infinite), as PyTorch's norms give at the zero vector.
+Tensor Root(const Tensor& s, double exponent) {
+  if (exponent < 0) return Call1("pow", {s, fn::Scalar(exponent, s)});  // 0 ** -k is inf, its derivative too
+  Tensor zero = fn::Equal(s, fn::Scalar(0, s));
+  Tensor safe = fn::Select(zero, fn::OnesLike(s), s);
+  Tensor root = exponent == 0.5 ? Call1("sqrt", {safe}) : Call1("pow", {safe, fn::Scalar(exponent, s)});
+  return fn::Select(zero, fn::ZerosLike(s), root);
+}
+
 Tensor VectorNorm(std::string_view op, const Tensor& x, const Value& ord, const std::vector<int64_t>& axes) {
   if (ord.is_string()) {
     OpError(ErrorKind::kType, op,
@@ -85,14 +95,14 @@ Tensor VectorNorm(std::string_view op, const Tensor& x, const Value& ord, const 
   if (std::isinf(p)) return Reduce(p > 0 ? "reduce_max" : "reduce_min", Abs(x), axes, true);
   if (p == 0) return Reduce("reduce_sum", fn::Cast(Call1("not_equal", {x, fn::Scalar(0, x)}), x.dtype()), axes, true);
   if (p == 1) return Reduce("reduce_sum", Abs(x), axes, true);
-  if (p == 2) return Call1("sqrt", {Reduce("reduce_sum", fn::Square(x), axes, true)});
-  Tensor powered = Call1("pow", {Abs(x), fn::Scalar(p, x)});
-  return Call1("pow", {Reduce("reduce_sum", powered, axes, true), fn::Scalar(1.0 / p, x)});
+  if (p == 2) return Root(Reduce("reduce_sum", fn::Square(x), axes, true), 0.5);
+  Tensor powered = p < 1 ? Root(Abs(x), p) : Call1("pow", {Abs(x), fn::Scalar(p, x)});  // |x| ** p
+  return Root(Reduce("reduce_sum", powered, axes, true), 1.0 / p);
 }
 
 Tensor MatrixNorm(std::string_view op, const Tensor& x, const Value& ord, int64_t row, int64_t col) {
   if (ord.is_none() || (ord.is_string() && ord.as_string() == "fro")) {
-    return Call1("sqrt", {Reduce("reduce_sum", fn::Square(x), {std::min(row, col), std::max(row, col)}, true)});
+    return Root(Reduce("reduce_sum", fn::Square(x), {std::min(row, col), std::max(row, col)}, true), 0.5);
   }
   if (ord.is_string() || ord.as_float() == 2 || ord.as_float() == -2) {
     OpError(ErrorKind::kNotImplemented, op,
@@ -544,8 +554,8 @@ MSRT_REGISTER_OP(
          for (int l = kLetters; l < labels_count; ++l) {
            if (uses[l] > 0) output.push_back(l);
          }
-         for (int c : std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")) {
-           if (uses[LetterLabel(static_cast<char>(c))] == 1) output.push_back(LetterLabel(static_cast<char>(c)));
+         for (char c : std::string_view("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")) {
+           if (uses[LetterLabel(c)] == 1) output.push_back(LetterLabel(c));
          }
        } else {
          output = ParseSubscripts(op, equation.substr(arrow + 2), 0, ellipsis, true);

@@ -71,10 +71,10 @@ void RandomNormal(KernelArgs& args) {
   Dispatch(FloatTypeList{}, out.dtype(), args.op.name, [&]<typename T>() {
     T* p = out.raw<T>();
     ForEachBlock(args, n, [&](int64_t i0, const std::array<uint32_t, 4>& w) {
-      for (int pair = 0; pair < 2; ++pair) {
+      for (size_t pair = 0; pair < 2; ++pair) {
         const double r = std::sqrt(-2.0 * std::log(OpenUnit(w[2 * pair])));
         const double theta = 2.0 * 3.14159265358979323846 * (static_cast<double>(w[2 * pair + 1]) / 4294967296.0);
-        const int64_t i = i0 + 2 * pair;
+        const int64_t i = i0 + 2 * static_cast<int64_t>(pair);
         if (i < n) p[i] = static_cast<T>(r * std::cos(theta));
         if (i + 1 < n) p[i + 1] = static_cast<T>(r * std::sin(theta));
       }

@@ -8,7 +8,7 @@ import pytest
 import msrt as ms
 from msrt import ops
 
-from .harness import check_grad, covers, run_op
+from .harness import check_grad, covers, gradients, run_op
 
 covers("logsumexp", "norm", "chunk", "meshgrid", "pad", "einsum")
 
@@ -108,6 +108,16 @@ def test_norm_forms_gradient_errors():
     check_grad("norm", [RNG.uniform(0.5, 2, size=(3, 4))], {"ord": 3, "dim": 1})
     check_grad("norm", [RNG.uniform(0.5, 2, size=(3, 4))], {"ord": 1, "dim": (0, 1)})
     check_grad("norm", [RNG.uniform(0.5, 2, size=(3, 4))], {"ord": "fro", "dim": (1, 0), "keepdim": True})
+    # At the zero vector the gradient is 0, as torch gives, not NaN.
+    torch = pytest.importorskip("torch")
+    z = np.zeros((2, 3))
+    for ord_, dim in [(None, None), (2, 1), (3, 1), (0.5, 1), ("fro", (0, 1))]:
+        t = torch.tensor(z, requires_grad=True)
+        torch.linalg.norm(t, ord=ord_, dim=dim).sum().backward()
+        got = gradients("norm", [z], {"ord": ord_, "dim": dim})[0]
+        np.testing.assert_array_equal(got, t.grad.numpy())
+    infinite = np.array([np.inf, np.inf])
+    assert run_op("norm", [infinite], {"ord": -1})[0] == np.inf
     with pytest.raises(NotImplementedError, match=r"\[norm\] the matrix norm ord='nuc' needs singular values"):
         ops.norm(x, "nuc")
     with pytest.raises(NotImplementedError, match="ord=2"):
