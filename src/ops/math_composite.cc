@@ -256,11 +256,12 @@ MSRT_REGISTER_OP(
 
 // ---- pad ----
 
-// Where output position j along an axis of size n reads, for the pads left
-// and right; `n` (one past the end) is the constant's slot.
-std::vector<int64_t> PadMap(std::string_view op, std::string_view mode, int64_t n, int64_t left, int64_t right,
+// Where output position j along axis `axis` of x (size n) reads, for the
+// pads left and right; `n` (one past the end) is the constant's slot.
+std::vector<int64_t> PadMap(std::string_view op, std::string_view mode, const Tensor& x, int64_t left, int64_t right,
                             int64_t axis) {
-  const int64_t length = n + left + right;
+  const int64_t n = x.shape()[axis];
+  const int64_t length = CheckedAdd(CheckedAdd(n, left, op), right, op);
   if (length < 0) {
     OpError(ErrorKind::kValue, op,
             StrCat("the padding (", left, ", ", right, ") of axis ", axis, " of size ", n,
@@ -279,6 +280,9 @@ std::vector<int64_t> PadMap(std::string_view op, std::string_view mode, int64_t 
             StrCat("circular padding must not exceed the axis; expected pads <= ", n, " on axis ", axis, ", but got (",
                    left, ", ", right, ")"));
   }
+  Shape padded = x.shape();  // checked before the map is made for it
+  padded[axis] = length;
+  CheckShape(padded, x.dtype(), op);
   std::vector<int64_t> map(static_cast<size_t>(length));
   for (int64_t j = 0; j < length; ++j) {
     int64_t src = j - left;
@@ -335,8 +339,7 @@ MSRT_REGISTER_OP(
          const int64_t axis = nd - 1 - static_cast<int64_t>(i);
          const int64_t left = padding[2 * i], right = padding[2 * i + 1];
          if (left == 0 && right == 0) continue;
-         const int64_t n = x.shape()[axis];
-         std::vector<int64_t> map = PadMap(op, mode, n, left, right, axis);
+         std::vector<int64_t> map = PadMap(op, mode, x, left, right, axis);
          Tensor source = x;
          if (mode == "constant" && (left > 0 || right > 0)) {
            Shape slot = x.shape();

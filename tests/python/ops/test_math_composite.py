@@ -251,6 +251,10 @@ def test_pad_forms_negative_gradient_errors():
         ops.pad(ms.Tensor(x), (-3, -2))
     with pytest.raises(ValueError, match="'mode' must be one of"):
         ops.pad(ms.Tensor(x), (1, 1), mode="edge")
+    with pytest.raises(ValueError, match="For 'pad', the size .* does not fit in a signed 64-bit integer"):
+        ops.pad(ms.Tensor(x), (2**62, 2**62))
+    with pytest.raises(ValueError, match="For 'pad', a tensor of shape"):
+        ops.pad(ms.Tensor(x), (2**61, 0))  # its bytes overflow, checked before any index table is made
     with pytest.raises(ValueError, match="circular padding must not exceed the axis"):
         ops.pad(ms.Tensor(x), (5, 0), mode="circular")
 
