@@ -62,6 +62,9 @@ void ForEachBlock(const KernelArgs& args, int64_t n, Fill&& fill) {
 // A uniform double in (0, 1] from 32 random bits (never 0: Box-Muller takes its log).
 inline double OpenUnit(uint32_t bits) { return (static_cast<double>(bits) + 1.0) * (1.0 / 4294967296.0); }
 
+inline void SinCos(float x, float* s, float* c) { ::sincosf(x, s, c); }
+inline void SinCos(double x, double* s, double* c) { ::sincos(x, s, c); }
+
 // Standard normal samples: Box-Muller on the words (0, 1) and (2, 3) of a
 // block gives its four elements.
 void RandomNormal(KernelArgs& args) {
@@ -72,11 +75,15 @@ void RandomNormal(KernelArgs& args) {
     T* p = out.raw<T>();
     ForEachBlock(args, n, [&](int64_t i0, const std::array<uint32_t, 4>& w) {
       for (size_t pair = 0; pair < 2; ++pair) {
-        const double r = std::sqrt(-2.0 * std::log(OpenUnit(w[2 * pair])));
-        const double theta = 2.0 * 3.14159265358979323846 * (static_cast<double>(w[2 * pair + 1]) / 4294967296.0);
+        // float32 (and the half types) in float math, float64 in double.
+        const T u = static_cast<T>(OpenUnit(w[2 * pair]));
+        const T r = std::sqrt(T(-2) * std::log(u));
+        const T theta = static_cast<T>(2.0 * 3.14159265358979323846 / 4294967296.0) * static_cast<T>(w[2 * pair + 1]);
+        T sin_theta, cos_theta;
+        SinCos(theta, &sin_theta, &cos_theta);
         const int64_t i = i0 + 2 * static_cast<int64_t>(pair);
-        if (i < n) p[i] = static_cast<T>(r * std::cos(theta));
-        if (i + 1 < n) p[i + 1] = static_cast<T>(r * std::sin(theta));
+        if (i < n) p[i] = r * cos_theta;
+        if (i + 1 < n) p[i + 1] = r * sin_theta;
       }
     });
   });
