@@ -84,6 +84,21 @@ void ForLineBlocks(const AxisView& v, int64_t begin, int64_t end, Fn&& fn) {
 // Scans w lines starting at x and y (elements r * B apart) in the given order.
 template <class Op, typename T>
 void ScanBlock(const T* x, T* y, int64_t R, int64_t B, int64_t w, bool exclusive, bool reverse, std::vector<T>& acc) {
+  if (w == 1) {  // one line (B == 1: contiguous rows): a scalar running value
+    T c = Op::template Init<T>();
+    for (int64_t t = 0; t < R; ++t) {
+      const int64_t r = (reverse ? R - 1 - t : t) * B;
+      const T value = x[r];
+      if (exclusive) {
+        y[r] = c;
+        c = Op::Combine(c, value);
+      } else {
+        c = Op::Combine(c, value);
+        y[r] = c;
+      }
+    }
+    return;
+  }
   acc.assign(static_cast<size_t>(w), Op::template Init<T>());
   T* c = acc.data();
   for (int64_t t = 0; t < R; ++t) {
