@@ -136,6 +136,49 @@ MSRT_REGISTER_OP(
      .doc = "integers drawn uniformly from [low, high) (from the global generator)",
      .api = {Function("randint(low, high, size->shape, seed->~=None, *, dtype=None)")}});
 
+// rand_like / randn_like / randint_like: a draw of x's shape, in x's dtype
+// unless one is given.
+Dict LikeAttrs(const Tensor& x, const Dict& attrs) {
+  List dims;
+  for (int64_t d : x.shape()) dims.emplace_back(d);
+  const Value& dtype = Attr(attrs, "dtype");
+  return Dict{{"shape", Value(std::move(dims))},
+              {"dtype", dtype.is_none() ? Value(std::string(DTypeAttrName(x.dtype()))) : dtype}};
+}
+
+OpDef DrawLike(std::string_view name, std::string_view draw, std::string_view doc, std::string form) {
+  return {.name = name,
+          .inputs = {"x"},
+          .attrs = {{"dtype", Value(), "the dtype (None: x's)", AttrType::kDType, {}, true}},
+          .composite = [draw](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+            return {Call1(draw, {}, LikeAttrs(in[0], attrs))};
+          },
+          .doc = doc,
+          .api = {Function(std::move(form))}};
+}
+
+const bool kDrawsLikeRegistered = [] {
+  RegisterOp(DrawLike("rand_like", "random_uniform", "uniform samples on [0, 1) of x's shape (composite)",
+                      "rand_like(input->x, seed->~=None, *, dtype=None)"));
+  RegisterOp(DrawLike("randn_like", "random_normal", "standard normal samples of x's shape (composite)",
+                      "randn_like(input->x, seed->~=None, *, dtype=None)"));
+  return true;
+}();
+
+MSRT_REGISTER_OP({.name = "randint_like",
+                  .inputs = {"x"},
+                  .attrs = {{"low", Value(), "the smallest value", AttrType::kInt},
+                            {"high", Value(), "one past the largest value", AttrType::kInt},
+                            {"dtype", Value(), "an integer dtype (None: x's)", AttrType::kDType, {}, true}},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    Dict draw = LikeAttrs(in[0], attrs);
+                    draw.Set("low", Attr(attrs, "low"));
+                    draw.Set("high", Attr(attrs, "high"));
+                    return {Call1("random_int", {}, draw)};
+                  },
+                  .doc = "integers drawn uniformly from [low, high), of x's shape (composite)",
+                  .api = {Function("randint_like(input->x, low, high, seed->~=None, *, dtype=None)")}});
+
 // normal / uniform: a standard draw of the broadcast shape, scaled and shifted.
 Shape DrawBroadcast(std::string_view op, const Dict& attrs, const Tensor& a, const Tensor& b) {
   Shape shape = DrawShape(op, attrs);

@@ -13,7 +13,8 @@ from msrt import ops
 
 from .harness import _C, covers, run_op, tensor
 
-covers("dropout", "random_normal", "random_uniform", "random_int", "normal", "uniform")
+covers("dropout", "random_normal", "random_uniform", "random_int", "normal", "uniform", "rand_like", "randn_like",
+       "randint_like")
 
 RNG = np.random.default_rng(3)
 
@@ -220,6 +221,25 @@ def test_normal_and_uniform():
     grads = msrt.grad(lambda m, s: ops.normal((3, 4), m, s).sum(), grad_position=(0, 1))(
         msrt.Tensor(np.float32(1)), msrt.Tensor(np.float32(2)))
     assert grads[0].asnumpy() == pytest.approx(12.0)
+
+
+def test_draws_like():
+    x = msrt.Tensor(np.zeros((300, 400), np.float64))
+    _C.set_seed(9)
+    u = ops.rand_like(x)
+    assert u.dtype == msrt.float64 and u.shape == (300, 400)
+    assert u.asnumpy().min() >= 0 and u.asnumpy().max() < 1 and abs(u.asnumpy().mean() - 0.5) < 0.01
+    z = ops.randn_like(x, dtype=msrt.float32)
+    assert z.dtype == msrt.float32 and abs(z.asnumpy().std() - 1) < 0.01
+    i = ops.randint_like(msrt.Tensor(np.zeros((50, 60), np.int32)), -2, 2)
+    assert i.dtype == msrt.int32 and sorted(np.unique(i.asnumpy())) == [-2, -1, 0, 1]
+    assert ops.randint_like(x, 0, 3, dtype=msrt.int8).dtype == msrt.int8
+    _C.set_seed(9)
+    np.testing.assert_array_equal(ops.rand_like(x).asnumpy(), u.asnumpy())
+    with pytest.raises(TypeError, match=r"\[random_normal\] attribute 'dtype' must be .* but got Int32"):
+        ops.randn_like(msrt.Tensor(np.zeros(2, np.int32)))
+    with pytest.raises(TypeError, match=r"\[random_int\] attribute 'dtype' must be an integer dtype"):
+        ops.randint_like(x, 0, 3)
 
 
 def test_draws_follow_the_seed_and_the_graph():
