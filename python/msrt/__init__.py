@@ -29,8 +29,11 @@ _os.register_at_fork(before=_C._drain_before_fork)
 from . import context  # noqa: E402
 from . import runtime  # noqa: E402
 from .context import (  # noqa: E402
+    COMPATIBLE,
     GRAPH_MODE,
+    LAX,
     PYNATIVE_MODE,
+    STRICT,
     ParallelMode,
     get_auto_parallel_context,
     get_context,
@@ -40,6 +43,8 @@ from .context import (  # noqa: E402
     set_auto_parallel_context,
     set_context,
     set_ps_context,
+    get_offload_context,
+    set_offload_context,
 )
 
 # Tensors, dtypes, parameters, ops and autodiff (`ms.Tensor`, `ms.float32`, ...).
@@ -52,6 +57,9 @@ from .common.seed import get_seed, set_seed  # noqa: E402
 from ._grad import grad, value_and_grad  # noqa: E402
 from . import ops  # noqa: E402
 from ._jit import jit, ms_function  # noqa: E402
+from .common.jit_config import JitConfig, get_jit_config  # noqa: E402
+from ._vmap import vmap  # noqa: E402
+from .common import api as _common_api, tensor as _common_tensor  # noqa: E402,F401 - ms.common.api, ms.common.tensor
 from ._export import export  # noqa: E402
 from ._graph_files import load  # noqa: E402
 
@@ -74,6 +82,9 @@ __version__ = "0.1.0"
 __all__ = [
     "GRAPH_MODE",
     "PYNATIVE_MODE",
+    "STRICT",
+    "COMPATIBLE",
+    "LAX",
     "ParallelMode",
     "context",
     "runtime",
@@ -85,6 +96,8 @@ __all__ = [
     "set_auto_parallel_context",
     "set_context",
     "set_ps_context",
+    "set_offload_context",
+    "get_offload_context",
     "MsrtWarning",
     "ContextDeprecationWarning",
     "DeviceNotApplicableWarning",
@@ -97,6 +110,9 @@ __all__ = [
     "value_and_grad",
     "jit",
     "ms_function",
+    "JitConfig",
+    "get_jit_config",
+    "vmap",
     "export",
     "load",
     "GraphCaptureError",
@@ -117,4 +133,5 @@ from . import dataset, nn, profiler, train  # noqa: E402,F401 - ms.nn etc., outs
 from . import amp  # noqa: E402
 from .profiler import Profiler  # noqa: E402
 from .train import (  # noqa: E402,F401 - ms.Model etc., outside __all__ as in MindSpore
-    Callback, CheckpointConfig, LossMonitor, Model, ModelCheckpoint, RunContext, TimeMonitor)
+    BackupAndRestore, Callback, CheckpointConfig, EarlyStopping, LambdaCallback, LossMonitor, Model, ModelCheckpoint,
+    ReduceLROnPlateau, RunContext, TimeMonitor)

@@ -75,7 +75,7 @@ MSRT_REGISTER_OP({.name = "apply_momentum",
                   .inputs = {"variable", "accumulation", "learning_rate", "gradient", "momentum"},
                   .attrs = {{"use_nesterov", false, "the Nesterov step", AttrType::kBool}},
                   .infer =
-                      [](const Metas& in, const Dict& attrs) {
+                      [](const Metas& in, const Dict&) {
                         CheckOptimizer("apply_momentum",
                                        {"variable", "accumulation", "learning_rate", "gradient", "momentum"}, in,
                                        {1, 3}, {2, 4});
@@ -102,7 +102,7 @@ MSRT_REGISTER_OP({.name = "adam",
                              "gradient"},
                   .attrs = {{"use_nesterov", false, "the Nesterov step", AttrType::kBool}},
                   .infer =
-                      [](const Metas& in, const Dict& attrs) {
+                      [](const Metas& in, const Dict&) {
                         CheckOptimizer("adam",
                                        {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2",
                                         "epsilon", "gradient"},
@@ -147,6 +147,7 @@ MSRT_REGISTER_OP({.name = "clip_by_global_norm",
                   .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
                     if (in.empty()) return {};
                     std::vector<Tensor> squares;
+                    squares.reserve(in.size());
                     for (const Tensor& t : in) {
                       squares.push_back(fn::ReduceSum(fn::Square(fn::Cast(t, DType::kFloat32)), {}, false));
                     }
@@ -154,6 +155,7 @@ MSRT_REGISTER_OP({.name = "clip_by_global_norm",
                     Tensor clip = fn::Scalar(AttrFloat(attrs, "clip_norm"), norm);
                     Tensor scale = fn::Div(clip, Call1("maximum", {norm, clip}));
                     std::vector<Tensor> out;
+                    out.reserve(in.size());
                     for (const Tensor& t : in) out.push_back(fn::Mul(t, fn::Cast(scale, t.dtype())));
                     return out;
                   },

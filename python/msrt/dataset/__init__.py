@@ -12,11 +12,15 @@
         ...
 
 The pipeline runs in the calling thread on NumPy; transforms with a vectorised
-path process hundreds of rows per call.
+path process hundreds of rows per call. A GeneratorDataset over a random-access
+source can read it with worker threads or forked worker processes.
 """
 from . import config, samplers, transforms, vision
+from .cifar import Cifar10Dataset, Cifar100Dataset, CifarFileNotFoundError, CifarFormatError
 from .datasets import (
     BatchDataset,
+    BatchInfo,
+    ConcatDataset,
     Dataset,
     DictIterator,
     MapDataset,
@@ -28,7 +32,10 @@ from .datasets import (
     SkipDataset,
     TakeDataset,
     TupleIterator,
+    ZipDataset,
 )
+from .datasets import zip_datasets as zip  # noqa: A001 - MindSpore's name
+from .generator import GeneratorDataset, NumpySlicesDataset
 from .mnist import MnistDataset, MnistFileNotFoundError, MnistFormatError
 from .samplers import (
     BuiltinSampler,
@@ -41,15 +48,23 @@ from .samplers import (
 
 __all__ = [
     "BatchDataset",
+    "BatchInfo",
     "BuiltinSampler",
+    "Cifar100Dataset",
+    "Cifar10Dataset",
+    "CifarFileNotFoundError",
+    "CifarFormatError",
+    "ConcatDataset",
     "Dataset",
     "DictIterator",
     "DistributedSampler",
+    "GeneratorDataset",
     "MapDataset",
     "MappableDataset",
     "MnistDataset",
     "MnistFileNotFoundError",
     "MnistFormatError",
+    "NumpySlicesDataset",
     "ProjectDataset",
     "RandomSampler",
     "RenameDataset",
@@ -61,8 +76,10 @@ __all__ = [
     "SubsetSampler",
     "TakeDataset",
     "TupleIterator",
+    "ZipDataset",
     "config",
     "samplers",
     "transforms",
     "vision",
+    "zip",
 ]

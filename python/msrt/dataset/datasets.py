@@ -13,7 +13,9 @@ from (iterator seed, node kind, node depth, pass index), so a new iterator with
 the same `config.set_seed` reproduces the same rows, and each pass differs.
 """
 import abc
+import copy
 import math
+import warnings
 
 import numpy as np
 
@@ -30,13 +32,22 @@ from ._validate import (
     check_value,
     type_check,
 )
-from .samplers import _generator, _PassSeeds, select_sampler
+from .samplers import (
+    DistributedSampler,
+    RandomSampler,
+    SubsetRandomSampler,
+    _generator,
+    _PassSeeds,
+    _PositionSampler,
+    select_sampler,
+)
 
 # Rows per block read from a source: large enough to amortise Python overhead
 # per NumPy call, small enough to stay in cache through a chain of transforms.
 _BLOCK_ROWS = 512
 
 _SHUFFLE_TAG = 11
+_SPLIT_TAG = 12
 
 
 # --------------------------------------------------------------------------
@@ -160,8 +171,20 @@ class Dataset(abc.ABC):
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_workers=None, **kwargs):
         """Stacks `batch_size` consecutive rows into one; a short last batch is kept
-        unless `drop_remainder`."""
+        unless `drop_remainder`. `batch_size` may be a callable taking a BatchInfo.
+
+        Keyword arguments: `per_batch_map(col, ..., batch_info)` gets a list of rows per
+        column of `input_columns` (default: all) and returns a tuple of lists, the
+        columns `output_columns` (default: the input names); `pad_info` (MindSpore 1.x,
+        see `padded_batch`); `python_multiprocessing` and `max_rowsize` are accepted.
+        """
         return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers, **kwargs)
+
+    def padded_batch(self, batch_size, drop_remainder=False, num_parallel_workers=None, pad_info=None):
+        """`batch`, padding first: `pad_info` maps a column to (pad_shape, pad_value); a None
+        shape or dim pads to the largest in the batch, a smaller dim cuts; `{}` pads every
+        column to the batch's largest shape, with 0."""
+        return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers, pad_info=pad_info)
 
     def shuffle(self, buffer_size):
         """Shuffles rows through a buffer of `buffer_size` rows (a full shuffle when it
@@ -187,6 +210,40 @@ class Dataset(abc.ABC):
     def rename(self, input_columns, output_columns):
         """Renames `input_columns` to `output_columns`."""
         return RenameDataset(self, input_columns, output_columns)
+
+    def zip(self, datasets):
+        """Joins this dataset's columns with those of `datasets` (a Dataset or a tuple of
+        them), row by row, until the shortest ends; column names must be distinct."""
+        if isinstance(datasets, Dataset):
+            datasets = (datasets,)
+        type_check(datasets, (tuple, Dataset), "datasets")
+        return ZipDataset((self,) + datasets)
+
+    def concat(self, datasets):
+        """The rows of this dataset followed by those of `datasets` (a Dataset or a list)."""
+        if isinstance(datasets, Dataset):
+            datasets = [datasets]
+        type_check(datasets, (list, Dataset), "datasets")
+        return ConcatDataset([self] + datasets)
+
+    def __add__(self, datasets):
+        return self.concat(datasets)
+
+    def split(self, sizes, randomize=True):
+        """Splits the pipeline into datasets of `sizes` rows (ints summing to its size, or
+        fractions summing to 1), in order; with `randomize` after a shuffle (buffer of
+        10000 rows) drawn once, the same for every split and every epoch."""
+        absolute = _split_sizes(self, sizes, randomize)
+        source = self
+        if randomize:
+            source = ShuffleDataset(self, 10000)
+            source._fixed_seed = config._iterator_seed()
+        splits, skipped = [], 0
+        for size in absolute:
+            part = source.skip(skipped) if skipped else source
+            splits.append(part.take(size))
+            skipped += size
+        return tuple(splits)
 
     # Information --------------------------------------------------------------
     def get_dataset_size(self):
@@ -254,11 +311,61 @@ class Dataset(abc.ABC):
         return f"<{type(self).__name__} columns={self._columns}>"
 
 
+def _split_sizes(dataset, sizes, randomize):
+    """Absolute split sizes from `sizes` (MindSpore's checks and rounding)."""
+    type_check(sizes, (list,), "sizes")
+    type_check(randomize, (bool,), "randomize")
+    if not sizes:
+        raise ValueError("sizes cannot be empty.")
+    all_int = all(isinstance(x, int) and not isinstance(x, bool) for x in sizes)
+    all_float = all(isinstance(x, float) for x in sizes)
+    if not (all_int or all_float):
+        raise ValueError(f"sizes should be list of int or list of float, got {sizes}.")
+    if all_int and not all(x > 0 for x in sizes):
+        raise ValueError(f"sizes is a list of int, but there should be no negative or zero numbers, got {sizes}.")
+    if all_float:
+        if not all(0 < x <= 1 for x in sizes):
+            raise ValueError(f"sizes is a list of float, but there should be no numbers outside the range (0, 1], "
+                             f"got {sizes}.")
+        if abs(sum(sizes) - 1) >= 1e-5:
+            raise ValueError(f"sizes is a list of float, but the percentages do not sum up to 1, got {sizes}.")
+    node = dataset
+    while True:
+        if isinstance(getattr(node, "sampler", None), DistributedSampler):
+            raise RuntimeError("Dataset should not be sharded before split.")
+        if not node.children:
+            break
+        node = node._child
+    total = dataset.get_dataset_size()
+    if total <= 0:
+        raise RuntimeError("dataset_size is unknown, unable to split.")
+    if all_int:
+        if sum(sizes) != total:
+            raise RuntimeError(f"Sum of split sizes {sum(sizes)} is not equal to dataset size {total}.")
+        return list(sizes)
+    absolute = []
+    for fraction in sizes:
+        size = int(round(fraction * total))
+        if size == 0:
+            raise RuntimeError(f"Split percentage {fraction} is too small (dataset size {total}).")
+        absolute.append(size)
+    # Rows missing go to the first split; rows too many come off the first split that has enough.
+    difference = total - sum(absolute)
+    if difference > 0:
+        absolute[0] += difference
+    else:
+        for i, size in enumerate(absolute):
+            if size + difference > 0:
+                absolute[i] += difference
+                break
+    return absolute
+
+
 class MappableDataset(Dataset):
     """A random-access source: rows are read in the order its sampler gives.
 
-    Subclasses define `_load()` (the columns of every row, as arrays whose first
-    axis is the row) and `_source_size()`.
+    Subclasses define `_source_size()` and either `_load()` (the columns of every
+    row, as arrays whose first axis is the row) or `_blocks(indices)`.
     """
 
     def __init__(self, num_parallel_workers=None, sampler=None, num_samples=None, shuffle=None,
@@ -273,9 +380,9 @@ class MappableDataset(Dataset):
         self.num_shards = num_shards
         self.shard_id = shard_id
 
-    @abc.abstractmethod
     def _load(self):
         """The source's columns (arrays whose first axis is the row)."""
+        raise NotImplementedError
 
     @abc.abstractmethod
     def _source_size(self):
@@ -284,17 +391,63 @@ class MappableDataset(Dataset):
     def _size(self):
         return self.sampler._count(self._source_size())
 
-    def _run(self, state):
+    def _blocks(self, indices):
+        """Blocks of the rows `indices`, in that order."""
         columns = self._load()
-        seeds = _PassSeeds(state.seed, state.shared_seed, state.next_pass(self))
-        indices = self.sampler._indices(len(columns[0]), seeds)
         for start in range(0, len(indices), _BLOCK_ROWS):
             part = indices[start:start + _BLOCK_ROWS]
             yield [column[part] for column in columns]
 
+    def _run(self, state):
+        seeds = _PassSeeds(state.seed, state.shared_seed, state.next_pass(self))
+        yield from self._blocks(self.sampler._indices(self._source_size(), seeds))
+
+    def split(self, sizes, randomize=True):
+        """Splits a source into datasets of `sizes` rows (ints summing to its size, or
+        fractions summing to 1). With `randomize`, rows go to the splits in one random
+        order, drawn once (from `config.set_seed`'s seed when set), so the splits are
+        disjoint; each split keeps that order every epoch."""
+        absolute = _split_sizes(self, sizes, randomize)
+        if isinstance(self.sampler, (RandomSampler, SubsetRandomSampler)):
+            from .._warnings import MsrtWarning
+
+            warnings.warn("Dataset is shuffled before split: its order changes every epoch, so the splits hold "
+                          "different rows each epoch; create it with shuffle=False and split with randomize=True.",
+                          MsrtWarning, stacklevel=2)
+        total = sum(absolute)
+        order = _generator(config._iterator_seed(), _SPLIT_TAG).permutation(total) if randomize else np.arange(total)
+        splits, start = [], 0
+        for size in absolute:
+            part = copy.copy(self)
+            part.sampler = _PositionSampler(self.sampler, order[start:start + size])
+            splits.append(part)
+            start += size
+        return tuple(splits)
+
 
 # --------------------------------------------------------------------------
 # Operations
+
+def _output_layout(child_columns, in_names, out_names, operation):
+    """Where each column after a map (or per_batch_map) comes from, ("out", k) or ("in", j),
+    and the column names. As many outputs as inputs: each output takes its input's place;
+    otherwise the outputs come first, followed by the columns not consumed (MindSpore's order)."""
+    if len(in_names) == len(out_names):
+        renamed = dict(zip(in_names, range(len(out_names))))
+        layout = [("out", renamed[c]) if c in renamed else ("in", j) for j, c in enumerate(child_columns)]
+        columns = [out_names[renamed[c]] if c in renamed else c for c in child_columns]
+    else:
+        kept = [(j, c) for j, c in enumerate(child_columns) if c not in in_names]
+        layout = [("out", k) for k in range(len(out_names))] + [("in", j) for j, _ in kept]
+        columns = out_names + [c for _, c in kept]
+    if len(set(columns)) != len(columns):
+        duplicated = sorted({c for c in columns if columns.count(c) > 1})
+        raise RuntimeError(
+            f"Invalid columns, {operation} would produce duplicate column names {duplicated} "
+            f"(columns after the {operation}: {columns})."
+        )
+    return layout, columns
+
 
 def _validate_operations(operations):
     ops = list(operations) if isinstance(operations, list) else [operations]
@@ -339,21 +492,7 @@ class MapDataset(Dataset):
         self._in_index = [input_dataset._column_index(n, "input column") for n in in_names]
         out_names = as_column_list(output_columns) if output_columns is not None else list(in_names)
         self.output_columns = out_names
-        # Where each final column comes from: ("out", k) or ("in", j).
-        if len(in_names) == len(out_names):
-            renamed = dict(zip(in_names, range(len(out_names))))
-            self._layout = [("out", renamed[c]) if c in renamed else ("in", j) for j, c in enumerate(child_columns)]
-            self._columns = [out_names[renamed[c]] if c in renamed else c for c in child_columns]
-        else:
-            kept = [(j, c) for j, c in enumerate(child_columns) if c not in in_names]
-            self._layout = [("out", k) for k in range(len(out_names))] + [("in", j) for j, _ in kept]
-            self._columns = out_names + [c for _, c in kept]
-        if len(set(self._columns)) != len(self._columns):
-            duplicated = sorted({c for c in self._columns if self._columns.count(c) > 1})
-            raise RuntimeError(
-                f"Invalid columns, map would produce duplicate column names {duplicated} "
-                f"(columns after the map: {self._columns})."
-            )
+        self._layout, self._columns = _output_layout(child_columns, in_names, out_names, "map")
 
     def _size(self):
         return self._child._size()
@@ -406,34 +545,164 @@ class MapDataset(Dataset):
             yield [outputs[k] if kind == "out" else block[k] for kind, k in self._layout]
 
 
+class BatchInfo:
+    """What a callable `batch_size` or a `per_batch_map` learns about the batch being made."""
+
+    def __init__(self, batch_num, epoch_num):
+        self._batch_num = batch_num
+        self._epoch_num = epoch_num
+
+    def get_batch_num(self):
+        """Batches already made in this epoch (from 0)."""
+        return self._batch_num
+
+    def get_epoch_num(self):
+        """The epoch (pass over the batch's input) this batch belongs to, from 0."""
+        return self._epoch_num
+
+
+def _check_pad_info(pad_info):
+    type_check(pad_info, (dict,), "pad_info")
+    for key, value in pad_info.items():
+        type_check(key, (str,), "key in pad_info")
+        if value is None:
+            continue
+        type_check(value, (tuple,), "value in pad_info")
+        if len(value) != 2:
+            raise ValueError(f"value of pad_info should be a tuple of size 2 (pad_shape, pad_value), got {value}.")
+        shape, pad_value = value
+        if shape is not None:
+            type_check(shape, (list,), "shape in pad_info")
+            for dim in shape:
+                if dim is not None:
+                    check_pos_int32(dim, "dim of shape in pad_info")
+        if pad_value is not None:
+            type_check(pad_value, (int, float, str, bytes), "pad_value")
+
+
+def _pad_rows(rows, name, pad):
+    """`rows` padded (or cut) to one shape: pad_shape's dims, the batch's largest where None."""
+    shape, value = pad if pad is not None else (None, None)
+    rank = rows[0].ndim
+    if any(r.ndim != rank for r in rows) or (shape is not None and len(shape) != rank):
+        raise RuntimeError(
+            f"Invalid pad_info, the ranks of column '{name}' and its pad shape must all be equal, got row shapes "
+            f"{sorted({r.shape for r in rows})} and pad shape {shape}."
+        )
+    largest = [max(r.shape[d] for r in rows) for d in range(rank)]
+    target = tuple(largest[d] if shape is None or shape[d] is None else shape[d] for d in range(rank))
+    padded = []
+    for row in rows:
+        out = np.full(target, 0 if value is None else value, dtype=row.dtype)
+        kept = tuple(slice(0, min(t, n)) for t, n in zip(target, row.shape))
+        out[kept] = row[kept]
+        padded.append(out)
+    return padded
+
+
 class BatchDataset(Dataset):
-    """Stacks consecutive rows into batches (see `Dataset.batch`)."""
+    """Stacks consecutive rows into batches (see `Dataset.batch`).
+
+    An int batch size without per_batch_map or padding batches whole blocks at
+    once; otherwise each batch is made from its rows: `per_batch_map` gets a list
+    of rows per input column and a BatchInfo, then columns in `pad_info` are padded.
+    """
 
     def __init__(self, input_dataset, batch_size, drop_remainder=False, num_parallel_workers=None, **kwargs):
-        if callable(batch_size) and not isinstance(batch_size, int):
-            raise NotImplementedError("msrt's batch takes an int batch_size; a per-batch callable is not supported.")
-        if not isinstance(batch_size, int):
-            raise TypeError("batch_size should either be an int or a callable.")
-        check_pos_int32(batch_size, "batch_size")
+        if not callable(batch_size):
+            type_check(batch_size, (int,), "batch_size")
+            check_pos_int32(batch_size, "batch_size")
         type_check(drop_remainder, (bool,), "drop_remainder")
-        for key, value in kwargs.items():
-            if key in ("python_multiprocessing", "max_rowsize"):
-                continue
-            if key in ("per_batch_map", "input_columns", "output_columns") and value is None:
-                continue
-            if key == "per_batch_map":
-                raise NotImplementedError("msrt's batch does not support per_batch_map yet.")
-            raise TypeError(f"batch() got an unexpected keyword argument '{key}'")
+        known = ("python_multiprocessing", "max_rowsize", "per_batch_map", "input_columns", "output_columns",
+                 "pad_info", "column_order")
+        for key in kwargs:
+            if key not in known:
+                raise TypeError(f"batch() got an unexpected keyword argument '{key}'")
+        if kwargs.get("column_order") is not None:
+            raise TypeError("batch() no longer takes column_order (removed in MindSpore 2.0); use project() after it.")
+        per_batch_map = kwargs.get("per_batch_map")
+        input_columns, output_columns = kwargs.get("input_columns"), kwargs.get("output_columns")
+        pad_info = kwargs.get("pad_info")
+        if per_batch_map is not None and not callable(per_batch_map):
+            raise TypeError(f"per_batch_map should be callable, got {type(per_batch_map)}.")
+        for name, value in (("input_columns", input_columns), ("output_columns", output_columns)):
+            if value is not None:
+                check_columns(value, name)
+                if per_batch_map is None:
+                    raise ValueError(f"{name} can be given only together with per_batch_map.")
+        if pad_info is not None:
+            _check_pad_info(pad_info)
         super().__init__([input_dataset], num_parallel_workers)
+        child_columns = input_dataset._columns
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
-        self._columns = list(input_dataset._columns)
+        self.per_batch_map = per_batch_map
+        self.pad_info = pad_info
+        self._columns = list(child_columns)
+        if per_batch_map is not None:
+            in_names = as_column_list(input_columns) if input_columns is not None else list(child_columns)
+            self._in_index = [input_dataset._column_index(n, "input column") for n in in_names]
+            out_names = as_column_list(output_columns) if output_columns is not None else list(in_names)
+            self.input_columns, self.output_columns = in_names, out_names
+            self._layout, self._columns = _output_layout(child_columns, in_names, out_names, "per_batch_map")
+        for name in pad_info or {}:
+            if name not in self._columns:
+                raise RuntimeError(f"Invalid pad_info, column '{name}' does not exist in the batch's columns "
+                                   f"{self._columns}.")
+
+    def _by_rows(self):
+        return callable(self.batch_size) or self.per_batch_map is not None or self.pad_info is not None
 
     def _size(self):
+        if callable(self.batch_size):  # sizes are known only by making the batches
+            return sum(1 for _ in self._run(_RunState()))
         rows = self._child._size()
         if self.drop_remainder:
             return rows // self.batch_size
         return math.ceil(rows / self.batch_size)
+
+    def _next_size(self, info):
+        if not callable(self.batch_size):
+            return self.batch_size
+        size = self.batch_size(info)
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            raise ValueError(f"batch_size function should return a positive integer, got {size!r}.")
+        return size
+
+    def _make_batch(self, rows, info):
+        """One batch (a block of one row) from a list of rows (lists of column values)."""
+        columns = [[row[c] for row in rows] for c in range(len(self._child._columns))]
+        if self.per_batch_map is not None:
+            result = self.per_batch_map(*[columns[j] for j in self._in_index], info)
+            if not isinstance(result, tuple):
+                raise RuntimeError(f"per_batch_map should return a tuple of lists of NumPy arrays, one per output "
+                                   f"column, got {type(result)}.")
+            if len(result) != len(self.output_columns):
+                raise RuntimeError(f"per_batch_map returned {len(result)} columns, but output_columns names "
+                                   f"{len(self.output_columns)}: {self.output_columns}.")
+            outputs = [[np.asarray(v) for v in column] for column in result]
+            if not all(outputs) or len({len(column) for column in outputs}) != 1:
+                raise RuntimeError(f"per_batch_map should return non-empty columns of equal length, got lengths "
+                                   f"{[len(column) for column in outputs]}.")
+            columns = [outputs[k] if kind == "out" else columns[k] for kind, k in self._layout]
+        for c, name in enumerate(self._columns):
+            if self.pad_info is not None and (name in self.pad_info or not self.pad_info):
+                columns[c] = _pad_rows(columns[c], name, self.pad_info.get(name))
+        return [self._batches(_stack(column), name, 1) for column, name in zip(columns, self._columns)]
+
+    def _run_by_rows(self, state):
+        epoch = state.next_pass(self)
+        info = BatchInfo(0, epoch)
+        size, pending = self._next_size(info), []
+        for block in self._child._run(state):
+            for i in range(_num_rows(block)):
+                pending.append([_row(column, i) for column in block])
+                if len(pending) == size:
+                    yield self._make_batch(pending, info)
+                    info = BatchInfo(info.get_batch_num() + 1, epoch)
+                    size, pending = self._next_size(info), []
+        if pending and not self.drop_remainder:
+            yield self._make_batch(pending, info)
 
     def _batches(self, column, name, count):
         """`column` (count * size rows) as `count` batches, stacked when they can be."""
@@ -463,6 +732,9 @@ class BatchDataset(Dataset):
         return [self._batches(column, name, count) for column, name in zip(block, self._columns)]
 
     def _run(self, state):
+        if self._by_rows():
+            yield from self._run_by_rows(state)
+            return
         size = self.batch_size
         pending, rows = [], 0
         for block in self._child._run(state):
@@ -550,8 +822,14 @@ class ShuffleDataset(Dataset):
     def _size(self):
         return self._child._size()
 
+    _fixed_seed = None  # set by split: the same order every pass and every iterator
+
     def _run(self, state):
-        rng = state.rng(_SHUFFLE_TAG, self, state.next_pass(self))
+        pass_index = state.next_pass(self)
+        if self._fixed_seed is not None:
+            rng = _generator(self._fixed_seed, _SHUFFLE_TAG)
+        else:
+            rng = state.rng(_SHUFFLE_TAG, self, pass_index)
         store = _RowStore()
         blocks = iter(self._child._run(state))
         # Rows are emitted in chunks: fewer, larger gathers from the store.
@@ -709,6 +987,80 @@ class RenameDataset(Dataset):
 
     def _run(self, state):
         return self._child._run(state)
+
+
+def _check_datasets(datasets, operation, minimum):
+    for i, dataset in enumerate(datasets):
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"Invalid dataset, expected Dataset object, but got {type(dataset)} at position {i} "
+                            f"of the datasets to {operation}.")
+    if len(datasets) < minimum:
+        raise ValueError(f"{operation} needs at least {minimum} datasets, got {len(datasets)}.")
+
+
+def zip_datasets(datasets):
+    """`msrt.dataset.zip` (as `mindspore.dataset.zip`): zips a tuple of at least two datasets
+    (see `Dataset.zip`); named apart here so that this module keeps the builtin zip."""
+    type_check(datasets, (tuple,), "datasets")
+    if len(datasets) <= 1:
+        raise ValueError(f"Can't zip empty or just one dataset: got {len(datasets)}.")
+    return ZipDataset(datasets)
+
+
+class ZipDataset(Dataset):
+    """Rows of several datasets side by side (see `Dataset.zip`)."""
+
+    def __init__(self, datasets):
+        datasets = list(datasets)
+        _check_datasets(datasets, "zip", 1)
+        columns = [c for d in datasets for c in d._columns]
+        duplicated = sorted({c for c in columns if columns.count(c) > 1})
+        if duplicated:
+            raise RuntimeError(f"Invalid data, duplicate column names {duplicated} when zipping datasets with "
+                               f"columns {[d._columns for d in datasets]}; rename them first.")
+        super().__init__(datasets)
+        self._columns = columns
+
+    def _size(self):
+        return min(child._size() for child in self.children)
+
+    def _run(self, state):
+        runs = [iter(child._run(state)) for child in self.children]
+        pending = [None] * len(runs)  # each child's unconsumed block
+        try:
+            while True:
+                for k, run in enumerate(runs):
+                    while pending[k] is None or _num_rows(pending[k]) == 0:
+                        pending[k] = next(run, None)
+                        if pending[k] is None:
+                            return
+                n = min(_num_rows(block) for block in pending)
+                yield [column[:n] for block in pending for column in block]
+                pending = [[column[n:] for column in block] for block in pending]
+        finally:
+            for run in runs:
+                run.close()
+
+
+class ConcatDataset(Dataset):
+    """The rows of several datasets one after another (see `Dataset.concat`)."""
+
+    def __init__(self, datasets):
+        datasets = list(datasets)
+        _check_datasets(datasets, "concat", 2)
+        for dataset in datasets[1:]:
+            if dataset._columns != datasets[0]._columns:
+                raise RuntimeError(f"Invalid data, the datasets to concatenate must have the same columns, got "
+                                   f"{datasets[0]._columns} and {dataset._columns}.")
+        super().__init__(datasets)
+        self._columns = list(datasets[0]._columns)
+
+    def _size(self):
+        return sum(child._size() for child in self.children)
+
+    def _run(self, state):
+        for child in self.children:
+            yield from child._run(state)
 
 
 # --------------------------------------------------------------------------

@@ -2,16 +2,16 @@
 
 Files are looked up by their standard names, each either plain or gzipped:
 train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte,
-t10k-labels-idx1-ubyte (plus ".gz"). Decoded arrays are cached per process,
-keyed by directory, usage and the files' size and modification time.
+t10k-labels-idx1-ubyte (plus ".gz"). Decoded arrays are cached per process
+(see _filecache.py).
 """
 import gzip
 import os
-import threading
 import zlib
 
 import numpy as np
 
+from . import _filecache
 from ._validate import check_dir, check_valid_str
 from .datasets import MappableDataset
 
@@ -20,9 +20,6 @@ _ROWS = _COLS = 28
 # Usage "all" reads the test split first: MindSpore sorts the file names and
 # "t10k-..." sorts before "train-...".
 _SPLITS = {"train": ("train",), "test": ("t10k",), "all": ("t10k", "train")}
-
-_cache = {}
-_cache_lock = threading.Lock()
 
 
 class MnistFileNotFoundError(RuntimeError, FileNotFoundError):
@@ -34,9 +31,8 @@ class MnistFormatError(RuntimeError):
 
 
 def clear_cache():
-    """Forgets every decoded MNIST array held by this process."""
-    with _cache_lock:
-        _cache.clear()
+    """Forgets every decoded dataset array held by this process."""
+    _filecache.clear()
 
 
 def _find(dataset_dir, stem):
@@ -107,17 +103,8 @@ def _read_labels(path):
     return np.frombuffer(raw, np.uint8, offset=offset).astype(np.uint32)
 
 
-def _signature(path):
-    stat = os.stat(path)
-    return (os.path.realpath(path), stat.st_size, stat.st_mtime_ns)
-
-
 def _load(dataset_dir, usage, pairs):
-    key = (os.path.realpath(dataset_dir), usage, tuple(_signature(p) for pair in pairs for p in pair))
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            return hit
+    def load():
         images, labels = [], []
         for image_path, label_path in pairs:
             split_images, split_labels = _read_images(image_path), _read_labels(label_path)
@@ -128,12 +115,10 @@ def _load(dataset_dir, usage, pairs):
                 )
             images.append(split_images)
             labels.append(split_labels)
-        images = images[0] if len(images) == 1 else np.concatenate(images)
-        labels = labels[0] if len(labels) == 1 else np.concatenate(labels)
-        for array in (images, labels):
-            array.setflags(write=False)
-        _cache[key] = (images, labels)
-        return images, labels
+        return [parts[0] if len(parts) == 1 else np.concatenate(parts) for parts in (images, labels)]
+
+    return _filecache.cached(("mnist", os.path.realpath(dataset_dir), usage), [p for pair in pairs for p in pair],
+                             load)
 
 
 class MnistDataset(MappableDataset):

@@ -256,3 +256,18 @@ def select_sampler(num_samples, sampler, shuffle, num_shards, shard_id):
     if shuffle is False:
         return SequentialSampler(num_samples=num_samples)
     return RandomSampler(num_samples=num_samples)
+
+
+class _PositionSampler(BuiltinSampler):
+    """Rows at fixed `positions` of what `base` yields each pass (a split of a source)."""
+
+    def __init__(self, base, positions):
+        super().__init__(None)
+        self.base = base
+        self.positions = np.asarray(positions, np.int64)
+
+    def _count(self, num_rows):
+        return len(self.positions)
+
+    def _indices(self, num_rows, seeds):
+        return self.base._indices(num_rows, seeds)[self.positions]

@@ -1,6 +1,7 @@
 """msrt.nn: cells, layers, losses, optimizers, wrappers and learning-rate
 schedules with MindSpore 2.x's names and signatures."""
 from . import dynamic_lr, learning_rate_schedule  # noqa: F401 - nn.dynamic_lr as in MindSpore
+from . import metrics  # imports nothing until a metric is asked for
 from .cell import Cell, GraphCell
 from .dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr, natural_exp_decay_lr,
                          piecewise_constant_lr, polynomial_decay_lr, warmup_lr)
@@ -11,7 +12,7 @@ from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseD
                                      NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR)
 from .loss import CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss, SoftmaxCrossEntropyWithLogits
 from .optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
-from .wrap import TrainOneStepCell, WithEvalCell, WithLossCell
+from .wrap import ParameterUpdate, TrainOneStepCell, WithEvalCell, WithLossCell
 
 __all__ = [
     "Cell", "GraphCell",
@@ -20,9 +21,16 @@ __all__ = [
     "Softmax", "Tanh", "get_activation",
     "CrossEntropyLoss", "L1Loss", "LossBase", "MSELoss", "NLLLoss", "SoftmaxCrossEntropyWithLogits",
     "SGD", "Adam", "AdamWeightDecay", "Momentum", "Optimizer",
-    "TrainOneStepCell", "WithEvalCell", "WithLossCell",
+    "ParameterUpdate", "TrainOneStepCell", "WithEvalCell", "WithLossCell",
     "LearningRateSchedule", "CosineDecayLR", "ExponentialDecayLR", "InverseDecayLR", "NaturalExpDecayLR",
     "PolynomialDecayLR", "WarmUpLR",
     "piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr", "cosine_decay_lr",
     "polynomial_decay_lr", "warmup_lr",
 ]
+
+
+def __getattr__(name):
+    # The metrics, as MindSpore 1.x has them in nn (nn.Accuracy...).
+    if name in metrics._NAMES:
+        return getattr(metrics, name)
+    raise AttributeError(f"module 'msrt.nn' has no attribute '{name}'")

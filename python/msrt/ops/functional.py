@@ -5,13 +5,16 @@ declaration at the end of this module. The few written here are Python by
 nature: they answer from Python objects (shape, rank, dtype, is_tensor,
 partial), walk Python structures (print_, stop_gradient), return an input
 object itself (depend, dropout when not training) or take their dtype from a
-Tensor argument (full).
+Tensor argument (full). grad, value_and_grad and vmap are here too, as in
+MindSpore's `ops.functional`.
 """
 import numbers
 
 import numpy as np
 
 from .. import _C
+from .._grad import grad, value_and_grad
+from .._vmap import vmap
 from .._tensor import Tensor, _op, _wrap
 from ..common import dtype as mstype
 
@@ -19,7 +22,7 @@ __all__ = [  # written here; the declared ones are added below
     "dropout", "full",
     "depend", "stop_gradient", "print_",
     "shape", "rank", "size", "numel", "dtype", "is_tensor", "scalar_to_tensor", "tuple_to_array",
-    "partial",
+    "partial", "grad", "value_and_grad", "vmap",
 ]
 
 

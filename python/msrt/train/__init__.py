@@ -1,17 +1,16 @@
 """msrt.train: Model, callbacks, metrics and checkpoint files."""
-try:  # checkpoint files (the tensor engineer's module)
-    from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
-except ImportError:  # pragma: no cover - until serialization lands
-    pass
+from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
 from . import callback, metrics
-from .callback import (Callback, CheckpointConfig, LossMonitor, ModelCheckpoint, ProgressBar, RunContext,
-                       TimeMonitor)
-from .metrics import MAE, MSE, Accuracy, Loss, Metric, Top1CategoricalAccuracy, Top5CategoricalAccuracy, \
-    TopKCategoricalAccuracy, get_metric_fn, names
+from .callback import (BackupAndRestore, Callback, CheckpointConfig, EarlyStopping, LambdaCallback, LossMonitor,
+                       ModelCheckpoint, ProgressBar, ReduceLROnPlateau, RunContext, TimeMonitor)
+from .metrics import (F1, MAE, MSE, Accuracy, ConfusionMatrix, Fbeta, Loss, Metric, Precision, Recall,
+                      Top1CategoricalAccuracy, Top5CategoricalAccuracy, TopKCategoricalAccuracy, get_metric_fn, names)
 from .model import Model
 
 
 __all__ = ["Model", "Callback", "CheckpointConfig", "LossMonitor", "ModelCheckpoint", "ProgressBar", "RunContext",
-           "TimeMonitor", "MAE", "MSE", "Accuracy", "Loss", "Metric", "Top1CategoricalAccuracy",
-           "Top5CategoricalAccuracy", "TopKCategoricalAccuracy", "get_metric_fn", "names", "callback", "metrics",
+           "TimeMonitor", "BackupAndRestore", "LambdaCallback", "EarlyStopping", "ReduceLROnPlateau", "MAE", "MSE",
+           "Accuracy", "Loss", "Metric", "Top1CategoricalAccuracy",
+           "Top5CategoricalAccuracy", "TopKCategoricalAccuracy", "Precision", "Recall", "Fbeta", "F1",
+           "ConfusionMatrix", "get_metric_fn", "names", "callback", "metrics",
            "save_checkpoint", "load_checkpoint", "load_param_into_net"]

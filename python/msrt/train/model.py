@@ -41,6 +41,15 @@ def _rows(dataset):
         yield tuple(_to_tensor(v) for v in row)
 
 
+_KWARGS = ("loss_scale_manager", "keep_batchnorm_fp32", "boost_config_dict", "acc_level")
+
+
+def _check_type(arg, value, cls, name):
+    if not isinstance(value, cls):
+        raise TypeError(f"For 'Model', the type of '{arg}' should be '{name}', but got type "
+                        f"'{type(value).__name__}'.")
+
+
 class Model:
     """High-level training and evaluation (MindSpore's `Model`).
 
@@ -54,17 +63,36 @@ class Model:
 
     def __init__(self, network, loss_fn=None, optimizer=None, metrics=None, eval_network=None, eval_indexes=None,
                  amp_level="O0", boost_level="O0", **kwargs):
-        if not isinstance(network, nn.Cell):
-            raise TypeError(f"For 'Model', the argument 'network' must be a Cell, but got {type(network).__name__}.")
-        if loss_fn is not None and not isinstance(loss_fn, nn.Cell):
-            raise TypeError(f"For 'Model', the argument 'loss_fn' must be a Cell or None, "
-                            f"but got {type(loss_fn).__name__}.")
-        if optimizer is not None and not isinstance(optimizer, nn.Cell):
-            raise TypeError(f"For 'Model', the argument 'optimizer' must be a Cell or None, "
-                            f"but got {type(optimizer).__name__}.")
+        _check_type("network", network, nn.Cell, "Cell")
+        if loss_fn is not None:
+            _check_type("loss_fn", loss_fn, nn.Cell, "Cell")
+        if optimizer is not None:
+            _check_type("optimizer", optimizer, nn.Optimizer, "Optimizer")
+        if eval_network is not None:
+            _check_type("eval_network", eval_network, nn.Cell, "Cell")
+        for key in kwargs:
+            if key not in _KWARGS:
+                raise ValueError(f"The argument in 'kwargs' should be 'loss_scale_manager' or 'keep_batchnorm_fp32' "
+                                 f"or 'boost_config_dict' or 'acc_level', but got '{key}'.")
+        if not isinstance(amp_level, str):
+            raise TypeError(f"The argument `level` must be a string in ['O0', 'O1', 'O2', 'O3', 'auto'], but got "
+                            f"type {type(amp_level)}.")
         if amp_level not in ("O0", "O1", "O2", "O3", "auto"):
             raise ValueError(f"For 'Model', the argument 'amp_level' must be one of ['O0', 'O1', 'O2', 'O3', "
                              f"'auto'], but got {amp_level!r}.")
+        if boost_level not in ("O0", "O1", "O2"):
+            raise ValueError(f"For 'Model', the argument 'boost_level' must be one of ['O0', 'O1', 'O2'], "
+                             f"but got {boost_level!r}.")
+        if optimizer is None and amp_level != "O0":
+            raise ValueError("Auto mixed precision will not work because 'optimizer' is None.Please make sure "
+                             "'optimizer' is not None.")
+        if isinstance(network, nn.GraphCell):
+            for arg, value in (("loss_fn", loss_fn), ("optimizer", optimizer)):
+                if value is not None:
+                    raise ValueError(f"For 'Model', '{arg}' should be None when network is a GraphCell, "
+                                     f"but got {type(value).__name__}.")
+            if kwargs:
+                raise ValueError("For 'Model', the '**kwargs' argument should be empty when network is a GraphCell.")
         if amp_level == "auto":
             amp_level = "O0"  # MindSpore's "auto" is O0 on CPU
         # Older profiles' enable_auto_mixed_precision=True trains as O2.
@@ -177,7 +205,6 @@ class Model:
         callbacks = _CallbackManager(callbacks)
         cb_params = self._cb_params("train", train_dataset, callbacks, epoch, False)
         cb_params.train_dataset = train_dataset
-        cb_params.initial_epoch = initial_epoch
         cb_params.cur_step_num = initial_epoch * (cb_params.batch_num or 0)
         self._train_process(epoch, train_dataset, callbacks, cb_params, initial_epoch)
 
@@ -185,9 +212,11 @@ class Model:
         run_context = RunContext(cb_params)
         network = self._train_network
         network.set_train()
+        cb_params.initial_epoch = initial_epoch
         with callbacks:
             callbacks.on_train_begin(run_context)
-            for i in range(initial_epoch, epoch):
+            # A callback may move the start (BackupAndRestore resuming from its backup).
+            for i in range(cb_params.initial_epoch, epoch):
                 cb_params.cur_epoch_num = i + 1
                 callbacks.on_train_epoch_begin(run_context)
                 for row in _spanned(_rows(train_dataset)):
@@ -204,8 +233,11 @@ class Model:
                         break
                 if valid is not None and valid[0] is not None and (i + 1) % valid[1] == 0:
                     network.set_train(False)
-                    cb_params.metrics = self._eval_dataset(valid[0], None)
-                    cb_params.eval_results = cb_params.metrics
+                    cb_params.metrics, eval_loss = self._eval_in_fit(valid[0])
+                    # As MindSpore: the metrics and "eval_loss", the mean loss output of the evaluation network.
+                    cb_params.eval_results = dict(cb_params.metrics)
+                    if eval_loss is not None:
+                        cb_params.eval_results["eval_loss"] = eval_loss
                     network.set_train()
                 callbacks.on_train_epoch_end(run_context)
                 if run_context.get_stop_requested():
@@ -253,14 +285,25 @@ class Model:
     def _get_metrics(self):
         return {name: metric.eval() for name, metric in self._metric_fns.items()}
 
-    def _eval_dataset(self, valid_dataset, callbacks, cb_params=None):
+    def _eval_in_fit(self, valid_dataset):
+        """The metrics over `valid_dataset`, and the mean of the evaluation
+        network's loss output (None when eval_indexes does not name one)."""
         network = self._eval_network
         network.set_train(False)
         self._clear_metrics()
-        if cb_params is None:
-            for row in _rows(valid_dataset):
-                self._update_metrics(network(*row))
-            return self._get_metrics()
+        eval_loss = Loss() if self._eval_indexes is not None else None
+        for row in _rows(valid_dataset):
+            outputs = network(*row)
+            outputs = (outputs,) if isinstance(outputs, Tensor) else outputs
+            self._update_metrics(outputs)
+            if eval_loss is not None:
+                eval_loss.update(outputs[self._eval_indexes[0]])
+        return self._get_metrics(), None if eval_loss is None else eval_loss.eval()
+
+    def _eval_dataset(self, valid_dataset, callbacks, cb_params):
+        network = self._eval_network
+        network.set_train(False)
+        self._clear_metrics()
         run_context = RunContext(cb_params)
         callbacks.on_eval_begin(run_context)
         callbacks.on_eval_epoch_begin(run_context)

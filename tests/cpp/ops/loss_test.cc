@@ -11,6 +11,7 @@
 #include "msrt/core/errors.h"
 #include "ops/call.h"
 #include "ops/op_def.h"
+#include "ops/op_test_util.h"
 
 namespace msrt::ops {
 namespace {
@@ -27,17 +28,6 @@ std::vector<double> Values(const Tensor& t) {
   t.Sync();
   const double* p = t.raw<double>();
   return std::vector<double>(p, p + NumElements(t.shape()));
-}
-
-template <typename Error>
-std::string Message(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error raised";
-  return "";
 }
 
 TEST(ClassLosses, AttributesTakeOneCanonicalForm) {

@@ -7,6 +7,7 @@
 
 #include "msrt/core/errors.h"
 #include "ops/op_def.h"
+#include "ops/op_test_util.h"
 
 namespace msrt::ops {
 namespace {
@@ -15,17 +16,6 @@ Value Ints(std::initializer_list<int64_t> values) {
   List items;
   for (int64_t v : values) items.emplace_back(v);
   return Value(std::move(items));
-}
-
-template <typename Error>
-std::string Message(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no error raised";
-  return "";
 }
 
 TEST(NnAttrs, ConvAttributesTakeOneCanonicalForm) {

@@ -1,4 +1,4 @@
-"""Helpers of the dataset tests: small MNIST-format IDX files, row readers.
+"""Helpers of the dataset tests: small MNIST-format IDX files, CIFAR binary records, row readers.
 
 Image i of a split has pixel (0, 0) = i and pixel (0, 1) = 1 for the test
 split, 0 for train, so a test can tell which row it received; label i is
@@ -84,3 +84,12 @@ def ids(dataset):
 
 def sequential(directory, **kwargs):
     return ds.MnistDataset(str(directory), shuffle=False, **kwargs)
+
+
+def cifar_records(n, labels, seed):
+    """(file bytes, images N x 32 x 32 x 3, labels N x len(labels)) of n records."""
+    rng = np.random.default_rng(seed)
+    planes = rng.integers(0, 256, (n, 3, 32, 32), dtype=np.uint8)  # the file stores R, G, B planes
+    label_values = np.stack([rng.integers(0, limit, n) for limit in labels], 1).astype(np.uint8)
+    data = np.concatenate([label_values, planes.reshape(n, -1)], 1)
+    return data.tobytes(), planes.transpose(0, 2, 3, 1), label_values.astype(np.uint32)

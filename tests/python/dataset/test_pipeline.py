@@ -134,8 +134,20 @@ def test_batch_errors(mnist_dir):
         data.batch("2")
     with pytest.raises(TypeError, match="drop_remainder"):
         data.batch(2, drop_remainder=1)
-    with pytest.raises(NotImplementedError, match="per_batch_map"):
-        data.batch(2, per_batch_map=lambda x, info: x)
+    with pytest.raises(TypeError, match="per_batch_map should be callable"):
+        data.batch(2, per_batch_map=3)
+    with pytest.raises(ValueError, match="input_columns can be given only together with per_batch_map"):
+        data.batch(2, input_columns=["label"])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'pad'"):
+        data.batch(2, pad={})
+    with pytest.raises(RuntimeError, match="'labels' does not exist"):
+        data.batch(2, per_batch_map=lambda x, info: (x,), input_columns="labels")
+    with pytest.raises(TypeError, match="shape in pad_info"):
+        data.padded_batch(2, pad_info={"label": ((2,), 0)})
+    with pytest.raises(ValueError, match="tuple of size 2"):
+        data.padded_batch(2, pad_info={"label": ([2], 0, 1)})
+    with pytest.raises(RuntimeError, match="pad_info, column 'x' does not exist"):
+        data.padded_batch(2, pad_info={"x": None})
 
 
 def test_repeat_counts_and_reshuffles_each_pass(mnist_dir, small_blocks):
@@ -342,3 +354,176 @@ def test_iterators_yield_msrt_tensors(mnist_dir):
     np.testing.assert_array_equal(label.asnumpy(), [0, 1, 2, 3])
     row = next(data.create_dict_iterator(num_epochs=1))
     assert isinstance(row["label"], msrt.Tensor) and row["label"].shape == ()
+
+
+# --------------------------------------------------------------------------
+# batch: per_batch_map, callable sizes, padding; zip, concat, split; failed calls
+
+def slices(data, names="x"):
+    return ds.NumpySlicesDataset(data, names, shuffle=False)
+
+
+def column(dataset, k=0):
+    return [row[k].tolist() for row in rows(dataset)]
+
+
+def test_per_batch_map_gets_lists_of_rows_and_batch_info():
+    seen = []
+
+    def per_batch(xs, ys, info):
+        seen.append((len(xs), type(xs), info.get_batch_num(), info.get_epoch_num()))
+        return [x * 10 for x in xs], [y + x for x, y in zip(xs, ys)]
+
+    data = slices((np.arange(7), np.arange(7) * 100), ["x", "y"])
+    data = data.batch(3, per_batch_map=per_batch, input_columns=["x", "y"])
+    assert data.get_col_names() == ["x", "y"]
+    iterator = data.create_tuple_iterator(num_epochs=2, output_numpy=True)
+    first = [[v.tolist() for v in row] for row in iterator]
+    assert first == [[[0, 10, 20], [0, 101, 202]], [[30, 40, 50], [303, 404, 505]], [[60], [606]]]
+    list(iterator)
+    assert seen == [(3, list, 0, 0), (3, list, 1, 0), (1, list, 2, 0), (3, list, 0, 1), (3, list, 1, 1),
+                    (1, list, 2, 1)]
+
+
+def test_per_batch_map_output_columns_and_default_inputs():
+    data = slices((np.arange(4), np.arange(4) + 10), ["x", "y"])
+    merged = data.batch(2, per_batch_map=lambda x, info: ([v * 2 for v in x], [v + 1 for v in x]),
+                        input_columns="x", output_columns=["a", "b"])
+    assert merged.get_col_names() == ["a", "b", "y"]
+    expected = [[[0, 2], [1, 2], [10, 11]], [[4, 6], [3, 4], [12, 13]]]
+    assert [[v.tolist() for v in row] for row in rows(merged)] == expected
+    every = data.batch(2, per_batch_map=lambda x, y, info: (x, [a + b for a, b in zip(x, y)]))  # all columns
+    assert column(every, 1) == [[10, 12], [14, 16]]
+    with pytest.raises(RuntimeError, match="should return a tuple"):
+        rows(data.batch(2, per_batch_map=lambda x, y, info: [x, y]))
+    with pytest.raises(RuntimeError, match=r"non-empty columns of equal length, got lengths \[2, 1\]"):
+        rows(data.batch(2, per_batch_map=lambda x, y, info: (x, y[:1])))
+    with pytest.raises(RuntimeError, match="returned 1 columns, but output_columns names 2"):
+        rows(data.batch(2, per_batch_map=lambda x, y, info: (x,)))
+
+    def broken(x, y, info):
+        raise IndexError("bad batch")
+
+    with pytest.raises(IndexError, match="bad batch"):
+        rows(data.batch(2, per_batch_map=broken))
+
+
+def test_callable_batch_size():
+    data = slices(list(range(6))).batch(lambda info: info.get_batch_num() + 1)
+    assert column(data) == [[0], [1, 2], [3, 4, 5]]
+    assert data.get_dataset_size() == 3
+    per_epoch = slices(list(range(4))).batch(lambda info: info.get_epoch_num() + 1)
+    iterator = per_epoch.create_tuple_iterator(num_epochs=2, output_numpy=True)
+    assert [len(x) for x, in iterator] == [1, 1, 1, 1] and [len(x) for x, in iterator] == [2, 2]
+    assert column(slices(list(range(5))).batch(lambda info: 2, drop_remainder=True)) == [[0, 1], [2, 3]]
+    with pytest.raises(ValueError, match="positive integer, got 0"):
+        rows(slices(list(range(5))).batch(lambda info: 0))
+
+
+def test_padded_batch_against_numpy():
+    ragged = [np.arange(1, n + 1, dtype=np.int32).reshape(1, n) for n in (3, 1, 4, 2, 5)]
+    data = ds.GeneratorDataset(lambda: ((r, np.int32(len(rows_))) for rows_ in [ragged] for r in rows_),
+                               ["seq", "n"])
+    batches = rows(data.padded_batch(2, pad_info={"seq": ([2, None], -1)}))
+    for b, batch in enumerate(batches):
+        part = ragged[2 * b:2 * b + 2]
+        width = max(r.shape[1] for r in part)
+        expected = np.full((len(part), 2, width), -1, np.int32)
+        for i, r in enumerate(part):
+            expected[i, :1, :r.shape[1]] = r
+        np.testing.assert_array_equal(batch[0], expected)
+    cut = rows(data.batch(5, pad_info={"seq": ([1, 2], 0)}))[0][0]  # MindSpore 1.x spelling; cuts to 2
+    np.testing.assert_array_equal(cut, np.stack([np.pad(r[:, :2], ((0, 0), (0, 2 - r[:, :2].shape[1])))
+                                                 for r in ragged]))
+    largest = rows(data.padded_batch(5, pad_info={}))[0][0]  # every column to the batch's largest, with 0
+    assert largest.shape == (5, 1, 5) and largest[1].tolist() == [[1, 0, 0, 0, 0]]
+    with pytest.raises(RuntimeError, match="ranks of column 'seq'"):
+        rows(data.padded_batch(2, pad_info={"seq": ([4], 0)}))
+
+
+def test_zip_joins_columns_until_the_shortest_ends(small_blocks):
+    left = slices((np.arange(20), np.arange(20) * 2), ["a", "b"])
+    right = slices(np.arange(100, 112), "c").batch(1).map(lambda c: c[0], "c")  # blocks of other sizes
+    zipped = left.zip(right)
+    assert zipped.get_col_names() == ["a", "b", "c"] and zipped.get_dataset_size() == 12
+    assert [[int(v) for v in row] for row in rows(zipped)] == [[i, 2 * i, 100 + i] for i in range(12)]
+    three = ds.zip((slices([1, 2], "p"), slices([3, 4], "q"), slices([5, 6], "r")))
+    assert three.get_col_names() == ["p", "q", "r"] and column(three, 2) == [5, 6]
+    with pytest.raises(ValueError, match="just one dataset"):
+        ds.zip((left,))
+    assert column(left.zip((slices([7], "z"),)), 2) == [7]
+    with pytest.raises(RuntimeError, match=r"duplicate column names \['a'\]"):
+        left.zip(slices([1], "a"))
+    with pytest.raises(TypeError, match="datasets"):
+        left.zip([right])
+
+
+def test_concat_and_plus(small_blocks):
+    first, second = slices(np.arange(10)), slices(np.arange(50, 53))
+    joined = first + second
+    assert joined.get_dataset_size() == 13
+    assert [int(x) for x, in rows(joined)] == list(range(10)) + [50, 51, 52]
+    three = first.concat([second, slices(np.array([7]))])
+    assert [int(x) for x, in rows(three)][-4:] == [50, 51, 52, 7]
+    assert [int(x) for x, in rows(joined.repeat(2))] == 2 * (list(range(10)) + [50, 51, 52])
+    with pytest.raises(RuntimeError, match="same columns"):
+        first + slices([1], "y")
+    with pytest.raises(TypeError, match="expected Dataset object"):
+        first.concat([second, [1, 2]])
+
+
+def test_split_by_sizes_and_fractions():
+    source = slices(np.arange(10))
+    a, b = source.split([4, 6], randomize=False)
+    assert ([int(x) for x, in rows(a)], [int(x) for x, in rows(b)]) == (list(range(4)), list(range(4, 10)))
+    parts = source.split([0.33, 0.33, 0.34], randomize=False)  # rounds to 3, 3, 3; the extra row goes first
+    assert [p.get_dataset_size() for p in parts] == [4, 3, 3]
+    config.set_seed(5)
+    randomized = [[int(x) for x, in rows(p)] for p in source.split([0.5, 0.5])]
+    assert sorted(randomized[0] + randomized[1]) == list(range(10))
+    assert randomized[0] != list(range(5))
+    again = source.split([0.5, 0.5])[0]
+    assert [int(x) for x, in rows(again)] == randomized[0]  # the same order every epoch, from the seed
+    piped = source.map(lambda x: x + 100).split([7, 3])  # not a source: shuffle, skip and take
+    got = [[int(x) for x, in rows(p)] for p in piped]
+    assert [len(g) for g in got] == [7, 3] and sorted(got[0] + got[1]) == list(range(100, 110))
+    assert [int(x) for x, in rows(piped[1])] == got[1]
+
+
+def test_split_errors():
+    source = slices(np.arange(10))
+    with pytest.raises(RuntimeError, match="Sum of split sizes 9 is not equal to dataset size 10"):
+        source.split([4, 5])
+    with pytest.raises(ValueError, match="do not sum up to 1"):
+        source.split([0.5, 0.4])
+    with pytest.raises(ValueError, match="list of int or list of float"):
+        source.split([5, 0.5])
+    with pytest.raises(ValueError, match="no negative or zero"):
+        source.split([10, 0])
+    with pytest.raises(TypeError, match="sizes"):
+        source.split((5, 5))
+    with pytest.raises(RuntimeError, match="too small"):
+        source.split([0.01, 0.99])
+    with pytest.warns(msrt.MsrtWarning, match="shuffled before split"):
+        ds.NumpySlicesDataset(np.arange(10)).split([5, 5])
+    with pytest.raises(RuntimeError, match="sharded before split"):
+        ds.NumpySlicesDataset(np.arange(10), shuffle=False, num_shards=2, shard_id=0).split([2, 3])
+
+
+def test_a_failed_map_or_batch_leaves_the_pipeline_as_it_was():
+    data = slices((np.arange(6), np.arange(6) * 2), ["x", "y"]).map(lambda x: x + 1, "x")
+    before = (data.get_col_names(), data.get_dataset_size(), column(data, 0), list(data.children))
+    failures = [
+        lambda: data.map(lambda x: x, "missing"),
+        lambda: data.map(lambda x: x, "x", "y"),
+        lambda: data.map([lambda x: x, 5], "x"),
+        lambda: data.batch(0),
+        lambda: data.batch(2, per_batch_map=lambda x, info: (x,), input_columns="nope"),
+        lambda: data.batch(2, per_batch_map=lambda x, info: (x,), input_columns="x", output_columns="y"),
+        lambda: data.padded_batch(2, pad_info={"z": None}),
+    ]
+    for failure in failures:
+        with pytest.raises((TypeError, ValueError, RuntimeError)):
+            failure()
+        assert (data.get_col_names(), data.get_dataset_size(), column(data, 0), list(data.children)) == before
+    assert column(data.batch(3), 0) == [[1, 2, 3], [4, 5, 6]]

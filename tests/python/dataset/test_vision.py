@@ -256,3 +256,150 @@ def test_legacy_module_paths():
     assert legacy_transforms.TypeCast is transforms.TypeCast
     assert vision.transforms.Normalize is vision.Normalize
     assert Inter.BILINEAR is Inter.LINEAR and int(Inter.NEAREST) == 0
+
+
+# --------------------------------------------------------------------------
+# CenterCrop, RandomCrop, RandomResizedCrop, RandomHorizontalFlip, OneHot
+
+def windows(padded, crop_h, crop_w):
+    """Every crop_h x crop_w window of `padded`."""
+    return [padded[t:t + crop_h, s:s + crop_w] for t in range(padded.shape[0] - crop_h + 1)
+            for s in range(padded.shape[1] - crop_w + 1)]
+
+
+def test_center_crop_against_numpy():
+    image = RNG.integers(0, 256, size=(7, 10, 3), dtype=np.uint8)
+    # Excess 7 - 4 = 3 rows: std::round(1.5) = 2 come off the top; 10 - 5 = 5 columns: 3 off the left.
+    np.testing.assert_array_equal(vision.CenterCrop((4, 5))(image), image[2:6, 3:8])
+    np.testing.assert_array_equal(vision.CenterCrop(6)(image[:, :, 0]), image[1:7, 2:8, 0])  # round(0.5) = 1
+    # Larger than the image: zero padding, the odd extra row/column on the top/left.
+    padded = vision.CenterCrop((10, 11))(image)
+    expected = np.zeros((10, 11, 3), np.uint8)
+    expected[2:9, 1:11] = image
+    np.testing.assert_array_equal(padded, expected)
+    stack = RNG.random((4, 9, 9, 2)).astype(np.float32)
+    crop = vision.CenterCrop((3, 4))
+    np.testing.assert_array_equal(crop._apply_rows(stack), np.stack([crop(x) for x in stack]))
+    with pytest.raises(ValueError, match="size"):
+        vision.CenterCrop(0)
+    with pytest.raises(TypeError, match="size"):
+        vision.CenterCrop((2, 2, 2))
+
+
+@pytest.mark.parametrize("mode", list(vision.Border))
+def test_random_crop_takes_a_window_of_the_padded_image(mode):
+    image = RNG.integers(0, 256, size=(6, 5, 3), dtype=np.uint8)
+    crop = vision.RandomCrop((4, 4), padding=(1, 2, 3, 0), fill_value=(7, 8, 9), padding_mode=mode)
+    # padding (left, top, right, bottom) = (1, 2, 3, 0)
+    if mode == vision.Border.CONSTANT:
+        padded = np.empty((8, 9, 3), np.uint8)
+        padded[...] = (7, 8, 9)
+        padded[2:8, 1:6] = image
+    else:
+        padded = np.pad(image, ((2, 0), (1, 3), (0, 0)), mode=mode.value)
+    candidates = windows(padded, 4, 4)
+    seen = set()
+    for _ in range(40):
+        out = crop(image)
+        matches = [k for k, w in enumerate(candidates) if np.array_equal(w, out)]
+        assert matches, "the crop is not a window of the padded image"
+        seen.add(matches[0])
+    assert len(seen) > 5  # random offsets
+
+
+def test_random_crop_padding_forms_and_pad_if_needed():
+    image = RNG.integers(0, 256, size=(3, 4), dtype=np.uint8)
+    assert vision.RandomCrop(5, padding=1)(image).shape == (5, 5)  # 3 + 2 rows, 4 + 2 columns
+    full = vision.RandomCrop((3, 8), padding=(2, 0))(image)  # left/right 2, top/bottom 0
+    np.testing.assert_array_equal(full, np.pad(image, ((0, 0), (2, 2))))
+    # pad_if_needed pads both sides by the missing size: 5 - 3 = 2 rows on each side.
+    for _ in range(10):
+        out = vision.RandomCrop((5, 4), pad_if_needed=True)(image)
+        assert any(np.array_equal(out, w) for w in windows(np.pad(image, ((2, 2), (0, 0))), 5, 4))
+    with pytest.raises(RuntimeError, match="crop size is bigger than the image dimensions"):
+        vision.RandomCrop((5, 4))(image)
+    with pytest.raises(TypeError, match="padding"):
+        vision.RandomCrop(2, padding=(1, 2, 3))
+    with pytest.raises(ValueError, match="fill_value"):
+        vision.RandomCrop(2, fill_value=300)
+    with pytest.raises(TypeError, match="padding_mode"):
+        vision.RandomCrop(2, padding_mode="edge")
+    with pytest.raises(TypeError, match="pad_if_needed"):
+        vision.RandomCrop(2, pad_if_needed=1)
+
+
+def test_random_transforms_follow_the_pipeline_seed():
+    from msrt.dataset import config
+
+    image = RNG.integers(0, 256, size=(12, 12, 3), dtype=np.uint8)
+    makers = [lambda: vision.RandomCrop(5), lambda: vision.RandomResizedCrop(4),
+              lambda: vision.RandomHorizontalFlip()]
+    for make in makers:
+        config.set_seed(11)
+        first_op = make()
+        first = [first_op(image) for _ in range(8)]
+        config.set_seed(11)
+        again_op = make()
+        assert all(np.array_equal(a, b) for a, b in zip(first, [again_op(image) for _ in range(8)]))
+        config.set_seed(12)
+        other_op = make()
+        assert not all(np.array_equal(a, b) for a, b in zip(first, [other_op(image) for _ in range(8)]))
+
+
+def test_random_resized_crop_against_resize():
+    image = RNG.random((10, 16, 3)).astype(np.float32)
+    whole = vision.RandomResizedCrop((5, 8), scale=(1.0, 1.0), ratio=(1.6, 1.6))  # the only fitting box: all
+    np.testing.assert_allclose(whole(image), vision.Resize((5, 8))(image), rtol=1e-6)
+    square = RNG.random((20, 20)).astype(np.float32)
+    # Ratio 10 never fits a square with scale >= 0.5: the fallback is the centre box of ratio 10.
+    fallback = vision.RandomResizedCrop(6, scale=(0.5, 1.0), ratio=(10.0, 10.0), interpolation=Inter.NEAREST)
+    np.testing.assert_array_equal(fallback(square), vision.Resize((6, 6), Inter.NEAREST)(square[9:11, :]))
+    out = vision.RandomResizedCrop(7)(image)
+    assert out.shape == (7, 7, 3) and out.dtype == np.float32
+    with pytest.raises(ValueError, match="scale"):
+        vision.RandomResizedCrop(4, scale=(0.9, 0.1))
+    with pytest.raises(ValueError, match="ratio"):
+        vision.RandomResizedCrop(4, ratio=(0, 1))
+    with pytest.raises(NotImplementedError, match="BICUBIC"):
+        vision.RandomResizedCrop(4, interpolation=Inter.BICUBIC)
+
+
+def test_random_horizontal_flip():
+    from msrt.dataset import config
+
+    image = RNG.integers(0, 256, size=(4, 5, 3), dtype=np.uint8)
+    np.testing.assert_array_equal(vision.RandomHorizontalFlip(1.0)(image), image[:, ::-1])
+    np.testing.assert_array_equal(vision.RandomHorizontalFlip(0.0)(image), image)
+    stack = RNG.integers(0, 256, size=(50, 4, 5), dtype=np.uint8)
+    config.set_seed(3)
+    rows = vision.RandomHorizontalFlip()._apply_rows(stack)
+    config.set_seed(3)
+    one_by_one = vision.RandomHorizontalFlip()
+    np.testing.assert_array_equal(rows, np.stack([one_by_one(x) for x in stack]))
+    flipped = [not np.array_equal(r, x) for r, x in zip(rows, stack)]
+    assert 10 < sum(flipped) < 40
+    with pytest.raises(ValueError, match="prob"):
+        vision.RandomHorizontalFlip(1.5)
+
+
+def test_one_hot_against_numpy():
+    labels = np.array([3, 0, 9, 4], np.int64)
+    np.testing.assert_array_equal(transforms.OneHot(10)(labels), np.eye(10, dtype=np.int64)[labels])
+    scalar = transforms.OneHot(5)(np.uint32(2))
+    assert scalar.dtype == np.uint32 and scalar.tolist() == [0, 0, 1, 0, 0]
+    smooth = transforms.OneHot(4, smoothing_rate=0.2)(np.array(1, np.int32))
+    np.testing.assert_allclose(smooth, [0.05, 0.85, 0.05, 0.05], rtol=1e-6)
+    assert smooth.dtype == np.float32
+    one_hot = transforms.OneHot(10)
+    np.testing.assert_array_equal(one_hot._apply_rows(labels), np.stack([one_hot(x) for x in labels]))
+    with pytest.raises(RuntimeError, match="only supports input of int type"):
+        one_hot(np.array([1.0]))
+    with pytest.raises(RuntimeError, match=r"labels should lie in \[0, 10\)"):
+        one_hot(np.array([10]))
+    with pytest.raises(RuntimeError, match="scalars or 1-D"):
+        one_hot(np.zeros((2, 2), np.int32))
+    with pytest.raises(TypeError, match="num_classes"):
+        transforms.OneHot(2.0)
+    with pytest.raises(ValueError, match="smoothing_rate"):
+        transforms.OneHot(3, smoothing_rate=1.5)
+    assert legacy_transforms.OneHot is transforms.OneHot and legacy_vision.RandomCrop is vision.RandomCrop

@@ -97,3 +97,18 @@ def test_train_one_step_with_batchnorm_and_dropout():
     losses = [float(train(x, y).asnumpy()) for _ in range(30)]
     assert losses[-1] < losses[0]
     assert np.abs(net[1].moving_mean.asnumpy()).sum() > 0  # running stats moved
+
+
+def test_parameter_update_assigns_and_returns_the_value():
+    net = nn.Dense(3, 4)
+    update = nn.ParameterUpdate(net.parameters_dict()["weight"])
+    update.phase = "update_param"
+    assert update.phase == "update_param"
+    value = np.arange(12, dtype=np.float32).reshape(4, 3)
+    out = update(Tensor(value))
+    np.testing.assert_array_equal(out.asnumpy(), value)
+    np.testing.assert_array_equal(net.weight.asnumpy(), value)
+    x = np.ones((1, 3), np.float32)
+    np.testing.assert_allclose(net(Tensor(x)).asnumpy(), x @ value.T + net.bias.asnumpy(), rtol=1e-6)
+    with pytest.raises(TypeError, match="'param' must be 'Parameter'"):
+        nn.ParameterUpdate(Tensor(value))

@@ -6,20 +6,13 @@ import numpy as np
 import pytest
 
 from .harness import check_grad, covers, run_op
+from .test_shape import rand
 
 covers("flatten_dims", "split_sections", "strided_slice_masked", "slice", "tile_dims", "one_hot_values",
        "transpose_axes")
 
 RNG = np.random.default_rng(11)
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_, np.float16]
-
-
-def rand(shape, dtype=np.float64):
-    if dtype == np.bool_:
-        return RNG.integers(0, 2, size=shape).astype(np.bool_)
-    if np.issubdtype(dtype, np.integer):
-        return RNG.integers(-50, 50, size=shape).astype(dtype)
-    return RNG.uniform(-2, 2, size=shape).astype(dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

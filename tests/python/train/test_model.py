@@ -204,3 +204,27 @@ def test_progress_bar_lines(mnist_dir):
     model.eval(make_dataset(mnist_dir, "test"), callbacks=[ProgressBar(stream=tty, tty=True)])
     text = tty.getvalue()
     assert text.startswith("\reval [") and text.endswith("\n") and "accuracy" in text
+
+
+def test_model_checks_its_arguments_as_mindspore_does():
+    net = SmallNet()
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True)
+    opt = nn.SGD(net.trainable_params())
+    cases = [
+        (TypeError, "type of 'network' should be 'Cell'", lambda: Model(lambda x: x)),
+        (TypeError, "type of 'loss_fn' should be 'Cell'", lambda: Model(net, loss_fn="mse", optimizer=opt)),
+        (TypeError, "type of 'optimizer' should be 'Optimizer'", lambda: Model(net, loss, optimizer=nn.Dense(2, 2))),
+        (TypeError, "type of 'eval_network' should be 'Cell'", lambda: Model(net, loss, opt, eval_network=3)),
+        (ValueError, "kwargs", lambda: Model(net, loss, opt, loss_scale=2)),
+        (TypeError, "must be a string", lambda: Model(net, loss, opt, amp_level=2)),
+        (ValueError, "boost_level", lambda: Model(net, loss, opt, boost_level="O5")),
+        (ValueError, "'optimizer' is None", lambda: Model(net, loss, amp_level="O2")),
+        (TypeError, "metrics", lambda: Model(net, loss, opt, metrics=["accuracy"])),
+        (TypeError, "metrics", lambda: Model(net, loss, opt, metrics={"acc": "accuracy"})),
+        (ValueError, "eval_indexes", lambda: Model(net, loss, opt, metrics={"acc"}, eval_network=nn.WithEvalCell(
+            net, loss), eval_indexes=[0, 1])),
+    ]
+    for error, text, make in cases:
+        with pytest.raises(error, match=text):
+            make()
+    Model(net, loss, opt, metrics={"acc": Accuracy()}, amp_level="auto", boost_level="O1", keep_batchnorm_fp32=False)

@@ -4,6 +4,6 @@
     label_ds = ds.map(transforms.TypeCast(np.int32), input_columns="label")
 """
 from . import transforms  # mindspore.dataset.transforms.transforms
-from .transforms import Compose, TensorOperation, TypeCast
+from .transforms import Compose, OneHot, TensorOperation, TypeCast
 
-__all__ = ["Compose", "TensorOperation", "TypeCast", "transforms"]
+__all__ = ["Compose", "OneHot", "TensorOperation", "TypeCast", "transforms"]

@@ -134,3 +134,47 @@ class Compose(TensorOperation):
         for op in self.transforms:
             rows = op._apply_rows(rows)
         return rows
+
+
+class OneHot(TensorOperation):
+    """One-hot encodes integer labels: a scalar becomes (num_classes,), a 1-D array (n, num_classes).
+
+    The output keeps the input's integer dtype; with `smoothing_rate` it is float32,
+    1 - smoothing_rate + smoothing_rate / num_classes at the label and
+    smoothing_rate / num_classes elsewhere.
+    """
+
+    _vectorised = True
+
+    def __init__(self, num_classes, smoothing_rate=0.0):
+        from .._validate import INT32_MAX, check_value, type_check
+
+        type_check(num_classes, (int,), "num_classes")
+        check_value(num_classes, (1, INT32_MAX), "num_classes")
+        type_check(smoothing_rate, (int, float), "smoothing_rate")
+        check_value(smoothing_rate, (0.0, 1.0), "smoothing_rate")
+        self.num_classes = num_classes
+        self.smoothing_rate = smoothing_rate
+
+    def _encode(self, labels, row_ndim):
+        if labels.dtype.kind not in "iu" or labels.dtype == np.bool_:
+            raise RuntimeError(f"OneHot: OneHot only supports input of int type, but got: {labels.dtype}.")
+        if row_ndim > 1:
+            raise RuntimeError(f"OneHot: OneHot only supports scalars or 1-D input, but got shape "
+                               f"{list(labels.shape[labels.ndim - row_ndim:])}.")
+        bad = (labels < 0) | (labels >= self.num_classes)
+        if bad.any():
+            raise RuntimeError(f"OneHot: labels should lie in [0, {self.num_classes}) for num_classes "
+                               f"{self.num_classes}, got {labels[bad].flat[0]}.")
+        hot = labels[..., None] == np.arange(self.num_classes)
+        if not self.smoothing_rate:
+            return hot.astype(labels.dtype)
+        rate = np.float32(self.smoothing_rate)
+        off = rate / np.float32(self.num_classes)
+        return np.where(hot, np.float32(1) - rate + off, off).astype(np.float32)
+
+    def _apply(self, array):
+        return self._encode(array, array.ndim)
+
+    def _apply_rows(self, rows):
+        return self._encode(rows, rows.ndim - 1)

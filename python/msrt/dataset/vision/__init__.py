@@ -5,7 +5,29 @@
                  vision.Normalize(mean=(0.1307,), std=(0.3081,)), vision.HWC2CHW()], "image")
 """
 from . import transforms, utils  # mindspore.dataset.vision.transforms and .utils
-from .transforms import HWC2CHW, Normalize, Rescale, Resize
-from .utils import Inter
+from .transforms import (
+    CenterCrop,
+    HWC2CHW,
+    Normalize,
+    RandomCrop,
+    RandomHorizontalFlip,
+    RandomResizedCrop,
+    Rescale,
+    Resize,
+)
+from .utils import Border, Inter
 
-__all__ = ["HWC2CHW", "Inter", "Normalize", "Rescale", "Resize", "transforms", "utils"]
+__all__ = [
+    "Border",
+    "CenterCrop",
+    "HWC2CHW",
+    "Inter",
+    "Normalize",
+    "RandomCrop",
+    "RandomHorizontalFlip",
+    "RandomResizedCrop",
+    "Rescale",
+    "Resize",
+    "transforms",
+    "utils",
+]

@@ -1,5 +1,25 @@
 """Legacy module path of MindSpore 1.x scripts (`mindspore.dataset.vision.c_transforms`)."""
-from .transforms import HWC2CHW, Normalize, Rescale, Resize
-from .utils import Inter
+from .transforms import (
+    CenterCrop,
+    HWC2CHW,
+    Normalize,
+    RandomCrop,
+    RandomHorizontalFlip,
+    RandomResizedCrop,
+    Rescale,
+    Resize,
+)
+from .utils import Border, Inter
 
-__all__ = ["HWC2CHW", "Inter", "Normalize", "Rescale", "Resize"]
+__all__ = [
+    "Border",
+    "CenterCrop",
+    "HWC2CHW",
+    "Inter",
+    "Normalize",
+    "RandomCrop",
+    "RandomHorizontalFlip",
+    "RandomResizedCrop",
+    "Rescale",
+    "Resize",
+]

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._validate import FLOAT_MAX_INTEGER, FLOAT_MIN_INTEGER, INT32_MAX, check_value, type_check
 from ..transforms.transforms import TensorOperation
-from .utils import Inter
+from .utils import Border, Inter
 
 
 def _image_axes(array, row_ndim, op_name):
@@ -253,3 +253,228 @@ class HWC2CHW(TensorOperation):
 
     def _apply_rows(self, rows):
         return self._transpose(rows, rows.ndim - 1)
+
+
+# --------------------------------------------------------------------------
+# Crops and flips
+
+def _check_crop_size(size, name="size"):
+    """(height, width) from an int or a sequence of two positive ints."""
+    if isinstance(size, int) and not isinstance(size, bool):
+        check_value(size, (1, INT32_MAX), name)
+        return size, size
+    if isinstance(size, (tuple, list)) and len(size) == 2:
+        for i, value in enumerate(size):
+            type_check(value, (int,), f"{name} at dim {i}")
+            check_value(value, (1, INT32_MAX), f"{name} at dim {i}")
+        return tuple(size)
+    raise TypeError(f"{name} should be a single integer or a list/tuple (h, w) of length 2, got {size!r}.")
+
+
+def _pad(image, top, bottom, left, right, mode=Border.CONSTANT, fill=0):
+    """`image` (<H, W> or <H, W, C>) padded on each side; `fill` is a value or one per channel."""
+    if not (top or bottom or left or right):
+        return image
+    if mode != Border.CONSTANT:
+        widths = [(top, bottom), (left, right)] + [(0, 0)] * (image.ndim - 2)
+        return np.pad(image, widths, mode=mode.value)
+    height, width = image.shape[:2]
+    out = np.empty((height + top + bottom, width + left + right) + image.shape[2:], image.dtype)
+    fill = np.asarray(fill)
+    out[...] = fill if fill.ndim == 0 or (image.ndim == 3 and image.shape[2] == fill.size) else fill.flat[0]
+    out[top:top + height, left:left + width] = image
+    return out
+
+
+def _image(array, op_name):
+    _image_axes(array, array.ndim, op_name)
+    if array.ndim > 3:
+        raise RuntimeError(f"{op_name}: the input should be an image of shape <H, W> or <H, W, C>, "
+                           f"got shape {list(array.shape)}.")
+    return array
+
+
+def _random_generator(tag):
+    """A generator for a random transform: from `config.set_seed`'s seed when one is set."""
+    from .. import config
+    from ..samplers import _generator
+
+    return _generator(config._iterator_seed(), tag)
+
+
+class CenterCrop(TensorOperation):
+    """Crops the centre of `size` (an int for a square, or (height, width)); an image smaller
+    than the crop is first padded with zeros (the extra row or column going to the top/left)."""
+
+    _vectorised = True
+
+    def __init__(self, size):
+        self._crop = _check_crop_size(size)
+        self.size = size
+
+    def _center(self, array, h_axis):
+        crop_h, crop_w = self._crop
+        height, width = array.shape[h_axis], array.shape[h_axis + 1]
+        pad_h, pad_w = max(0, crop_h - height), max(0, crop_w - width)
+        if pad_h or pad_w:
+            widths = [(0, 0)] * array.ndim
+            widths[array.ndim + h_axis] = ((pad_h + 1) // 2, pad_h // 2)
+            widths[array.ndim + h_axis + 1] = ((pad_w + 1) // 2, pad_w // 2)
+            array = np.pad(array, widths)
+            height, width = array.shape[h_axis], array.shape[h_axis + 1]
+        top, left = (height - crop_h + 1) // 2, (width - crop_w + 1) // 2  # std::round of half the excess
+        index = [slice(None)] * array.ndim
+        index[array.ndim + h_axis] = slice(top, top + crop_h)
+        index[array.ndim + h_axis + 1] = slice(left, left + crop_w)
+        return np.ascontiguousarray(array[tuple(index)])
+
+    def _apply(self, array):
+        return self._center(array, _image_axes(array, array.ndim, "CenterCrop")[0])
+
+    def _apply_rows(self, rows):
+        return self._center(rows, _image_axes(rows, rows.ndim - 1, "CenterCrop")[0])
+
+
+def _check_padding(padding):
+    """(top, bottom, left, right) from an int, (left/right, top/bottom) or (left, top, right, bottom)."""
+    if padding is None:
+        return 0, 0, 0, 0
+    if isinstance(padding, int) and not isinstance(padding, bool):
+        check_value(padding, (0, INT32_MAX), "padding")
+        return padding, padding, padding, padding
+    if isinstance(padding, (tuple, list)) and len(padding) in (2, 4):
+        for i, value in enumerate(padding):
+            type_check(value, (int,), f"padding[{i}]")
+            check_value(value, (0, INT32_MAX), f"padding[{i}]")
+        if len(padding) == 2:
+            return padding[1], padding[1], padding[0], padding[0]
+        left, top, right, bottom = padding
+        return top, bottom, left, right
+    raise TypeError(f"padding should be an int or a list/tuple of 2 or 4 ints, got {padding!r}.")
+
+
+def _check_fill_value(fill_value):
+    if isinstance(fill_value, int) and not isinstance(fill_value, bool):
+        check_value(fill_value, (0, 255), "fill_value")
+        return fill_value
+    if isinstance(fill_value, tuple) and len(fill_value) == 3:
+        for i, value in enumerate(fill_value):
+            type_check(value, (int,), f"fill_value[{i}]")
+            check_value(value, (0, 255), f"fill_value[{i}]")
+        return fill_value
+    raise TypeError(f"fill_value should be a single integer or a 3-tuple, got {fill_value!r}.")
+
+
+class RandomCrop(TensorOperation):
+    """Crops a random region of `size` after padding the image by `padding` (an int, (left/right,
+    top/bottom) or (left, top, right, bottom)); with `pad_if_needed` an image smaller than the
+    crop is padded on both sides by the difference. `fill_value` and `padding_mode` say how."""
+
+    def __init__(self, size, padding=None, pad_if_needed=False, fill_value=0, padding_mode=Border.CONSTANT):
+        self._crop = _check_crop_size(size)
+        self._padding = _check_padding(padding)
+        type_check(pad_if_needed, (bool,), "pad_if_needed")
+        self._fill = _check_fill_value(fill_value)
+        type_check(padding_mode, (Border,), "padding_mode")
+        self.size, self.padding, self.pad_if_needed = size, padding, pad_if_needed
+        self.fill_value, self.padding_mode = fill_value, padding_mode
+        self._rng = _random_generator(21)
+
+    def _apply(self, array):
+        image = _pad(_image(array, "RandomCrop"), *self._padding, self.padding_mode, self._fill)
+        crop_h, crop_w = self._crop
+        if self.pad_if_needed:
+            extra_w, extra_h = max(0, crop_w - image.shape[1]), max(0, crop_h - image.shape[0])
+            image = _pad(image, extra_h, extra_h, extra_w, extra_w, self.padding_mode, self._fill)
+        height, width = image.shape[:2]
+        if crop_h > height or crop_w > width:
+            raise RuntimeError(
+                f"RandomCrop: invalid crop size, crop size is bigger than the image dimensions, got crop height: "
+                f"{crop_h}, crop width: {crop_w}, padded image height: {height}, width: {width}."
+            )
+        left = int(self._rng.integers(0, width - crop_w + 1))
+        top = int(self._rng.integers(0, height - crop_h + 1))
+        return np.ascontiguousarray(image[top:top + crop_h, left:left + crop_w])
+
+
+def _check_range(values, name, lower):
+    if not isinstance(values, (tuple, list)) or len(values) != 2:
+        raise TypeError(f"{name} should be a list/tuple of length 2, got {values!r}.")
+    for i, value in enumerate(values):
+        type_check(value, (int, float), f"{name}[{i}]")
+    if values[0] < lower or values[0] > values[1]:
+        raise ValueError(f"{name} should be in (min, max) format with {lower} <= min <= max, got {values}.")
+    return float(values[0]), float(values[1])
+
+
+class RandomResizedCrop(TensorOperation):
+    """Crops a random region, of a random area fraction within `scale` and an aspect ratio
+    (width / height) within `ratio` drawn log-uniformly, and resizes it to `size`. After
+    `max_attempts` regions that do not fit, the centre region of the nearest allowed ratio."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation=Inter.BILINEAR,
+                 max_attempts=10):
+        self._size = _check_crop_size(size)
+        self._scale = _check_range(scale, "scale", 0)
+        self._ratio = _check_range(ratio, "ratio", 0)
+        if self._ratio[0] <= 0:
+            raise ValueError(f"ratio should be positive, got {ratio}.")
+        type_check(interpolation, (Inter,), "interpolation")
+        if interpolation not in (Inter.NEAREST, Inter.LINEAR):
+            raise NotImplementedError(
+                f"RandomResizedCrop: msrt implements Inter.LINEAR and Inter.NEAREST, not {interpolation!r}."
+            )
+        type_check(max_attempts, (int,), "max_attempts")
+        check_value(max_attempts, (1, INT32_MAX), "max_attempts")
+        self.size, self.scale, self.ratio = size, scale, ratio
+        self.interpolation, self.max_attempts = interpolation, max_attempts
+        self._rng = _random_generator(22)
+
+    def _crop_box(self, height, width):
+        """(top, left, crop height, crop width), MindSpore's RandomCropAndResize sampling."""
+        log_low, log_high = np.log(self._ratio[0]), np.log(self._ratio[1])
+        for _ in range(self.max_attempts):
+            scale = self._rng.uniform(*self._scale)
+            aspect = np.exp(self._rng.uniform(log_low, log_high))
+            crop_w = int(np.round(np.sqrt(height * width * scale * aspect)))
+            crop_h = int(np.round(crop_w / aspect))
+            if 0 < crop_w <= width and 0 < crop_h <= height:
+                left = int(self._rng.integers(0, width - crop_w + 1))
+                top = int(self._rng.integers(0, height - crop_h + 1))
+                return top, left, crop_h, crop_w
+        aspect = width / height
+        crop_h, crop_w = height, width
+        if aspect < self._ratio[0]:
+            crop_h = int(np.round(width / self._ratio[0]))
+        elif aspect > self._ratio[1]:
+            crop_w = int(np.round(height * self._ratio[1]))
+        crop_h, crop_w = max(1, min(crop_h, height)), max(1, min(crop_w, width))
+        return (height - crop_h) // 2, (width - crop_w) // 2, crop_h, crop_w
+
+    def _apply(self, array):
+        image = _image(array, "RandomResizedCrop")
+        top, left, crop_h, crop_w = self._crop_box(*image.shape[:2])
+        return _resize(image[top:top + crop_h, left:left + crop_w], image.ndim, self._size, self.interpolation)
+
+
+class RandomHorizontalFlip(TensorOperation):
+    """Flips the image left to right with probability `prob`."""
+
+    _vectorised = True
+
+    def __init__(self, prob=0.5):
+        type_check(prob, (int, float), "prob")
+        check_value(prob, (0.0, 1.0), "prob")
+        self.prob = prob
+        self._rng = _random_generator(23)
+
+    def _apply(self, array):
+        w_axis = _image_axes(array, array.ndim, "RandomHorizontalFlip")[1]
+        return np.flip(array, w_axis).copy() if self._rng.random() < self.prob else array
+
+    def _apply_rows(self, rows):
+        w_axis = _image_axes(rows, rows.ndim - 1, "RandomHorizontalFlip")[1]
+        flip = self._rng.random(len(rows)) < self.prob
+        out = rows.copy()
+        out[flip] = np.flip(rows[flip], w_axis)
+        return out

@@ -1,5 +1,5 @@
 """Enums of the vision transforms (as `mindspore.dataset.vision.utils`)."""
-from enum import IntEnum
+from enum import Enum, IntEnum
 
 
 class Inter(IntEnum):
@@ -11,3 +11,13 @@ class Inter(IntEnum):
     BICUBIC = CUBIC = 3
     AREA = 4
     PILCUBIC = 5
+
+
+class Border(str, Enum):
+    """How padding fills new pixels: a constant, the edge pixel, a reflection without or with
+    the edge pixel repeated."""
+
+    CONSTANT = "constant"
+    EDGE = "edge"
+    REFLECT = "reflect"
+    SYMMETRIC = "symmetric"

@@ -1,4 +1,4 @@
 """Training and evaluation wrappers."""
-from .cell_wrapper import TrainOneStepCell, WithEvalCell, WithLossCell
+from .cell_wrapper import ParameterUpdate, TrainOneStepCell, WithEvalCell, WithLossCell
 
-__all__ = ["TrainOneStepCell", "WithEvalCell", "WithLossCell"]
+__all__ = ["ParameterUpdate", "TrainOneStepCell", "WithEvalCell", "WithLossCell"]

@@ -1,10 +1,12 @@
 """Wrappers that build training and evaluation networks."""
 from ... import _C
+from ...common.parameter import Parameter
+from ...ops import functional as F
 from ...profiler import _span
 from ..cell import Cell
 from .. import _grad_bridge as _bridge
 
-__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell"]
+__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "ParameterUpdate"]
 
 
 class WithLossCell(Cell):
@@ -87,3 +89,17 @@ class TrainOneStepCell(Cell):
         if self.return_grad:
             return loss, {w.name: g for w, g in zip(self.weights, grads)}
         return loss
+
+
+class ParameterUpdate(Cell):
+    """Assigns its input to `param` (ops.assign) and returns it: the new value."""
+
+    def __init__(self, param):
+        super().__init__(auto_prefix=False)
+        if not isinstance(param, Parameter):
+            raise TypeError(f"For 'ParameterUpdate', 'param' must be 'Parameter', but got {type(param).__name__}.")
+        self._param = param
+
+    def construct(self, x):
+        F.assign(self._param, x)
+        return x

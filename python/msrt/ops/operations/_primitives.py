@@ -10,9 +10,9 @@ import functools
 import inspect
 import numbers
 
-from .._tensor import Tensor
-from ..common import dtype as mstype
-from . import functional as F
+from ..._tensor import Tensor
+from ...common import dtype as mstype
+from .. import functional as F
 
 __all__ = [  # written here; the declared ones are added below
     "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register",
@@ -151,6 +151,6 @@ class TupleToArray(Primitive):
 
 
 # Every Primitive an op declares (OpDef::api in C++), bound from the declaration.
-from ._api import install_primitives  # noqa: E402
+from .._api import install_primitives  # noqa: E402
 
 __all__ += install_primitives(globals(), Primitive)
