@@ -443,6 +443,18 @@ class Tensor:
     def __rpow__(self, other):
         return _rbinary("pow", self, other)
 
+    def __floordiv__(self, other):
+        return _binary("floor_div", self, other)
+
+    def __rfloordiv__(self, other):
+        return _rbinary("floor_div", self, other)
+
+    def __mod__(self, other):
+        return _binary("floor_mod", self, other)
+
+    def __rmod__(self, other):
+        return _rbinary("floor_mod", self, other)
+
     def __neg__(self):
         return _op("neg", self)
 
@@ -480,6 +492,8 @@ class Tensor:
     __isub__ = __sub__
     __imul__ = __mul__
     __itruediv__ = __truediv__
+    __ifloordiv__ = __floordiv__
+    __imod__ = __mod__
 
     # --- comparisons (elementwise) --------------------------------------------
     def __eq__(self, other):

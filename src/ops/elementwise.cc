@@ -399,6 +399,37 @@ MSRT_REGISTER_OP({.name = "pow",
                   .api = {Function("pow|tensor_pow(input->x, exponent->y)"), Method("pow(self->x, exponent->y)"),
                           Primitive("math_ops.Pow()(x, y)")}});
 
+// Floor division and its remainder, exact for integers (computed in the
+// integer type, not through float) and taking the divisor's sign for the
+// remainder, as Python's // and %.
+MSRT_REGISTER_OP({.name = "floor_div",
+                  .inputs = {"x", "y"},
+                  .infer = BinaryInfer("floor_div", BinaryKind::kArithmetic),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    // Piecewise constant: zero almost everywhere.
+                    return {IfNeeded(a, 0, [&] { return fn::ZerosLike(a.dys[0]); }),
+                            IfNeeded(a, 1, [&] { return fn::ZerosLike(a.dys[0]); })};
+                  },
+                  .props = kElementwise,
+                  .doc = "floor(x / y); integers: exact, and 0 where y is 0",
+                  .api = {Function("floor_divide|floor_div(input->x, other->y)"),
+                          Method("floor_divide(self->x, value->y)"), Primitive("math_ops.FloorDiv()(x, y)")}});
+
+MSRT_REGISTER_OP({.name = "floor_mod",
+                  .inputs = {"x", "y"},
+                  .infer = BinaryInfer("floor_mod", BinaryKind::kArithmetic),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& dy = a.dys[0];
+                    // x - floor(x / y) * y: d/dx = 1, d/dy = -floor(x / y).
+                    return {IfNeeded(a, 0, [&] { return dy; }), IfNeeded(a, 1, [&] {
+                              return fn::Neg(fn::Mul(dy, Call1("floor_div", {a.inputs[0], a.inputs[1]})));
+                            })};
+                  },
+                  .props = kElementwise,
+                  .doc = "x - floor(x / y) * y, with y's sign (Python's %); integers: 0 where y is 0",
+                  .api = {Function("floor_mod(x, y)"), Function("remainder(input->x, other->y)"),
+                          Method("remainder(self->x, divisor->y)"), Primitive("math_ops.FloorMod()(x, y)")}});
+
 GradFn MinMaxGrad(std::string_view compare) {
   return [compare](const GradArgs& a) -> std::vector<Tensor> {
     const Tensor& dy = a.dys[0];
@@ -510,16 +541,27 @@ MSRT_REGISTER_OP({.name = "divide",
                              .choices = {"trunc", "floor"},
                              .optional = true}},
                   .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
-                    Tensor q = fn::Div(in[0], in[1]);
                     const Value& mode = Attr(attrs, "rounding_mode");
+                    DType a = in[0].dtype(), b = in[1].dtype();
+                    if (!mode.is_none() && IsIntegral(a) && IsIntegral(b)) {
+                      // Exact in the integer type: floor_div, moved toward zero for 'trunc'
+                      // where a remainder is left and the signs differ.
+                      Tensor q = Call1("floor_div", {in[0], in[1]});
+                      if (mode.as_string() == "floor") return {q};
+                      Tensor r = Call1("floor_mod", {in[0], in[1]});
+                      Tensor zero = Scalar(0, r);
+                      Tensor differ = Call1("logical_xor", {Call1("less", {in[0], Scalar(0, in[0])}),
+                                                            Call1("less", {in[1], Scalar(0, in[1])})});
+                      Tensor up = Call1("logical_and", {Call1("not_equal", {r, zero}), differ});
+                      return {fn::Add(q, fn::Cast(up, q.dtype()))};
+                    }
+                    Tensor q = fn::Div(in[0], in[1]);
                     if (mode.is_none()) return {q};
                     Tensor down = Call1("floor", {q});
                     if (mode.as_string() == "trunc") {
                       Tensor up = fn::Neg(Call1("floor", {fn::Neg(q)}));
                       down = fn::Select(Call1("less", {q, Scalar(0, q)}), up, down);
                     }
-                    DType a = in[0].dtype(), b = in[1].dtype();
-                    if (IsIntegral(a) && IsIntegral(b)) down = fn::Cast(down, PromoteTypes(a, b));
                     return {down};
                   },
                   .props = {.promotes_scalars = true},

@@ -123,7 +123,9 @@ class SignatureParser {
         }
       }
       p.binds = Bind(p);
-      if (p.varargs && p.binds != ApiParam::Binds::kAttr) Fail(StrCat("'*", p.name, "' must bind an attribute"));
+      if (p.varargs && p.binds != ApiParam::Binds::kAttr && p.binds != ApiParam::Binds::kInputs) {
+        Fail(StrCat("'*", p.name, "' must bind an attribute or a variadic input"));
+      }
       if (p.varargs && Peek('=')) Fail(StrCat("'*", p.name, "' cannot have a default"));
       if (Peek('=')) {
         ++pos_;

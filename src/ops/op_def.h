@@ -119,7 +119,8 @@ struct AttrSpec {
 /// input; `*` starts the keyword-only parameters, and `*p` (or `*p->t`)
 /// takes the remaining positional arguments into attribute t, one sequence
 /// argument being the whole value (MindSpore's `Tensor.reshape(*shape)`:
-/// `x.reshape(2, 3)` and `x.reshape((2, 3))`); `p->!` is accepted and must
+/// `x.reshape(2, 3)` and `x.reshape((2, 3))`), or with `*p->xs...` into a
+/// variadic input (`meshgrid(*inputs->xs...)`); `p->!` is accepted and must
 /// keep its default (the feature is not supported; other values raise
 /// NotImplementedError); `p->~` is accepted and not passed to the op (a
 /// MindSpore parameter the op does not need, e.g. Conv2D's out_channel: a
@@ -150,7 +151,7 @@ struct ApiParam {
   enum class Binds { kInput, kInputs, kAttr, kUnsupported, kRecorded, kOptionalInput } binds = Binds::kInput;
   std::optional<Value> default_value;  // nullopt: required
   bool keyword_only = false;
-  bool varargs = false;  // `*p`: the remaining positional arguments (an attribute)
+  bool varargs = false;  // `*p`: the remaining positional arguments (an attribute or a variadic input)
 };
 struct ParsedForm {
   ApiKind kind = ApiKind::kFunction;

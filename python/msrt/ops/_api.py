@@ -133,6 +133,15 @@ def _varargs(values):
     return values
 
 
+def _varinputs(values):
+    """The positional arguments of a `*p` parameter bound to a variadic input:
+    one tuple or list of Tensors is the whole sequence, as in
+    `ops.meshgrid((x, y))`."""
+    if len(values) == 1 and isinstance(values[0], (tuple, list)):
+        return values[0]
+    return values
+
+
 _ATTR_CONVERTERS = {"dtype": "_dtype_attr", "ints": "_ints_attr", "shape": "_ints_attr", "axes": "_axes_attr",
                     "axis": "_ints_attr", "pair": "_ints_attr", "padding": "_ints_attr", "int": "_number_attr",
                     "float": "_number_attr", "scalar": "_scalar_attr", "any": "_plain_attr"}
@@ -193,7 +202,7 @@ def _body(form, params, self_attrs=None):
         if binds == "input":
             given[_input_name(p["target"])] = name
         elif binds == "inputs":
-            given[_input_name(p["target"])] = f"*{name}"
+            given[_input_name(p["target"])] = f"*_varinputs({name})" if p["varargs"] else f"*{name}"
         elif binds == "optional_input":
             given[_input_name(p["target"])] = f"_optional({op!r}, {form['names'][0]!r}, {name!r}, {name})"
         elif binds == "attr":
@@ -223,7 +232,7 @@ def _compile(source, name, defaults):
     namespace = {"_invoke": _invoke, "_ABSENT": _ABSENT, "_optional": _optional, "_dtype_attr": _dtype_attr,
                  "_ints_attr": _ints_attr,
                  "_number_attr": _number_attr, "_axes_attr": _axes_attr, "_scalar_attr": _scalar_attr,
-                 "_varargs": _varargs, "_plain_attr": _plain_attr,
+                 "_varargs": _varargs, "_varinputs": _varinputs, "_plain_attr": _plain_attr,
                  "_unsupported": _unsupported, "_d": defaults, "_C": _C}
     code = compile(source, f"<msrt op form {name}>", "exec")
     exec(code, namespace)  # noqa: S102 - source generated above from the op declarations

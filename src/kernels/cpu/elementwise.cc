@@ -251,6 +251,69 @@ MSRT_BINARY(LogicalOr, kBoolOnly, false, x | y)
 MSRT_BINARY(LogicalXor, kBoolOnly, false, x ^ y)
 #undef MSRT_BINARY
 
+// Python's // and %: floor division and the remainder with the divisor's
+// sign. Integers stay exact; a zero divisor gives 0 (as NumPy) rather than a
+// trap, and x // -1 wraps for the most negative x.
+template <typename T>
+T FloorDivValue(T x, T y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (y == 0) return x / y;  // inf, -inf or NaN
+    const T r = std::fmod(x, y);
+    T q = (x - r) / y;  // exact up to rounding of the division
+    if (r != 0 && ((r < 0) != (y < 0))) q -= 1;
+    if (q == 0) return std::copysign(T(0), x / y);
+    const T f = std::floor(q);
+    return q - f > T(0.5) ? f + 1 : f;  // q is near an integer: round it there
+  } else {
+    if (y == 0) return 0;
+    if constexpr (std::is_signed_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      if (y == -1) return static_cast<T>(U(0) - static_cast<U>(x));
+      T q = static_cast<T>(x / y);
+      if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+      return q;
+    } else {
+      return static_cast<T>(x / y);
+    }
+  }
+}
+template <typename T>
+T FloorModValue(T x, T y) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T r = std::fmod(x, y);  // NaN for y == 0
+    if (r != 0 && ((r < 0) != (y < 0))) r += y;
+    return r;
+  } else {
+    if (y == 0) return 0;
+    if constexpr (std::is_signed_v<T>) {
+      if (y == -1) return 0;
+      T r = static_cast<T>(x % y);
+      if (r != 0 && ((r < 0) != (y < 0))) r = static_cast<T>(r + y);
+      return r;
+    } else {
+      return static_cast<T>(x % y);
+    }
+  }
+}
+struct FloorDiv {
+  static constexpr bool kPredicate = false;
+  template <typename T>
+  static constexpr bool kSupports = kNumber<T>;
+  template <typename T>
+  static T Apply(T x, T y) {
+    return FloorDivValue(x, y);
+  }
+};
+struct FloorMod {
+  static constexpr bool kPredicate = false;
+  template <typename T>
+  static constexpr bool kSupports = kNumber<T>;
+  template <typename T>
+  static T Apply(T x, T y) {
+    return FloorModValue(x, y);
+  }
+};
+
 // Integer powers by squaring; negative exponents give 0 except for bases 1 and -1.
 template <typename T>
 T IntegerPow(T base, T exponent) {
@@ -324,6 +387,8 @@ MSRT_EW_KERNEL("sub", &RunBinary<Sub>);
 MSRT_EW_KERNEL("mul", &RunBinary<Mul>);
 MSRT_EW_KERNEL("div", &RunBinary<Div>);
 MSRT_EW_KERNEL("pow", &RunBinary<Pow>);
+MSRT_EW_KERNEL("floor_div", &RunBinary<FloorDiv>);
+MSRT_EW_KERNEL("floor_mod", &RunBinary<FloorMod>);
 MSRT_EW_KERNEL("maximum", &RunBinary<Maximum>);
 MSRT_EW_KERNEL("minimum", &RunBinary<Minimum>);
 MSRT_EW_KERNEL("equal", &RunBinary<Equal>);

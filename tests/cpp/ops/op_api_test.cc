@@ -134,6 +134,12 @@ TEST(OpApiTest, StarParametersTakeTheRemainingPositionalArguments) {
   EXPECT_THROW(ParseApiForm(op, Method("reshape(self->x, *shape=())")), ValueError);  // no default
   EXPECT_THROW(ParseApiForm(op, Method("reshape(self->x, *x)")), ValueError);         // an input
   EXPECT_THROW(ParseApiForm(mean, Function("mean(x, *dims->axis, *, keep_dims=False)")), ValueError);
+  // Into a variadic input (meshgrid(*inputs)), never a single one.
+  ParsedForm g = ParseApiForm(GetOp("meshgrid"), Function("meshgrid(*inputs->xs..., indexing='xy')"));
+  EXPECT_TRUE(g.params[0].varargs);
+  EXPECT_EQ(g.params[0].binds, ApiParam::Binds::kInputs);
+  EXPECT_TRUE(g.params[1].keyword_only);
+  EXPECT_THROW(ParseApiForm(GetOp("meshgrid"), Function("meshgrid(*inputs->xs...=(), indexing='xy')")), ValueError);
 }
 
 TEST(OpApiTest, MalformedSignaturesAreRejected) {
