@@ -6,7 +6,7 @@ import pytest
 
 import msrt as ms
 from msrt import ops
-from msrt.ops.operations import array_ops, debug_ops, math_ops, nn_ops, other_ops
+from msrt.ops.operations import array_ops, debug_ops, math_ops, nn_ops, other_ops, random_ops
 
 
 @pytest.mark.parametrize("module, names", [
@@ -49,7 +49,7 @@ def test_jit_syntax_levels_at_top_level_set_the_context():
         assert ms.get_context("jit_syntax_level") == level
 
 
-_OPERATION_MODULES = (nn_ops, math_ops, array_ops, other_ops, debug_ops)
+_OPERATION_MODULES = (nn_ops, math_ops, array_ops, other_ops, debug_ops, random_ops)
 
 
 def test_the_operations_modules_re_export_primitives_where_mindspore_keeps_them():
