@@ -36,6 +36,7 @@ from .datasets import (
 )
 from .datasets import zip_datasets as zip  # noqa: A001 - MindSpore's name
 from .generator import GeneratorDataset, NumpySlicesDataset
+from .minddataset import MindDataset
 from .mnist import MnistDataset, MnistFileNotFoundError, MnistFormatError
 from .samplers import (
     BuiltinSampler,
@@ -60,6 +61,7 @@ __all__ = [
     "DistributedSampler",
     "GeneratorDataset",
     "MapDataset",
+    "MindDataset",
     "MappableDataset",
     "MnistDataset",
     "MnistFileNotFoundError",
