@@ -36,6 +36,7 @@ from .datasets import (
 )
 from .datasets import zip_datasets as zip  # noqa: A001 - MindSpore's name
 from .generator import GeneratorDataset, NumpySlicesDataset
+from .imagefolder import ImageFolderDataset
 from .minddataset import MindDataset
 from .mnist import MnistDataset, MnistFileNotFoundError, MnistFormatError
 from .samplers import (
@@ -60,6 +61,7 @@ __all__ = [
     "DictIterator",
     "DistributedSampler",
     "GeneratorDataset",
+    "ImageFolderDataset",
     "MapDataset",
     "MindDataset",
     "MappableDataset",
