@@ -91,7 +91,9 @@ class ProcessWorkers:
     """`count` forked processes running `work(request)`; request k goes to worker k % count.
 
     `encode_request`/`decode_request` turn a request into bytes and back; `what`
-    names the pool in errors (e.g. "GeneratorDataset").
+    names the pool in errors (e.g. "GeneratorDataset"). A worker has at most one
+    request in its pipe: the next is sent once its answer is read, so neither side
+    ever blocks writing to a full pipe that the other is not reading.
     """
 
     def __init__(self, count, work, encode_request, decode_request, what):
@@ -108,15 +110,21 @@ class ProcessWorkers:
             child.close()
             self._connections.append(parent)
             self._processes.append(process)
-        self._sent = 0
-        self._waiting = [0] * count  # answers each worker still owes
+        self._submitted = 0
+        self._busy = [False] * count  # a request sent whose answer is not read yet
+        self._queued = [collections.deque() for _ in range(count)]  # requests not sent yet
 
     def submit(self, request):
-        k = self._sent % len(self._connections)
-        self._connections[k].send_bytes(self._encode_request(request))
-        self._sent += 1
-        self._waiting[k] += 1
+        k = self._submitted % len(self._connections)
+        self._submitted += 1
+        self._queued[k].append(request)
+        if not self._busy[k]:
+            self._send_next(k)
         return lambda: self._receive(k)
+
+    def _send_next(self, k):
+        self._connections[k].send_bytes(self._encode_request(self._queued[k].popleft()))
+        self._busy[k] = True
 
     def _receive(self, k):
         try:
@@ -125,13 +133,15 @@ class ProcessWorkers:
             self._processes[k].join(1)
             raise RuntimeError(f"A {self._what} worker process exited unexpectedly "
                                f"(exit code {self._processes[k].exitcode}).") from None
-        self._waiting[k] -= 1
+        self._busy[k] = False
+        if self._queued[k]:
+            self._send_next(k)
         return decode_block(answer)
 
     def close(self):
         """Stops the workers: idle ones are asked to exit, busy ones (an abandoned pass) terminated."""
         for k, (process, connection) in enumerate(zip(self._processes, self._connections)):
-            if self._waiting[k] == 0 and process.is_alive():
+            if not self._busy[k] and process.is_alive():
                 try:
                     connection.send_bytes(b"")
                     process.join(5)

@@ -188,3 +188,21 @@ def test_map_worker_errors_keep_their_type(small_blocks, processes):
     if processes:
         assert "map worker process" in str(info.value)
     assert wait_until(lambda: not prefetch_threads())
+
+
+def plus_one(x):
+    return x + 1
+
+
+def test_process_workers_with_blocks_larger_than_a_pipe():
+    # 512-row blocks of 8 KB rows (4 MB): a worker must never be sent a request while its
+    # answer waits unread (both sides would block on full pipes).
+    values = np.arange(2000 * 1000, dtype=np.float64).reshape(2000, 1000)
+    data = ds.NumpySlicesDataset(values, ["x"], shuffle=False)
+    data = data.map(plus_one, "x", num_parallel_workers=2, python_multiprocessing=True)
+    result = []
+    reader = threading.Thread(target=lambda: result.append(np.stack([r[0] for r in rows(data)])), daemon=True)
+    reader.start()
+    reader.join(120)
+    assert not reader.is_alive(), "map's worker processes deadlocked"
+    np.testing.assert_array_equal(result[0], values + 1)
