@@ -148,6 +148,7 @@ class Shard:
             self.addresses = [str(a) for a in header["shard_addresses"]]
             self.shard_id = int(header["shard_id"])
             self.index_fields = [str(f) for f in header["index_fields"]]
+            self.desc = str(header["desc"])
             table_crc = int(header["table_crc"], 16)
             version = int(header["version"])
         except (ValueError, KeyError, TypeError) as error:
@@ -168,12 +169,17 @@ class Shard:
         self._data = data
         self._table = table
 
-    def decode(self, i):
-        """Row i as a list of arrays, one per schema field."""
+    def raw(self, i):
+        """The encoded bytes of row i, checked."""
         offset, length, crc = (int(v) for v in self._table[i])
         raw = self._data[offset:offset + length]
         if _crc(raw) != crc:
             _fail(self.path, f"row {i}'s checksum does not match")
+        return raw
+
+    def decode(self, i):
+        """Row i as a list of arrays, one per schema field."""
+        raw = self.raw(i)
         try:
             return self._fields(raw)
         except (ValueError, struct.error) as error:

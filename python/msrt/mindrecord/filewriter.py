@@ -136,6 +136,42 @@ class FileWriter:
         self._index_values = [[] for _ in self._paths]
         self._committed = False
 
+    @classmethod
+    def open_for_append(cls, file_name):
+        """A FileWriter that adds rows to the existing set of files `file_name` belongs to
+        (its schema and index fields kept); `commit` rewrites every file of the set.
+
+        Raises ParamTypeError/ParamValueError for a bad or missing file name, and
+        MindRecordFormatError for a file (or index) that is not a valid msrt MindRecord file.
+        """
+        if isinstance(file_name, os.PathLike):
+            file_name = os.fspath(file_name)
+        if not isinstance(file_name, str):
+            raise ParamTypeError(f"The type of file_name should be str, but got {type(file_name).__name__}.")
+        if not os.path.isfile(file_name):
+            raise ParamValueError(f"Invalid file, MindRecord file '{file_name}' does not exist.")
+        first = _format.Shard(file_name)
+        folder = os.path.dirname(file_name)
+        paths = [os.path.join(folder, name) for name in first.addresses]
+        shards = [first if k == first.shard_id else _format.Shard(path) for k, path in enumerate(paths)]
+        writer = cls.__new__(cls)
+        writer._paths = paths
+        writer._schema = first.schema
+        writer._desc = first.desc
+        writer._index_fields = list(first.index_fields)
+        writer._rows, writer._index_values = [], []
+        position = {name: j for j, (name, _, _) in enumerate(first.schema)}
+        for shard in shards:
+            _format.check_index(shard.path, shard)
+            writer._rows.append([shard.raw(i) for i in range(shard.row_count)])
+            values = []
+            for i in range(shard.row_count):
+                row = shard.decode(i)
+                values.append({f: row[position[f]].item() for f in first.index_fields})
+            writer._index_values.append(values)
+        writer._committed = False
+        return writer
+
     def add_schema(self, content, desc=None):
         """Declares the fields: `content` maps a name to {"type": ...} (int32, int64, float32,
         float64, string, bytes), with "shape" (a list, -1 for one free dim) for arrays of a

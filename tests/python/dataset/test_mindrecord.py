@@ -267,3 +267,28 @@ def test_reader_argument_errors(tmp_path):
     not_ours.write_bytes(b"\0" * 64)
     with pytest.raises(MindRecordFormatError, match="magic"):
         ds.MindDataset(str(not_ours))
+
+
+def test_open_for_append_adds_rows_to_every_shard(tmp_path):
+    data = make_rows(9)
+    base = tmp_path / "app.mindrecord"
+    write(base, data[:5], shard_num=2, index=["i64", "text"])
+    writer = FileWriter.open_for_append(f"{base}1")
+    with pytest.raises(MRMInvalidSchemaError, match="added already"):
+        writer.add_schema(SCHEMA)
+    writer.write_raw_data(data[5:])
+    writer.commit()
+    got = rows(ds.MindDataset(f"{base}0", shuffle=False))
+    # shard 0: rows 0-1 then 5-6; shard 1: rows 2-4 then 7-8
+    order = [0, 1, 5, 6, 2, 3, 4, 7, 8]
+    assert len(got) == 9
+    for row, i in zip(got, order):
+        check_row(row, data[i], sorted(SCHEMA))
+    connection = sqlite3.connect(f"{base}1.db")
+    try:
+        indexed = connection.execute('SELECT "i64", "text" FROM INDEXES ORDER BY ROW_ID').fetchall()
+    finally:
+        connection.close()
+    assert indexed == [(data[i]["i64"], data[i]["text"]) for i in (2, 3, 4, 7, 8)]
+    with pytest.raises(ParamValueError, match="does not exist"):
+        FileWriter.open_for_append(str(tmp_path / "nope.mindrecord"))
