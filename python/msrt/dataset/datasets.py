@@ -1161,8 +1161,12 @@ class _Prefetcher:
         return item
 
     def close(self):
-        """Stops the background thread and waits for it."""
+        """Stops the background thread and waits for it (unless called from that thread: the
+        garbage collector may close an abandoned iterator there; the thread then stops after
+        its current block)."""
         self._stop.set()
+        if threading.current_thread() is self._thread:
+            return
         while self._thread.is_alive():
             try:
                 while True:

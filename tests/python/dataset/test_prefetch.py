@@ -24,6 +24,13 @@ def prefetch_threads():
     return [t for t in threading.enumerate() if t.name == "msrt-dataset-prefetch"]
 
 
+@pytest.fixture(autouse=True)
+def _no_thread_left():
+    """Every test ends with no prefetch thread running."""
+    yield
+    assert wait_until(lambda: not prefetch_threads()), "a prefetch thread outlived its test"
+
+
 class CountingSource:
     """An iterable source of `n` rows that counts the rows it produced and notes its closing."""
 
@@ -206,3 +213,23 @@ def test_process_workers_with_blocks_larger_than_a_pipe():
     reader.join(120)
     assert not reader.is_alive(), "map's worker processes deadlocked"
     np.testing.assert_array_equal(result[0], values + 1)
+
+
+def test_close_from_the_producer_thread_does_not_join_itself(small_blocks):
+    # The garbage collector can close an abandoned iterator in any thread, the producer's included.
+    from msrt.dataset import datasets
+
+    closed, box, ready = [], [], threading.Event()
+
+    def source():
+        for i in range(100):
+            if i == 20:
+                ready.wait(5)
+                box[0].close()  # inside the producer thread, while nobody reads
+                closed.append(True)
+            yield (np.array(i),)
+
+    box.append(datasets._prefetched(ds.GeneratorDataset(source, ["x"])._run(datasets._RunState()), 2))
+    ready.set()
+    assert wait_until(lambda: not prefetch_threads())
+    assert closed == [True]
