@@ -292,3 +292,30 @@ def test_open_for_append_adds_rows_to_every_shard(tmp_path):
     assert indexed == [(data[i]["i64"], data[i]["text"]) for i in (2, 3, 4, 7, 8)]
     with pytest.raises(ParamValueError, match="does not exist"):
         FileWriter.open_for_append(str(tmp_path / "nope.mindrecord"))
+
+
+def test_any_damaged_byte_or_truncation_is_a_format_error(tmp_path):
+    """Every byte of a data file is covered by a checksum: flipping any one, or cutting the
+    file anywhere, raises MindRecordFormatError (never another error, never wrong rows)."""
+    path = write(tmp_path / "f.mindrecord", make_rows(4))
+    original = open(path, "rb").read()
+    rng = np.random.default_rng(7)
+    cuts = rng.integers(0, len(original), 40).tolist()
+    flips = rng.integers(0, len(original), 150).tolist()
+    cases = [original[:n] for n in cuts]
+    cases += [original[:i] + bytes([original[i] ^ int(rng.integers(1, 256))]) + original[i + 1:] for i in flips]
+    for damaged in cases:
+        open(path, "wb").write(damaged)
+        with pytest.raises(MindRecordFormatError, match="f.mindrecord"):
+            rows(ds.MindDataset(path, shuffle=False))
+
+
+def test_damaged_index_is_a_format_error(tmp_path):
+    path = write(tmp_path / "g.mindrecord", make_rows(3))
+    index = open(path + ".db", "rb").read()
+    open(path + ".db", "wb").write(index[:len(index) // 2])
+    with pytest.raises(MindRecordFormatError, match="g.mindrecord.db"):
+        ds.MindDataset(path)
+    open(path + ".db", "wb").write(b"not a database at all" * 50)
+    with pytest.raises(MindRecordFormatError, match="g.mindrecord.db"):
+        ds.MindDataset(path)
