@@ -37,7 +37,7 @@ from .datasets import (
 from .datasets import zip_datasets as zip  # noqa: A001 - MindSpore's name
 from .generator import GeneratorDataset, NumpySlicesDataset
 from .imagefolder import ImageFolderDataset
-from .minddataset import MindDataset
+from .minddataset import MindDataset, Shuffle
 from .mnist import MnistDataset, MnistFileNotFoundError, MnistFormatError
 from .samplers import (
     BuiltinSampler,
@@ -74,6 +74,7 @@ __all__ = [
     "RenameDataset",
     "RepeatDataset",
     "SequentialSampler",
+    "Shuffle",
     "ShuffleDataset",
     "SkipDataset",
     "SubsetRandomSampler",

@@ -4,6 +4,7 @@ The layout is msrt's own (Note [MindRecord layout] in msrt/mindrecord/_format.py
 Each data file is checked when the dataset is created (header, row table, the
 `.db` index beside it); each row's checksum is checked when it is read.
 """
+import enum
 import os
 
 import numpy as np
@@ -11,6 +12,42 @@ import numpy as np
 from ..mindrecord import _format
 from ._validate import check_columns, type_check
 from .datasets import MappableDataset, _BLOCK_ROWS, _stack
+from .samplers import BuiltinSampler
+
+_FILE_ORDER_TAG = 31
+
+
+class Shuffle(str, enum.Enum):
+    """Shuffle modes of file-based sources (`mindspore.dataset.Shuffle`): GLOBAL shuffles
+    every row; FILES shuffles the order of the files, each read in order; INFILE keeps
+    the files' order and shuffles the rows within each file."""
+
+    GLOBAL = "global"
+    FILES = "files"
+    INFILE = "infile"
+
+
+class _FileOrderSampler(BuiltinSampler):
+    """Rows file by file (file k holds rows starts[k]:starts[k + 1]), with the files' order or
+    the rows within each file shuffled each pass."""
+
+    def __init__(self, starts, mode, num_samples=None):
+        super().__init__(num_samples)
+        self._starts = starts
+        self._mode = mode
+
+    def _count(self, num_rows):
+        return num_rows if not self.num_samples else min(num_rows, self.num_samples)
+
+    def _indices(self, num_rows, seeds):
+        rng = seeds.rng(_FILE_ORDER_TAG)
+        files = [np.arange(self._starts[k], self._starts[k + 1], dtype=np.int64) for k in range(len(self._starts) - 1)]
+        if self._mode is Shuffle.FILES:
+            files = [files[k] for k in rng.permutation(len(files))]
+        else:
+            files = [rng.permutation(rows) for rows in files]
+        order = np.concatenate(files) if files else np.zeros(0, np.int64)
+        return order[:self._count(num_rows)]
 
 
 def _shard_files(dataset_files):
@@ -55,8 +92,11 @@ class MindDataset(MappableDataset):
         columns_list (list[str], optional): the fields to read, in that order. Default: all,
             in the sorted order of their names (MindSpore keeps its schema as a JSON object
             with sorted keys).
-        num_parallel_workers, shuffle (bool), num_shards, shard_id, sampler, num_samples:
-            as every random-access source (shuffled by default).
+        shuffle (bool or Shuffle, optional): True or Shuffle.GLOBAL (the default, None)
+            shuffles every row, False reads in order; Shuffle.FILES and Shuffle.INFILE
+            shuffle the files' order or the rows within each file (not with shards).
+        num_parallel_workers, num_shards, shard_id, sampler, num_samples: as every
+            random-access source.
         padded_sample, num_padded, cache: not supported by msrt (pass None).
 
     Columns: int32/int64/float32/float64 scalars as 0-d arrays of that dtype, string as a
@@ -78,6 +118,12 @@ class MindDataset(MappableDataset):
         if columns_list is not None:
             check_columns(columns_list, "columns_list")
             type_check(columns_list, (list,), "columns_list")
+        mode = shuffle if isinstance(shuffle, Shuffle) else None
+        if mode is not None:
+            if mode is not Shuffle.GLOBAL and num_shards is not None:
+                raise NotImplementedError(f"msrt's MindDataset shards only with shuffle True, False or "
+                                          f"Shuffle.GLOBAL, got {mode}.")
+            shuffle = True
         super().__init__(num_parallel_workers=num_parallel_workers, sampler=sampler, num_samples=num_samples,
                          shuffle=shuffle, num_shards=num_shards, shard_id=shard_id, cache=cache)
         self.dataset_files = dataset_files
@@ -94,6 +140,8 @@ class MindDataset(MappableDataset):
         self._columns = wanted
         counts = [s.row_count for s in self._shards]
         self._starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        if mode in (Shuffle.FILES, Shuffle.INFILE):
+            self.sampler = _FileOrderSampler(self._starts, mode, num_samples)
 
     def _source_size(self):
         return int(self._starts[-1])

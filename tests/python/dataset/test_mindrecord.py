@@ -319,3 +319,30 @@ def test_damaged_index_is_a_format_error(tmp_path):
     open(path + ".db", "wb").write(b"not a database at all" * 50)
     with pytest.raises(MindRecordFormatError, match="g.mindrecord.db"):
         ds.MindDataset(path)
+
+
+def test_shuffle_modes(tmp_path):
+    base = tmp_path / "s.mindrecord"
+    write(base, [{"i32": i} for i in range(40)], shard_num=4, schema={"i32": {"type": "int32"}})
+    files = [list(range(k * 10, (k + 1) * 10)) for k in range(4)]
+
+    def ids(**kwargs):
+        return [int(r[0]) for r in rows(ds.MindDataset(f"{base}0", **kwargs))]
+
+    ds.config.set_seed(2)
+    by_files = ids(shuffle=ds.Shuffle.FILES)
+    chunks = [by_files[i:i + 10] for i in range(0, 40, 10)]
+    assert sorted(chunks) == files and chunks != files  # whole files, each in order, files reordered
+    in_files = ids(shuffle=ds.Shuffle.INFILE)
+    chunks = [in_files[i:i + 10] for i in range(0, 40, 10)]
+    assert [sorted(c) for c in chunks] == files and chunks != files  # files in order, rows shuffled
+    everything = ids(shuffle=ds.Shuffle.GLOBAL)
+    assert sorted(everything) == list(range(40))
+    assert [sorted(everything[i:i + 10]) for i in range(0, 40, 10)] != files
+    assert len(ids(shuffle=ds.Shuffle.INFILE, num_samples=15)) == 15
+    with pytest.raises(NotImplementedError, match="shards only"):
+        ds.MindDataset(f"{base}0", shuffle=ds.Shuffle.FILES, num_shards=2, shard_id=0)
+    with pytest.raises(RuntimeError, match="sampler and shuffle"):
+        ds.MindDataset(f"{base}0", shuffle=ds.Shuffle.INFILE, sampler=ds.SequentialSampler())
+    with pytest.raises(TypeError):
+        ds.MindDataset(f"{base}0", shuffle="files")
