@@ -129,7 +129,7 @@ __all__ = [
 __all__ += dtype.__all__  # noqa: F405 - the checkpoint functions come from __getattr__
 
 # Cells, optimizers and the training loop (`ms.nn`, `ms.train.Model`, and `ms.Model` as MindSpore 2.x exports it).
-from . import dataset, nn, profiler, train  # noqa: E402,F401 - ms.nn etc., outside __all__
+from . import dataset, mindrecord, nn, profiler, train  # noqa: E402,F401 - ms.nn etc., outside __all__
 from . import amp  # noqa: E402
 from .profiler import Profiler  # noqa: E402
 from .train import (  # noqa: E402,F401 - ms.Model etc., outside __all__ as in MindSpore

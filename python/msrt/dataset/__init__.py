@@ -36,6 +36,8 @@ from .datasets import (
 )
 from .datasets import zip_datasets as zip  # noqa: A001 - MindSpore's name
 from .generator import GeneratorDataset, NumpySlicesDataset
+from .imagefolder import ImageFolderDataset
+from .minddataset import MindDataset, Shuffle
 from .mnist import MnistDataset, MnistFileNotFoundError, MnistFormatError
 from .samplers import (
     BuiltinSampler,
@@ -59,7 +61,9 @@ __all__ = [
     "DictIterator",
     "DistributedSampler",
     "GeneratorDataset",
+    "ImageFolderDataset",
     "MapDataset",
+    "MindDataset",
     "MappableDataset",
     "MnistDataset",
     "MnistFileNotFoundError",
@@ -70,6 +74,7 @@ __all__ = [
     "RenameDataset",
     "RepeatDataset",
     "SequentialSampler",
+    "Shuffle",
     "ShuffleDataset",
     "SkipDataset",
     "SubsetRandomSampler",

@@ -13,13 +13,16 @@ from (iterator seed, node kind, node depth, pass index), so a new iterator with
 the same `config.set_seed` reproduces the same rows, and each pass differs.
 """
 import abc
+import collections
 import copy
 import math
+import queue
+import threading
 import warnings
 
 import numpy as np
 
-from . import config
+from . import _workers, config
 from ._convert import to_tensor
 from ._validate import (
     INT32_MAX,
@@ -166,7 +169,10 @@ class Dataset(abc.ABC):
     def map(self, operations, input_columns=None, output_columns=None, num_parallel_workers=None, **kwargs):
         """Applies `operations` (one callable or a list, in order) to `input_columns` (default:
         the first column); the last operation's outputs are named `output_columns` (default:
-        the input names)."""
+        the input names). `num_parallel_workers` workers (default: the configured number if
+        `config.set_num_parallel_workers` was called, else the iterator's thread) transform
+        blocks of rows, as threads or, with `python_multiprocessing=True`, forked processes;
+        the order of rows is kept."""
         return MapDataset(self, operations, input_columns, output_columns, num_parallel_workers, **kwargs)
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_workers=None, **kwargs):
@@ -466,6 +472,13 @@ class MapDataset(Dataset):
     stacked rows; the others run row by row. Columns: when as many outputs as
     inputs, each output takes its input's place; otherwise the outputs come
     first, followed by the columns the map did not consume (MindSpore's order).
+
+    With `num_parallel_workers` > 1 (or `config.set_num_parallel_workers`), blocks
+    are transformed by that many threads, or with `python_multiprocessing=True` by
+    forked processes that receive and return raw array bytes (see _workers.py);
+    blocks come out in their input order either way. Random transforms then draw
+    in the order the workers reach them, so with a seed set their results are
+    reproducible only with one worker (as in MindSpore).
     """
 
     _MAP_KWARGS = ("python_multiprocessing", "max_rowsize", "cache", "callbacks", "offload")
@@ -493,6 +506,7 @@ class MapDataset(Dataset):
         out_names = as_column_list(output_columns) if output_columns is not None else list(in_names)
         self.output_columns = out_names
         self._layout, self._columns = _output_layout(child_columns, in_names, out_names, "map")
+        self.python_multiprocessing = bool(kwargs.get("python_multiprocessing"))
 
     def _size(self):
         return self._child._size()
@@ -530,18 +544,44 @@ class MapDataset(Dataset):
             position = end
         return columns
 
+    def _outputs(self, columns):
+        """The map's output columns for a block's input columns."""
+        outputs = self._transform(columns, _num_rows(columns))
+        if len(outputs) != len(self.output_columns):
+            raise RuntimeError(
+                f"Invalid columns, the number of columns returned in 'map' operations should match "
+                f"the number of 'output_columns', but got the number of columns returned in 'map' "
+                f"operations: {len(outputs)}, the number of 'output_columns': {len(self.output_columns)}."
+            )
+        return outputs
+
+    def _workers(self):
+        return self.num_parallel_workers or config._map_workers()
+
     def _run(self, state):
-        for block in self._child._run(state):
-            n = _num_rows(block)
-            if n == 0:
-                continue
-            outputs = self._transform([block[j] for j in self._in_index], n)
-            if len(outputs) != len(self.output_columns):
-                raise RuntimeError(
-                    f"Invalid columns, the number of columns returned in 'map' operations should match "
-                    f"the number of 'output_columns', but got the number of columns returned in 'map' "
-                    f"operations: {len(outputs)}, the number of 'output_columns': {len(self.output_columns)}."
-                )
+        blocks = (b for b in self._child._run(state) if _num_rows(b))
+        workers = self._workers()
+        if workers == 1:
+            for block in blocks:
+                outputs = self._outputs([block[j] for j in self._in_index])
+                yield [outputs[k] if kind == "out" else block[k] for kind, k in self._layout]
+            return
+        # Blocks go to the workers in order and come back in order; `sent` keeps each
+        # block's other columns until its outputs arrive.
+        if self.python_multiprocessing:
+            pool = _workers.ProcessWorkers(workers, self._outputs, _workers.encode_block, _workers.decode_block,
+                                           "map")
+        else:
+            pool = _workers.ThreadWorkers(workers, self._outputs, "map")
+        sent = collections.deque()
+
+        def requests():
+            for block in blocks:
+                sent.append(block)
+                yield [block[j] for j in self._in_index]
+
+        for outputs in _workers.ordered_results(requests(), pool, workers):
+            block = sent.popleft()
             yield [outputs[k] if kind == "out" else block[k] for kind, k in self._layout]
 
 
@@ -1066,6 +1106,80 @@ class ConcatDataset(Dataset):
 # --------------------------------------------------------------------------
 # Iterators
 
+class _Prefetcher:
+    """Runs a pass (a generator of blocks) in a background thread, up to `size` blocks ahead.
+
+    Note [prefetch]: the thread holds only the pass, the queue and a stop flag, never the
+    iterator, so an abandoned iterator is collected; closing its row generator closes
+    the prefetcher, which stops the thread (it sees the flag between blocks) and waits
+    for it, after the pass itself was closed in that thread (its worker pools shut
+    down). An error of the pass is raised in the consumer, the same exception object.
+    """
+
+    _END = object()
+
+    def __init__(self, blocks, size):
+        self._queue = queue.Queue(maxsize=size)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._produce, args=(blocks, self._queue, self._stop),
+                                        name="msrt-dataset-prefetch", daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def _produce(blocks, out, stop):
+        def put(item):
+            while not stop.is_set():
+                try:
+                    out.put(item, timeout=0.05)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        try:
+            for block in blocks:
+                if not put(block) or stop.is_set():
+                    break
+            else:
+                put(_Prefetcher._END)
+        except BaseException as error:  # raised again in the consumer
+            put(error)
+        finally:
+            blocks.close()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        item = self._queue.get()
+        if item is _Prefetcher._END:
+            self.close()
+            raise StopIteration
+        if isinstance(item, BaseException):
+            self.close()
+            raise item
+        return item
+
+    def close(self):
+        """Stops the background thread and waits for it (unless called from that thread: the
+        garbage collector may close an abandoned iterator there; the thread then stops after
+        its current block)."""
+        self._stop.set()
+        if threading.current_thread() is self._thread:
+            return
+        while self._thread.is_alive():
+            try:
+                while True:
+                    self._queue.get_nowait()
+            except queue.Empty:
+                pass
+            self._thread.join(0.05)
+
+
+def _prefetched(blocks, size):
+    return _Prefetcher(blocks, size)
+
+
 def _check_iterator_args(num_epochs, output_numpy, do_copy):
     type_check(num_epochs, (int,), "num_epochs")
     check_value(num_epochs, (-1, INT32_MAX), "num_epochs")
@@ -1092,13 +1206,23 @@ class _Iterator:
     def __iter__(self):
         return self
 
+    def _blocks(self):
+        """The blocks of one epoch: computed ahead by a background thread unless prefetch is off."""
+        if not config.get_enable_prefetch():
+            return self._dataset._run(self._state)
+        return _prefetched(self._dataset._run(self._state), config.get_prefetch_size())
+
     def _row_generator(self):
         select = self._column_index
-        for block in self._dataset._run(self._state):
-            if select is not None:
-                block = [block[j] for j in select]
-            for i in range(_num_rows(block)):
-                yield [_row(column, i) for column in block]
+        blocks = self._blocks()
+        try:
+            for block in blocks:
+                if select is not None:
+                    block = [block[j] for j in select]
+                for i in range(_num_rows(block)):
+                    yield [_row(column, i) for column in block]
+        finally:
+            blocks.close()
 
     def _convert(self, value):
         return value if self._output_numpy else to_tensor(value)

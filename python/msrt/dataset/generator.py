@@ -7,22 +7,13 @@ a tuple of values, one per column (a bare array or scalar is one column).
 
 Random-access sources may be read by `num_parallel_workers` workers: threads,
 or with `python_multiprocessing=True` processes forked at the start of each
-pass (Note [Fork] in src/runtime/fork.cc says why msrt survives a fork). Rows
-travel back from a process as raw array bytes behind a JSON header, never
-pickled, and come out in the sampler's order.
+pass (see _workers.py: rows travel back as raw array bytes behind a JSON
+header, never pickled) and come out in the sampler's order.
 """
-import builtins
-import collections
-import json
-import multiprocessing
-import struct
-import traceback
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from ._validate import as_column_list, check_bool, check_columns, check_source_params, type_check
-from . import datasets
+from . import _workers, datasets
 from .datasets import MappableDataset, _stack
 
 _ROW_TYPES = (int, float, str, bytes, np.ndarray, np.generic)
@@ -70,134 +61,11 @@ def _rows_to_block(rows, width):
     return [_stack([row[c] for row in rows]) for c in range(width)]
 
 
-# --------------------------------------------------------------------------
-# Blocks as bytes, between a worker process and the pipeline
-
-def _encode(block):
-    meta, buffers = [], []
-    for column in block:
-        arrays = [column] if isinstance(column, np.ndarray) else column
-        meta.append([isinstance(column, np.ndarray), [[a.dtype.str, list(a.shape)] for a in arrays]])
-        buffers.extend(np.ascontiguousarray(a).tobytes() for a in arrays)
-    header = json.dumps({"columns": meta}).encode()
-    return struct.pack("<I", len(header)) + header + b"".join(buffers)
-
-
-def _encode_error(error):
-    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-    header = json.dumps({"error": [type(error).__name__, str(error), text]}).encode()
-    return struct.pack("<I", len(header)) + header
-
-
-def _decode(payload):
-    data = bytearray(payload)  # writable arrays, as the in-process path gives
-    (length,) = struct.unpack_from("<I", data)
-    header = json.loads(data[4:4 + length].decode())
-    if "error" in header:
-        name, message, text = header["error"]
-        kind = getattr(builtins, name, None)
-        if not (isinstance(kind, type) and issubclass(kind, Exception)):
-            kind = RuntimeError
-        raise kind(f"{message}\n(raised by the source in a GeneratorDataset worker process:\n{text})")
-    offset, block = 4 + length, []
-    for stacked, arrays in header["columns"]:
-        column = []
-        for dtype, shape in arrays:
-            dtype = np.dtype(dtype)
-            count = int(np.prod(shape))
-            column.append(np.frombuffer(data, dtype, count, offset).reshape(shape))
-            offset += count * dtype.itemsize
-        block.append(column[0] if stacked else column)
-    return block
-
-
-def _worker_loop(connection, read):
-    """A worker process: reads index chunks, answers each with its block (or the error)."""
-    while True:
-        message = connection.recv_bytes()
-        if not message:
-            return
-        try:
-            answer = _encode(read(np.frombuffer(message, np.int64)))
-        except Exception as error:  # reported to the pipeline, which raises it
-            answer = _encode_error(error)
-        connection.send_bytes(answer)
-
-
-class _ProcessWorkers:
-    """Forked worker processes; chunk k goes to worker k % n, answers are read in order."""
-
-    def __init__(self, count, read):
-        context = multiprocessing.get_context("fork")
-        self._connections, self._processes = [], []
-        for _ in range(count):
-            parent, child = context.Pipe()
-            process = context.Process(target=_worker_loop, args=(child, read), daemon=True)
-            process.start()
-            child.close()
-            self._connections.append(parent)
-            self._processes.append(process)
-        self._sent = 0
-        self._waiting = [0] * count  # answers each worker still owes
-
-    def submit(self, chunk):
-        k = self._sent % len(self._connections)
-        self._connections[k].send_bytes(np.ascontiguousarray(chunk, np.int64).tobytes())
-        self._sent += 1
-        self._waiting[k] += 1
-        return lambda: self._receive(k)
-
-    def _receive(self, k):
-        try:
-            answer = self._connections[k].recv_bytes()
-        except EOFError:
-            self._processes[k].join(1)
-            raise RuntimeError(f"A GeneratorDataset worker process exited unexpectedly "
-                               f"(exit code {self._processes[k].exitcode}).") from None
-        self._waiting[k] -= 1
-        return _decode(answer)
-
-    def close(self):
-        """Stops the workers: idle ones are asked to exit, busy ones (an abandoned pass) terminated."""
-        for k, (process, connection) in enumerate(zip(self._processes, self._connections)):
-            if self._waiting[k] == 0 and process.is_alive():
-                try:
-                    connection.send_bytes(b"")
-                    process.join(5)
-                except OSError:
-                    pass
-            if process.is_alive():
-                process.terminate()
-            process.join()
-            connection.close()
-
-
-class _ThreadWorkers:
-    def __init__(self, count, read):
-        self._pool = ThreadPoolExecutor(count, thread_name_prefix="msrt-generator")
-        self._read = read
-
-    def submit(self, chunk):
-        return self._pool.submit(self._read, chunk).result
-
-    def close(self):
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-
 def _ordered_blocks(indices, workers, count):
-    """Blocks of the rows `indices` read by `workers`, in order, with 2 chunks in flight per worker."""
+    """Blocks of the rows `indices` read by `workers`, in order."""
     size = max(1, min(datasets._BLOCK_ROWS, -(-len(indices) // (4 * count))))
     chunks = (indices[i:i + size] for i in range(0, len(indices), size))
-    pending = collections.deque()
-    try:
-        for chunk in chunks:
-            pending.append(workers.submit(chunk))
-            if len(pending) >= 2 * count:
-                yield pending.popleft()()
-        while pending:
-            yield pending.popleft()()
-    finally:
-        workers.close()
+    return _workers.ordered_results(chunks, workers, count)
 
 
 # --------------------------------------------------------------------------
@@ -306,7 +174,11 @@ class GeneratorDataset(MappableDataset):
             for start in range(0, len(indices), datasets._BLOCK_ROWS):
                 yield self._read(indices[start:start + datasets._BLOCK_ROWS])
             return
-        pool = (_ProcessWorkers if self.python_multiprocessing else _ThreadWorkers)(workers, self._read)
+        if self.python_multiprocessing:
+            pool = _workers.ProcessWorkers(workers, self._read, _workers.encode_indices, _workers.decode_indices,
+                                           "GeneratorDataset")
+        else:
+            pool = _workers.ThreadWorkers(workers, self._read, "generator")
         yield from _ordered_blocks(indices, pool, workers)
 
     def _rows_of_iterable(self):

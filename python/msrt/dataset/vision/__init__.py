@@ -7,6 +7,7 @@
 from . import transforms, utils  # mindspore.dataset.vision.transforms and .utils
 from .transforms import (
     CenterCrop,
+    Decode,
     HWC2CHW,
     Normalize,
     RandomCrop,
@@ -20,6 +21,7 @@ from .utils import Border, Inter
 __all__ = [
     "Border",
     "CenterCrop",
+    "Decode",
     "HWC2CHW",
     "Inter",
     "Normalize",

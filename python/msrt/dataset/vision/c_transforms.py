@@ -1,6 +1,7 @@
 """Legacy module path of MindSpore 1.x scripts (`mindspore.dataset.vision.c_transforms`)."""
 from .transforms import (
     CenterCrop,
+    Decode,
     HWC2CHW,
     Normalize,
     RandomCrop,
@@ -14,6 +15,7 @@ from .utils import Border, Inter
 __all__ = [
     "Border",
     "CenterCrop",
+    "Decode",
     "HWC2CHW",
     "Inter",
     "Normalize",

@@ -478,3 +478,16 @@ class RandomHorizontalFlip(TensorOperation):
         out = rows.copy()
         out[flip] = np.flip(rows[flip], w_axis)
         return out
+
+
+DECODER_MISSING = ("msrt has no image decoder yet: JPEG/PNG decoding (vision.Decode, "
+                   "ImageFolderDataset(decode=True)) is not implemented. Read the encoded bytes (decode=False) "
+                   "and decode them in a Python map function with a library of your choice.")
+
+
+class Decode:
+    """`mindspore.dataset.vision.Decode`: not available in msrt yet; creating one raises
+    NotImplementedError (msrt has no JPEG/PNG decoder)."""
+
+    def __init__(self, to_pil=False):
+        raise NotImplementedError(DECODER_MISSING)
