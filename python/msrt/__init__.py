@@ -126,5 +126,5 @@ from . import dataset, nn, profiler, train  # noqa: E402,F401 - ms.nn etc., outs
 from . import amp  # noqa: E402
 from .profiler import Profiler  # noqa: E402
 from .train import (  # noqa: E402,F401 - ms.Model etc., outside __all__ as in MindSpore
-    BackupAndRestore, Callback, CheckpointConfig, EarlyStopping, LambdaCallback, LossMonitor, Model, ModelCheckpoint,
-    ReduceLROnPlateau, RunContext, TimeMonitor)
+    BackupAndRestore, Callback, CheckpointConfig, DynamicLossScaleManager, EarlyStopping, FixedLossScaleManager,
+    LambdaCallback, LossMonitor, LossScaleManager, Model, ModelCheckpoint, ReduceLROnPlateau, RunContext, TimeMonitor)

@@ -200,6 +200,10 @@ class _BackwardCall:
 
     def backward(self, dys):
         entry = self.entry
+        if _C._is_recording():  # a gradient being differentiated again: the graph's kernels are not recorded
+            raise RuntimeError(f"Higher-order gradients (grad of grad) through the compiled call '{entry.name}' are "
+                               f"not supported: call the function eagerly (PYNATIVE_MODE, without ms.jit) inside "
+                               f"the gradient that is differentiated again.")
         graph = entry.backwards.get(self.masks)
         if graph is None:
             graph = entry.backwards[self.masks] = _compile_backward(entry, self.masks, self.inputs, self.outs)
