@@ -58,23 +58,32 @@ def _data(batches=8, batch=16):
 class Losses(Callback):
     def __init__(self):
         self.values = []
+        self.overflows = []
+        self.scales = []
 
     def on_train_step_end(self, run_context):
-        self.values.append(float(run_context.original_args().net_outputs.asnumpy()))
+        out = run_context.original_args().net_outputs
+        if isinstance(out, tuple):  # TrainOneStepWithLossScaleCell: (loss, overflow, scale)
+            out, overflow, scale = out
+            self.overflows.append(bool(overflow.asnumpy()))
+            self.scales.append(float(scale.asnumpy()))
+        self.values.append(float(out.asnumpy()))
 
 
-def _train(level, epochs=6, **model_kwargs):
+def _train(level, epochs=6, losses=None, **model_kwargs):
     ms.set_seed(1)
     net = Net()
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     opt = nn.Momentum(net.trainable_params(), learning_rate=0.05, momentum=0.9)
     model = Model(net, loss, opt, amp_level=level, **model_kwargs)
-    losses = Losses()
+    losses = Losses() if losses is None else losses
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # float16 kernels computed through float32
         model.train(epochs, _data(), callbacks=[losses])
     if ms.get_context("mode") == ms.GRAPH_MODE:
-        assert ms._jit.compile_report(model.train_network), "the training step was not compiled"
+        step = model.train_network
+        compiled = step._scaled if isinstance(step, nn.TrainOneStepWithLossScaleCell) else step
+        assert ms._jit.compile_report(compiled), "the training step was not compiled"
     return net, losses.values
 
 
@@ -86,11 +95,17 @@ def _assert_converges(values):
 @pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
 def test_o2_casts_conv_dense_keeps_batchnorm_and_master_weights_float32(mode):
     ms.set_context(mode=mode)
-    net, values = _train("O2")
+    losses = Losses()
+    net, values = _train("O2", losses=losses)
     assert net.conv.seen[-1] == (ms.float16, ms.float16)
     assert net.fc.seen[-1] == (ms.float16, ms.float16)
     assert net.bn.seen[-1] == (ms.float32, ms.float32)
     assert all(p.dtype == ms.float32 for p in net.trainable_params())
+    # O2 trains with MindSpore's default DynamicLossScaleManager: 2**24 overflows float16, so the first steps
+    # are dropped and the scale halves until the gradients fit.
+    assert losses.scales[0] == 2.0 ** 24 and losses.overflows[0]
+    first_ok = losses.overflows.index(False)
+    assert all(losses.overflows[:first_ok]) and losses.scales[first_ok] == 2.0 ** (24 - first_ok)
     _assert_converges(values)
 
 
@@ -115,14 +130,16 @@ def test_o0_and_o1():
 
 
 def test_bfloat16_network_output_and_gradients():
-    net = amp.auto_mixed_precision(Net(), "O3", dtype=ms.bfloat16)
+    inner = Net()
+    net = amp.auto_mixed_precision(inner, "O3", dtype=ms.bfloat16)
     x, y = _data(1)[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = net(x)
-        grads = ms.grad(lambda a: net(a).astype(ms.float32).sum(), grad_position=None,
-                        weights=net.trainable_params())(x)
-    assert out.dtype == ms.bfloat16 and net.conv.seen[-1] == (ms.bfloat16, ms.bfloat16)
+        grads = ms.grad(lambda a: net(a).sum(), grad_position=None, weights=net.trainable_params())(x)
+    # O3 computes in bfloat16 and casts the network's output back to float32, as MindSpore does.
+    assert out.dtype == ms.float32 and inner.conv.seen[-1] == (ms.bfloat16, ms.bfloat16)
+    assert inner.fc.seen[-1] == (ms.bfloat16, ms.bfloat16)
     assert all(g.dtype == ms.float32 and np.isfinite(g.asnumpy()).all() for g in grads)
 
 
@@ -139,10 +156,12 @@ def test_build_train_network_and_errors():
     step = amp.build_train_network(net, opt, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
                                    level="O2")
     x, y = _data(1)[0]
+    assert isinstance(step, nn.TrainOneStepWithLossScaleCell)  # O2's default DynamicLossScaleManager
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        loss = step(x, y)
+        loss, overflow, scale = step(x, y)
     assert loss.dtype == ms.float32 and net.fc.seen[-1][0] == ms.float16
+    assert bool(overflow.asnumpy()) and float(scale.asnumpy()) == 2.0 ** 24
     with pytest.raises(ValueError, match="amp_level"):
         amp.auto_mixed_precision(Net(), "O4")
     with pytest.raises(ValueError, match="float16 or bfloat16"):
