@@ -9,7 +9,8 @@ from .model import Model
 from .loss_scale_manager import DynamicLossScaleManager, FixedLossScaleManager, LossScaleManager
 
 
-__all__ = ["Model", "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager", "Callback", "CheckpointConfig", "LossMonitor", "ModelCheckpoint", "ProgressBar", "RunContext",
+__all__ = ["Model", "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager",
+           "Callback", "CheckpointConfig", "LossMonitor", "ModelCheckpoint", "ProgressBar", "RunContext",
            "TimeMonitor", "BackupAndRestore", "LambdaCallback", "EarlyStopping", "ReduceLROnPlateau", "MAE", "MSE",
            "Accuracy", "Loss", "Metric", "Top1CategoricalAccuracy",
            "Top5CategoricalAccuracy", "TopKCategoricalAccuracy", "Precision", "Recall", "Fbeta", "F1",
