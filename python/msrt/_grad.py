@@ -424,3 +424,134 @@ def _call_cell_with_bprop(cell, *args):
 def _bprop_error(kind, cell, message):
     name = type(cell).__name__
     return kind(f"For user defined method 'bprop' of net '{name}', {message}")
+
+
+# --- gradient hooks ----------------------------------------------------------------------
+# Note [Gradient hooks]
+# ops.HookBackward and Cell.register_backward_hook are custom tape nodes whose
+# forward is the identity. HookBackward's node hands the gradient arriving at
+# its output to hook_fn(grad), whose result (if not None) flows on instead. A
+# Cell with backward hooks gets two nodes: one on its outputs, which keeps the
+# gradient of the outputs (MindSpore's grad_input), and one on its tensor
+# inputs, which calls hook_fn(cell_id, grad_input, grad_output) with the
+# gradients of the inputs (grad_output) and lets a non-None result replace
+# them. Hooks run only while a gradient is computed eagerly; in a graph being
+# compiled they are skipped with a warning, as MindSpore supports them in
+# PYNATIVE_MODE only.
+def _hook_grads(dys, like):
+    return tuple(_wrap(d) if d is not None else _op("zeros_like", f) for d, f in zip(dys, like))
+
+
+def _replacement(result, grads, where):
+    """The gradients a hook returned, checked against the ones it was given."""
+    if result is None:
+        return grads
+    new = result if isinstance(result, (tuple, list)) else (result,)
+    if len(new) != len(grads):
+        raise ValueError(f"{where}: the hook function must return None or {len(grads)} gradient(s), one per input, "
+                         f"but it returned {len(new)}.")
+    for i, (n, g) in enumerate(zip(new, grads)):
+        if not isinstance(n, Tensor):
+            raise TypeError(f"{where}: the gradient {i} the hook function returned must be a Tensor, but got "
+                            f"{type(n).__name__}.")
+        if n.shape != g.shape:
+            raise ValueError(f"{where}: the gradient {i} the hook function returned must have shape {g.shape}, but "
+                             f"got {n.shape}.")
+    return tuple(new)
+
+
+def _skipped_hook(what):
+    from ._warnings import MsrtWarning
+    import warnings
+
+    warnings.warn(f"{what} is only supported in PYNATIVE_MODE: it is skipped in the graph being compiled.",
+                  MsrtWarning, stacklevel=4)
+
+
+def _gate(inputs, node_factory):
+    """Records inputs → fresh copies of them as one custom node; returns the
+    copies (the inputs themselves when nothing is recorded)."""
+    fresh = [_fresh(t) for t in inputs]
+    node = node_factory(fresh)
+    if not record_custom([t._t for t in inputs], [f._t for f in fresh], node):
+        return list(inputs)
+    return fresh
+
+
+class _HookBackwardNode:
+    __slots__ = ("hook_fn", "fresh")
+
+    def __init__(self, hook_fn, fresh):
+        self.hook_fn, self.fresh = hook_fn, fresh
+
+    def backward(self, dys):
+        grads = _hook_grads(dys, self.fresh)
+        arg = grads[0] if len(grads) == 1 else grads
+        new = _replacement(self.hook_fn(arg), grads, "For 'HookBackward'")
+        return [g._t for g in new]
+
+
+def hook_backward(hook_fn, inputs):
+    """ops.HookBackward's forward: the inputs, with hook_fn called on their gradient."""
+    if _jit.capturing():
+        _skipped_hook("'HookBackward'")
+        return list(inputs)
+    if not _C._is_recording():
+        return list(inputs)
+    return _gate(inputs, lambda fresh: _HookBackwardNode(hook_fn, fresh))
+
+
+class _CellHookState:
+    __slots__ = ("grad_input",)
+
+    def __init__(self):
+        self.grad_input = None
+
+
+class _CellOutputGate:
+    __slots__ = ("state", "fresh")
+
+    def __init__(self, state, fresh):
+        self.state, self.fresh = state, fresh
+
+    def backward(self, dys):
+        self.state.grad_input = _hook_grads(dys, self.fresh)
+        return list(dys)
+
+
+class _CellInputGate:
+    __slots__ = ("cell", "state", "fresh")
+
+    def __init__(self, cell, state, fresh):
+        self.cell, self.state, self.fresh = cell, state, fresh
+
+    def backward(self, dys):
+        cell = self.cell
+        grads = _hook_grads(dys, self.fresh)
+        grad_input = self.state.grad_input if self.state.grad_input is not None else ()
+        cell_id = f"{cell.cls_name}({id(cell)})"
+        for hook in list(cell._backward_hooks.values()):
+            grads = _replacement(hook(cell_id, grad_input, grads), grads,
+                                 f"For the backward hook of '{cell.cls_name}'")
+        return [g._t for g in grads]
+
+
+def call_with_backward_hooks(cell, args, run):
+    """run(args) for a Cell with backward hooks (Note [Gradient hooks])."""
+    if _jit.capturing():
+        _skipped_hook("'register_backward_hook'")
+        return run(args)
+    if not _C._is_recording():
+        return run(args)
+    state = _CellHookState()
+    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    gated = _gate([args[i] for i in positions], lambda fresh: _CellInputGate(cell, state, fresh))
+    args = list(args)
+    for i, g in zip(positions, gated):
+        args[i] = g
+    out = run(tuple(args))
+    outputs = _flatten(out, [])
+    if not outputs:
+        return out
+    fresh = _gate(outputs, lambda f: _CellOutputGate(state, f))
+    return _rebuild(out, iter(fresh))

@@ -33,7 +33,8 @@ _state = _CallState()
 
 
 class _HookHandle:
-    """Returned by `register_forward_hook`; `remove()` unregisters the hook."""
+    """Returned by `register_forward_pre_hook`, `register_forward_hook` and
+    `register_backward_hook`; `remove()` unregisters the hook."""
 
     _next_id = 0
 
@@ -69,6 +70,7 @@ class Cell(_jit.GraphOwner):
         d["_scope_key"] = None
         d["_forward_pre_hooks"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
         d["_slow_call"] = self._has_bprop
         d["_flags"] = {}
         if flags:
@@ -368,9 +370,25 @@ class Cell(_jit.GraphOwner):
         self._update_slow_call()
         return handle
 
+    def register_backward_hook(self, hook_fn):
+        """`hook_fn(cell_id, grad_input, grad_output)` runs when the gradient
+        of the cell's inputs is computed (PYNATIVE_MODE): grad_input holds the
+        gradients of the cell's outputs, grad_output those of its tensor
+        inputs; a non-None result (a tuple, one per input) replaces
+        grad_output (Note [Gradient hooks] in msrt/_grad.py)."""
+        if not callable(hook_fn):
+            raise TypeError(f"When using 'register_backward_hook(hook_fn)', the type of 'hook_fn' must be python "
+                            f"function, but got {type(hook_fn)}.")
+        hooks = self.__dict__.setdefault("_backward_hooks", OrderedDict())
+        handle = _HookHandle(hooks, self)
+        hooks[handle.handle_id] = hook_fn
+        self._update_slow_call()
+        return handle
+
     def _update_slow_call(self):
         self.__dict__["_slow_call"] = bool(
-            self._forward_pre_hooks or self._forward_hooks or self._has_bprop or self._amp_dtype is not None
+            self._forward_pre_hooks or self._forward_hooks or self.__dict__.get("_backward_hooks")
+            or self._has_bprop or self._amp_dtype is not None
         )
 
     # --- calling -------------------------------------------------------------
@@ -415,17 +433,24 @@ class Cell(_jit.GraphOwner):
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
-        if self._amp_dtype is not None:
-            outputs = self._run_amp(args, kwargs)
-        elif self._has_bprop:
-            outputs = _call_with_bprop(self, args, kwargs)
+        if self.__dict__.get("_backward_hooks"):
+            from .. import _grad
+
+            outputs = _grad.call_with_backward_hooks(self, args, lambda a: self._run_construct(a, kwargs))
         else:
-            outputs = self.construct(*args, **kwargs)
+            outputs = self._run_construct(args, kwargs)
         for hook in list(self._forward_hooks.values()):
             result = hook(self, args, outputs)
             if result is not None:
                 outputs = result
         return outputs
+
+    def _run_construct(self, args, kwargs):
+        if self._amp_dtype is not None:
+            return self._run_amp(args, kwargs)
+        if self._has_bprop:
+            return _call_with_bprop(self, args, kwargs)
+        return self.construct(*args, **kwargs)
 
     def _run_amp(self, args, kwargs):
         """construct with floating inputs and trainable parameters in the

@@ -1,4 +1,4 @@
-"""`ops.operations.debug_ops`: Print, where MindSpore keeps it."""
-from ._primitives import Print
+"""`ops.operations.debug_ops`: Print and HookBackward, where MindSpore keeps them."""
+from ._primitives import HookBackward, Print
 
-__all__ = ["Print"]
+__all__ = ["HookBackward", "Print"]
