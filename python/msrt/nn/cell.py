@@ -357,6 +357,7 @@ class Cell(_jit.GraphOwner):
     def register_forward_pre_hook(self, hook_fn):
         """`hook_fn(cell, inputs)` runs before construct; a non-None result
         replaces the inputs."""
+        _check_hook("register_forward_pre_hook", hook_fn)
         handle = _HookHandle(self._forward_pre_hooks, self)
         self._forward_pre_hooks[handle.handle_id] = hook_fn
         self._update_slow_call()
@@ -365,6 +366,7 @@ class Cell(_jit.GraphOwner):
     def register_forward_hook(self, hook_fn):
         """`hook_fn(cell, inputs, outputs)` runs after construct; a non-None
         result replaces the outputs."""
+        _check_hook("register_forward_hook", hook_fn)
         handle = _HookHandle(self._forward_hooks, self)
         self._forward_hooks[handle.handle_id] = hook_fn
         self._update_slow_call()
@@ -376,9 +378,7 @@ class Cell(_jit.GraphOwner):
         gradients of the cell's outputs, grad_output those of its tensor
         inputs; a non-None result (a tuple, one per input) replaces
         grad_output (Note [Gradient hooks] in msrt/_grad.py)."""
-        if not callable(hook_fn):
-            raise TypeError(f"When using 'register_backward_hook(hook_fn)', the type of 'hook_fn' must be python "
-                            f"function, but got {type(hook_fn)}.")
+        _check_hook("register_backward_hook", hook_fn)
         hooks = self.__dict__.setdefault("_backward_hooks", OrderedDict())
         handle = _HookHandle(hooks, self)
         hooks[handle.handle_id] = hook_fn
@@ -502,6 +502,12 @@ class Cell(_jit.GraphOwner):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+
+def _check_hook(method, hook_fn):
+    if not callable(hook_fn):
+        raise TypeError(f"When using '{method}(hook_fn)', the type of 'hook_fn' must be python function, but got "
+                        f"{type(hook_fn)}.")
 
 
 def _call_with_bprop(cell, args, kwargs):
