@@ -54,7 +54,7 @@ from .common.parameter import Parameter, ParameterTuple  # noqa: E402
 from .common.seed import get_seed, set_seed  # noqa: E402
 from ._grad import grad, value_and_grad  # noqa: E402
 from . import ops  # noqa: E402
-from ._jit import jit, ms_function  # noqa: E402
+from ._jit import jit, jit_class, ms_function, mutable  # noqa: E402
 from ._vmap import vmap  # noqa: E402
 from .common import api as _common_api, tensor as _common_tensor  # noqa: E402,F401 - ms.common.api, ms.common.tensor
 from ._export import export  # noqa: E402
@@ -104,7 +104,9 @@ __all__ = [
     "grad",
     "value_and_grad",
     "jit",
+    "jit_class",
     "ms_function",
+    "mutable",
     "vmap",
     "export",
     "load",

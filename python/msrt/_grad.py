@@ -237,6 +237,7 @@ def _compiled(fn, body, kind):
     def call(*args, **kwargs):
         if not _compiles_whole(fn):
             return body(*args, **kwargs)
+        args, kwargs = _jit.graph_arguments(args, kwargs)
         return graphs(body, args, kwargs)
 
     call._graph_cache = graphs

@@ -391,6 +391,56 @@ class Cell(_jit.GraphOwner):
             or self._has_bprop or self._amp_dtype is not None
         )
 
+    # --- input signatures ----------------------------------------------------
+    def set_inputs(self, *inputs):
+        """Declares the inputs the cell is called with: Tensors whose shape may
+        hold None (or -1) for a dimension of any size, e.g.
+        `Tensor(shape=[None, 3], dtype=ms.float32)`, and other values. Calls
+        are checked against it (count, dtype, rank and the fixed
+        dimensions). msrt compiles one graph per concrete shape: a dynamic
+        dimension does not make one graph serve every size."""
+        from .._tensor import Tensor
+
+        if not inputs:
+            raise ValueError(f"For '{self.cls_name}', 'set_inputs' needs at least one input.")
+        for i, value in enumerate(inputs):
+            if isinstance(value, Tensor) or value is None or isinstance(value, (bool, int, float, tuple, list)):
+                continue
+            raise TypeError(f"For 'set_inputs', the {i}th input must be a Tensor, a scalar, a tuple or a list, but "
+                            f"got {type(value).__name__}.")
+        self.__dict__["_input_signature"] = tuple(inputs)
+
+    def get_inputs(self):
+        """What `set_inputs` declared, or None."""
+        signature = self.__dict__.get("_input_signature")
+        return list(signature) if signature is not None else None
+
+    def _check_signature(self, args):
+        from .._tensor import Tensor
+
+        signature = self.__dict__["_input_signature"]
+        if len(args) != len(signature):
+            raise ValueError(f"For '{self.cls_name}', the cell was called with {len(args)} inputs, but 'set_inputs' "
+                             f"declared {len(signature)}.")
+        for i, (arg, want) in enumerate(zip(args, signature)):
+            if not isinstance(want, Tensor):
+                continue
+            if not isinstance(arg, Tensor):
+                raise TypeError(f"For '{self.cls_name}', the {i}th input must be a Tensor as 'set_inputs' declared, "
+                                f"but got {type(arg).__name__}.")
+            if arg.dtype != want.dtype:
+                raise TypeError(f"For '{self.cls_name}', the dtype of the {i}th input must be {want.dtype} as "
+                                f"'set_inputs' declared, but got {arg.dtype}.")
+            shape = want.__dict__.get("dynamic_shape", want.shape)
+            if len(arg.shape) != len(shape):
+                raise ValueError(f"For '{self.cls_name}', the {i}th input must have {len(shape)} dimensions as "
+                                 f"'set_inputs' declared (shape {list(shape)}), but got shape {list(arg.shape)}.")
+            for axis, (got, expected) in enumerate(zip(arg.shape, shape)):
+                if expected != -1 and got != expected:
+                    raise ValueError(f"For '{self.cls_name}', dimension {axis} of the {i}th input must be "
+                                     f"{expected} as 'set_inputs' declared (shape {list(shape)}), but got shape "
+                                     f"{list(arg.shape)}.")
+
     # --- calling -------------------------------------------------------------
     def construct(self, *inputs, **kwargs):
         raise NotImplementedError(f"For '{self.cls_name}', the method 'construct' is not defined.")
@@ -404,6 +454,8 @@ class Cell(_jit.GraphOwner):
                 return self._run_slow(args, kwargs)
             return self.construct(*args, **kwargs)
         # A top-level call: the place for per-call checks.
+        if "_input_signature" in self.__dict__:
+            self._check_signature(args)
         if self._scope_key != (id(self), _context.get_context("reserve_class_name_in_scope")):
             self._assign_scopes()
         if _jit._state.capture is not None:  # called by a function being compiled
