@@ -56,8 +56,8 @@ def test_values_and_gradients_match_pytorch(mode):
 
     sens = ms.Tensor(np.float32(3.0))
     calls = net.calls
-    loss, ws = nn.ForwardValueAndGrad(net, weights, get_by_list=True, sens_param=True)(ms.Tensor(X), ms.Tensor(Y),
-                                                                                        sens)
+    step = nn.ForwardValueAndGrad(net, weights, get_by_list=True, sens_param=True)
+    loss, ws = step(ms.Tensor(X), ms.Tensor(Y), sens)
     if mode == ms.PYNATIVE_MODE:
         assert net.calls == calls + 1  # one forward pass for the value and the gradients
     _, (_, _, gw3, gb3) = _torch(net, 3.0)
