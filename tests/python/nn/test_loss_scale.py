@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import msrt as ms
-from msrt import amp, nn
+from msrt import amp, nn, ops
 from msrt.train import Model
 
 MODES = [ms.PYNATIVE_MODE, ms.GRAPH_MODE]
@@ -253,3 +253,33 @@ def test_model_with_loss_scale_manager_trains():
             assert scales[i] == scales[i - 1] / 2
     assert not overflows[-1]
     assert net.bn.gamma.dtype == ms.float32
+
+
+def test_a_subclass_with_its_own_construct_uses_mindspores_helpers():
+    class MyStep(nn.TrainOneStepWithLossScaleCell):
+        def construct(self, x, y):
+            weights = self.weights
+            loss = self.network(x, y)
+            scaling_sens = self.scale_sense
+            status, scaling_sens = self.start_overflow_check(loss, scaling_sens)
+            sens = ops.ones_like(loss) * ops.cast(scaling_sens, loss.dtype)
+            grads = self.grad(self.network, weights)(x, y, sens)
+            grads = tuple(g / scaling_sens for g in grads)
+            cond = self.get_overflow_status(status, grads)
+            overflow = self.process_loss_scale(cond)
+            if not overflow:
+                self.optimizer(grads)
+            return loss, cond, scaling_sens
+
+    ms.set_seed(3)
+    net = nn.Dense(4, 3)
+    step = MyStep(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), 0.1),
+                  nn.DynamicLossScaleUpdateCell(16.0, 2, 100))
+    _, mine = _step(nn.DynamicLossScaleUpdateCell(16.0, 2, 100))
+    x, y = _xy()
+    for _ in range(3):
+        a, b = step(x, y), mine(x, y)
+        np.testing.assert_allclose(a[0].asnumpy(), b[0].asnumpy(), rtol=1e-6)
+    big, _ = _xy(1e30)
+    loss, cond, _ = step(big, y)
+    assert bool(cond.asnumpy()) and float(step.scale_sense.asnumpy()) == 8

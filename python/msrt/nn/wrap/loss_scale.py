@@ -169,6 +169,25 @@ class TrainOneStepWithLossScaleCell(Cell):
         self.reducer_flag = False
         self.grad_reducer = None
         self._scaled = _ScaledGradients(network, self.weights, self.scale_sense)
+        from ..._grad import GradOperation
+
+        self.grad = GradOperation(get_by_list=True, sens_param=True)  # for subclasses' own construct
+
+    # MindSpore's helpers, for subclasses that write their own construct.
+    def start_overflow_check(self, pre_cond, compute_input):
+        """(status, compute_input): the overflow status is read from the
+        gradients by get_overflow_status, so the status here is a placeholder."""
+        return Tensor(False), compute_input
+
+    def get_overflow_status(self, status, compute_output):
+        """True (a bool Tensor) when any tensor of `compute_output` holds inf or NaN."""
+        return F.logical_not(grads_finite(list(compute_output)))
+
+    def process_loss_scale(self, overflow):
+        """Updates the scale through the update cell, if any; returns overflow."""
+        if self.loss_scaling_manager is not None:
+            return self.loss_scaling_manager(self.scale_sense, overflow)
+        return overflow
 
     def set_sense_scale(self, sens):
         """Sets the loss scale to the Tensor `sens`."""
@@ -193,8 +212,7 @@ class TrainOneStepWithLossScaleCell(Cell):
             loss, grads, overflow = self._scaled(*inputs)
         if self.grad_reducer is not None:
             grads = self.grad_reducer(grads)
-        if self.loss_scaling_manager is not None:
-            overflow = self.loss_scaling_manager(self.scale_sense, overflow)
+        overflow = self.process_loss_scale(overflow)
         if not bool(overflow.asnumpy()):
             with _span("update"):
                 self.optimizer(grads)
