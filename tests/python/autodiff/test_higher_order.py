@@ -136,3 +136,13 @@ def test_compiled_inner_calls_raise_for_higher_order():
     first = ms.grad(fn)
     with pytest.raises(RuntimeError, match="compiled call"):
         ms.grad(lambda a: ops.sum(first(a)))(ms.Tensor(X))
+
+
+def test_batch_norm_in_training_raises_for_higher_order():
+    bn = nn.BatchNorm1d(3)
+    bn.set_train()
+    x = ms.Tensor(RNG.random((4, 3)).astype(np.float32))
+    first = ms.grad(lambda a: ops.sum(bn(a) ** 3))
+    assert first(x).shape == (4, 3)
+    with pytest.raises(RuntimeError, match="through op 'batch_norm_grad'"):
+        ms.grad(lambda a: ops.sum(first(a)))(x)
