@@ -394,7 +394,7 @@ class Cell(_jit.GraphOwner):
     # --- input signatures ----------------------------------------------------
     def set_inputs(self, *inputs):
         """Declares the inputs the cell is called with: Tensors whose shape may
-        hold None (or -1) for a dimension of any size, e.g.
+        hold None for a dimension of any size, e.g.
         `Tensor(shape=[None, 3], dtype=ms.float32)`, and other values. Calls
         are checked against it (count, dtype, rank and the fixed
         dimensions). msrt compiles one graph per concrete shape: a dynamic
