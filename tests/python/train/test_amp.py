@@ -191,3 +191,26 @@ def test_loss_scalers_and_all_finite():
         amp.StaticLossScaler(0)
     with pytest.raises(ValueError, match="scale_window"):
         amp.DynamicLossScaler(8, 2, 0)
+
+
+def test_lists_and_output_casts_as_mindspore_defines_them():
+    names = [c.__name__ for c in amp.get_white_list()]
+    assert "Dense" in names and "Conv2d" in names
+    assert all(n in amp._WHITE_LIST_NAMES for n in names)
+    black = amp.get_black_list()
+    assert nn.BatchNorm1d in black and nn.BatchNorm2d in black
+    black.append(nn.Dense)  # a copy
+    assert nn.Dense not in amp.get_black_list()
+    x = _data(1)[0][0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for level, out_dtype in (("O1", ms.float32), ("O2", ms.float32), ("O3", ms.float32)):
+            inner = Net()
+            net = amp.auto_mixed_precision(inner, level)
+            assert net(x).dtype == out_dtype
+            conv_in = ms.float16 if level != "O0" else ms.float32
+            bn_in = ms.float16 if level == "O3" else ms.float32
+            assert inner.conv.seen[-1][0] == conv_in and inner.bn.seen[-1][0] == bn_in, level
+        inner = Net()
+        assert amp.auto_mixed_precision(inner, "O0") is inner
+        assert inner(x).dtype == ms.float32 and inner.conv.seen[-1][0] == ms.float32
