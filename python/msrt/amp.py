@@ -28,6 +28,7 @@ float32 and round back to `dtype`, as the context key enable_reduce_precision
 allows (see docs/runtime.md).
 """
 import abc
+import math
 
 from . import _structure, nn
 from ._tensor import Tensor
@@ -236,8 +237,9 @@ def _check_scale_value(value, where):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"For '{where}', the argument 'scale_value' must be int or float, but got "
                         f"{type(value).__name__}.")
-    if value <= 0:
-        raise ValueError(f"For '{where}', the argument 'scale_value' must be positive, but got {value}.")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"For '{where}', the argument 'scale_value' must be a finite positive number, but got "
+                         f"{value}.")
 
 
 class StaticLossScaler(LossScaler):

@@ -3,6 +3,7 @@
 `Model(loss_scale_manager=...)` or `amp.build_train_network`. A manager
 holds the settings; the training step gets them through `get_update_cell()`
 (Note [Loss-scaled training step] in msrt/nn/wrap/loss_scale.py)."""
+import math
 import numbers
 
 from .. import nn
@@ -30,6 +31,8 @@ def _check_number(value, name, where):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"For '{where}', the argument '{name}' must be int or float, but got "
                         f"{type(value).__name__}.")
+    if not math.isfinite(value):
+        raise ValueError(f"For '{where}', the argument '{name}' must be finite, but got {value}.")
 
 
 class FixedLossScaleManager(LossScaleManager):

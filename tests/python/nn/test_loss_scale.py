@@ -130,6 +130,10 @@ def test_train_one_step_with_loss_scale_errors():
         amp.DynamicLossScaleManager(scale_window=2.0)
     with pytest.raises(ValueError, match="scale_factor"):
         amp.DynamicLossScaleManager(scale_factor=0)
+    with pytest.raises(ValueError, match="finite"):
+        amp.FixedLossScaleManager(float("nan"))
+    with pytest.raises(ValueError, match="finite"):
+        nn.DynamicLossScaleUpdateCell(float("inf"), 2, 10)
     with pytest.raises(TypeError, match="loss_scale_manager"):
         Model(net, nn.MSELoss(), opt, loss_scale_manager=128)
     with pytest.raises(TypeError, match="loss_scale_manager"):

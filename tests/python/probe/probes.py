@@ -710,6 +710,11 @@ def first_columns(dataset):
     return next(dataset.create_tuple_iterator(columns=["nope"], num_epochs=1))
 
 
+def _declared(cell, *signature):
+    cell.set_inputs(*signature)
+    return cell
+
+
 def make_grad():
     import msrt as ms
     from msrt import ops
@@ -735,8 +740,28 @@ def make_grad():
         ("value_and_grad has_aux non-tuple", lambda: ms.value_and_grad(f, has_aux=True)(x)),
         ("grad sens wrong shape", lambda: ops.GradOperation(sens_param=True)(f)(x, ms.Tensor(np.ones(3, np.float32)))),
         ("GradOperation get_by_list no weights", lambda: ops.GradOperation(get_by_list=True)(f)(x)),
+        ("grad of grad through max pooling",
+         lambda: ms.grad(lambda a: ms.grad(lambda b: (ms.nn.MaxPool2d(2, 2)(b) ** 2).sum())(a).sum())(
+             ms.Tensor(np.ones((1, 1, 4, 4), np.float32)))),
+        ("HookBackward int hook", lambda: ops.HookBackward(5)),
+        ("HookBackward str input", lambda: ops.HookBackward(print)("a")),
+        ("HookBackward hook returns str", lambda: ms.grad(lambda y: ops.HookBackward(lambda g: "a")(y).sum())(x)),
+        ("HookBackward hook returns 3 grads",
+         lambda: ms.grad(lambda y: ops.HookBackward(lambda g: (g, g, g))(y).sum())(x)),
+        ("register_backward_hook int", lambda: ms.nn.ReLU().register_backward_hook(5)),
+        ("ForwardValueAndGrad int", lambda: ms.nn.ForwardValueAndGrad(5)),
+        ("ForwardValueAndGrad by list no weights", lambda: ms.nn.ForwardValueAndGrad(f, get_by_list=True)),
+        ("mutable str", lambda: ms.mutable("a")),
+        ("mutable deep list", lambda: ms.mutable(DEEP_LIST)),
+        ("mutable dynamic_len scalar", lambda: ms.mutable(1, dynamic_len=True)),
+        ("jit_class function", lambda: ms.jit_class(f)),
+        ("set_inputs object", lambda: ms.nn.ReLU().set_inputs(object())),
+        ("set_inputs then wrong rank",
+         lambda: _declared(ms.nn.ReLU(), ms.Tensor(shape=[None, 2], dtype=ms.float32))(x)),
     ]:
         p.append((f"grad.{label}", fn, TYPED))
+    p.append(("grad of grad correct", lambda: ms.grad(lambda y: ms.grad(f)(y).sum())(x),
+              Ok(lambda r: np.allclose(r.asnumpy(), [2.0, 2.0]), "[2, 2]")))
     # MindSpore's rule: a non-scalar output is differentiated with sens = ones.
     p.append(("grad of non-scalar output", lambda: ms.grad(lambda y: y * 2)(x),
               Ok(lambda r: np.allclose(r.asnumpy(), [2.0, 2.0]), "[2, 2]")))
@@ -971,6 +996,21 @@ def make_train():
         ("amp build_train_network level",
          lambda: amp.build_train_network(nn.Dense(3, 2), nn.SGD(nn.Dense(3, 2).trainable_params(), 0.1), level="O9")),
         ("amp all_finite str", lambda: amp.all_finite("a")),
+        ("FixedLossScaleManager zero", lambda: amp.FixedLossScaleManager(0)),
+        ("FixedLossScaleManager str", lambda: amp.FixedLossScaleManager("a")),
+        ("FixedLossScaleManager nan", lambda: amp.FixedLossScaleManager(math.nan).get_update_cell()(
+            ms.Parameter(t(), name="s"), ms.Tensor(False))),
+        ("DynamicLossScaleManager window huge float", lambda: amp.DynamicLossScaleManager(scale_window=1e300)),
+        ("DynamicLossScaleManager factor negative", lambda: amp.DynamicLossScaleManager(scale_factor=-2)),
+        ("DynamicLossScaleManager inf scale", lambda: amp.DynamicLossScaleManager(math.inf).get_update_cell()),
+        ("Model loss_scale_manager str", lambda: model(loss_scale_manager="dynamic")),
+        ("TrainOneStepWithLossScaleCell scale list",
+         lambda: nn.TrainOneStepWithLossScaleCell(nn.Dense(3, 2), nn.SGD(nn.Dense(3, 2).trainable_params(), 0.1),
+                                                  [1.0])),
+        ("TrainOneStepWithLossScaleCell scale shape",
+         lambda: nn.TrainOneStepWithLossScaleCell(nn.Dense(3, 2), nn.SGD(nn.Dense(3, 2).trainable_params(), 0.1),
+                                                  t(2, 2))),
+        ("DynamicLossScaleUpdateCell window zero", lambda: nn.DynamicLossScaleUpdateCell(8.0, 2, 0)),
     ]:
         p.append((f"train.{label}", fn, TYPED))
     return p

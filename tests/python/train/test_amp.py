@@ -189,6 +189,8 @@ def test_loss_scalers_and_all_finite():
     assert float(dyn.scale_value.asnumpy()) == 1024
     with pytest.raises(ValueError, match="scale_value"):
         amp.StaticLossScaler(0)
+    with pytest.raises(ValueError, match="finite"):
+        amp.DynamicLossScaler(float("inf"), 2, 2)
     with pytest.raises(ValueError, match="scale_window"):
         amp.DynamicLossScaler(8, 2, 0)
 

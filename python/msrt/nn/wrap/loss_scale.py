@@ -13,6 +13,7 @@ update and the optimizer run as graphs of their own. A step called inside a
 function being compiled must read `overflow`, which jit_syntax_level decides
 (STRICT raises, LAX runs the step eagerly).
 """
+import math
 import numbers
 
 from ... import _C, _jit
@@ -50,8 +51,9 @@ def _check_positive_int(value, name, where):
 def _check_loss_scale_value(value, where):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"For '{where}', the 'loss_scale_value' must be float, but got {type(value).__name__}.")
-    if value <= 0:
-        raise ValueError(f"For '{where}', the 'loss_scale_value' must be greater than 0, but got {value}.")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"For '{where}', the 'loss_scale_value' must be a finite number greater than 0, but got "
+                         f"{value}.")
 
 
 class DynamicLossScaleUpdateCell(Cell):
@@ -66,9 +68,9 @@ class DynamicLossScaleUpdateCell(Cell):
         if isinstance(scale_factor, bool) or not isinstance(scale_factor, numbers.Real):
             raise TypeError(f"For 'DynamicLossScaleUpdateCell', the 'scale_factor' must be int or float, but got "
                             f"{type(scale_factor).__name__}.")
-        if scale_factor <= 0:
-            raise ValueError(f"For 'DynamicLossScaleUpdateCell', the 'scale_factor' must be greater than 0, but got "
-                             f"{scale_factor}.")
+        if not math.isfinite(scale_factor) or scale_factor <= 0:
+            raise ValueError(f"For 'DynamicLossScaleUpdateCell', the 'scale_factor' must be a finite number greater "
+                             f"than 0, but got {scale_factor}.")
         _check_positive_int(scale_window, "scale_window", "DynamicLossScaleUpdateCell")
         self.loss_scale_value = loss_scale_value
         self.scale_factor = float(scale_factor)
