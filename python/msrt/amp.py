@@ -7,8 +7,9 @@ the Parameters themselves stay float32 (the master weights the optimizer
 updates), and gradients reach them through the casts. Levels, as MindSpore defines them:
   O0  nothing changes;
   O1  the white-listed cells (`get_white_list()`: convolutions, Dense, the
-      recurrent cells) compute in `dtype`, their outputs are cast back to
-      float32;
+      recurrent cells) and the white-listed primitives a cell holds as
+      attributes (ops.MatMul, BatchMatMul, Conv2D, ReLU...) compute in
+      `dtype`, their outputs are cast back to float32;
   O2  the whole network computes in `dtype` except the black-listed cells
       (`get_black_list()`: BatchNorm1d/2d/3d, LayerNorm), which compute in
       float32 and hand `dtype` on; the network's output is cast to float32;
@@ -16,8 +17,8 @@ updates), and gradients reach them through the casts. Levels, as MindSpore defin
       statistics are not trainable and stay float32); the output is cast to
       float32.
 A list names classes that msrt's `nn` does not define yet are skipped.
-MindSpore's O1 also casts white-listed primitives called directly in a
-`construct` (ops.MatMul, ops.ReLU...); msrt's O1 casts cells only.
+MindSpore's O1 also casts the functional forms of those primitives called
+in a `construct` (ops.matmul(...)); msrt's O1 does not.
 `build_train_network` (and `Model(amp_level=...)`) also computes the loss in
 float32: the network's output is cast before the loss function. At O2 it
 trains with a DynamicLossScaleManager unless given another
@@ -30,7 +31,7 @@ allows (see docs/runtime.md).
 import abc
 import math
 
-from . import _structure, nn
+from . import _structure, nn, ops
 from ._tensor import Tensor
 from .common import dtype as mstype
 from .common.parameter import Parameter
@@ -46,6 +47,8 @@ __all__ = ["auto_mixed_precision", "build_train_network", "DynamicLossScaler", "
 _WHITE_LIST_NAMES = ("Conv1d", "Conv2d", "Conv3d", "Conv1dTranspose", "Conv2dTranspose", "Conv3dTranspose", "Dense",
                      "LSTMCell", "RNNCell", "GRUCell")
 _BLACK_LIST_NAMES = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm")
+_WHITE_LIST_PRIMITIVE_NAMES = ("Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "Conv2DBackpropInput",
+                               "MatMul", "BatchMatMul", "PReLU", "ReLU", "Ger")
 _LEVELS = ("O0", "O1", "O2", "O3")
 
 
@@ -83,10 +86,16 @@ def auto_mixed_precision(network, amp_level="O0", dtype=mstype.float16):
     _check_dtype(dtype, "auto_mixed_precision")
     if amp_level == "O1":
         white = tuple(get_white_list())
+        primitives = tuple(getattr(ops, n) for n in _WHITE_LIST_PRIMITIVE_NAMES
+                           if isinstance(getattr(ops, n, None), type))
         for _, cell in network.cells_and_names():
             if isinstance(cell, white):
                 cell.to_float(dtype)
                 cell._set_amp(dtype, output_dtype=mstype.float32)
+            elif cell._amp_dtype is None:
+                for name, value in list(vars(cell).items()):
+                    if isinstance(value, primitives):
+                        cell.__dict__[name] = _AmpPrimitive(value, dtype)
     elif amp_level in ("O2", "O3"):
         network.to_float(dtype)
         if amp_level == "O2":
@@ -97,6 +106,31 @@ def auto_mixed_precision(network, amp_level="O0", dtype=mstype.float16):
                     cell._set_amp(mstype.float32, output_dtype=dtype)
         network = _OutputTo32(network)
     return network
+
+
+class _AmpPrimitive:
+    """A white-listed primitive held by a cell, computed in `dtype` with its
+    floating outputs cast to float32 (O1). Other attributes are the primitive's."""
+
+    def __init__(self, primitive, dtype):
+        self.__dict__["_primitive"] = primitive
+        self.__dict__["_dtype"] = dtype
+
+    def __call__(self, *args, **kwargs):
+        args = tuple(_cast_low(a, self._dtype) for a in args)
+        return _cast_float32(self._primitive(*args, **kwargs))
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_primitive"], name)
+
+    def __repr__(self):
+        return repr(self._primitive)
+
+
+def _cast_low(value, dtype):
+    if isinstance(value, Tensor) and value.dtype == mstype.float32:
+        return F.cast(value, dtype)
+    return value
 
 
 class _OutputTo32(nn.Cell):

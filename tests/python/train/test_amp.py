@@ -236,3 +236,32 @@ def test_dynamic_loss_scale_example_runs_to_the_end():
     assert losses[-1] < 0.7 * losses[0]
     assert int(epochs[0][3]) >= 1 and int(epochs[0][2]) < 2 ** 16  # 2**16 overflowed float16 and was halved
     assert "first layer computes in Float16, BatchNorm in Float32, master weights Float32" in proc.stdout
+
+
+def test_o1_casts_white_listed_primitives_held_by_cells():
+    class Head(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.matmul = ms.ops.MatMul(transpose_b=True)
+            self.w = ms.Parameter(ms.Tensor(np.random.default_rng(2).standard_normal((5, 7)).astype(np.float32)),
+                                  name="w")
+
+        def construct(self, x):
+            return self.matmul(x, self.w)
+
+    def is_float16(a):
+        return np.array_equal(a, a.astype(np.float16).astype(np.float32))
+
+    x = np.random.default_rng(3).standard_normal((4, 7)).astype(np.float32)
+    head = Head()
+    ref = head(ms.Tensor(x)).asnumpy()
+    assert not is_float16(ref)
+    amp.auto_mixed_precision(head, "O1")
+    assert head.matmul.name == "MatMul"  # the primitive's attributes are still there
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = head(ms.Tensor(x))
+        grads = ms.grad(lambda a: head(a).sum(), grad_position=None, weights=head.trainable_params())(ms.Tensor(x))
+    assert out.dtype == ms.float32 and is_float16(out.asnumpy())  # computed in float16, handed on as float32
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=2e-2, atol=2e-2)
+    assert grads[0].dtype == ms.float32 and head.w.dtype == ms.float32
