@@ -13,6 +13,9 @@ packages=(
   libgtest-dev libbenchmark-dev nlohmann-json3-dev libdnnl-dev ocl-icd-opencl-dev
   dataset-fashion-mnist
   python3-dev python3-venv python3-numpy python3-pytest pybind11-dev
+  # MindSpore's checkpoint schema (protoc, libprotobuf); the Python module
+  # builds the independent files the checkpoint tests read.
+  libprotobuf-dev protobuf-compiler python3-protobuf
   # The linters `make lint` runs (scripts/lint.sh).
   clang-format clang-tidy flake8 python3-flake8-builtins python3-pep8-naming
   # The peer the gradient tests compare with.

@@ -20,7 +20,7 @@ LAYERS = [
      "errors, values, dtypes, shapes, devices, logging, tensors, the thread pool, the `Allocator` interface"),
     ("io", ["src/io"], "file formats: checkpoints, MNIST IDX"),
     ("context", ["src/context", "include/msrt/context", "include/msrt/msrt.h"],
-     "the option tables of the three contexts, their typed handles, and the store"),
+     "the option tables of the four contexts (runtime, auto-parallel, parameter server, offload), their typed handles, and the store"),
     ("memory", ["src/memory"], "the caching CPU allocator (implements core's `Allocator`)"),
     ("ops", ["src/ops", "include/msrt/op_call.h", "include/msrt/ops.h"],
      "one `OpDef` per op; the public op API (`op_call.h`, and `ops.h` generated from the declarations)"),

@@ -10,6 +10,7 @@ TITLES = {
     "context": "set_context / get_context",
     "auto_parallel_context": "set_auto_parallel_context / get_auto_parallel_context",
     "ps_context": "set_ps_context / get_ps_context",
+    "offload_context": "set_offload_context / get_offload_context",
 }
 
 

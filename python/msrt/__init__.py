@@ -43,6 +43,8 @@ from .context import (  # noqa: E402
     set_auto_parallel_context,
     set_context,
     set_ps_context,
+    get_offload_context,
+    set_offload_context,
 )
 
 # Tensors, dtypes, parameters, ops and autodiff (`ms.Tensor`, `ms.float32`, ...).
@@ -55,6 +57,7 @@ from .common.seed import get_seed, set_seed  # noqa: E402
 from ._grad import grad, value_and_grad  # noqa: E402
 from . import ops  # noqa: E402
 from ._jit import jit, jit_class, ms_function, mutable  # noqa: E402
+from .common.jit_config import JitConfig, get_jit_config  # noqa: E402
 from ._vmap import vmap  # noqa: E402
 from .common import api as _common_api, tensor as _common_tensor  # noqa: E402,F401 - ms.common.api, ms.common.tensor
 from ._export import export  # noqa: E402
@@ -93,6 +96,8 @@ __all__ = [
     "set_auto_parallel_context",
     "set_context",
     "set_ps_context",
+    "set_offload_context",
+    "get_offload_context",
     "MsrtWarning",
     "ContextDeprecationWarning",
     "DeviceNotApplicableWarning",
@@ -107,6 +112,8 @@ __all__ = [
     "jit_class",
     "ms_function",
     "mutable",
+    "JitConfig",
+    "get_jit_config",
     "vmap",
     "export",
     "load",

@@ -32,6 +32,7 @@ with jit_syntax_level=STRICT it is an error naming the line; with LAX or
 COMPATIBLE the callable runs eagerly instead, with a warning saying why
 (Note [Capture fallback]).
 """
+import contextlib
 import functools
 import os
 import threading
@@ -42,6 +43,7 @@ from . import _C
 from . import _custom_grad, _graph_files, _structure
 from . import context as _context
 from ._tensor import _FLOAT_NAMES, Tensor, _wrap
+from .common.jit_config import JitConfig
 from ._warnings import MsrtWarning
 
 __all__ = ["jit", "ms_function", "host_value", "host_call", "capturing", "compile_report", "mutable", "jit_class"]
@@ -394,13 +396,24 @@ def compiled_function(name, owner=None, owner_is_first_argument=False, key_train
 
 
 # --- Cells ----------------------------------------------------------------------------------
+def _jit_config_scope(jit_config, where):
+    """The settings of a network's ms.JitConfig (None: the context's) for its compiles and calls."""
+    if jit_config is None:
+        return contextlib.nullcontext()
+    if not isinstance(jit_config, JitConfig):
+        raise TypeError(f"For '{where}', the argument 'jit_config' must be a JitConfig, but got "
+                        f"{type(jit_config).__name__}.")
+    return jit_config.applied()
+
+
 def call_cell(cell, args, kwargs):
-    """A top-level call of `cell` in GRAPH_MODE."""
+    """A top-level call of `cell` in GRAPH_MODE (under its own JitConfig, if set)."""
     graphs = cell.__dict__.get("_graph_cache")
     if graphs is None:
         graphs = cell.__dict__["_graph_cache"] = compiled_function(f"{cell.cls_name}", cell, key_training=True)
     args, kwargs = graph_arguments(args, kwargs)
-    return graphs(cell._run_top, args, kwargs)
+    with _jit_config_scope(cell.__dict__.get("_jit_config"), "Cell.set_jit_config"):
+        return graphs(cell._run_top, args, kwargs)
 
 
 def call_nested_cell(cell, args, kwargs):
@@ -432,6 +445,7 @@ def jit(function=None, mode="PSJit", input_signature=None, hash_args=None, jit_c
     which then keep the free variables they were first compiled with."""
     if mode not in ("PSJit", "PIJit"):
         raise ValueError(f"For 'jit', the 'mode' must be 'PSJit' or 'PIJit', but got {mode!r}.")
+    _jit_config_scope(jit_config, "jit")  # checks its type now
 
     def wrap(fn):
         if not callable(fn):
@@ -447,7 +461,8 @@ def jit(function=None, mode="PSJit", input_signature=None, hash_args=None, jit_c
             if _state.capture is not None:  # inside another capture: inline
                 return fn(*args, **kwargs)
             args, kwargs = graph_arguments(args, kwargs)
-            return graphs(fn, args, kwargs)
+            with _jit_config_scope(jit_config, "jit"):
+                return graphs(fn, args, kwargs)
 
         compiled._graph_cache = graphs
         compiled.__wrapped_jit__ = fn

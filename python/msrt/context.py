@@ -25,8 +25,10 @@ reset_auto_parallel_context = _C.reset_auto_parallel_context
 set_ps_context = _C.set_ps_context
 get_ps_context = _C.get_ps_context
 reset_ps_context = _C.reset_ps_context
+set_offload_context = _C.set_offload_context
+get_offload_context = _C.get_offload_context
 
-_FAMILIES = ("context", "auto_parallel_context", "ps_context")
+_FAMILIES = ("context", "auto_parallel_context", "ps_context", "offload_context")
 
 
 class ParallelMode:
@@ -57,7 +59,7 @@ class Explanation(dict):
 
 
 def explain(key):
-    """Explains one key of any of the three contexts."""
+    """Explains one key of any of the contexts."""
     return Explanation(*_C.explain(_family_of(key), key))
 
 
@@ -144,6 +146,8 @@ __all__ = [
     "set_ps_context",
     "get_ps_context",
     "reset_ps_context",
+    "set_offload_context",
+    "get_offload_context",
     "explain",
     "summary",
     "options",

@@ -1,4 +1,4 @@
-// The three contexts. Every key goes through the same generic calls: the
+// The four contexts. Every key goes through the same generic calls: the
 // binding knows no key by name (DESIGN.md, "one declaration per option").
 #include <pybind11/stl.h>
 
@@ -17,7 +17,7 @@ Family FamilyFromName(const std::string& name) {
     if (context::FamilyName(family) == name) return family;
   }
   throw ValueError("unknown context family '" + name +
-                   "'; expected 'context', 'auto_parallel_context' or 'ps_context'.");
+                   "'; expected 'context', 'auto_parallel_context', 'ps_context' or 'offload_context'.");
 }
 
 py::dict OptionInfoToDict(const context::OptionInfo& info) {
@@ -75,6 +75,26 @@ void BindContext(py::module_& m) {
     }
   }
 
+  // MindSpore's offload context takes and gives one dict.
+  m.def(
+      "set_offload_context",
+      [](py::handle offload_config) {
+        if (!py::isinstance<py::dict>(offload_config)) {
+          throw TypeError(
+              StrCat("For 'context.set_offload_context', the argument 'offload_config' must be dict, but "
+                     "got ",
+                     std::string(py::str(offload_config.get_type().attr("__name__"))), "."));
+        }
+        context::Global().Set(Family::kOffload, ToDict(offload_config.cast<py::dict>()));
+      },
+      py::arg("offload_config"), "Validates every key, then stores them all at once; on any error nothing changes.");
+  m.def("get_offload_context", [] {
+    py::dict out;
+    for (const auto& info : context::Global().Options(Family::kOffload)) {
+      out[py::str(info.name)] = FromValue(context::Global().Get(Family::kOffload, info.name));
+    }
+    return out;
+  });
   m.def("family_of", [](const std::string& key) -> py::object {
     for (int i = 0; i < context::kFamilyCount; ++i) {
       auto family = static_cast<Family>(i);

@@ -7,10 +7,42 @@
 #include "core/file_io.h"
 #include "io/checkpoint.h"
 #include "io/idx.h"
+#include "io/mindspore_checkpoint.h"
 #include "ir/serialize.h"
 #include "msrt/core/errors.h"
 
 namespace msrt::python {
+namespace {
+
+// Views of (name, dtype code, shape, buffer) entries; the buffers stay
+// requested (and the names owned) while the views are used.
+struct CheckpointViews {
+  explicit CheckpointViews(const py::list& entries) {
+    names.reserve(entries.size());
+    buffers.reserve(entries.size());
+    for (py::handle entry : entries) {
+      auto tuple = entry.cast<py::tuple>();
+      names.push_back(tuple[0].cast<std::string>());
+      auto code = tuple[1].cast<int>();  // -1: a string, its UTF-8 in the buffer
+      if (code < -1 || code >= kDTypeCount) throw ValueError(StrCat("invalid dtype code ", code));
+      buffers.push_back(tuple[3].cast<py::buffer>().request());
+      const py::buffer_info& info = buffers.back();
+      io::CheckpointTensorView view;
+      view.is_string = code == -1;
+      view.dtype = code == -1 ? DType::kUInt8 : static_cast<DType>(code);
+      view.shape = tuple[2].cast<std::vector<int64_t>>();
+      view.data = std::string_view(static_cast<const char*>(info.ptr),
+                                   static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize));
+      views.push_back(std::move(view));
+    }
+    for (size_t i = 0; i < views.size(); ++i) views[i].name = names[i];
+  }
+  std::vector<std::string> names;
+  std::vector<py::buffer_info> buffers;
+  std::vector<io::CheckpointTensorView> views;
+};
+
+}  // namespace
 
 void BindIo(py::module_& m) {
   m.def(
@@ -48,50 +80,62 @@ void BindIo(py::module_& m) {
 
   m.def(
       "_save_checkpoint",
-      [](const std::string& path, const py::list& entries) {
-        std::vector<io::CheckpointTensorView> views;
-        std::vector<std::string> names;
-        std::vector<py::buffer_info> buffers;
-        names.reserve(entries.size());
-        buffers.reserve(entries.size());
-        for (py::handle entry : entries) {
-          auto tuple = entry.cast<py::tuple>();
-          names.push_back(tuple[0].cast<std::string>());
-          auto code = tuple[1].cast<int>();
-          if (code < 0 || code >= kDTypeCount) throw ValueError(StrCat("invalid dtype code ", code));
-          buffers.push_back(tuple[3].cast<py::buffer>().request());
-          const py::buffer_info& info = buffers.back();
-          io::CheckpointTensorView view;
-          view.dtype = static_cast<DType>(code);
-          view.shape = tuple[2].cast<std::vector<int64_t>>();
-          view.data = std::string_view(static_cast<const char*>(info.ptr),
-                                       static_cast<size_t>(info.size) * static_cast<size_t>(info.itemsize));
-          views.push_back(std::move(view));
-        }
-        for (size_t i = 0; i < views.size(); ++i) views[i].name = names[i];
+      [](const std::string& path, const py::list& entries, const std::string& format, bool crc) {
+        CheckpointViews views(entries);
         py::gil_scoped_release release;
-        io::SaveCheckpoint(path, views);
+        if (format == "msrt") {
+          io::SaveCheckpoint(path, views.views);
+        } else if (format == "mindspore") {
+          io::SaveMindSporeCheckpoint(path, views.views, crc);
+        } else {
+          throw ValueError(StrCat("unknown checkpoint format '", format, "'"));
+        }
       },
-      py::arg("path"), py::arg("entries"),
-      "Writes a checkpoint of (name, dtype code, shape, C-contiguous little-endian buffer) entries.");
+      py::arg("path"), py::arg("entries"), py::arg("format") = "mindspore", py::arg("crc") = true,
+      "Writes a checkpoint of (name, dtype code, shape, C-contiguous little-endian buffer) entries (code -1: "
+      "a string, its UTF-8 in the buffer) in MindSpore's format (`crc`: its crc_num trailer) or msrt's own.");
   m.def(
       "_load_checkpoint",
       [](const std::string& path) {
         std::string data;
+        io::CheckpointFormat format;
         std::vector<io::CheckpointTensor> tensors;
+        io::MindSporeCheckpoint mindspore;
         {
           py::gil_scoped_release release;
           data = ReadFile(path);
-          tensors = io::DecodeCheckpoint(data, path);
+          format = io::DetectCheckpointFormat(data);
+          if (format == io::CheckpointFormat::kMsrt) {
+            tensors = io::DecodeCheckpoint(data, path);
+          } else {
+            mindspore = io::DecodeMindSporeCheckpoint(data, path);
+            data.clear();
+            data.shrink_to_fit();
+          }
         }
         py::list out;
-        for (const io::CheckpointTensor& t : tensors) {
-          out.append(py::make_tuple(t.name, static_cast<int>(t.dtype), py::tuple(py::cast(t.shape)), t.data_offset,
-                                    t.data_size));
+        if (format == io::CheckpointFormat::kMsrt) {
+          for (const io::CheckpointTensor& t : tensors) {
+            out.append(py::make_tuple(t.name, static_cast<int>(t.dtype), py::tuple(py::cast(t.shape)), t.data_offset,
+                                      t.data_size));
+          }
+          return py::make_tuple("msrt", py::bytes(data), out, true);
         }
-        return py::make_tuple(py::bytes(data), out);
+        for (io::MindSporeCheckpointEntry& e : mindspore.entries) {
+          if (e.is_string) {
+            out.append(py::make_tuple(e.name, -1, py::tuple(), py::str(e.text)));
+          } else {
+            out.append(
+                py::make_tuple(e.name, static_cast<int>(e.dtype), py::tuple(py::cast(e.shape)), py::bytes(e.data)));
+            std::string().swap(e.data);
+          }
+        }
+        return py::make_tuple("mindspore", py::none(), out, mindspore.has_crc);
       },
-      py::arg("path"), "(file bytes, [(name, dtype code, shape, data offset, data size)]) of a checked checkpoint.");
+      py::arg("path"),
+      "(format, file bytes, entries, has_crc) of a checked checkpoint in msrt's format (\"msrt\": entries "
+      "(name, dtype code, shape, data offset, data size)) or MindSpore's (\"mindspore\": entries (name, dtype "
+      "code, shape, data bytes), or (name, -1, (), str) for strings).");
   m.def(
       "_check_graph_record",
       [](const py::bytes& data, const std::string& kind, const std::string& what) {

@@ -105,18 +105,30 @@ bool VerifyEnabled() {
 
 }  // namespace
 
+JitLevel ParseJitLevel(std::string_view text) {
+  if (text.empty()) return JitLevel::kAuto;
+  if (text == "O0") return JitLevel::kO0;
+  if (text == "O1") return JitLevel::kO1;
+  MSRT_INTERNAL_ASSERT(text == "O2", "unknown jit_level '", text, "'");
+  return JitLevel::kO2;
+}
+
 bool SwitchOn(PassSwitch which, const PassContext& context) {
   switch (which) {
     case PassSwitch::kAlways: return true;
-    case PassSwitch::kGraphKernel: return context.flags.enabled();
+    case PassSwitch::kGraphKernel:
+      return context.flags.enabled() || context.jit_level == JitLevel::kO1 || context.jit_level == JitLevel::kO2;
   }
   return false;
 }
 
 bool PassEnabled(const PassDef& pass, const PassContext& context) {
   if (!SwitchOn(pass.enabled_by, context)) return false;
-  return pass.default_on ? !Listed(context.flags.disable_pass, pass.name)
-                         : Listed(context.flags.enable_pass, pass.name);
+  // graph_kernel_flags' lists name passes one by one, so they win over the level.
+  if (Listed(context.flags.enable_pass, pass.name)) return true;
+  if (Listed(context.flags.disable_pass, pass.name)) return false;
+  if (context.jit_level == JitLevel::kO0) return pass.at_o0;
+  return pass.default_on;
 }
 
 PassManager PassManager::ForCompile(int64_t graph_id, PassRecords records) {

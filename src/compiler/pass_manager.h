@@ -4,11 +4,14 @@
 // Note [Pass table]
 // Every graph pass is one entry of the pass table (PassTable(), passes.cc):
 // its name, the phase it runs in, the switch that enables it, whether it is
-// on by default, and its function. RunPhase runs a phase's entries in table
-// order. graph_kernel_flags `--disable_pass=<name>` turns a pass that is on
-// by default off, and `--enable_pass=<name>` turns one that is off by
-// default on; a pass whose switch is closed (e.g. fusion while graph-kernel
-// fusion is off) does not run either way. Instruments (pass timing, the
+// on by default, whether it runs at jit_level O0, and its function. RunPhase
+// runs a phase's entries in table order. jit_config's jit_level (or a
+// network's ms.JitConfig) picks the default set: O0 the passes marked for
+// it, O1/O2 the default ones plus graph-kernel fusion, unset the default
+// ones. graph_kernel_flags `--disable_pass=<name>` turns a pass off and
+// `--enable_pass=<name>` turns one on, whatever the level; a pass whose
+// switch is closed (e.g. fusion while graph-kernel fusion is off) does not
+// run either way. Instruments (pass timing, the
 // verifier, save_graphs' IR dumps) see every pass from outside; no pass
 // knows about them, so a pass gets them by being in the table. Adding a
 // pass: its function and one table entry.
@@ -39,12 +42,21 @@ enum class Phase : uint8_t {
 /// enable_pass / disable_pass lists, for a pass to run.
 enum class PassSwitch : uint8_t {
   kAlways,       // nothing more
-  kGraphKernel,  // graph-kernel fusion: enable_graph_kernel, or graph_kernel_flags --opt_level >= 1
+  kGraphKernel,  // graph-kernel fusion: enable_graph_kernel, graph_kernel_flags --opt_level >= 1, or jit_level O1/O2
 };
+
+/// The compile level jit_config (or a network's ms.JitConfig) asks for.
+/// kAuto keeps each pass's default; O0 runs only the passes declared for it
+/// (what a graph needs); O1 and O2 run every default pass and graph-kernel
+/// fusion (O2's whole-graph sinking is Ascend's).
+enum class JitLevel : uint8_t { kAuto, kO0, kO1, kO2 };
+/// "" → kAuto, "O0".."O2"; anything else is an internal error (the context validated it).
+JitLevel ParseJitLevel(std::string_view text);
 
 /// What passes read and report besides the graph (one per compile).
 struct PassContext {
   DeviceTarget device = DeviceTarget::kCPU;
+  JitLevel jit_level = JitLevel::kAuto;
   context::GraphKernelFlags flags;  // graph_kernel_flags as read for this compile
   std::string decisions;            // what layout and fusion passes did, one line each
   size_t channels_last_ops = 0;     // ops run on NHWC activations
@@ -57,6 +69,7 @@ struct PassDef {
   Phase phase;
   PassSwitch enabled_by;
   bool default_on;
+  bool at_o0;  // runs at jit_level O0 too: a graph needs it, not only a faster one
   bool (*run)(ir::Graph& graph, PassContext& context);  // returns whether the graph changed
 };
 

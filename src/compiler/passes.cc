@@ -200,19 +200,19 @@ bool RunChannelsLast(Graph& graph, PassContext& context) {
 }
 
 constexpr PassDef kPassTable[] = {
-    // name, phase, enabled by, on by default, function
-    {"simplify_algebra", Phase::kOptimize, PassSwitch::kAlways, true,
+    // name, phase, enabled by, on by default, at jit_level O0, function
+    {"simplify_algebra", Phase::kOptimize, PassSwitch::kAlways, true, false,
      [](Graph& g, PassContext&) { return SimplifyAlgebra(g); }},
-    {"fold_constants", Phase::kOptimize, PassSwitch::kAlways, true,
+    {"fold_constants", Phase::kOptimize, PassSwitch::kAlways, true, false,
      [](Graph& g, PassContext&) { return FoldConstants(g); }},
-    {"eliminate_common_subexpressions", Phase::kOptimize, PassSwitch::kAlways, true,
+    {"eliminate_common_subexpressions", Phase::kOptimize, PassSwitch::kAlways, true, false,
      [](Graph& g, PassContext&) { return EliminateCommonSubexpressions(g); }},
-    {"eliminate_dead_code", Phase::kOptimize, PassSwitch::kAlways, true,
+    {"eliminate_dead_code", Phase::kOptimize, PassSwitch::kAlways, true, true,
      [](Graph& g, PassContext&) { return EliminateDeadCode(g); }},
-    {kChannelsLastPass, Phase::kLayout, PassSwitch::kAlways, true, RunChannelsLast},
-    {"fuse_epilogues", Phase::kGraphKernelFusion, PassSwitch::kGraphKernel, true,
+    {kChannelsLastPass, Phase::kLayout, PassSwitch::kAlways, true, false, RunChannelsLast},
+    {"fuse_epilogues", Phase::kGraphKernelFusion, PassSwitch::kGraphKernel, true, false,
      [](Graph& g, PassContext& c) { return FuseEpilogues(g, c.device, &c.decisions); }},
-    {"fuse_elementwise", Phase::kGraphKernelFusion, PassSwitch::kGraphKernel, true,
+    {"fuse_elementwise", Phase::kGraphKernelFusion, PassSwitch::kGraphKernel, true, false,
      [](Graph& g, PassContext& c) { return FuseElementwise(g, c.device, &c.decisions); }},
 };
 

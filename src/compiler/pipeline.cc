@@ -27,7 +27,8 @@ std::atomic<int64_t> g_next_graph_id{0};
 
 const bool kConsumersDeclared = [] {
   const context::OptionKey* keys[] = {&opts::SaveGraphs(),    &opts::SaveGraphsPath(),    &opts::MemoryOptimizeLevel(),
-                                      &opts::EnvConfigPath(), &opts::EnableGraphKernel(), &opts::GraphKernelFlags()};
+                                      &opts::EnvConfigPath(), &opts::EnableGraphKernel(), &opts::GraphKernelFlags(),
+                                      &opts::JitConfig()};
   for (const context::OptionKey* key : keys) context::Global().DeclareConsumer(*key, "graph compiler");
   return true;
 }();
@@ -50,6 +51,7 @@ Compiled Compile(const std::shared_ptr<ir::Graph>& graph, int64_t graph_id, bool
   PassContext passes;
   passes.flags = context::ParseGraphKernelFlags(opts::GraphKernelFlags().Effective(), opts::EnableGraphKernel().Get(),
                                                 /*graph_mode=*/true, nullptr);
+  passes.jit_level = ParseJitLevel(opts::JitConfig().Get().as_dict().Find("jit_level")->as_string());
 
   auto start = std::chrono::steady_clock::now();
   if (front_end) {

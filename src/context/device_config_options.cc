@@ -155,6 +155,10 @@ std::vector<SubKey> AscendConfigKeys() {
        .default_value = Value(int64_t{0}),
        .parse = ParseIntRange(0, INT64_MAX, /*allow_bool=*/false),
        .doc = "static root graphs with fewer nodes are scheduled as dynamic-shape graphs"},
+      {.name = "op_debug_option",
+       .default_value = Value(""),
+       .parse = OrUnsetWhenLoading(ParseStringChoice({"oom"})),
+       .doc = R"("oom" checks operators' memory accesses for overruns; unset by default)"},
   };
 }
 

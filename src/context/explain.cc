@@ -10,6 +10,7 @@ std::string_view FamilyName(Family family) {
     case Family::kRuntime: return "context";
     case Family::kAutoParallel: return "auto_parallel_context";
     case Family::kParameterServer: return "ps_context";
+    case Family::kOffload: return "offload_context";
   }
   return "context";
 }

@@ -42,6 +42,7 @@ const OptionRef<int64_t>& PynativeQueueDepth();
 // Compilation
 const OptionRef<bool>& EnableGraphKernel();
 const OptionRef<std::string>& GraphKernelFlags();
+const OptionRef<Value>& JitConfig();  // {"jit_level": "" | "O0" | "O1" | "O2", "infer_boost": "on" | "off"}
 const OptionRef<bool>& EnableReducePrecision();
 // Debugging and observing
 const OptionRef<int64_t>& SaveGraphs();

@@ -526,6 +526,27 @@ const std::vector<SubKey>& ParallelOptimizerSubKeys() {
   return sub_keys;
 }
 
+const std::vector<SubKey>& PipelineConfigSubKeys() {
+  static const std::vector<SubKey> sub_keys = {
+      {"pipeline_interleave", Value(false), ParseBool(), "Interleave the stages' micro-batches (virtual stages)."},
+      {"pipeline_scheduler", Value("1f1b"), ParseStringChoice({"1f1b", "gpipe"}),
+       "The schedule of micro-batches: \"1f1b\" (one forward, one backward) or \"gpipe\"."},
+  };
+  return sub_keys;
+}
+
+/// The sub-dict; msrt runs no pipeline parallelism yet, which setting it says.
+Value ParsePipelineConfig(const Value& in, const KeyEnv& env) {
+  static const Parser parse_dict = ParseSubDict(PipelineConfigSubKeys());
+  Value out = parse_dict(in, env);
+  if (!env.loading) {
+    env.Warn(WarningKind::kGeneral, StrCat("For '", env.function, "', '", env.key,
+                                           "' is stored but has no effect: msrt does not run pipeline "
+                                           "parallelism yet (docs/context.md)."));
+  }
+  return out;
+}
+
 }  // namespace
 
 const FamilyTable& AutoParallelTable() {
@@ -850,6 +871,14 @@ const FamilyTable& AutoParallelTable() {
                .affects_compile = true,
                .doc = "Number of pipeline stages the devices are split into; device_num must be "
                       "divisible by it."},
+              {.name = "pipeline_config",
+               .type = "dict",
+               .default_value = SubDictDefault(PipelineConfigSubKeys()),
+               .parse = ParsePipelineConfig,
+               .affects_compile = true,
+               .doc = "Pipeline parallelism's schedule: pipeline_interleave (bool) and pipeline_scheduler "
+                      "(\"1f1b\" or \"gpipe\"), merged over the current value. Checked and stored; msrt does "
+                      "not run pipeline parallelism yet, so it has no effect (a warning says so)."},
           },
       .unknown_key =
           [](Profile, bool is_set, std::string_view key) {

@@ -42,6 +42,7 @@ constexpr std::string_view kPynativeSynchronize = "pynative_synchronize";
 constexpr std::string_view kPynativeQueueDepth = "pynative_queue_depth";
 constexpr std::string_view kEnableGraphKernel = "enable_graph_kernel";
 constexpr std::string_view kGraphKernelFlags = "graph_kernel_flags";
+constexpr std::string_view kJitConfig = "jit_config";
 constexpr std::string_view kEnableReducePrecision = "enable_reduce_precision";
 constexpr std::string_view kSaveGraphs = "save_graphs";
 constexpr std::string_view kSaveGraphsPath = "save_graphs_path";
@@ -57,6 +58,45 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 constexpr DeviceMask kGpuAscend = kGPUOnly | kAscendOnly;
+
+// --- jit_config --------------------------------------------------------------
+std::vector<SubKey> JitConfigKeys() {
+  return {
+      {.name = "jit_level",
+       .default_value = Value(""),
+       .parse = OrUnsetWhenLoading(ParseStringChoice({"O0", "O1", "O2"})),
+       .doc = "O0 only the passes a graph needs, O1 every optimisation and graph-kernel fusion, O2 as O1 "
+              "(whole-graph sinking is Ascend's); unset: msrt's defaults"},
+      {.name = "infer_boost",
+       .default_value = Value("off"),
+       .parse = ParseStringChoice({"on", "off"}),
+       .doc = "Ascend's inference acceleration (jit_level O0 only)"},
+  };
+}
+
+/// The sub-dict, then the relation MindSpore checks between its keys, and
+/// warnings for the values that act only on Ascend.
+Value ParseJitConfig(const Value& in, const KeyEnv& env) {
+  static const Parser parse_dict = ParseSubDict(JitConfigKeys());
+  Value out = parse_dict(in, env);
+  if (env.loading) return out;
+  const std::string& level = out.as_dict().Find("jit_level")->as_string();
+  bool boost = out.as_dict().Find("infer_boost")->as_string() == "on";
+  if (boost && (level == "O1" || level == "O2")) {
+    env.Fail(ErrorKind::kValue, StrCat("infer_boost 'on' of the argument '", env.key,
+                                       "' only works with jit_level 'O0', but got jit_level '", level, "'."));
+  }
+  if (level == "O2") {
+    env.Warn(WarningKind::kNotApplicable,
+             StrCat("For '", env.function, "', jit_level 'O2' of the argument '", env.key,
+                    "' sinks whole graphs on Ascend; on CPU and GPU msrt compiles it as 'O1'."));
+  }
+  if (boost) {
+    env.Warn(WarningKind::kNotApplicable, StrCat("For '", env.function, "', infer_boost 'on' of the argument '",
+                                                 env.key, "' acts on Ascend only; msrt ignores it here."));
+  }
+  return out;
+}
 
 /// A non-negative count held by an unsigned 32-bit field (a bool counts as
 /// 0/1, as Python's isinstance(True, int) does).
@@ -519,6 +559,15 @@ FamilyTable MakeRuntimeTable() {
                .affects_compile = true,
                .doc = "Python syntax graph compilation accepts: STRICT (0) basic syntax only, "
                       "COMPATIBLE (1), LAX (2, default) as much Python as possible."},
+              {.name = keys::kJitConfig,
+               .type = "dict",
+               .default_value = SubDictDefault(JitConfigKeys()),
+               .parse = ParseJitConfig,
+               .affects_compile = true,
+               .doc = "Global compile level of networks (a Cell's or jit function's ms.JitConfig wins): "
+                      "{'jit_level': 'O0' | 'O1' | 'O2', 'infer_boost': 'on' | 'off'}. O0 runs only the "
+                      "passes a graph needs (dead-code elimination); O1 every optimisation plus graph-kernel "
+                      "fusion; O2 is O1 on CPU and GPU. Unset, msrt's defaults apply."},
               {.name = "debug_level",
                .type = "int",
                .default_value = Value(int64_t{0}),
@@ -742,7 +791,7 @@ FamilyTable MakeRuntimeTable() {
                .affects_compile = true,
                .doc = "Ascend (CANN) options: precision_mode, jit_compile, atomic_clean_policy, "
                       "matmul/conv_allow_hf32, op_precision_mode, parallel_speed_up_json_path, "
-                      "exception_dump, ge_options, host_scheduling_max_threshold."},
+                      "exception_dump, ge_options, host_scheduling_max_threshold, op_debug_option."},
               {.name = "gpu_config",
                .type = "dict",
                .default_value = SubDictDefault(GpuConfigKeys()),
@@ -839,6 +888,7 @@ MSRT_OPTION_HANDLE(Family::kRuntime, bool, PynativeSynchronize, keys::kPynativeS
 MSRT_OPTION_HANDLE(Family::kRuntime, int64_t, PynativeQueueDepth, keys::kPynativeQueueDepth)
 MSRT_OPTION_HANDLE(Family::kRuntime, bool, EnableGraphKernel, keys::kEnableGraphKernel)
 MSRT_OPTION_HANDLE(Family::kRuntime, std::string, GraphKernelFlags, keys::kGraphKernelFlags)
+MSRT_OPTION_HANDLE(Family::kRuntime, Value, JitConfig, keys::kJitConfig)
 MSRT_OPTION_HANDLE(Family::kRuntime, bool, EnableReducePrecision, keys::kEnableReducePrecision)
 MSRT_OPTION_HANDLE(Family::kRuntime, int64_t, SaveGraphs, keys::kSaveGraphs)
 MSRT_OPTION_HANDLE(Family::kRuntime, std::string, SaveGraphsPath, keys::kSaveGraphsPath)

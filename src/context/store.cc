@@ -254,7 +254,8 @@ Store::Store(std::optional<Profile> profile) : impl_(std::make_unique<Impl>()) {
     }
   }
   impl_->profile = *profile;
-  const FamilyTable* tables[kFamilyCount] = {&RuntimeTable(), &AutoParallelTable(), &ParameterServerTable()};
+  const FamilyTable* tables[kFamilyCount] = {&RuntimeTable(), &AutoParallelTable(), &ParameterServerTable(),
+                                             &OffloadTable()};
   for (int fi = 0; fi < kFamilyCount; ++fi) {
     FamilyState& state = impl_->families[fi];
     state.table = tables[fi];

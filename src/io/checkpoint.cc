@@ -32,7 +32,9 @@ void Put(std::string& out, T value) {
   out.append(reinterpret_cast<const char*>(&value), sizeof value);
 }
 
-bool ValidUtf8(std::string_view s) {
+}  // namespace
+
+bool IsValidUtf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
     auto c = static_cast<unsigned char>(s[i]);
@@ -66,6 +68,8 @@ bool ValidUtf8(std::string_view s) {
   }
   return true;
 }
+
+namespace {
 
 // Bounds-checked reads; every failure names the file and the part.
 class Reader {
@@ -121,6 +125,9 @@ std::string EncodeCheckpoint(const std::vector<CheckpointTensorView>& tensors) {
   std::set<std::string_view> seen;
   for (const CheckpointTensorView& t : tensors) {
     if (!seen.insert(t.name).second) throw ValueError(StrCat("The name '", t.name, "' appears twice."));
+    if (t.is_string) {
+      throw ValueError(StrCat("'", t.name, "' is a string; only MindSpore's checkpoint format holds strings."));
+    }
     if (t.shape.size() > kMaxRank) {
       throw ValueError(
           StrCat("Tensor '", t.name, "' has ", t.shape.size(), " dimensions, at most ", kMaxRank, " can be saved."));
@@ -195,7 +202,7 @@ std::vector<CheckpointTensor> DecodeCheckpoint(std::string_view bytes, std::stri
   for (uint32_t index = 0; index < count; ++index) {
     uint32_t name_size = reader.Get<uint32_t>(StrCat("the name length of tensor ", index));
     std::string_view name = reader.Take(name_size, StrCat("the name of tensor ", index));
-    if (!ValidUtf8(name)) reader.Fail(StrCat("the name of tensor ", index, " is not UTF-8"));
+    if (!IsValidUtf8(name)) reader.Fail(StrCat("the name of tensor ", index, " is not UTF-8"));
     CheckpointTensor t;
     t.name = std::string(name);
     uint8_t code = reader.Get<uint8_t>(StrCat("the dtype of '", t.name, "'"));

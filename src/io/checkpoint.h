@@ -13,12 +13,15 @@
 namespace msrt::io {
 
 /// One tensor to save: its bytes are little-endian, C order (bfloat16 is
-/// saved as float32 values, and dtype says kBFloat16).
+/// saved as float32 values, and dtype says kBFloat16). With `is_string`, a
+/// string instead (`data` is its UTF-8; dtype and shape unused), which only
+/// MindSpore's format holds.
 struct CheckpointTensorView {
   std::string_view name;
   DType dtype;
   std::vector<int64_t> shape;
   std::string_view data;
+  bool is_string = false;
 };
 
 /// One tensor read back: `data_offset` and `data_size` locate its bytes in
@@ -43,6 +46,10 @@ std::vector<CheckpointTensor> DecodeCheckpoint(std::string_view bytes, std::stri
 
 /// Element size of `dtype` as stored (bfloat16 is stored as float32).
 size_t StoredItemSize(DType dtype);
+
+/// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code
+/// points past U+10FFFF).
+bool IsValidUtf8(std::string_view s);
 
 /// EncodeCheckpoint + an atomic, durable write (Note [Safe file writes]).
 void SaveCheckpoint(const std::string& path, const std::vector<CheckpointTensorView>& tensors);

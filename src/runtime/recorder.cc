@@ -11,7 +11,7 @@
 //   <graph>.ir            the graph's IR text (GRAPH_MODE)
 //   <graph>.exec_order    the execution order, the failing step marked "=>"
 //   memory.json           the device pool's statistics (+ the graph's plan)
-//   context.json          snapshot of the three contexts
+//   context.json          snapshot of the four contexts (runtime, auto-parallel, parameter server, offload)
 // The recorder observes the executors only while it is on: graph runs as a
 // GraphObserver (Ran, Failed), and in PYNATIVE_MODE kernel launches as a
 // KernelObserver, recording a kernel that fails (Aborted). With

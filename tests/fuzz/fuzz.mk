@@ -4,17 +4,22 @@ OUT ?= build-fuzz
 CXX := clang++
 # The project version, as CMake passes it to compiled_function.cc.
 VERSION := $(word 3,$(shell grep -m1 "^project.msrt VERSION" CMakeLists.txt))
+# MindSpore's checkpoint schema, compiled by protoc as the CMake build does.
+PROTO_OUT := $(OUT)/gen
+PROTO_CC := $(PROTO_OUT)/io/mindspore_checkpoint.pb.cc
 FLAGS := -std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
-         -Iinclude -Isrc -MMD -MP -DMSRT_VERSION_STRING='"$(VERSION)"'
+         -Iinclude -Isrc -isystem $(PROTO_OUT) -MMD -MP -DMSRT_VERSION_STRING='"$(VERSION)"'
 COMMON := $(wildcard src/core/*.cc src/context/*.cc src/memory/*.cc src/kernels/no_cuda/*.cc)
 SOURCES_context_parsers := $(COMMON)
-SOURCES_checkpoint := $(COMMON) $(wildcard src/io/*.cc)
-SOURCES_mnist_idx := $(COMMON) $(wildcard src/io/*.cc)
+IO := $(wildcard src/io/*.cc) $(PROTO_CC)
+SOURCES_checkpoint := $(COMMON) $(IO)
+SOURCES_mindspore_checkpoint := $(COMMON) $(IO)
+SOURCES_mnist_idx := $(COMMON) $(IO)
 SOURCES_print_file := $(COMMON) src/runtime/print_sink.cc src/kernels/print_sink.cc
 SOURCES_graph_record = $(SOURCES_graph_file)
-SOURCES_graph_file := $(COMMON) $(wildcard src/ir/*.cc src/ops/*.cc src/autodiff/*.cc src/io/*.cc \
+SOURCES_graph_file := $(COMMON) $(IO) $(wildcard src/ir/*.cc src/ops/*.cc src/autodiff/*.cc \
                       src/kernels/*.cc src/kernels/cpu/*.cc src/runtime/*.cc src/compiler/*.cc)
-TARGETS ?= context_parsers checkpoint mnist_idx print_file graph_file graph_record
+TARGETS ?= context_parsers checkpoint mindspore_checkpoint mnist_idx print_file graph_file graph_record
 
 obj = $(patsubst %.cc,$(OUT)/obj/%.o,$(1))
 
@@ -24,9 +29,17 @@ define target_rule
 $(OUT)/$(1)_fuzz: $(call obj,$(SOURCES_$(1))) $(OUT)/obj/tests/fuzz/$(1)_fuzz.o
 	$(CXX) $(FLAGS) -fsanitize=fuzzer $$^ -o $$@ $(LIBS_$(1)) -lpthread
 endef
-LIBS_graph_file := -ldnnl -fopenmp
-LIBS_graph_record := -ldnnl -fopenmp
+LIBS_checkpoint := -lprotobuf
+LIBS_mindspore_checkpoint := -lprotobuf
+LIBS_mnist_idx := -lprotobuf
+LIBS_graph_file := -ldnnl -fopenmp -lprotobuf
+LIBS_graph_record := -ldnnl -fopenmp -lprotobuf
 $(foreach t,$(TARGETS),$(eval $(call target_rule,$(t))))
+
+$(PROTO_CC): src/io/mindspore_checkpoint.proto
+	@mkdir -p $(PROTO_OUT)
+	protoc --cpp_out=$(PROTO_OUT) -Isrc $<
+$(OUT)/obj/src/io/mindspore_checkpoint.o $(OUT)/obj/tests/fuzz/mindspore_checkpoint_fuzz.o: $(PROTO_CC)
 
 $(OUT)/obj/%.o: %.cc
 	@mkdir -p $(dir $@)

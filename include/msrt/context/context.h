@@ -24,10 +24,10 @@
 
 namespace msrt::context {
 
-/// The three contexts.
-enum class Family : uint8_t { kRuntime = 0, kAutoParallel = 1, kParameterServer = 2 };
-inline constexpr int kFamilyCount = 3;
-/// "context", "auto_parallel_context", "ps_context".
+/// The four contexts.
+enum class Family : uint8_t { kRuntime = 0, kAutoParallel = 1, kParameterServer = 2, kOffload = 3 };
+inline constexpr int kFamilyCount = 4;
+/// "context", "auto_parallel_context", "ps_context", "offload_context".
 std::string_view FamilyName(Family family);
 
 /// A compatibility profile: defaults and deprecations of an older release.
@@ -126,7 +126,7 @@ class Subscription {
   std::shared_ptr<Entry> entry_;
 };
 
-/// Values of all three contexts, with their validation, history and
+/// Values of all four contexts, with their validation, history and
 /// subscribers. Thread-safe: any thread may set and get at any time.
 class Store {
  public:

@@ -309,6 +309,18 @@ class Cell(_jit.GraphOwner):
             raise TypeError(f"For 'Cell', the property 'phase' must be string type, but got type {type(value)}.")
         self.__dict__["_phase"] = value
 
+    def set_jit_config(self, jit_config):
+        """Compiles and runs this cell in GRAPH_MODE with `jit_config`'s settings
+        (an `ms.JitConfig`) over the global context's."""
+        _jit._jit_config_scope(jit_config, "Cell.set_jit_config")  # checks its type
+        self.__dict__["_jit_config"] = jit_config
+        return self
+
+    @property
+    def jit_config_dict(self):
+        config = self.__dict__.get("_jit_config")
+        return dict(config.jit_config_dict) if config is not None else {}
+
     def set_grad(self, requires_grad=True):
         """Marks the cell as one whose gradient is taken (kept for MindSpore
         scripts; the eager tape needs no preparation)."""

@@ -97,7 +97,11 @@ TEST(PassTable, SwitchOffPhasesRunNothingWhateverTheLists) {
 }
 
 TEST(PassTable, EnablePassTurnsOnADefaultOffPass) {
-  compiler::PassDef off{"an_experiment", compiler::Phase::kOptimize, compiler::PassSwitch::kAlways, false,
+  compiler::PassDef off{"an_experiment",
+                        compiler::Phase::kOptimize,
+                        compiler::PassSwitch::kAlways,
+                        false,
+                        false,
                         [](ir::Graph&, compiler::PassContext&) { return false; }};
   compiler::PassContext context;
   EXPECT_FALSE(compiler::PassEnabled(off, context));
@@ -105,11 +109,59 @@ TEST(PassTable, EnablePassTurnsOnADefaultOffPass) {
   EXPECT_TRUE(compiler::PassEnabled(off, context));
   context.flags.disable_pass = {"an_experiment"};  // off by default: only enable_pass counts
   EXPECT_TRUE(compiler::PassEnabled(off, context));
-  compiler::PassDef gated{"gated", compiler::Phase::kGraphKernelFusion, compiler::PassSwitch::kGraphKernel, true,
+  compiler::PassDef gated{"gated",
+                          compiler::Phase::kGraphKernelFusion,
+                          compiler::PassSwitch::kGraphKernel,
+                          true,
+                          false,
                           [](ir::Graph&, compiler::PassContext&) { return false; }};
   EXPECT_FALSE(compiler::PassEnabled(gated, context));  // graph-kernel fusion is off
   context.flags.opt_level = context::kGraphKernelOptLevelBasic;
   EXPECT_TRUE(compiler::PassEnabled(gated, context));
+}
+
+compiler::Compiled CompileAtLevel(const std::string& level, bool graph_kernel, const std::string& flags = "") {
+  Dict keys_set{{"enable_graph_kernel", Value(graph_kernel)}, {"graph_kernel_flags", Value(flags)}};
+  if (!level.empty()) keys_set.Set("jit_config", Value(Dict{{"jit_level", Value(level)}}));  // else unset
+  context::ScopedOverride keys(context::Family::kRuntime, keys_set);
+  return compiler::Compile(Program(), compiler::NextGraphId());
+}
+
+TEST(PassTable, JitLevelO0RunsOnlyThePassesAGraphNeeds) {
+  compiler::Compiled o0 = CompileAtLevel("O0", /*graph_kernel=*/true);
+  std::vector<std::string> ran = PassesRun(o0.report);
+  for (const compiler::PassDef& pass : compiler::PassTable()) {
+    EXPECT_EQ(Ran(ran, pass.name), pass.at_o0) << pass.name;
+  }
+  EXPECT_TRUE(Ran(ran, "eliminate_dead_code"));
+  EXPECT_EQ(o0.report.fused_chains, 0u);
+  // The constant add stays unfolded; the results are those of the optimised graph.
+  compiler::Compiled o1 = CompileAtLevel("O1", /*graph_kernel=*/false);
+  EXPECT_GT(o0.optimized->OpCount(), o1.optimized->OpCount());
+  Tensor x = Vec({0.25f, -1, 2});
+  EXPECT_EQ(Read(o0.executable->Run({x})[0]), Read(o1.executable->Run({x})[0]));
+}
+
+TEST(PassTable, JitLevelO1AndO2FuseWithoutEnableGraphKernel) {
+  for (const char* level : {"O1", "O2"}) {
+    compiler::Compiled compiled = CompileAtLevel(level, /*graph_kernel=*/false);
+    std::vector<std::string> ran = PassesRun(compiled.report);
+    EXPECT_TRUE(Ran(ran, "fuse_elementwise")) << level;
+    EXPECT_TRUE(Ran(ran, "fold_constants")) << level;
+    EXPECT_GE(compiled.report.fused_chains, 1u) << level;
+  }
+  // Unset: fusion only when asked for, as before.
+  compiler::Compiled unset = CompileAtLevel("", /*graph_kernel=*/false);
+  EXPECT_FALSE(Ran(PassesRun(unset.report), "fuse_elementwise"));
+}
+
+TEST(PassTable, PassListsWinOverTheJitLevel) {
+  compiler::Compiled o0 = CompileAtLevel("O0", /*graph_kernel=*/false, "--enable_pass=fold_constants");
+  EXPECT_TRUE(Ran(PassesRun(o0.report), "fold_constants"));
+  compiler::Compiled o1 = CompileAtLevel("O1", /*graph_kernel=*/false, "--disable_pass=fuse_elementwise");
+  std::vector<std::string> ran = PassesRun(o1.report);
+  EXPECT_FALSE(Ran(ran, "fuse_elementwise"));
+  EXPECT_TRUE(Ran(ran, "fuse_epilogues"));
 }
 
 }  // namespace

@@ -5,7 +5,7 @@ import warnings
 
 import msrt as ms
 
-FAMILIES = ("context", "auto_parallel_context", "ps_context")
+FAMILIES = ("context", "auto_parallel_context", "ps_context", "offload_context")
 PROFILES = ("r0.5", "r1.0", "r1.6", "r2.3")
 DEVICES = ("CPU", "GPU", "Ascend")
 
@@ -13,11 +13,14 @@ SETTERS = {
     "context": ms.set_context,
     "auto_parallel_context": ms.set_auto_parallel_context,
     "ps_context": ms.set_ps_context,
+    # MindSpore's offload context takes one dict and gives all of it.
+    "offload_context": lambda **kwargs: ms.set_offload_context(kwargs),
 }
 GETTERS = {
     "context": ms.get_context,
     "auto_parallel_context": ms.get_auto_parallel_context,
     "ps_context": ms.get_ps_context,
+    "offload_context": lambda key: ms.get_offload_context()[key],
 }
 
 

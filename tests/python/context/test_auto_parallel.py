@@ -45,6 +45,7 @@ RESET_DEFAULTS = {
     "enable_alltoall": False,
     "communi_parallel_mode": "all_group_parallel",
     "pipeline_stages": 1,
+    "pipeline_config": {"pipeline_interleave": False, "pipeline_scheduler": "1f1b"},
     "grad_accumulation_step": 1,
 }
 
@@ -67,6 +68,7 @@ NON_DEFAULTS = {
     "enable_alltoall": True,
     "communi_parallel_mode": "no_group_parallel",
     "pipeline_stages": 2,
+    "pipeline_config": {"pipeline_scheduler": "gpipe"},
     "grad_accumulation_step": 4,
 }
 

@@ -340,7 +340,7 @@ def test_snapshot_is_json_serialisable_and_round_trips(tmp_path):
                                                                                                "config": 8}})
     ms.set_ps_context(worker_num=3)
     snap = ms.context.snapshot()
-    assert set(snap) == {"profile", "context", "auto_parallel_context", "ps_context"}
+    assert set(snap) == {"profile", "context", "auto_parallel_context", "ps_context", "offload_context"}
     text = json.dumps(snap)
     restored = json.loads(text)
     assert restored == json.loads(json.dumps(snap))
@@ -472,3 +472,16 @@ def test_snapshot_and_load_per_thread_key():
     ms.set_context(reserve_class_name_in_scope=True)
     ms.context.load(snap)
     assert ms.get_context("reserve_class_name_in_scope") is False
+
+
+def test_offload_context_takes_and_gives_one_dict_and_says_it_has_no_effect():
+    with pytest.warns(ms.MsrtWarning, match="'offload_param' is stored but has no effect"):
+        ms.set_offload_context({"offload_param": "disk", "offload_cpu_size": "64GB"})
+    got = ms.get_offload_context()
+    assert got["offload_param"] == "disk" and got["offload_cpu_size"] == "64GB" and got["hbm_ratio"] == 1.0
+    before = ms.get_offload_context()
+    with pytest.raises(ValueError, match="'bad' is not an attribute of offload_config"):
+        ms.set_offload_context({"hbm_ratio": 0.5, "bad": 1})
+    assert ms.get_offload_context() == before  # nothing half-applied
+    with pytest.raises(TypeError, match="'offload_config' must be dict, but got list"):
+        ms.set_offload_context([("offload_param", "cpu")])

@@ -74,7 +74,9 @@ ASCEND_CONFIG_DEFAULT = {
     "exception_dump": "2",
     "ge_options": {},
     "host_scheduling_max_threshold": 0,
+    "op_debug_option": "",
 }
+JIT_CONFIG_DEFAULT = {"jit_level": "", "infer_boost": "off"}
 GPU_CONFIG_DEFAULT = {
     "conv_fprop_algo": "normal",
     "conv_dgrad_algo": "normal",
@@ -98,6 +100,17 @@ GB_FORMAT_ERRORS = ["0GB", "3.5gb", "5GBx", "05GB", ".5GB", "1 GB", "1024MB", "G
 
 # Per family and key: "valid" samples (input → stored form), "invalid" ones,
 # and optionally "setup" (calls made first: {family: kwargs}).
+GB_STRING = {
+    "valid": [Ok("512GB"), Ok("0.5GB")],
+    "invalid": [Bad("512", ValueError, "GB", "'512'"), Bad(512, TypeError, "str", "int")],
+}
+RATIO = {
+    "valid": [Ok(0.5), Ok(1, 1.0)],
+    "invalid": [Bad(0, ValueError, "(0, 1]", "0"), Bad(1.5, ValueError, "(0, 1]", "1.5"),
+                Bad("0.5", TypeError, "float", "str")],
+}
+PLACE = {"valid": [Ok("cpu"), Ok("disk")], "invalid": [Bad("gpu", ValueError, "'cpu', 'disk'", "'gpu'")]}
+
 SAMPLES = {
     "context": {
         "mode": {
@@ -171,6 +184,22 @@ SAMPLES = {
         "jit_syntax_level": {
             "valid": [Ok(ms.context.STRICT, 0), Ok(ms.context.COMPATIBLE, 1), Ok(ms.context.LAX, 2)],
             "invalid": [Bad(3, ValueError, "'jit_syntax_level'", "STRICT", "LAX", "but got 3")],
+        },
+        "jit_config": {
+            "valid": [
+                Ok({"jit_level": "O0"}, _merged(JIT_CONFIG_DEFAULT, jit_level="O0")),
+                Ok({"jit_level": "O1"}, _merged(JIT_CONFIG_DEFAULT, jit_level="O1")),
+                Ok({"infer_boost": "off"}, JIT_CONFIG_DEFAULT),
+            ],
+            "invalid": [
+                Bad({"jit_level": "O3"}, ValueError, "jit_config['jit_level']", "'O0', 'O1', 'O2'", "'O3'"),
+                Bad({"jit_level": ""}, ValueError, "jit_config['jit_level']", "''"),
+                Bad({"infer_boost": "yes"}, ValueError, "jit_config['infer_boost']", "'yes'"),
+                Bad({"jit_level": "O1", "infer_boost": "on"}, ValueError, "infer_boost", "'O0'", "'O1'"),
+                Bad({"bad": 1}, ValueError, "'bad'", "'jit_config'", "not recognized"),
+                Bad({"jit_level": 0}, TypeError, "jit_config['jit_level']", "str"),
+                Bad("O0", TypeError, "'jit_config'", "dict"),
+            ],
         },
         "debug_level": {
             "valid": [Ok(ms.context.RELEASE, 0), Ok(ms.context.DEBUG, 1)],
@@ -293,6 +322,7 @@ SAMPLES = {
                 Bad({"jit_compile": "1"}, TypeError, "jit_compile", "bool"),
                 Bad({"parallel_speed_up_json_path": Tmp("su.json", "file", '{"x": true}')}, ValueError,
                     "parallel_speed_up_json_path", "unknown key 'x'"),
+                Bad({"op_debug_option": "all"}, ValueError, "ascend_config['op_debug_option']", "'oom'", "'all'"),
             ],
         },
         "gpu_config": {
@@ -462,6 +492,36 @@ SAMPLES = {
                 Bad(True, TypeError, "'pipeline_stages'", "int", "bool"),
             ],
         },
+        "pipeline_config": {
+            "valid": [
+                Ok({"pipeline_scheduler": "gpipe"}, {"pipeline_interleave": False, "pipeline_scheduler": "gpipe"}),
+                Ok({"pipeline_interleave": True}, {"pipeline_interleave": True, "pipeline_scheduler": "1f1b"}),
+            ],
+            "invalid": [
+                Bad({"pipeline_scheduler": "zb"}, ValueError, "pipeline_config['pipeline_scheduler']", "'gpipe'",
+                    "'zb'"),
+                Bad({"pipeline_interleave": 1}, TypeError, "pipeline_config['pipeline_interleave']", "bool"),
+                Bad({"stages": 2}, ValueError, "'stages'", "'pipeline_config'"),
+            ],
+        },
+    },
+    "offload_context": {
+        "offload_path": {"valid": [Ok("/tmp/offload")], "invalid": [Bad(1, TypeError, "'offload_path'", "str")]},
+        "offload_cpu_size": GB_STRING,
+        "offload_disk_size": GB_STRING,
+        "aio_block_size": GB_STRING,
+        "host_mem_block_size": GB_STRING,
+        "hbm_ratio": RATIO,
+        "cpu_ratio": RATIO,
+        "enable_pinned_mem": BOOL,
+        "enable_aio": BOOL,
+        "auto_offload": BOOL,
+        "aio_queue_size": {
+            "valid": [Ok(1), Ok(1024)],
+            "invalid": [Bad(0, ValueError, "'aio_queue_size'", "0"), Bad(True, TypeError, "'aio_queue_size'")],
+        },
+        "offload_param": PLACE,
+        "offload_checkpoint": PLACE,
     },
     "ps_context": {
         "enable_ps": BOOL,
@@ -631,7 +691,7 @@ def test_fresh_process_reads_documented_defaults(profile, python_subprocess):
         """
         warnings.simplefilter("ignore")
         getters = {"context": ms.get_context, "auto_parallel_context": ms.get_auto_parallel_context,
-                   "ps_context": ms.get_ps_context}
+                   "ps_context": ms.get_ps_context, "offload_context": lambda k: ms.get_offload_context()[k]}
         out = []
         for o in ms.context.options():
             out.append([o["family"], o["name"], o["default"], getters[o["family"]](o["name"]),

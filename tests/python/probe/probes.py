@@ -969,7 +969,7 @@ def make_train():
         ("save_checkpoint path int", lambda: ms.save_checkpoint(nn.Dense(3, 2), 5)),
         ("save_checkpoint path nul", lambda: ms.save_checkpoint(nn.Dense(3, 2), tmp + "/a\0.ckpt")),
         ("save_checkpoint deep list", lambda: ms.save_checkpoint(DEEP_LIST, ckpt)),
-        ("save_checkpoint list of str", lambda: ms.save_checkpoint([{"name": "a", "data": "x"}], ckpt)),
+        ("save_checkpoint list of object", lambda: ms.save_checkpoint([{"name": "a", "data": object()}], ckpt)),
         ("load_checkpoint missing", lambda: ms.load_checkpoint(os.path.join(tmp, "missing.ckpt"))),
         ("load_checkpoint garbage", lambda: ms.load_checkpoint(garbage)),
         ("load_checkpoint directory", lambda: ms.load_checkpoint(tmp)),

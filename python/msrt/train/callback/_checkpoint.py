@@ -32,7 +32,7 @@ class CheckpointConfig:
 
     def __init__(self, save_checkpoint_steps=1, save_checkpoint_seconds=0, keep_checkpoint_max=5,
                  keep_checkpoint_per_n_minutes=0, integrated_save=True, async_save=False, saved_network=None,
-                 append_info=None, enc_key=None, enc_mode="AES-GCM", exception_save=False, crc_check=False,
+                 append_info=None, enc_key=None, enc_mode="AES-GCM", exception_save=False, crc_check=True,
                  **kwargs):
         save_checkpoint_steps = _check_non_negative_int(save_checkpoint_steps, "save_checkpoint_steps")
         save_checkpoint_seconds = _check_non_negative_int(save_checkpoint_seconds, "save_checkpoint_seconds")
@@ -58,6 +58,9 @@ class CheckpointConfig:
         if saved_network is not None and not isinstance(saved_network, Cell):
             raise TypeError(f"For 'CheckpointConfig', the type of 'saved_network' must be None or Cell, "
                             f"but got {type(saved_network).__name__}.")
+        if not isinstance(crc_check, bool):
+            raise TypeError(f"For 'CheckpointConfig', the argument 'crc_check' must be a bool, "
+                            f"but got {type(crc_check).__name__}.")
         if enc_key is not None:
             raise NotImplementedError("For 'CheckpointConfig', encrypted checkpoints (enc_key) are not supported "
                                       "by msrt yet.")
@@ -72,7 +75,8 @@ class CheckpointConfig:
         self._enc_key = enc_key
         self._enc_mode = enc_mode
         self._exception_save = exception_save
-        self._crc_check = crc_check  # msrt's checkpoints always carry a CRC-32C, checked on every read
+        # save_checkpoint's crc_check: MindSpore's CRC-32 trailer (written unless False).
+        self._crc_check = crc_check
 
     save_checkpoint_steps = property(lambda self: self._save_checkpoint_steps)
     save_checkpoint_seconds = property(lambda self: self._save_checkpoint_seconds)
@@ -82,6 +86,7 @@ class CheckpointConfig:
     async_save = property(lambda self: self._async_save)
     saved_network = property(lambda self: self._saved_network)
     append_info = property(lambda self: self._append_info)
+    crc_check = property(lambda self: self._crc_check)
     enc_key = property(lambda self: self._enc_key)
     enc_mode = property(lambda self: self._enc_mode)
     exception_save = property(lambda self: self._exception_save)
@@ -235,7 +240,7 @@ class ModelCheckpoint(Callback):
         name = f"{self._prefix}-{cb_params.cur_epoch_num}_{step_in_epoch}{suffix}.ckpt"
         path = os.path.join(self._directory, name)
         self._remove_old_files()
-        kwargs = {}
+        kwargs = {"crc_check": self._config.crc_check}
         if self._config.append_info:
             kwargs["append_dict"] = _append_dict(self._config.append_info, cb_params)
         save_checkpoint(self._network(cb_params), path, **kwargs)
