@@ -56,7 +56,7 @@ from .common.parameter import Parameter, ParameterTuple  # noqa: E402
 from .common.seed import get_seed, set_seed  # noqa: E402
 from ._grad import grad, value_and_grad  # noqa: E402
 from . import ops  # noqa: E402
-from ._jit import jit, ms_function  # noqa: E402
+from ._jit import jit, jit_class, ms_function, mutable  # noqa: E402
 from .common.jit_config import JitConfig, get_jit_config  # noqa: E402
 from ._vmap import vmap  # noqa: E402
 from .common import api as _common_api, tensor as _common_tensor  # noqa: E402,F401 - ms.common.api, ms.common.tensor
@@ -109,7 +109,9 @@ __all__ = [
     "grad",
     "value_and_grad",
     "jit",
+    "jit_class",
     "ms_function",
+    "mutable",
     "JitConfig",
     "get_jit_config",
     "vmap",
@@ -133,5 +135,5 @@ from . import dataset, mindrecord, nn, profiler, train  # noqa: E402,F401 - ms.n
 from . import amp  # noqa: E402
 from .profiler import Profiler  # noqa: E402
 from .train import (  # noqa: E402,F401 - ms.Model etc., outside __all__ as in MindSpore
-    BackupAndRestore, Callback, CheckpointConfig, EarlyStopping, LambdaCallback, LossMonitor, Model, ModelCheckpoint,
-    ReduceLROnPlateau, RunContext, TimeMonitor)
+    BackupAndRestore, Callback, CheckpointConfig, DynamicLossScaleManager, EarlyStopping, FixedLossScaleManager,
+    LambdaCallback, LossMonitor, LossScaleManager, Model, ModelCheckpoint, ReduceLROnPlateau, RunContext, TimeMonitor)

@@ -29,6 +29,7 @@ __all__ = ["grad", "value_and_grad", "GradOperation"]
 class _State(threading.local):
     def __init__(self):
         self.depth = 0  # gradient recordings in progress on this thread
+        self.tapes = []  # their tapes, innermost last
 
 
 _state = _State()
@@ -68,13 +69,15 @@ def _weights_list(weights):
 
 def _run(fn, args, kwargs, positions, weights, sens, has_aux):
     """Runs `fn` on a tape. Returns (output, position gradients with None for
-    positions that get none, weight gradients)."""
+    positions that get none, weight gradients).
+
+    Called inside a function whose gradient is being taken (grad of grad), it
+    records on the outer tape and asks for its gradients with create_graph,
+    so the outer gradient differentiates through them (Note [Higher-order
+    gradients] in src/autodiff/autodiff.cc)."""
     from .common.parameter import Parameter
 
-    if _state.depth:
-        raise RuntimeError("msrt does not support higher-order gradients yet: a gradient function (ms.grad, "
-                           "ms.value_and_grad or GradOperation) was called inside a function whose gradient is "
-                           "being taken.")
+    outer_tape = _state.tapes[-1] if _state.depth and _state.tapes else None
     for i in positions:
         if not -len(args) <= i < len(args):
             raise ValueError(f"The 'grad_position' {i} is out of range: the function got {len(args)} inputs.")
@@ -86,6 +89,8 @@ def _run(fn, args, kwargs, positions, weights, sens, has_aux):
         a = call_args[i]
         if isinstance(a, Parameter) and a._t.requires_grad:
             leaf = a  # tracked already; keeps its name and identity
+        elif isinstance(a, Tensor) and outer_tape is not None and _C._is_tracked(a._t):
+            leaf = _op("identity", a)  # its own identity, still connected to the outer tape
         elif isinstance(a, Tensor):
             leaf = _fresh(a)
         elif grad_for_scalar and _is_scalar(a):
@@ -101,19 +106,21 @@ def _run(fn, args, kwargs, positions, weights, sens, has_aux):
             saved_flags.append(w)
             w._t.requires_grad = True
     for leaf in leaves:
-        if leaf is not None:
+        if leaf is not None and not leaf._t.requires_grad and not _C._is_tracked(leaf._t):
             leaf._t.requires_grad = True
 
-    tape = _C.GradTape()
-    custom_ids = []
+    tape = outer_tape if outer_tape is not None else _C.GradTape()
     outer_ids = _custom_grad._state.custom_ids
+    custom_ids = outer_ids if outer_tape is not None else []  # the outer gradient may still run them
     _state.depth += 1
+    _state.tapes.append(tape)
     _custom_grad._state.custom_ids = custom_ids
     try:
         try:
             out = fn(*call_args, **kwargs)
         finally:
             _state.depth -= 1
+            _state.tapes.pop()
             _custom_grad._state.custom_ids = outer_ids
         target = out
         if has_aux:
@@ -127,6 +134,8 @@ def _run(fn, args, kwargs, positions, weights, sens, has_aux):
             raise TypeError(f"The function whose gradient is taken must return a Tensor (or a tuple of them), "
                             f"but it returned {type(target).__name__}.")
         sens_bases = []
+        if callable(sens):  # made from the outputs (a loss scale seeding the backward)
+            sens = sens(outputs)
         if sens is not None:
             flat_sens = _flatten(sens, [])
             if len(flat_sens) != len(outputs):
@@ -138,12 +147,18 @@ def _run(fn, args, kwargs, positions, weights, sens, has_aux):
                                      f"but the sens has shape {s.shape}.")
             sens_bases = [s._t for s in flat_sens]
         wrt = [leaf._t for leaf in leaves if leaf is not None] + [w._t for w in weights]
-        grads = tape.gradient([o._t for o in outputs], sens_bases, wrt) if wrt else []
+        if not wrt:
+            grads = []
+        elif outer_tape is not None:
+            grads = tape.gradient([o._t for o in outputs], sens_bases, wrt, create_graph=True)
+        else:
+            grads = tape.gradient([o._t for o in outputs], sens_bases, wrt)
     finally:
-        tape.end()
+        if outer_tape is None:
+            tape.end()
+            _custom_grad.forget(custom_ids)
         for w in saved_flags:
             w._t.requires_grad = False
-        _custom_grad.forget(custom_ids)
     grads = [_wrap(g) for g in grads]
     it = iter(grads)
     position_grads = [next(it) if leaf is not None else None for leaf in leaves]
@@ -222,6 +237,7 @@ def _compiled(fn, body, kind):
     def call(*args, **kwargs):
         if not _compiles_whole(fn):
             return body(*args, **kwargs)
+        args, kwargs = _jit.graph_arguments(args, kwargs)
         return graphs(body, args, kwargs)
 
     call._graph_cache = graphs
@@ -292,34 +308,49 @@ class GradOperation:
         if self.get_by_list:
             weight_list, _ = _weights_list(weights)
         target = _differentiable(fn)
-        get_all, get_by_list, sens_param = self.get_all, self.get_by_list, self.sens_param
 
         def after_grad(*args, **kwargs):
-            sens = None
-            if sens_param:
-                if not args:
-                    raise TypeError("For 'GradOperation' with sens_param=True, the sens must be passed as the last "
-                                    "input.")
-                args, sens = args[:-1], args[-1]
-            if get_all:
-                positions = tuple(range(len(args)))
-            elif get_by_list:
-                positions = ()
-            else:
-                if not args:
-                    raise TypeError("For 'GradOperation', the function must take at least one input.")
-                positions = (0,)
-            _, pg, wg = _run(target, args, kwargs, positions, weight_list or [], sens, False)
-            inputs = tuple(g for g in pg if g is not None)
-            if get_all and get_by_list:
-                return inputs, tuple(wg)
-            if get_by_list:
-                return tuple(wg)
-            if get_all:
-                return inputs
-            return inputs[0] if inputs else ()
+            return self._run(target, weight_list, args, kwargs)[1]
 
         return _compiled(fn, after_grad, "grad_operation")
+
+    def _with_value(self, fn, weights=None):
+        """Like __call__, but the function returns (fn's output, gradients)
+        from one recording (nn.ForwardValueAndGrad)."""
+        if self.get_by_list and weights is None:
+            raise TypeError("For 'GradOperation', 'weights' must be given when 'get_by_list' is True.")
+        weight_list = _weights_list(weights)[0] if self.get_by_list else None
+        target = _differentiable(fn)
+
+        def value_and_grad_fn(*args, **kwargs):
+            return self._run(target, weight_list, args, kwargs)
+
+        return _compiled(fn, value_and_grad_fn, "forward_value_and_grad")
+
+    def _run(self, target, weight_list, args, kwargs):
+        sens = None
+        if self.sens_param:
+            if not args:
+                raise TypeError("For 'GradOperation' with sens_param=True, the sens must be passed as the last "
+                                "input.")
+            args, sens = args[:-1], args[-1]
+        if self.get_all:
+            positions = tuple(range(len(args)))
+        elif self.get_by_list:
+            positions = ()
+        else:
+            if not args:
+                raise TypeError("For 'GradOperation', the function must take at least one input.")
+            positions = (0,)
+        out, pg, wg = _run(target, args, kwargs, positions, weight_list or [], sens, False)
+        inputs = tuple(g for g in pg if g is not None)
+        if self.get_all and self.get_by_list:
+            return out, (inputs, tuple(wg))
+        if self.get_by_list:
+            return out, tuple(wg)
+        if self.get_all:
+            return out, inputs
+        return out, (inputs[0] if inputs else ())
 
 
 # --- custom gradient nodes -------------------------------------------------------------
@@ -394,3 +425,134 @@ def _call_cell_with_bprop(cell, *args):
 def _bprop_error(kind, cell, message):
     name = type(cell).__name__
     return kind(f"For user defined method 'bprop' of net '{name}', {message}")
+
+
+# --- gradient hooks ----------------------------------------------------------------------
+# Note [Gradient hooks]
+# ops.HookBackward and Cell.register_backward_hook are custom tape nodes whose
+# forward is the identity. HookBackward's node hands the gradient arriving at
+# its output to hook_fn(grad), whose result (if not None) flows on instead. A
+# Cell with backward hooks gets two nodes: one on its outputs, which keeps the
+# gradient of the outputs (MindSpore's grad_input), and one on its tensor
+# inputs, which calls hook_fn(cell_id, grad_input, grad_output) with the
+# gradients of the inputs (grad_output) and lets a non-None result replace
+# them. Hooks run only while a gradient is computed eagerly; in a graph being
+# compiled they are skipped with a warning, as MindSpore supports them in
+# PYNATIVE_MODE only.
+def _hook_grads(dys, like):
+    return tuple(_wrap(d) if d is not None else _op("zeros_like", f) for d, f in zip(dys, like))
+
+
+def _replacement(result, grads, where):
+    """The gradients a hook returned, checked against the ones it was given."""
+    if result is None:
+        return grads
+    new = result if isinstance(result, (tuple, list)) else (result,)
+    if len(new) != len(grads):
+        raise ValueError(f"{where}: the hook function must return None or {len(grads)} gradient(s), one per input, "
+                         f"but it returned {len(new)}.")
+    for i, (n, g) in enumerate(zip(new, grads)):
+        if not isinstance(n, Tensor):
+            raise TypeError(f"{where}: the gradient {i} the hook function returned must be a Tensor, but got "
+                            f"{type(n).__name__}.")
+        if n.shape != g.shape:
+            raise ValueError(f"{where}: the gradient {i} the hook function returned must have shape {g.shape}, but "
+                             f"got {n.shape}.")
+    return tuple(new)
+
+
+def _skipped_hook(what):
+    from ._warnings import MsrtWarning
+    import warnings
+
+    warnings.warn(f"{what} is only supported in PYNATIVE_MODE: it is skipped in the graph being compiled.",
+                  MsrtWarning, stacklevel=4)
+
+
+def _gate(inputs, node_factory):
+    """Records inputs → fresh copies of them as one custom node; returns the
+    copies (the inputs themselves when nothing is recorded)."""
+    fresh = [_fresh(t) for t in inputs]
+    node = node_factory(fresh)
+    if not record_custom([t._t for t in inputs], [f._t for f in fresh], node):
+        return list(inputs)
+    return fresh
+
+
+class _HookBackwardNode:
+    __slots__ = ("hook_fn", "fresh")
+
+    def __init__(self, hook_fn, fresh):
+        self.hook_fn, self.fresh = hook_fn, fresh
+
+    def backward(self, dys):
+        grads = _hook_grads(dys, self.fresh)
+        arg = grads[0] if len(grads) == 1 else grads
+        new = _replacement(self.hook_fn(arg), grads, "For 'HookBackward'")
+        return [g._t for g in new]
+
+
+def hook_backward(hook_fn, inputs):
+    """ops.HookBackward's forward: the inputs, with hook_fn called on their gradient."""
+    if _jit.capturing():
+        _skipped_hook("'HookBackward'")
+        return list(inputs)
+    if not _C._is_recording():
+        return list(inputs)
+    return _gate(inputs, lambda fresh: _HookBackwardNode(hook_fn, fresh))
+
+
+class _CellHookState:
+    __slots__ = ("grad_input",)
+
+    def __init__(self):
+        self.grad_input = None
+
+
+class _CellOutputGate:
+    __slots__ = ("state", "fresh")
+
+    def __init__(self, state, fresh):
+        self.state, self.fresh = state, fresh
+
+    def backward(self, dys):
+        self.state.grad_input = _hook_grads(dys, self.fresh)
+        return list(dys)
+
+
+class _CellInputGate:
+    __slots__ = ("cell", "state", "fresh")
+
+    def __init__(self, cell, state, fresh):
+        self.cell, self.state, self.fresh = cell, state, fresh
+
+    def backward(self, dys):
+        cell = self.cell
+        grads = _hook_grads(dys, self.fresh)
+        grad_input = self.state.grad_input if self.state.grad_input is not None else ()
+        cell_id = f"{cell.cls_name}({id(cell)})"
+        for hook in list(cell._backward_hooks.values()):
+            grads = _replacement(hook(cell_id, grad_input, grads), grads,
+                                 f"For the backward hook of '{cell.cls_name}'")
+        return [g._t for g in grads]
+
+
+def call_with_backward_hooks(cell, args, run):
+    """run(args) for a Cell with backward hooks (Note [Gradient hooks])."""
+    if _jit.capturing():
+        _skipped_hook("'register_backward_hook'")
+        return run(args)
+    if not _C._is_recording():
+        return run(args)
+    state = _CellHookState()
+    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    gated = _gate([args[i] for i in positions], lambda fresh: _CellInputGate(cell, state, fresh))
+    args = list(args)
+    for i, g in zip(positions, gated):
+        args[i] = g
+    out = run(tuple(args))
+    outputs = _flatten(out, [])
+    if not outputs:
+        return out
+    fresh = _gate(outputs, lambda f: _CellOutputGate(state, f))
+    return _rebuild(out, iter(fresh))

@@ -46,7 +46,7 @@ from ._tensor import _FLOAT_NAMES, Tensor, _wrap
 from .common.jit_config import JitConfig
 from ._warnings import MsrtWarning
 
-__all__ = ["jit", "ms_function", "host_value", "host_call", "capturing", "compile_report"]
+__all__ = ["jit", "ms_function", "host_value", "host_call", "capturing", "compile_report", "mutable", "jit_class"]
 
 _GraphCaptureError = _C.GraphCaptureError
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -202,6 +202,10 @@ class _BackwardCall:
 
     def backward(self, dys):
         entry = self.entry
+        if _C._is_recording():  # a gradient being differentiated again: the graph's kernels are not recorded
+            raise RuntimeError(f"Higher-order gradients (grad of grad) through the compiled call '{entry.name}' are "
+                               f"not supported: call the function eagerly (PYNATIVE_MODE, without ms.jit) inside "
+                               f"the gradient that is differentiated again.")
         graph = entry.backwards.get(self.masks)
         if graph is None:
             graph = entry.backwards[self.masks] = _compile_backward(entry, self.masks, self.inputs, self.outs)
@@ -407,6 +411,7 @@ def call_cell(cell, args, kwargs):
     graphs = cell.__dict__.get("_graph_cache")
     if graphs is None:
         graphs = cell.__dict__["_graph_cache"] = compiled_function(f"{cell.cls_name}", cell, key_training=True)
+    args, kwargs = graph_arguments(args, kwargs)
     with _jit_config_scope(cell.__dict__.get("_jit_config"), "Cell.set_jit_config"):
         return graphs(cell._run_top, args, kwargs)
 
@@ -455,6 +460,7 @@ def jit(function=None, mode="PSJit", input_signature=None, hash_args=None, jit_c
         def compiled(*args, **kwargs):
             if _state.capture is not None:  # inside another capture: inline
                 return fn(*args, **kwargs)
+            args, kwargs = graph_arguments(args, kwargs)
             with _jit_config_scope(jit_config, "jit"):
                 return graphs(fn, args, kwargs)
 
@@ -471,3 +477,116 @@ def ms_function(fn=None, obj=None, input_signature=None):
     """The name `jit` had before MindSpore 2.0; works the same."""
     warnings.warn("'ms_function' is deprecated: use 'ms.jit', which it calls.", FutureWarning, stacklevel=2)
     return jit(fn, input_signature=input_signature)
+
+
+# --- mutable arguments and jit classes -------------------------------------------------
+# Note [Mutable arguments]
+# A Python scalar argument of a compiled call is a constant of the graph: each
+# value compiles its own graph. `ms.mutable(value)` marks an int or a float
+# (also inside a tuple, list or dict it marks) as a variable instead: at the
+# compiled call it enters the graph as a 0-d Tensor input (int64 or float32),
+# so every value runs the same graph. Eagerly it is the plain number (an int
+# or float subclass). Tensors are graph inputs already; mutable returns them
+# and their containers (marked) unchanged in value.
+class _MutableInt(int):
+    __ms_mutable__ = True
+
+
+class _MutableFloat(float):
+    __ms_mutable__ = True
+
+
+class _MutableTuple(tuple):
+    __ms_mutable__ = True
+    __ms_dynamic_len__ = False
+
+
+class _MutableList(list):
+    __ms_mutable__ = True
+    __ms_dynamic_len__ = False
+
+
+class _MutableDict(dict):
+    __ms_mutable__ = True
+
+
+_MUTABLE_SCALARS = (_MutableInt, _MutableFloat)
+_MUTABLE_CONTAINERS = (_MutableTuple, _MutableList, _MutableDict)
+
+
+def _make_mutable(value, where):
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, bool):
+        raise TypeError(f"For 'mutable', the 'input_data' should be one of (int, float, Tensor, tuple, list, dict) "
+                        f"or their nested structures, but got bool{where}.")
+    if isinstance(value, int):
+        return _MutableInt(value)
+    if isinstance(value, float):
+        return _MutableFloat(value)
+    if isinstance(value, tuple):
+        return _MutableTuple(_make_mutable(v, where) for v in value)
+    if isinstance(value, list):
+        return _MutableList(_make_mutable(v, where) for v in value)
+    if isinstance(value, dict):
+        return _MutableDict((k, _make_mutable(v, where)) for k, v in value.items())
+    raise TypeError(f"For 'mutable', the 'input_data' should be one of (int, float, Tensor, tuple, list, dict) or "
+                    f"their nested structures, but got {type(value).__name__}{where}.")
+
+
+def mutable(input_data, dynamic_len=False):
+    """Marks `input_data` (an int, a float, a Tensor, or a tuple, list or dict
+    of them) as a variable of compiled calls: a new value runs the graph
+    compiled for the old one (Note [Mutable arguments]). `dynamic_len=True`
+    (tuples and lists only) is accepted; msrt still compiles one graph per
+    length."""
+    if not isinstance(dynamic_len, bool):
+        raise TypeError(f"For 'mutable', the 'dynamic_len' must be bool, but got {type(dynamic_len).__name__}.")
+    if dynamic_len and not isinstance(input_data, (tuple, list)):
+        raise TypeError(f"For 'mutable', when 'dynamic_len' is True, the 'input_data' must be tuple or list, but "
+                        f"got {type(input_data).__name__}.")
+    result = _make_mutable(input_data, "")
+    if dynamic_len:
+        result.__ms_dynamic_len__ = True
+    return result
+
+
+def _variable(value):
+    if isinstance(value, _MutableInt):
+        return Tensor(int(value), _dtype_named("int64"))
+    if isinstance(value, _MutableFloat):
+        return Tensor(float(value), _dtype_named("float32"))
+    if isinstance(value, _MutableDict):
+        return _MutableDict((k, _variable(v)) for k, v in value.items())
+    if isinstance(value, (_MutableTuple, _MutableList)):
+        return type(value)(_variable(v) for v in value)
+    return value
+
+
+def _dtype_named(name):
+    from .common import dtype as mstype
+
+    return getattr(mstype, name)
+
+
+def graph_arguments(args, kwargs):
+    """The arguments a compiled call hands its graph: mutable numbers become
+    0-d Tensors (Note [Mutable arguments]). The same objects when none is."""
+    kinds = _MUTABLE_SCALARS + _MUTABLE_CONTAINERS
+    if not any(isinstance(a, kinds) for a in args) and not any(isinstance(v, kinds) for v in kwargs.values()):
+        return args, kwargs
+    return tuple(_variable(a) for a in args), {k: _variable(v) for k, v in kwargs.items()}
+
+
+def jit_class(cls):
+    """Marks a user class whose instances a compiled Cell or function uses
+    (MindSpore's `ms.jit_class`). Capture runs Python, so attribute reads and
+    method calls of any object trace into the graph; the decorator checks
+    what MindSpore checks and returns the class."""
+    if not isinstance(cls, type):
+        raise TypeError(f"Decorator jit_class can only be used for class type, but got {cls}.")
+    if isinstance(cls, type) and issubclass(cls, GraphOwner):
+        raise TypeError(f"Decorator jit_class is used for user-defined classes and cannot be used for nn.Cell: "
+                        f"{cls}.")
+    cls.__ms_class__ = True
+    return cls

@@ -216,6 +216,10 @@ def _make_base(input_data, dtype, shape, init):
     return _TensorBase(array)
 
 
+def _is_dynamic_shape(shape):
+    return isinstance(shape, (tuple, list)) and any(d is None for d in shape)
+
+
 class Tensor:
     """MindSpore's Tensor: `Tensor(input_data=None, dtype=None, shape=None, init=None)`.
 
@@ -228,6 +232,11 @@ class Tensor:
 
     def __init__(self, input_data=None, dtype=None, shape=None, init=None, internal=False, const_arg=False,
                  device=None):
+        if input_data is None and init is None and _is_dynamic_shape(shape):
+            # A signature for Cell.set_inputs: None marks a dimension of any size. It holds no data.
+            self._t = _make_base(None, dtype, [0 if d is None else d for d in shape], None)
+            self.__dict__["dynamic_shape"] = tuple(-1 if d is None else d for d in shape)
+            return
         self._t = _make_base(input_data, dtype, shape, init)
 
     @staticmethod

@@ -384,7 +384,8 @@ void BindTensor(py::module_& m) {
 
   py::class_<autodiff::GradTape>(m, "GradTape")
       .def(py::init<>())
-      .def("gradient", &autodiff::GradTape::Gradient, py::arg("outputs"), py::arg("sens"), py::arg("wrt"))
+      .def("gradient", &autodiff::GradTape::Gradient, py::arg("outputs"), py::arg("sens"), py::arg("wrt"),
+           py::arg("create_graph") = false)
       .def("end", &autodiff::GradTape::End);
 
   py::class_<CallTrace>(m, "CallTrace",

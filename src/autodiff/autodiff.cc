@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <mutex>
+#include <string_view>
 #include <unordered_map>
 
 #include "ops/call.h"
@@ -13,6 +15,7 @@ namespace {
 
 thread_local GradTape* t_tape = nullptr;
 thread_local bool t_paused = false;
+thread_local int t_creating_graph = 0;  // create_graph gradients running on this thread
 std::atomic<uint64_t> g_next_tape{1};
 
 bool Active() { return t_tape != nullptr && !t_paused; }
@@ -27,6 +30,44 @@ Tensor Accumulate(const Tensor& sum, const Tensor& g) {
 
 Tensor OnesLike(const Tensor& t) { return ops::Call1("ones_like", {t}); }
 Tensor ZerosLike(const Tensor& t) { return ops::Call1("zeros_like", {t}); }
+
+// Note [Higher-order gradients]
+// A gradient asked for with create_graph keeps recording while the gradient
+// rules run, on the same tape, so the gradients it returns are tracked values
+// whose own gradient the tape can compute (grad of grad). That holds only
+// when every op the rules call is differentiable itself. A rule that calls a
+// non-differentiable op on floating-point data (batch_norm_grad,
+// max_pool2d_grad, which compute a first derivative in one kernel) would cut
+// the second derivative off silently, so during a create_graph gradient any
+// non-differentiable op outside the list below raises instead. The listed
+// ops have a zero derivative (constants, masks) or non-floating outputs.
+bool HasZeroDerivative(std::string_view name) {
+  static constexpr std::string_view kZero[] = {"arange",      "argmax",      "argmin",        "equal",
+                                               "fill",        "greater",     "greater_equal", "less",
+                                               "less_equal",  "logical_and", "logical_not",   "logical_or",
+                                               "logical_xor", "not_equal",   "one_hot",       "ones_like",
+                                               "zeros_like",  "print"};
+  for (std::string_view z : kZero) {
+    if (z == name) return true;
+  }
+  return false;
+}
+
+class FirstOrderOnlyCheck final : public ops::CallObserver {
+ public:
+  void OnCall(const ops::OpDef& op, const Dict&) override {
+    if (t_creating_graph == 0 || t_paused || op.grad || op.composite || HasZeroDerivative(op.name)) return;
+    MSRT_CHECK(false, "higher-order gradients are not supported through op '", op.name,
+               "': it has no gradient of its own, and a gradient rule calls it while the gradient is being "
+               "differentiated again (grad of grad).");
+  }
+};
+
+void InstallFirstOrderOnlyCheck() {
+  static std::once_flag once;
+  static FirstOrderOnlyCheck check;
+  std::call_once(once, [] { ops::AddCallObserver(&check); });
+}
 
 }  // namespace
 
@@ -95,12 +136,27 @@ bool GradTape::Tracks(const Tensor& t) const {
 bool IsTracked(const Tensor& t) { return Active() && t_tape->Tracks(t); }
 
 std::vector<Tensor> GradTape::Gradient(const std::vector<Tensor>& outputs, const std::vector<Tensor>& sens,
-                                       const std::vector<Tensor>& wrt) {
+                                       const std::vector<Tensor>& wrt, bool create_graph) {
+  if (create_graph) {
+    MSRT_CHECK(!ended_ && t_tape == this && !t_paused,
+               "a gradient with create_graph needs its tape to be the one recording on this thread");
+    InstallFirstOrderOnlyCheck();
+  }
   struct Pause {
+    bool record;
     bool saved = t_paused;
-    Pause() { t_paused = true; }
-    ~Pause() { t_paused = saved; }
-  } pause;
+    explicit Pause(bool keep_recording) : record(keep_recording) {
+      if (record) {
+        ++t_creating_graph;
+      } else {
+        t_paused = true;
+      }
+    }
+    ~Pause() {
+      if (record) --t_creating_graph;
+      t_paused = saved;
+    }
+  } pause(create_graph);
 
   std::map<NodeKey, Tensor> node_grads;
   std::unordered_map<const TensorImpl*, Tensor> leaf_grads;

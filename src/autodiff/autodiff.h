@@ -31,9 +31,12 @@ class GradTape {
   GradTape& operator=(const GradTape&) = delete;
 
   /// Gradients of sum_i(sens_i * outputs_i) with respect to each of `wrt`
-  /// (zeros where there is no path). An undefined sens means ones.
+  /// (zeros where there is no path). An undefined sens means ones. With
+  /// `create_graph` the gradient computation is itself recorded on this tape,
+  /// so the gradients can be differentiated again (Note [Higher-order
+  /// gradients]); this tape must be the one recording on this thread.
   std::vector<Tensor> Gradient(const std::vector<Tensor>& outputs, const std::vector<Tensor>& sens,
-                               const std::vector<Tensor>& wrt);
+                               const std::vector<Tensor>& wrt, bool create_graph = false);
 
   /// Whether `t` is tracked by this tape (requires_grad, or recorded output).
   bool Tracks(const Tensor& t) const;

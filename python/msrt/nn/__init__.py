@@ -12,7 +12,8 @@ from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseD
                                      NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR)
 from .loss import CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss, SoftmaxCrossEntropyWithLogits
 from .optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
-from .wrap import ParameterUpdate, TrainOneStepCell, WithEvalCell, WithLossCell
+from .wrap import (DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell, ForwardValueAndGrad, ParameterUpdate,
+                   TrainOneStepCell, TrainOneStepWithLossScaleCell, WithEvalCell, WithLossCell)
 
 __all__ = [
     "Cell", "GraphCell",
@@ -21,7 +22,8 @@ __all__ = [
     "Softmax", "Tanh", "get_activation",
     "CrossEntropyLoss", "L1Loss", "LossBase", "MSELoss", "NLLLoss", "SoftmaxCrossEntropyWithLogits",
     "SGD", "Adam", "AdamWeightDecay", "Momentum", "Optimizer",
-    "ParameterUpdate", "TrainOneStepCell", "WithEvalCell", "WithLossCell",
+    "ParameterUpdate", "TrainOneStepCell", "WithEvalCell", "WithLossCell", "ForwardValueAndGrad",
+    "TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",
     "LearningRateSchedule", "CosineDecayLR", "ExponentialDecayLR", "InverseDecayLR", "NaturalExpDecayLR",
     "PolynomialDecayLR", "WarmUpLR",
     "piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr", "cosine_decay_lr",

@@ -33,7 +33,8 @@ _state = _CallState()
 
 
 class _HookHandle:
-    """Returned by `register_forward_hook`; `remove()` unregisters the hook."""
+    """Returned by `register_forward_pre_hook`, `register_forward_hook` and
+    `register_backward_hook`; `remove()` unregisters the hook."""
 
     _next_id = 0
 
@@ -69,6 +70,7 @@ class Cell(_jit.GraphOwner):
         d["_scope_key"] = None
         d["_forward_pre_hooks"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
         d["_slow_call"] = self._has_bprop
         d["_flags"] = {}
         if flags:
@@ -367,6 +369,7 @@ class Cell(_jit.GraphOwner):
     def register_forward_pre_hook(self, hook_fn):
         """`hook_fn(cell, inputs)` runs before construct; a non-None result
         replaces the inputs."""
+        _check_hook("register_forward_pre_hook", hook_fn)
         handle = _HookHandle(self._forward_pre_hooks, self)
         self._forward_pre_hooks[handle.handle_id] = hook_fn
         self._update_slow_call()
@@ -375,15 +378,80 @@ class Cell(_jit.GraphOwner):
     def register_forward_hook(self, hook_fn):
         """`hook_fn(cell, inputs, outputs)` runs after construct; a non-None
         result replaces the outputs."""
+        _check_hook("register_forward_hook", hook_fn)
         handle = _HookHandle(self._forward_hooks, self)
         self._forward_hooks[handle.handle_id] = hook_fn
         self._update_slow_call()
         return handle
 
+    def register_backward_hook(self, hook_fn):
+        """`hook_fn(cell_id, grad_input, grad_output)` runs when the gradient
+        of the cell's inputs is computed (PYNATIVE_MODE): grad_input holds the
+        gradients of the cell's outputs, grad_output those of its tensor
+        inputs; a non-None result (a tuple, one per input) replaces
+        grad_output (Note [Gradient hooks] in msrt/_grad.py)."""
+        _check_hook("register_backward_hook", hook_fn)
+        hooks = self.__dict__.setdefault("_backward_hooks", OrderedDict())
+        handle = _HookHandle(hooks, self)
+        hooks[handle.handle_id] = hook_fn
+        self._update_slow_call()
+        return handle
+
     def _update_slow_call(self):
         self.__dict__["_slow_call"] = bool(
-            self._forward_pre_hooks or self._forward_hooks or self._has_bprop or self._amp_dtype is not None
+            self._forward_pre_hooks or self._forward_hooks or self.__dict__.get("_backward_hooks")
+            or self._has_bprop or self._amp_dtype is not None
         )
+
+    # --- input signatures ----------------------------------------------------
+    def set_inputs(self, *inputs):
+        """Declares the inputs the cell is called with: Tensors whose shape may
+        hold None for a dimension of any size, e.g.
+        `Tensor(shape=[None, 3], dtype=ms.float32)`, and other values. Calls
+        are checked against it (count, dtype, rank and the fixed
+        dimensions). msrt compiles one graph per concrete shape: a dynamic
+        dimension does not make one graph serve every size."""
+        from .._tensor import Tensor
+
+        if not inputs:
+            raise ValueError(f"For '{self.cls_name}', 'set_inputs' needs at least one input.")
+        for i, value in enumerate(inputs):
+            if isinstance(value, Tensor) or value is None or isinstance(value, (bool, int, float, tuple, list)):
+                continue
+            raise TypeError(f"For 'set_inputs', the {i}th input must be a Tensor, a scalar, a tuple or a list, but "
+                            f"got {type(value).__name__}.")
+        self.__dict__["_input_signature"] = tuple(inputs)
+
+    def get_inputs(self):
+        """What `set_inputs` declared, or None."""
+        signature = self.__dict__.get("_input_signature")
+        return list(signature) if signature is not None else None
+
+    def _check_signature(self, args):
+        from .._tensor import Tensor
+
+        signature = self.__dict__["_input_signature"]
+        if len(args) != len(signature):
+            raise ValueError(f"For '{self.cls_name}', the cell was called with {len(args)} inputs, but 'set_inputs' "
+                             f"declared {len(signature)}.")
+        for i, (arg, want) in enumerate(zip(args, signature)):
+            if not isinstance(want, Tensor):
+                continue
+            if not isinstance(arg, Tensor):
+                raise TypeError(f"For '{self.cls_name}', the {i}th input must be a Tensor as 'set_inputs' declared, "
+                                f"but got {type(arg).__name__}.")
+            if arg.dtype != want.dtype:
+                raise TypeError(f"For '{self.cls_name}', the dtype of the {i}th input must be {want.dtype} as "
+                                f"'set_inputs' declared, but got {arg.dtype}.")
+            shape = want.__dict__.get("dynamic_shape", want.shape)
+            if len(arg.shape) != len(shape):
+                raise ValueError(f"For '{self.cls_name}', the {i}th input must have {len(shape)} dimensions as "
+                                 f"'set_inputs' declared (shape {list(shape)}), but got shape {list(arg.shape)}.")
+            for axis, (got, expected) in enumerate(zip(arg.shape, shape)):
+                if expected != -1 and got != expected:
+                    raise ValueError(f"For '{self.cls_name}', dimension {axis} of the {i}th input must be "
+                                     f"{expected} as 'set_inputs' declared (shape {list(shape)}), but got shape "
+                                     f"{list(arg.shape)}.")
 
     # --- calling -------------------------------------------------------------
     def construct(self, *inputs, **kwargs):
@@ -398,6 +466,8 @@ class Cell(_jit.GraphOwner):
                 return self._run_slow(args, kwargs)
             return self.construct(*args, **kwargs)
         # A top-level call: the place for per-call checks.
+        if "_input_signature" in self.__dict__:
+            self._check_signature(args)
         if self._scope_key != (id(self), _context.get_context("reserve_class_name_in_scope")):
             self._assign_scopes()
         if _jit._state.capture is not None:  # called by a function being compiled
@@ -427,17 +497,24 @@ class Cell(_jit.GraphOwner):
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
-        if self._amp_dtype is not None:
-            outputs = self._run_amp(args, kwargs)
-        elif self._has_bprop:
-            outputs = _call_with_bprop(self, args, kwargs)
+        if self.__dict__.get("_backward_hooks"):
+            from .. import _grad
+
+            outputs = _grad.call_with_backward_hooks(self, args, lambda a: self._run_construct(a, kwargs))
         else:
-            outputs = self.construct(*args, **kwargs)
+            outputs = self._run_construct(args, kwargs)
         for hook in list(self._forward_hooks.values()):
             result = hook(self, args, outputs)
             if result is not None:
                 outputs = result
         return outputs
+
+    def _run_construct(self, args, kwargs):
+        if self._amp_dtype is not None:
+            return self._run_amp(args, kwargs)
+        if self._has_bprop:
+            return _call_with_bprop(self, args, kwargs)
+        return self.construct(*args, **kwargs)
 
     def _run_amp(self, args, kwargs):
         """construct with floating inputs and trainable parameters in the
@@ -489,6 +566,12 @@ class Cell(_jit.GraphOwner):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+
+def _check_hook(method, hook_fn):
+    if not callable(hook_fn):
+        raise TypeError(f"When using '{method}(hook_fn)', the type of 'hook_fn' must be python function, but got "
+                        f"{type(hook_fn)}.")
 
 
 def _call_with_bprop(cell, args, kwargs):

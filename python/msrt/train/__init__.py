@@ -6,9 +6,11 @@ from .callback import (BackupAndRestore, Callback, CheckpointConfig, EarlyStoppi
 from .metrics import (F1, MAE, MSE, Accuracy, ConfusionMatrix, Fbeta, Loss, Metric, Precision, Recall,
                       Top1CategoricalAccuracy, Top5CategoricalAccuracy, TopKCategoricalAccuracy, get_metric_fn, names)
 from .model import Model
+from .loss_scale_manager import DynamicLossScaleManager, FixedLossScaleManager, LossScaleManager
 
 
-__all__ = ["Model", "Callback", "CheckpointConfig", "LossMonitor", "ModelCheckpoint", "ProgressBar", "RunContext",
+__all__ = ["Model", "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager",
+           "Callback", "CheckpointConfig", "LossMonitor", "ModelCheckpoint", "ProgressBar", "RunContext",
            "TimeMonitor", "BackupAndRestore", "LambdaCallback", "EarlyStopping", "ReduceLROnPlateau", "MAE", "MSE",
            "Accuracy", "Loss", "Metric", "Top1CategoricalAccuracy",
            "Top5CategoricalAccuracy", "TopKCategoricalAccuracy", "Precision", "Recall", "Fbeta", "F1",

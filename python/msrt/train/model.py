@@ -98,8 +98,14 @@ class Model:
         # Older profiles' enable_auto_mixed_precision=True trains as O2.
         if amp_level == "O0" and _context.get_context("enable_auto_mixed_precision"):
             amp_level = "O2"
-        if kwargs.get("loss_scale_manager") is not None:
-            raise NotImplementedError("For 'Model', 'loss_scale_manager' is not supported by msrt yet.")
+        if "loss_scale_manager" in kwargs:
+            from .loss_scale_manager import LossScaleManager
+
+            manager = kwargs["loss_scale_manager"]
+            if manager is not None and not isinstance(manager, LossScaleManager):
+                raise TypeError(f"For 'Model', the type of 'loss_scale_manager' should be 'LossScaleManager', but "
+                                f"got type '{type(manager).__name__}'.")
+        self._amp_kwargs = {k: kwargs[k] for k in ("loss_scale_manager", "keep_batchnorm_fp32") if k in kwargs}
         self._network = network
         self._loss_fn = loss_fn
         self._optimizer = optimizer
@@ -117,12 +123,11 @@ class Model:
         from .. import amp
 
         network = self._network
-        if self._amp_level != "O0":
-            amp.auto_mixed_precision(network, self._amp_level)
         if self._optimizer is not None:
-            if self._loss_fn is not None:
-                network = amp._add_loss_network(network, self._loss_fn, self._amp_level)
-            return nn.TrainOneStepCell(network, self._optimizer)
+            return amp.build_train_network(network, self._optimizer, self._loss_fn, level=self._amp_level,
+                                           **self._amp_kwargs)
+        if self._amp_level != "O0":
+            network = amp.auto_mixed_precision(network, self._amp_level)
         if self._loss_fn is not None:
             return amp._add_loss_network(network, self._loss_fn, self._amp_level)
         return network

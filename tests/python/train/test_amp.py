@@ -58,23 +58,32 @@ def _data(batches=8, batch=16):
 class Losses(Callback):
     def __init__(self):
         self.values = []
+        self.overflows = []
+        self.scales = []
 
     def on_train_step_end(self, run_context):
-        self.values.append(float(run_context.original_args().net_outputs.asnumpy()))
+        out = run_context.original_args().net_outputs
+        if isinstance(out, tuple):  # TrainOneStepWithLossScaleCell: (loss, overflow, scale)
+            out, overflow, scale = out
+            self.overflows.append(bool(overflow.asnumpy()))
+            self.scales.append(float(scale.asnumpy()))
+        self.values.append(float(out.asnumpy()))
 
 
-def _train(level, epochs=6, **model_kwargs):
+def _train(level, epochs=6, losses=None, **model_kwargs):
     ms.set_seed(1)
     net = Net()
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     opt = nn.Momentum(net.trainable_params(), learning_rate=0.05, momentum=0.9)
     model = Model(net, loss, opt, amp_level=level, **model_kwargs)
-    losses = Losses()
+    losses = Losses() if losses is None else losses
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # float16 kernels computed through float32
         model.train(epochs, _data(), callbacks=[losses])
     if ms.get_context("mode") == ms.GRAPH_MODE:
-        assert ms._jit.compile_report(model.train_network), "the training step was not compiled"
+        step = model.train_network
+        compiled = step._scaled if isinstance(step, nn.TrainOneStepWithLossScaleCell) else step
+        assert ms._jit.compile_report(compiled), "the training step was not compiled"
     return net, losses.values
 
 
@@ -86,11 +95,17 @@ def _assert_converges(values):
 @pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
 def test_o2_casts_conv_dense_keeps_batchnorm_and_master_weights_float32(mode):
     ms.set_context(mode=mode)
-    net, values = _train("O2")
+    losses = Losses()
+    net, values = _train("O2", losses=losses)
     assert net.conv.seen[-1] == (ms.float16, ms.float16)
     assert net.fc.seen[-1] == (ms.float16, ms.float16)
     assert net.bn.seen[-1] == (ms.float32, ms.float32)
     assert all(p.dtype == ms.float32 for p in net.trainable_params())
+    # O2 trains with MindSpore's default DynamicLossScaleManager: 2**24 overflows float16, so the first steps
+    # are dropped and the scale halves until the gradients fit.
+    assert losses.scales[0] == 2.0 ** 24 and losses.overflows[0]
+    first_ok = losses.overflows.index(False)
+    assert all(losses.overflows[:first_ok]) and losses.scales[first_ok] == 2.0 ** (24 - first_ok)
     _assert_converges(values)
 
 
@@ -115,14 +130,16 @@ def test_o0_and_o1():
 
 
 def test_bfloat16_network_output_and_gradients():
-    net = amp.auto_mixed_precision(Net(), "O3", dtype=ms.bfloat16)
+    inner = Net()
+    net = amp.auto_mixed_precision(inner, "O3", dtype=ms.bfloat16)
     x, y = _data(1)[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = net(x)
-        grads = ms.grad(lambda a: net(a).astype(ms.float32).sum(), grad_position=None,
-                        weights=net.trainable_params())(x)
-    assert out.dtype == ms.bfloat16 and net.conv.seen[-1] == (ms.bfloat16, ms.bfloat16)
+        grads = ms.grad(lambda a: net(a).sum(), grad_position=None, weights=net.trainable_params())(x)
+    # O3 computes in bfloat16 and casts the network's output back to float32, as MindSpore does.
+    assert out.dtype == ms.float32 and inner.conv.seen[-1] == (ms.bfloat16, ms.bfloat16)
+    assert inner.fc.seen[-1] == (ms.bfloat16, ms.bfloat16)
     assert all(g.dtype == ms.float32 and np.isfinite(g.asnumpy()).all() for g in grads)
 
 
@@ -139,10 +156,12 @@ def test_build_train_network_and_errors():
     step = amp.build_train_network(net, opt, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
                                    level="O2")
     x, y = _data(1)[0]
+    assert isinstance(step, nn.TrainOneStepWithLossScaleCell)  # O2's default DynamicLossScaleManager
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        loss = step(x, y)
+        loss, overflow, scale = step(x, y)
     assert loss.dtype == ms.float32 and net.fc.seen[-1][0] == ms.float16
+    assert bool(overflow.asnumpy()) and float(scale.asnumpy()) == 2.0 ** 24
     with pytest.raises(ValueError, match="amp_level"):
         amp.auto_mixed_precision(Net(), "O4")
     with pytest.raises(ValueError, match="float16 or bfloat16"):
@@ -170,5 +189,79 @@ def test_loss_scalers_and_all_finite():
     assert float(dyn.scale_value.asnumpy()) == 1024
     with pytest.raises(ValueError, match="scale_value"):
         amp.StaticLossScaler(0)
+    with pytest.raises(ValueError, match="finite"):
+        amp.DynamicLossScaler(float("inf"), 2, 2)
     with pytest.raises(ValueError, match="scale_window"):
         amp.DynamicLossScaler(8, 2, 0)
+
+
+def test_lists_and_output_casts_as_mindspore_defines_them():
+    names = [c.__name__ for c in amp.get_white_list()]
+    assert "Dense" in names and "Conv2d" in names
+    assert all(n in amp._WHITE_LIST_NAMES for n in names)
+    black = amp.get_black_list()
+    assert nn.BatchNorm1d in black and nn.BatchNorm2d in black
+    black.append(nn.Dense)  # a copy
+    assert nn.Dense not in amp.get_black_list()
+    x = _data(1)[0][0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for level, out_dtype in (("O1", ms.float32), ("O2", ms.float32), ("O3", ms.float32)):
+            inner = Net()
+            net = amp.auto_mixed_precision(inner, level)
+            assert net(x).dtype == out_dtype
+            conv_in = ms.float16 if level != "O0" else ms.float32
+            bn_in = ms.float16 if level == "O3" else ms.float32
+            assert inner.conv.seen[-1][0] == conv_in and inner.bn.seen[-1][0] == bn_in, level
+        inner = Net()
+        assert amp.auto_mixed_precision(inner, "O0") is inner
+        assert inner(x).dtype == ms.float32 and inner.conv.seen[-1][0] == ms.float32
+
+
+def test_dynamic_loss_scale_example_runs_to_the_end():
+    """examples/amp_dynamic_loss_scale.py: O2 with a DynamicLossScaleManager through Model, MindSpore's spelling."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    proc = subprocess.run([sys.executable, os.path.join(root, "examples", "amp_dynamic_loss_scale.py"), "--epochs",
+                           "3"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    epochs = re.findall(r"^epoch (\d): mean loss ([0-9.]+), loss scale (\d+), dropped steps so far (\d+)$",
+                        proc.stdout, re.M)
+    assert [int(e[0]) for e in epochs] == [1, 2, 3]
+    losses = [float(e[1]) for e in epochs]
+    assert losses[-1] < 0.7 * losses[0]
+    assert int(epochs[0][3]) >= 1 and int(epochs[0][2]) < 2 ** 16  # 2**16 overflowed float16 and was halved
+    assert "first layer computes in Float16, BatchNorm in Float32, master weights Float32" in proc.stdout
+
+
+def test_o1_casts_white_listed_primitives_held_by_cells():
+    class Head(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.matmul = ms.ops.MatMul(transpose_b=True)
+            self.w = ms.Parameter(ms.Tensor(np.random.default_rng(2).standard_normal((5, 7)).astype(np.float32)),
+                                  name="w")
+
+        def construct(self, x):
+            return self.matmul(x, self.w)
+
+    def is_float16(a):
+        return np.array_equal(a, a.astype(np.float16).astype(np.float32))
+
+    x = np.random.default_rng(3).standard_normal((4, 7)).astype(np.float32)
+    head = Head()
+    ref = head(ms.Tensor(x)).asnumpy()
+    assert not is_float16(ref)
+    amp.auto_mixed_precision(head, "O1")
+    assert head.matmul.name == "MatMul"  # the primitive's attributes are still there
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = head(ms.Tensor(x))
+        grads = ms.grad(lambda a: head(a).sum(), grad_position=None, weights=head.trainable_params())(ms.Tensor(x))
+    assert out.dtype == ms.float32 and is_float16(out.asnumpy())  # computed in float16, handed on as float32
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=2e-2, atol=2e-2)
+    assert grads[0].dtype == ms.float32 and head.w.dtype == ms.float32

@@ -1,4 +1,6 @@
 """Training and evaluation wrappers."""
-from .cell_wrapper import ParameterUpdate, TrainOneStepCell, WithEvalCell, WithLossCell
+from .cell_wrapper import ForwardValueAndGrad, ParameterUpdate, TrainOneStepCell, WithEvalCell, WithLossCell
+from .loss_scale import DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell, TrainOneStepWithLossScaleCell
 
-__all__ = ["ParameterUpdate", "TrainOneStepCell", "WithEvalCell", "WithLossCell"]
+__all__ = ["ForwardValueAndGrad", "ParameterUpdate", "TrainOneStepCell", "WithEvalCell", "WithLossCell",
+           "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell", "TrainOneStepWithLossScaleCell"]

@@ -1,4 +1,6 @@
 """Wrappers that build training and evaluation networks."""
+import types
+
 from ... import _C
 from ...common.parameter import Parameter
 from ...ops import functional as F
@@ -6,7 +8,7 @@ from ...profiler import _span
 from ..cell import Cell
 from .. import _grad_bridge as _bridge
 
-__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "ParameterUpdate"]
+__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "ParameterUpdate", "ForwardValueAndGrad"]
 
 
 class WithLossCell(Cell):
@@ -103,3 +105,37 @@ class ParameterUpdate(Cell):
     def construct(self, x):
         F.assign(self._param, x)
         return x
+
+
+class ForwardValueAndGrad(Cell):
+    """`cell(*inputs)` returns (network(*inputs), gradients), the gradients as
+    `ops.GradOperation(get_all, get_by_list, sens_param)` gives them (of the
+    first input, of all inputs, of `weights`, or (inputs, weights)); with
+    `sens_param` the last input is the sens. One forward pass serves both."""
+
+    def __init__(self, network, weights=None, get_all=False, get_by_list=False, sens_param=False):
+        super().__init__(auto_prefix=False)
+        if not isinstance(network, (Cell, types.FunctionType, types.MethodType)):
+            raise TypeError(f"For 'ForwardValueAndGrad', the argument 'network' must be cell, function type or "
+                            f"method type, but got '{type(network).__name__}'")
+        for name, value in (("get_all", get_all), ("get_by_list", get_by_list), ("sens_param", sens_param)):
+            if not isinstance(value, bool):
+                raise TypeError(f"For 'ForwardValueAndGrad', the type of '{name}' must be bool, but got "
+                                f"'{type(value).__name__}'")
+        if get_by_list and not (isinstance(weights, (list, tuple)) and all(isinstance(w, Parameter) for w in weights)):
+            raise TypeError(f"For 'ForwardValueAndGrad', when 'get_by_list' is set to True, the argument 'weights' "
+                            f"must be Parameters array, but got {type(weights).__name__}")
+        from ... import _grad
+
+        self.network = network
+        if isinstance(network, Cell):
+            network.set_grad()
+        self.weights = weights
+        self.get_all = get_all
+        self.get_by_list = get_by_list
+        self.sens_param = sens_param
+        grad = _grad.GradOperation(get_all=get_all, get_by_list=get_by_list, sens_param=sens_param)
+        self._value_and_grad = grad._with_value(network, weights if get_by_list else None)
+
+    def construct(self, *inputs):
+        return self._value_and_grad(*inputs)

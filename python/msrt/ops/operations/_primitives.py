@@ -16,7 +16,7 @@ from .. import functional as F
 
 __all__ = [  # written here; the declared ones are added below
     "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register",
-    "Shape", "Rank", "Size", "DType", "Depend", "StopGradient",
+    "Shape", "Rank", "Size", "DType", "Depend", "StopGradient", "HookBackward",
     "Print", "ScalarToTensor", "TupleToArray",
 ]
 
@@ -130,6 +130,33 @@ class StopGradient(Primitive):
 
     def __call__(self, x):
         return F.stop_gradient(x)
+
+
+class HookBackward(Primitive):
+    """Returns its inputs unchanged; while their gradient is computed
+    (PYNATIVE_MODE) `hook_fn(grad)` sees the gradient arriving at them, and a
+    non-None result replaces it (Note [Gradient hooks] in msrt/_grad.py)."""
+
+    def __init__(self, hook_fn, cell_id=""):
+        super().__init__()
+        if not callable(hook_fn):
+            raise TypeError(f"For 'HookBackward', the type of 'hook_fn' must be python function, but got "
+                            f"{type(hook_fn).__name__}.")
+        if not isinstance(cell_id, str):
+            raise TypeError(f"For 'HookBackward', the 'cell_id' must be str, but got {type(cell_id).__name__}.")
+        self.hook_fn = hook_fn
+        self.cell_id = cell_id
+
+    def __call__(self, *inputs):
+        from ... import _grad
+
+        if not inputs:
+            raise TypeError("For 'HookBackward', it needs at least one input Tensor.")
+        for x in inputs:
+            if not isinstance(x, Tensor):
+                raise TypeError(f"For 'HookBackward', the inputs must be Tensors, but got {type(x).__name__}.")
+        out = _grad.hook_backward(self.hook_fn, list(inputs))
+        return out[0] if len(out) == 1 else tuple(out)
 
 
 class ScalarToTensor(Primitive):
