@@ -5,28 +5,24 @@ from . import metrics  # imports nothing until a metric is asked for
 from .cell import Cell, GraphCell
 from .dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr, natural_exp_decay_lr,
                          piecewise_constant_lr, polynomial_decay_lr, warmup_lr)
-from .layer import (GELU, AvgPool2d, BatchNorm1d, BatchNorm2d, CellList, Conv2d, Dense, Dropout, Flatten, Identity,
-                    LeakyReLU, LogSoftmax, MaxPool2d, ReLU, ReLU6, SequentialCell, Sigmoid, SiLU, Softmax, Tanh,
-                    get_activation)
+from .layer import *  # noqa: F401,F403
+from .layer import __all__ as _layer_all
 from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR, LearningRateSchedule,
                                      NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR)
-from .loss import CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss, SoftmaxCrossEntropyWithLogits
+from .loss import *  # noqa: F401,F403
+from .loss import __all__ as _loss_all
 from .optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
 from .wrap import ParameterUpdate, TrainOneStepCell, WithEvalCell, WithLossCell
 
 __all__ = [
     "Cell", "GraphCell",
-    "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "CellList", "Conv2d", "Dense", "Dropout", "Flatten",
-    "Identity", "LeakyReLU", "LogSoftmax", "MaxPool2d", "ReLU", "ReLU6", "SequentialCell", "Sigmoid", "SiLU",
-    "Softmax", "Tanh", "get_activation",
-    "CrossEntropyLoss", "L1Loss", "LossBase", "MSELoss", "NLLLoss", "SoftmaxCrossEntropyWithLogits",
     "SGD", "Adam", "AdamWeightDecay", "Momentum", "Optimizer",
     "ParameterUpdate", "TrainOneStepCell", "WithEvalCell", "WithLossCell",
     "LearningRateSchedule", "CosineDecayLR", "ExponentialDecayLR", "InverseDecayLR", "NaturalExpDecayLR",
     "PolynomialDecayLR", "WarmUpLR",
     "piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr", "cosine_decay_lr",
     "polynomial_decay_lr", "warmup_lr",
-]
+] + _layer_all + _loss_all
 
 
 def __getattr__(name):

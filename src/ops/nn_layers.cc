@@ -1,0 +1,440 @@
+// Layers' computations built from other ops (composites): embedding lookup,
+// prelu, mish, pixel_shuffle, adaptive pooling, interpolation and one layer
+// of a recurrent network (RNN, GRU, LSTM) in one direction.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "ops/grad_utils.h"
+#include "ops/op_checks.h"
+
+namespace msrt::ops {
+namespace {
+
+using fn::Scalar;
+
+Value IntList(const std::vector<int64_t>& values) {
+  List items;
+  for (int64_t v : values) items.emplace_back(v);
+  return Value(std::move(items));
+}
+
+// A float tensor of x's dtype made from host values, shaped `shape`.
+Tensor Constant(const std::vector<double>& values, const Shape& shape, DType dtype) {
+  Tensor t = Tensor::FromHost(values.data(), values.size() * sizeof(double), shape, DType::kFloat64);
+  return fn::Cast(t, dtype);
+}
+
+Tensor Slice(const Tensor& x, int64_t axis, int64_t begin, int64_t size) {
+  std::vector<int64_t> b(x.shape().size(), 0);
+  std::vector<int64_t> s(x.shape().begin(), x.shape().end());
+  b[axis] = begin;
+  s[axis] = size;
+  return Call1("slice", {x}, Dict{{"begin", IntList(b)}, {"size", IntList(s)}});
+}
+
+MSRT_REGISTER_OP({.name = "embedding",
+                  .inputs = {"indices", "weight"},
+                  .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+                    constexpr std::string_view op = "embedding";
+                    CheckDType(op, "input", {in[0].shape(), in[0].dtype()}, DTypeClass::kIndex);
+                    CheckRank(op, "weight", {in[1].shape(), in[1].dtype()}, 2);
+                    return {fn::Gather(in[1], in[0], 0)};
+                  },
+                  .doc = "the rows of weight (vocabulary, dim) at integer indices: shape indices.shape + (dim,); "
+                         "indices out of range raise IndexError (composite)",
+                  .api = {Function("embedding(input->indices, weight, padding_idx->!=None, max_norm->!=None, "
+                                   "norm_type->!=2.0, scale_grad_by_freq->!=False)")}});
+
+MSRT_REGISTER_OP({.name = "prelu",
+                  .inputs = {"x", "weight"},
+                  .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+                    constexpr std::string_view op = "prelu";
+                    const Tensor& x = in[0];
+                    Tensor w = in[1];
+                    CheckDType(op, "x", {x.shape(), x.dtype()}, DTypeClass::kFloat);
+                    CheckSameDType(op, "x", {x.shape(), x.dtype()}, "weight", {w.shape(), w.dtype()});
+                    const int64_t channels = x.shape().size() >= 2 ? x.shape()[1] : 1;
+                    if (w.shape().size() != 1 || (w.shape()[0] != 1 && w.shape()[0] != channels)) {
+                      OpError(ErrorKind::kValue, op,
+                              StrCat("'weight' must be 1-D with 1 or x's channels (", channels,
+                                     ") elements; but got shape ", ShapeRepr(w.shape())));
+                    }
+                    if (w.shape()[0] != 1) {
+                      Shape along(x.shape().size(), 1);
+                      along[1] = channels;
+                      w = fn::Reshape(w, along);
+                    }
+                    Tensor positive = fn::Greater(x, Scalar(0.0, x));
+                    return {fn::Select(positive, x, fn::Mul(w, x))};
+                  },
+                  .doc = "x where x > 0, weight * x elsewhere; weight has one value or one per channel (axis 1) "
+                         "(composite)",
+                  .api = {Function("prelu(x, weight)"), Primitive("PReLU()(x, weight)")}});
+
+MSRT_REGISTER_OP({.name = "mish",
+                  .inputs = {"x"},
+                  .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+                    const Tensor& x = in[0];
+                    CheckDType("mish", "x", {x.shape(), x.dtype()}, DTypeClass::kFloat);
+                    // softplus(x) = max(x, 0) + log(1 + exp(-|x|)), which cannot overflow
+                    Tensor tail = fn::Log(fn::Add(fn::Exp(fn::Neg(Call1("abs", {x}))), Scalar(1.0, x)));
+                    Tensor softplus = fn::Add(Call1("relu", {x}), tail);
+                    return {fn::Mul(x, Call1("tanh", {softplus}))};
+                  },
+                  .doc = "x * tanh(softplus(x)) (composite)",
+                  .api = {Function("mish(x)"), Primitive("Mish()(x)")}});
+
+MSRT_REGISTER_OP(
+    {.name = "pixel_shuffle",
+     .inputs = {"x"},
+     .attrs = {{"upscale_factor", Value(), "r: C * r^2 channels become C channels r times taller and wider",
+                AttrType::kInt, {}, false,
+                [](std::string_view op, const Value& v) {
+                  if (v.as_int() < 1) {
+                    OpError(ErrorKind::kValue, op, StrCat("'upscale_factor' must be positive; but got ", v.as_int()));
+                  }
+                }}},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "pixel_shuffle";
+       const Tensor& x = in[0];
+       const Shape& s = x.shape();
+       const int64_t r = AttrInt(attrs, "upscale_factor");
+       if (s.size() < 3 || s[s.size() - 3] % (r * r) != 0) {
+         OpError(ErrorKind::kValue, op,
+                 StrCat("input must be (*, C * r^2, H, W) with r = ", r, "; but got shape ", ShapeRepr(s)));
+       }
+       const size_t lead = s.size() - 3;
+       int64_t batch = 1;
+       for (size_t i = 0; i < lead; ++i) batch *= s[i];
+       const int64_t c = s[lead] / (r * r), h = s[lead + 1], w = s[lead + 2];
+       Tensor t = fn::Reshape(x, {batch, c, r, r, h, w});
+       t = fn::Transpose(t, {0, 1, 4, 2, 5, 3});
+       Shape out(s.begin(), s.begin() + static_cast<int64_t>(lead));
+       out.insert(out.end(), {c, h * r, w * r});
+       return {fn::Reshape(t, out)};
+     },
+     .doc = "rearranges (*, C * r^2, H, W) into (*, C, H * r, W * r) (composite)",
+     .api = {Function("pixel_shuffle(input->x, upscale_factor)")}});
+
+// --- Adaptive pooling --------------------------------------------------------------------------------------
+// Output cell i of an axis of size n pooled to m covers [floor(i n / m),
+// ceil((i + 1) n / m)). Windows are rectangles, so the pool runs one axis at
+// a time (a max or a mean of equal-sized rows is the max or mean of the whole).
+
+// `output_size` for `axes` trailing axes of `shape`: an int for all, or one
+// entry per axis, None keeping the input's size.
+std::vector<int64_t> AdaptiveSizes(std::string_view op, const Value& size, const Shape& shape, size_t axes) {
+  std::vector<int64_t> out;
+  auto bad = [&] {
+    OpError(ErrorKind::kValue, op,
+            StrCat("'output_size' must be a positive int or ", axes, " positive ints (or None); but got ",
+                   size.repr()));
+  };
+  if (size.is_int()) {
+    out.assign(axes, size.as_int());
+  } else if (size.is_sequence() && size.as_list().size() == axes) {
+    for (size_t i = 0; i < axes; ++i) {
+      const Value& v = size.as_list()[i];
+      if (v.is_none()) {
+        out.push_back(shape[shape.size() - axes + i]);
+      } else if (v.is_int()) {
+        out.push_back(v.as_int());
+      } else {
+        bad();
+      }
+    }
+  } else {
+    bad();
+  }
+  if (std::any_of(out.begin(), out.end(), [](int64_t v) { return v < 1; })) bad();
+  return out;
+}
+
+Tensor AdaptivePoolAxis(const Tensor& x, int64_t axis, int64_t out, std::string_view reduce) {
+  const int64_t n = x.shape()[axis];
+  if (n == out) return x;
+  std::vector<Tensor> cells;
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t begin = i * n / out;
+    const int64_t end = ((i + 1) * n + out - 1) / out;
+    cells.push_back(Call1(reduce, {Slice(x, axis, begin, end - begin)},
+                          Dict{{"axis", IntList({axis})}, {"keep_dims", Value(true)}}));
+  }
+  return fn::Concat(cells, axis);
+}
+
+OpDef AdaptivePool(std::string_view name, size_t axes, std::string_view reduce, std::string_view doc,
+                   std::vector<ApiForm> api) {
+  return {.name = name,
+          .inputs = {"x"},
+          .attrs = {{"output_size", Value(), "the output's size: an int for every pooled axis, or one per axis "
+                                             "(None keeps the input's)"}},
+          .composite = [name, axes, reduce](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+            const Tensor& x = in[0];
+            CheckDType(name, "input", {x.shape(), x.dtype()}, DTypeClass::kFloat);
+            const Shape& s = x.shape();
+            if (s.size() != axes + 1 && s.size() != axes + 2) {
+              OpError(ErrorKind::kValue, name,
+                      StrCat("input must have rank ", axes + 1, " or ", axes + 2, "; but got shape ", ShapeRepr(s)));
+            }
+            for (int64_t d : s) {
+              if (d == 0) OpError(ErrorKind::kValue, name, StrCat("input must not be empty; but got shape ", ShapeRepr(s)));
+            }
+            std::vector<int64_t> sizes = AdaptiveSizes(name, Attr(attrs, "output_size"), s, axes);
+            Tensor y = x;
+            for (size_t i = 0; i < axes; ++i) {
+              y = AdaptivePoolAxis(y, static_cast<int64_t>(s.size() - axes + i), sizes[i], reduce);
+            }
+            return {y};
+          },
+          .doc = doc,
+          .api = std::move(api)};
+}
+
+[[maybe_unused]] const bool kAdaptivePools = [] {
+  RegisterOp(AdaptivePool("adaptive_avg_pool1d", 1, "reduce_mean",
+                          "mean over adaptive windows of the last axis of (N, C, L) or (C, L) (composite)",
+                          {Function("adaptive_avg_pool1d(input->x, output_size)")}));
+  RegisterOp(AdaptivePool("adaptive_avg_pool2d", 2, "reduce_mean",
+                          "mean over adaptive windows of the last two axes of (N, C, H, W) or (C, H, W) (composite)",
+                          {Function("adaptive_avg_pool2d(input->x, output_size)"),
+                           Primitive("AdaptiveAvgPool2D(output_size)(x)")}));
+  RegisterOp(AdaptivePool("adaptive_max_pool2d", 2, "reduce_max",
+                          "max over adaptive windows of the last two axes of (N, C, H, W) or (C, H, W) (composite)",
+                          {Function("adaptive_max_pool2d(input->x, output_size, return_indices->!=False)")}));
+  return true;
+}();
+
+// --- Interpolation -----------------------------------------------------------------------------------------
+// Note [interpolate]
+// As PyTorch and MindSpore 2.x: a destination index d of an axis of size n
+// resized to m reads source position s = d * scale ('nearest': floor(s),
+// clamped), or, for the linear modes, s = d * (n - 1) / (m - 1) with
+// align_corners, else (d + 0.5) * scale - 0.5 clamped at 0, blending the two
+// neighbours. scale is n / m, or 1 / scale_factor when scale_factor was given.
+// Each axis is one or two gathers along it.
+
+std::vector<double> FloatsOf(std::string_view op, std::string_view name, const Value& v, size_t count) {
+  std::vector<double> out;
+  auto bad = [&] {
+    OpError(ErrorKind::kValue, op,
+            StrCat("'", name, "' must be a positive number or ", count, " positive numbers; but got ", v.repr()));
+  };
+  auto number = [&](const Value& item) {
+    if (!(item.is_int() || item.is_float())) bad();
+    double d = item.is_int() ? static_cast<double>(item.as_int()) : item.as_float();
+    if (!(d > 0)) bad();
+    return d;
+  };
+  if (v.is_sequence()) {
+    if (v.as_list().size() != count) bad();
+    for (const Value& item : v.as_list()) out.push_back(number(item));
+  } else {
+    out.assign(count, number(v));
+  }
+  return out;
+}
+
+Tensor InterpolateAxis(const Tensor& x, int64_t axis, int64_t out, double scale, bool linear, bool align_corners) {
+  const int64_t n = x.shape()[axis];
+  std::vector<int64_t> lo(out), hi(out);
+  std::vector<double> frac(out, 0.0);
+  for (int64_t d = 0; d < out; ++d) {
+    if (!linear) {
+      lo[d] = std::min(static_cast<int64_t>(std::floor(static_cast<double>(d) * scale)), n - 1);
+      continue;
+    }
+    double src = align_corners ? (out > 1 ? static_cast<double>(d) * static_cast<double>(n - 1) /
+                                                static_cast<double>(out - 1)
+                                          : 0.0)
+                               : std::max((static_cast<double>(d) + 0.5) * scale - 0.5, 0.0);
+    lo[d] = std::min(static_cast<int64_t>(std::floor(src)), n - 1);
+    hi[d] = std::min(lo[d] + 1, n - 1);
+    frac[d] = src - static_cast<double>(lo[d]);
+  }
+  Tensor first = fn::Gather(x, fn::Int64Tensor(lo), axis);
+  if (!linear) return first;
+  Tensor second = fn::Gather(x, fn::Int64Tensor(hi), axis);
+  Shape along(x.shape().size(), 1);
+  along[axis] = out;
+  Tensor weight = Constant(frac, along, x.dtype());
+  return fn::Add(first, fn::Mul(fn::Sub(second, first), weight));
+}
+
+MSRT_REGISTER_OP(
+    {.name = "interpolate",
+     .inputs = {"x"},
+     .attrs = {{"size", Value(), "the output's spatial size: an int or one per spatial axis", AttrType::kAny, {}, true},
+               {"scale_factor", Value(), "a multiplier of the spatial size: a number or one per spatial axis",
+                AttrType::kAny, {}, true},
+               {"mode", Value("nearest"), "'nearest', 'linear' (3-D) or 'bilinear' (4-D)", AttrType::kString},
+               {"align_corners", Value(), "linear modes: whether corner samples line up (None: False)",
+                AttrType::kAny, {}, true}},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "interpolate";
+       const Tensor& x = in[0];
+       CheckDType(op, "input", {x.shape(), x.dtype()}, DTypeClass::kFloat);
+       const std::string mode = AttrString(attrs, "mode");
+       const Shape& s = x.shape();
+       if (mode == "bicubic" || mode == "trilinear" || mode == "area" || mode == "nearest-exact") {
+         OpError(ErrorKind::kNotImplemented, op,
+                 StrCat("mode '", mode, "' is not supported by msrt yet; 'nearest', 'linear' and 'bilinear' are"));
+       }
+       if (mode != "nearest" && mode != "linear" && mode != "bilinear") {
+         OpError(ErrorKind::kValue, op,
+                 StrCat("'mode' must be one of 'nearest', 'linear', 'bilinear', 'bicubic', 'trilinear', 'area', "
+                        "'nearest-exact'; but got '", mode, "'"));
+       }
+       const bool linear = mode != "nearest";
+       if ((mode == "linear" && s.size() != 3) || (mode == "bilinear" && s.size() != 4) ||
+           (mode == "nearest" && (s.size() < 3 || s.size() > 4))) {
+         OpError(ErrorKind::kValue, op,
+                 StrCat("mode '", mode, "' takes ",
+                        mode == "linear" ? "3-D (N, C, L)" : mode == "bilinear" ? "4-D (N, C, H, W)" : "3-D or 4-D",
+                        " input; but got shape ", ShapeRepr(s)));
+       }
+       const Value& align = Attr(attrs, "align_corners");
+       if (!align.is_none() && !align.is_bool()) {
+         OpError(ErrorKind::kType, op, StrCat("'align_corners' must be a bool or None; but got ", align.repr()));
+       }
+       const bool align_corners = align.is_bool() && align.as_bool();
+       if (align_corners && !linear) {
+         OpError(ErrorKind::kValue, op, "'align_corners' may only be set with the linear modes; but mode is 'nearest'");
+       }
+       const Value& size = Attr(attrs, "size");
+       const Value& factor = Attr(attrs, "scale_factor");
+       if (size.is_none() == factor.is_none()) {
+         OpError(ErrorKind::kValue, op, "exactly one of 'size' and 'scale_factor' must be given; but got both or neither");
+       }
+       const size_t axes = s.size() - 2;
+       std::vector<int64_t> out(axes);
+       std::vector<double> scale(axes);
+       if (!size.is_none()) {
+         std::vector<double> sizes = FloatsOf(op, "size", size, axes);
+         for (size_t i = 0; i < axes; ++i) {
+           if (sizes[i] != std::floor(sizes[i])) FloatsOf(op, "size", Value("not an int"), axes);
+           out[i] = static_cast<int64_t>(sizes[i]);
+           scale[i] = static_cast<double>(s[2 + i]) / static_cast<double>(out[i]);
+         }
+       } else {
+         std::vector<double> factors = FloatsOf(op, "scale_factor", factor, axes);
+         for (size_t i = 0; i < axes; ++i) {
+           out[i] = static_cast<int64_t>(std::floor(static_cast<double>(s[2 + i]) * factors[i]));
+           if (out[i] < 1) {
+             OpError(ErrorKind::kValue, op, StrCat("'scale_factor' ", factors[i], " leaves no output along axis ", 2 + i));
+           }
+           scale[i] = 1.0 / factors[i];
+         }
+       }
+       Tensor y = x;
+       for (size_t i = 0; i < axes; ++i) {
+         y = InterpolateAxis(y, static_cast<int64_t>(2 + i), out[i], scale[i], linear, align_corners);
+       }
+       return {y};
+     },
+     .doc = "resizes the spatial axes of (N, C, L) or (N, C, H, W) by 'nearest', 'linear' or 'bilinear' "
+            "interpolation to `size` or by `scale_factor` (composite; Note [interpolate])",
+     .api = {Function("interpolate(input->x, size=None, scale_factor=None, mode='nearest', align_corners=None, "
+                      "recompute_scale_factor->!=None)")}});
+
+// --- Recurrent layers ----------------------------------------------------------------------------------------
+// Note [rnn_layer]
+// One layer of a recurrent network in one direction over x (T, N, input):
+// x @ w_ih^T + b_ih for every step at once, then per step the hidden state's
+// part h @ w_hh^T + b_hh and the cell's gates, PyTorch's and MindSpore's order:
+//   RNN:  h = act(xw + hw)
+//   GRU:  r, z, n gates; n = tanh(xn + r * hn); h = (1 - z) * n + z * h
+//   LSTM: i, f, g, o gates; c = f * c + i * g; h = o * tanh(c)
+// `reverse` walks the steps from last to first (the backward direction of a
+// bidirectional network); y keeps the input's step order. Outputs: y
+// (T, N, hidden), the last h and the last c (LSTM; h again otherwise).
+
+int64_t GateCount(const std::string& mode) { return mode == "LSTM" ? 4 : mode == "GRU" ? 3 : 1; }
+
+MSRT_REGISTER_OP(
+    {.name = "rnn_layer",
+     .inputs = {"x", "h0", "c0?", "w_ih", "w_hh", "b_ih?", "b_hh?"},
+     .attrs = {{"mode", Value("LSTM"), "the cell", AttrType::kString, {"RNN_TANH", "RNN_RELU", "GRU", "LSTM"}},
+               {"reverse", Value(false), "run from the last step to the first", AttrType::kBool}},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "rnn_layer";
+       const std::string mode = AttrString(attrs, "mode");
+       const Tensor& x = in[0];
+       const Tensor& w_ih = in[3];
+       const Tensor& w_hh = in[4];
+       CheckDType(op, "x", {x.shape(), x.dtype()}, DTypeClass::kFloat);
+       CheckRank(op, "x", {x.shape(), x.dtype()}, 3);
+       const int64_t steps = x.shape()[0], batch = x.shape()[1], input = x.shape()[2];
+       const int64_t gates = GateCount(mode);
+       const int64_t hidden = in[1].shape().size() == 2 ? in[1].shape()[1] : -1;
+       auto expect = [&](std::string_view name, const Tensor& t, const Shape& shape) {
+         if (t.shape() != shape) {
+           OpError(ErrorKind::kValue, op,
+                   StrCat("'", name, "' must have shape ", ShapeRepr(shape), "; but got ", ShapeRepr(t.shape())));
+         }
+         CheckSameDType(op, "x", {x.shape(), x.dtype()}, name, {t.shape(), t.dtype()});
+       };
+       if (hidden < 1) {
+         OpError(ErrorKind::kValue, op, StrCat("'h0' must be (N, hidden); but got shape ", ShapeRepr(in[1].shape())));
+       }
+       expect("h0", in[1], {batch, hidden});
+       if (mode == "LSTM") {
+         if (!in[2].defined()) OpError(ErrorKind::kValue, op, "an LSTM needs 'c0'");
+         expect("c0", in[2], {batch, hidden});
+       }
+       expect("w_ih", w_ih, {gates * hidden, input});
+       expect("w_hh", w_hh, {gates * hidden, hidden});
+       if (in[5].defined()) expect("b_ih", in[5], {gates * hidden});
+       if (in[6].defined()) expect("b_hh", in[6], {gates * hidden});
+
+       Tensor xw = Call1("matmul", {fn::Reshape(x, {steps * batch, input}), w_ih},
+                         Dict{{"transpose_b", Value(true)}});
+       if (in[5].defined()) xw = fn::Add(xw, in[5]);
+       xw = fn::Reshape(xw, {steps, batch, gates * hidden});
+       std::vector<Tensor> xs;
+       if (steps > 0) {
+         xs = steps == 1 ? std::vector<Tensor>{xw}
+                         : Call("split", {xw}, Dict{{"axis", Value(0)}, {"output_num", Value(steps)}});
+       }
+       auto split_gates = [&](const Tensor& t) {
+         if (gates == 1) return std::vector<Tensor>{t};
+         return Call("split", {t}, Dict{{"axis", Value(1)}, {"output_num", Value(gates)}});
+       };
+       Tensor h = in[1];
+       Tensor c = mode == "LSTM" ? in[2] : Tensor();
+       std::vector<Tensor> ys(static_cast<size_t>(steps));
+       const bool reverse = AttrBool(attrs, "reverse");
+       for (int64_t k = 0; k < steps; ++k) {
+         const int64_t t = reverse ? steps - 1 - k : k;
+         Tensor xt = fn::Reshape(xs[t], {batch, gates * hidden});
+         Tensor hw = Call1("matmul", {h, w_hh}, Dict{{"transpose_b", Value(true)}});
+         if (in[6].defined()) hw = fn::Add(hw, in[6]);
+         if (mode == "GRU") {
+           std::vector<Tensor> gx = split_gates(xt), gh = split_gates(hw);
+           Tensor r = Call1("sigmoid", {fn::Add(gx[0], gh[0])});
+           Tensor z = Call1("sigmoid", {fn::Add(gx[1], gh[1])});
+           Tensor n = Call1("tanh", {fn::Add(gx[2], fn::Mul(r, gh[2]))});
+           h = fn::Add(n, fn::Mul(z, fn::Sub(h, n)));  // (1 - z) n + z h
+         } else if (mode == "LSTM") {
+           std::vector<Tensor> g = split_gates(fn::Add(xt, hw));
+           Tensor i = Call1("sigmoid", {g[0]});
+           Tensor f = Call1("sigmoid", {g[1]});
+           Tensor cand = Call1("tanh", {g[2]});
+           Tensor o = Call1("sigmoid", {g[3]});
+           c = fn::Add(fn::Mul(f, c), fn::Mul(i, cand));
+           h = fn::Mul(o, Call1("tanh", {c}));
+         } else {
+           h = Call1(mode == "RNN_TANH" ? "tanh" : "relu", {fn::Add(xt, hw)});
+         }
+         ys[static_cast<size_t>(t)] = h;
+       }
+       Tensor y = steps > 0 ? Call1("stack", ys, Dict{{"axis", Value(0)}})
+                            : fn::Fill({0, batch, hidden}, 0.0, x.dtype());
+       return {y, h, mode == "LSTM" ? c : h};
+     },
+     .doc = "one layer of an RNN, GRU or LSTM in one direction over (T, N, input): (y, h_n, c_n) (composite; Note "
+            "[rnn_layer])"});
+
+}  // namespace
+}  // namespace msrt::ops
