@@ -21,8 +21,8 @@ def _split(t, count):
 
 class _RNNBase(Cell):
     """Parameters as MindSpore names them: weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
-    (with a '_reverse' suffix for the backward direction) in the tuples w_ih_list, w_hh_list, b_ih_list
-    and b_hh_list, all Uniform(1/sqrt(hidden_size))."""
+    (with a '_reverse' suffix for the backward direction), also held in the tuples w_ih_list, w_hh_list,
+    b_ih_list and b_hh_list, all Uniform(1/sqrt(hidden_size))."""
 
     def __init__(self, mode, input_size, hidden_size, num_layers=1, has_bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, dtype=mstype.float32):
@@ -61,6 +61,10 @@ class _RNNBase(Cell):
                 if has_bias:
                     b_ih.append(param([gate_size], f"bias_ih_l{layer}{suffix}"))
                     b_hh.append(param([gate_size], f"bias_hh_l{layer}{suffix}"))
+        # As MindSpore sets a ParameterTuple, each parameter is also the cell's own, under its name
+        # (so a parent names it "lstm.weight_ih_l0").
+        for p in w_ih + w_hh + b_ih + b_hh:
+            self.insert_param_to_cell(p.name, p)
         self.w_ih_list = ParameterTuple(w_ih)
         self.w_hh_list = ParameterTuple(w_hh)
         if has_bias:
