@@ -1,8 +1,9 @@
 // Layers' computations built from other ops (composites): embedding lookup,
-// prelu, mish, pixel_shuffle, adaptive pooling, interpolation and one layer
-// of a recurrent network (RNN, GRU, LSTM) in one direction.
+// prelu, mish, pixel_shuffle, adaptive pooling, interpolation, one layer of a
+// recurrent network (RNN, GRU, LSTM) in one direction and multi-head attention.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "ops/grad_utils.h"
@@ -435,6 +436,133 @@ MSRT_REGISTER_OP(
      },
      .doc = "one layer of an RNN, GRU or LSTM in one direction over (T, N, input): (y, h_n, c_n) (composite; Note "
             "[rnn_layer])"});
+
+
+// --- Multi-head attention ------------------------------------------------------------------------------------
+// Note [multi_head_attention]
+// PyTorch's and MindSpore's nn.MultiheadAttention over sequence-first inputs:
+// query (L, N, E), key (S, N, kdim), value (S, N, vdim). q, k and v are
+// projected (in_bias holds the three biases, 3E), split into num_heads heads
+// of E / num_heads, scores q k^T / sqrt(head) get attn_mask ((L, S) or
+// (N * heads, L, S); a bool True forbids a position, a float is added) and
+// key_padding_mask ((N, S); True ignores a key), softmax over the keys, the
+// optional dropout (training only), and the heads' outputs are joined and
+// projected by out_weight/out_bias. Outputs: (attention output (L, N, E),
+// weights (N, L, S) averaged over the heads, or (N, heads, L, S)).
+
+// `mask` applied to `scores`: bool masks put -inf where they are true, float masks are added.
+Tensor ApplyMask(const Tensor& scores, const Tensor& mask) {
+  if (mask.dtype() == DType::kBool) {
+    Tensor forbidden = fn::Scalar(-std::numeric_limits<double>::infinity(), scores);
+    return fn::Select(fn::BroadcastTo(mask, scores.shape()), fn::BroadcastTo(forbidden, scores.shape()), scores);
+  }
+  return fn::Add(scores, fn::Cast(mask, scores.dtype()));
+}
+
+MSRT_REGISTER_OP(
+    {.name = "multi_head_attention",
+     .inputs = {"query", "key", "value", "q_weight", "k_weight", "v_weight", "in_bias?", "out_weight", "out_bias?",
+                "attn_mask?", "key_padding_mask?"},
+     .attrs = {{"num_heads", Value(), "how many heads the embedding is split into", AttrType::kInt, {}, false,
+                [](std::string_view op, const Value& v) {
+                  if (v.as_int() < 1) {
+                    OpError(ErrorKind::kValue, op, StrCat("'num_heads' must be positive; but got ", v.as_int()));
+                  }
+                }},
+               {"dropout", Value(0.0), "the probability of dropping an attention weight while training",
+                AttrType::kFloat, {}, false,
+                [](std::string_view op, const Value& v) {
+                  if (!(v.as_float() >= 0.0 && v.as_float() < 1.0)) {
+                    OpError(ErrorKind::kValue, op, StrCat("'dropout' must be in [0, 1); but got ", v.as_float()));
+                  }
+                }},
+               {"training", Value(false), "whether dropout applies", AttrType::kBool},
+               {"average_attn_weights", Value(true), "average the returned weights over the heads", AttrType::kBool}},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "multi_head_attention";
+       const Tensor& query = in[0];
+       const Tensor& key = in[1];
+       const Tensor& value = in[2];
+       auto meta = [](const Tensor& t) { return TensorMeta{t.shape(), t.dtype()}; };
+       CheckDType(op, "query", meta(query), DTypeClass::kFloat);
+       for (size_t i = 0; i < 3; ++i) CheckRank(op, i == 0 ? "query" : i == 1 ? "key" : "value", meta(in[i]), 3);
+       const int64_t target = query.shape()[0], batch = query.shape()[1], embed = query.shape()[2];
+       const int64_t source = key.shape()[0];
+       const int64_t heads = AttrInt(attrs, "num_heads");
+       if (embed % heads != 0) {
+         OpError(ErrorKind::kValue, op,
+                 StrCat("the embedding size (", embed, ") must be divisible by 'num_heads'; but got ", heads));
+       }
+       if (key.shape()[1] != batch || value.shape()[1] != batch || value.shape()[0] != source) {
+         OpError(ErrorKind::kValue, op,
+                 StrCat("'key' and 'value' must be (S, N, *) with the query's batch ", batch, " and one length; but got ",
+                        ShapeRepr(key.shape()), " and ", ShapeRepr(value.shape())));
+       }
+       auto expect = [&](std::string_view name, const Tensor& t, const Shape& shape) {
+         if (t.shape() != shape) {
+           OpError(ErrorKind::kValue, op,
+                   StrCat("'", name, "' must have shape ", ShapeRepr(shape), "; but got ", ShapeRepr(t.shape())));
+         }
+         CheckSameDType(op, "query", meta(query), name, meta(t));
+       };
+       expect("q_weight", in[3], {embed, embed});
+       expect("k_weight", in[4], {embed, key.shape()[2]});
+       expect("v_weight", in[5], {embed, value.shape()[2]});
+       if (in[6].defined()) expect("in_bias", in[6], {3 * embed});
+       expect("out_weight", in[7], {embed, embed});
+       if (in[8].defined()) expect("out_bias", in[8], {embed});
+       const int64_t head = embed / heads;
+       std::vector<Tensor> biases;
+       if (in[6].defined()) biases = Call("split", {in[6]}, Dict{{"axis", Value(0)}, {"output_num", Value(3)}});
+       // (len, N, dim) projected, then as (N * heads, len, head)
+       auto project = [&](const Tensor& x, const Tensor& w, size_t which) {
+         const int64_t len = x.shape()[0];
+         Tensor y = Call1("matmul", {fn::Reshape(x, {len * batch, x.shape()[2]}), w}, Dict{{"transpose_b", Value(true)}});
+         if (!biases.empty()) y = fn::Add(y, biases[which]);
+         return fn::Transpose(fn::Reshape(y, {len, batch * heads, head}), {1, 0, 2});
+       };
+       Tensor q = fn::Mul(project(query, in[3], 0), fn::Scalar(1.0 / std::sqrt(static_cast<double>(head)), query));
+       Tensor k = project(key, in[4], 1);
+       Tensor v = project(value, in[5], 2);
+       Tensor scores = Call1("batch_matmul", {q, k}, Dict{{"transpose_b", Value(true)}});  // (N * heads, L, S)
+       if (in[9].defined()) {
+         const Shape& m = in[9].shape();
+         if (m != Shape{target, source} && m != Shape{batch * heads, target, source}) {
+           OpError(ErrorKind::kValue, op,
+                   StrCat("'attn_mask' must be (L, S) = (", target, ", ", source, ") or (N * num_heads, L, S) = (",
+                          batch * heads, ", ", target, ", ", source, "); but got ", ShapeRepr(m)));
+         }
+         scores = ApplyMask(scores, in[9]);
+       }
+       if (in[10].defined()) {
+         if (in[10].shape() != Shape{batch, source}) {
+           OpError(ErrorKind::kValue, op,
+                   StrCat("'key_padding_mask' must be (N, S) = (", batch, ", ", source, "); but got ",
+                          ShapeRepr(in[10].shape())));
+         }
+         Tensor per_head = fn::Reshape(scores, {batch, heads, target, source});
+         scores = fn::Reshape(ApplyMask(per_head, fn::Reshape(in[10], {batch, 1, 1, source})),
+                              {batch * heads, target, source});
+       }
+       Tensor weights = fn::Softmax(scores, -1);
+       Tensor attended = weights;
+       const double p = AttrFloat(attrs, "dropout");
+       if (p > 0.0 && AttrBool(attrs, "training")) {
+         attended = Call("dropout", {weights}, Dict{{"keep_prob", Value(1.0 - p)}})[0];
+       }
+       Tensor out = Call1("batch_matmul", {attended, v});  // (N * heads, L, head)
+       out = fn::Reshape(fn::Transpose(out, {1, 0, 2}), {target * batch, embed});
+       out = Call1("matmul", {out, in[7]}, Dict{{"transpose_b", Value(true)}});
+       if (in[8].defined()) out = fn::Add(out, in[8]);
+       out = fn::Reshape(out, {target, batch, embed});
+       Tensor per_head = fn::Reshape(weights, {batch, heads, target, source});
+       if (AttrBool(attrs, "average_attn_weights")) {
+         per_head = Call1("reduce_mean", {per_head}, Dict{{"axis", IntList({1})}, {"keep_dims", Value(false)}});
+       }
+       return {out, per_head};
+     },
+     .doc = "multi-head attention of sequence-first query, key and value with input and output projections and "
+            "optional masks: (output (L, N, E), attention weights) (composite; Note [multi_head_attention])"});
 
 }  // namespace
 }  // namespace msrt::ops

@@ -455,3 +455,138 @@ def test_recurrent_errors():
         nn.GRU(3, 4)(Tensor(rand(2, 2, 3)), Tensor(rand(2, 2, 4)))
     with pytest.raises(TypeError, match=r"\(h_0, c_0\)"):
         nn.LSTM(3, 4)(Tensor(rand(2, 2, 3)), Tensor(rand(1, 2, 4)))
+
+
+# --- Attention and transformer encoders --------------------------------------------------------
+def _attention_params(prefix, module):
+    """msrt's names for PyTorch's MultiheadAttention parameters."""
+    return {f"{prefix}{name}": p for name, p in module.named_parameters()}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_multihead_attention_self_attention(mode):
+    net = nn.MultiheadAttention(8, 2)
+    module = tnn.MultiheadAttention(8, 2)
+    with torch.no_grad():
+        module.in_proj_bias.uniform_(-0.5, 0.5)
+        module.out_proj.bias.uniform_(-0.5, 0.5)
+    params = _attention_params("", module)
+    assert sorted(p.name for p in net.get_parameters()) == sorted(params)
+    compare(net, module, [rand(4, 3, 8), rand(5, 3, 8), rand(5, 3, 8)], params, mode, grad_inputs=(0, 1, 2))
+
+
+def test_multihead_attention_masks_batch_first_and_per_head_weights():
+    net = nn.MultiheadAttention(6, 3, batch_first=True)
+    module = tnn.MultiheadAttention(6, 3, batch_first=True)
+    attn_mask = np.triu(np.ones((4, 4), bool), 1)
+    padding = np.zeros((2, 4), bool)
+    padding[1, 3] = True
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.attn = net
+
+        def construct(self, x):
+            return self.attn(x, x, x, key_padding_mask=Tensor(padding), attn_mask=Tensor(attn_mask),
+                             average_attn_weights=False)
+
+    class Module(tnn.Module):
+        def forward(self, x):
+            return module(x, x, x, key_padding_mask=torch.tensor(padding), attn_mask=torch.tensor(attn_mask),
+                          average_attn_weights=False)
+
+    compare(Net(), Module(), [rand(2, 4, 6)], _attention_params("attn.", module))
+
+
+def test_multihead_attention_float_mask_and_kdim():
+    net = nn.MultiheadAttention(4, 2, kdim=3, vdim=5)
+    module = tnn.MultiheadAttention(4, 2, kdim=3, vdim=5)
+    mask = rand(2, 3)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.attn = net
+
+        def construct(self, q, k, v):
+            return self.attn(q, k, v, attn_mask=Tensor(mask))
+
+    class Module(tnn.Module):
+        def forward(self, q, k, v):
+            return module(q, k, v, attn_mask=torch.tensor(mask))
+
+    compare(Net(), Module(), [rand(2, 2, 4), rand(3, 2, 3), rand(3, 2, 5)], _attention_params("attn.", module),
+            grad_inputs=(0, 1, 2))
+
+
+def test_multihead_attention_errors():
+    with pytest.raises(ValueError, match="divisible by 'num_heads'"):
+        nn.MultiheadAttention(6, 4)
+    with pytest.raises(NotImplementedError):
+        nn.MultiheadAttention(4, 2, add_bias_kv=True)
+    with pytest.raises(ValueError, match="dropout"):
+        nn.MultiheadAttention(4, 2, dropout=1.5)
+    x = Tensor(rand(3, 2, 4))
+    with pytest.raises(ValueError, match="'attn_mask' must be"):
+        nn.MultiheadAttention(4, 2)(x, x, x, attn_mask=Tensor(np.zeros((2, 2), bool)))
+    with pytest.raises(ValueError, match="'key_padding_mask' must be"):
+        nn.MultiheadAttention(4, 2)(x, x, x, key_padding_mask=Tensor(np.zeros((3, 3), bool)))
+
+
+def _encoder_params(prefix, module):
+    """msrt's names for a PyTorch encoder layer's parameters (LayerNorm's gamma and beta)."""
+    out = {}
+    for name, p in module.named_parameters():
+        name = name.replace("norm1.weight", "norm1.gamma").replace("norm1.bias", "norm1.beta")
+        name = name.replace("norm2.weight", "norm2.gamma").replace("norm2.bias", "norm2.beta")
+        name = name.replace("norm.weight", "norm.gamma").replace("norm.bias", "norm.beta")
+        out[prefix + name] = p
+    return out
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("norm_first, activation", [(False, "relu"), (True, "gelu")])
+def test_transformer_encoder_layer(mode, norm_first, activation):
+    net = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, activation=activation,
+                                     norm_first=norm_first)
+    module = tnn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, activation=activation,
+                                         norm_first=norm_first)
+    params = _encoder_params("", module)
+    assert sorted(p.name for p in net.get_parameters()) == sorted(params)
+    compare(net, module, [rand(5, 2, 8)], params, mode, rtol=2e-4, atol=2e-5)
+
+
+def test_transformer_encoder_with_masks_and_norm():
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=12, dropout=0.0, batch_first=True)
+    net = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm((8,)))
+    tlayer = tnn.TransformerEncoderLayer(8, 2, dim_feedforward=12, dropout=0.0, batch_first=True)
+    module = tnn.TransformerEncoder(tlayer, 2, norm=tnn.LayerNorm(8, eps=1e-7), enable_nested_tensor=False)
+    mask = np.triu(np.full((5, 5), -1e9, np.float32), 1)
+    padding = np.zeros((3, 5), bool)
+    padding[0, 4] = True
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.encoder = net
+
+        def construct(self, x):
+            return self.encoder(x, Tensor(mask), Tensor(padding))
+
+    class Module(tnn.Module):
+        def forward(self, x):
+            return module(x, torch.tensor(mask), torch.tensor(padding))
+
+    params = _encoder_params("encoder.", module)
+    assert sorted(p.name for p in Net().get_parameters()) == sorted(params)
+    compare(Net(), Module(), [rand(3, 5, 8)], params, rtol=2e-4, atol=2e-5)
+
+
+def test_transformer_errors():
+    with pytest.raises(ValueError, match="activation"):
+        nn.TransformerEncoderLayer(8, 2, activation="tanh")
+    with pytest.raises(TypeError, match="encoder_layer"):
+        nn.TransformerEncoder(nn.Dense(2, 2), 2)
+    with pytest.raises(ValueError, match="num_layers"):
+        nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), 0)

@@ -10,7 +10,7 @@ from msrt import Tensor, ops
 from .harness import check_grad, covers, run_op
 
 covers("layer_norm", "layer_norm_ext", "group_norm", "embedding", "prelu", "mish", "pixel_shuffle",
-       "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "interpolate", "rnn_layer")
+       "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "interpolate", "rnn_layer", "multi_head_attention")
 
 RNG = np.random.default_rng(3)
 
@@ -290,3 +290,52 @@ def test_rnn_layer_gradients_without_bias_and_errors():
         ms._C.call("rnn_layer", [ts[0], ts[1], None, ts[3], ts[4], None, None], {"mode": "LSTM"})
     with pytest.raises(ValueError, match="mode"):
         ms._C.call("rnn_layer", ts, {"mode": "lstm"})
+
+
+def attention_ref(q, k, v, wq, wk, wv, b, wo, bo, heads, mask=None, padding=None):
+    L, N, E = q.shape
+    S = k.shape[0]
+    d = E // heads
+    bq, bk, bv = np.split(b, 3)
+    proj = lambda x, w, bias: (x @ w.T + bias).reshape(x.shape[0], N * heads, d).transpose(1, 0, 2)  # noqa: E731
+    qh, kh, vh = proj(q, wq, bq) / np.sqrt(d), proj(k, wk, bk), proj(v, wv, bv)
+    scores = qh @ kh.transpose(0, 2, 1)
+    if mask is not None:
+        scores = np.where(mask, -np.inf, scores) if mask.dtype == bool else scores + mask
+    if padding is not None:
+        scores = np.where(padding.reshape(N, 1, 1, S), -np.inf, scores.reshape(N, heads, L, S)).reshape(scores.shape)
+    w = np.exp(scores - scores.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    out = (w @ vh).transpose(1, 0, 2).reshape(L * N, E) @ wo.T + bo
+    return out.reshape(L, N, E), w.reshape(N, heads, L, S)
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_multi_head_attention(masked):
+    L, S, N, E, H = 3, 4, 2, 6, 3
+    q, k, v = rand(L, N, E), rand(S, N, 5), rand(S, N, 4)
+    wq, wk, wv, b, wo, bo = rand(E, E), rand(E, 5), rand(E, 4), rand(3 * E), rand(E, E), rand(E)
+    mask = rand(L, S) if masked else None
+    padding = np.array([[False, False, False, True], [False, True, False, False]]) if masked else None
+    inputs = [q, k, v, wq, wk, wv, b, wo, bo, mask, padding]
+    ts = [None if a is None else ms._C.TensorBase(np.ascontiguousarray(a), None) for a in inputs]
+    for average in (True, False):
+        out, weights = [o.asnumpy() for o in ms._C.call("multi_head_attention", ts,
+                                                         {"num_heads": H, "average_attn_weights": average})]
+        want_out, want_w = attention_ref(q, k, v, wq, wk, wv, b, wo, bo, H, mask, padding)
+        np.testing.assert_allclose(out, want_out, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(weights, want_w.mean(1) if average else want_w, rtol=1e-12, atol=1e-12)
+    if not masked:
+        check_grad("multi_head_attention", inputs, {"num_heads": H}, wrt=tuple(range(9)))
+        check_grad("multi_head_attention", inputs, {"num_heads": H, "average_attn_weights": False}, wrt=(0, 3),
+                   output_index=1)
+
+
+def test_multi_head_attention_errors():
+    q = ms._C.TensorBase(rand(3, 2, 6), None)
+    w = ms._C.TensorBase(rand(6, 6), None)
+    with pytest.raises(ValueError, match=r"embedding size \(6\) must be divisible by 'num_heads'"):
+        ms._C.call("multi_head_attention", [q, q, q, w, w, w, None, w, None, None, None], {"num_heads": 4})
+    with pytest.raises(ValueError, match="'k_weight' must have shape"):
+        ms._C.call("multi_head_attention", [q, q, q, w, ms._C.TensorBase(rand(6, 5), None), w, None, w, None, None,
+                                            None], {"num_heads": 2})

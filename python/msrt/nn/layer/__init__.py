@@ -1,4 +1,4 @@
-"""Layers: basic, activation, convolution, pooling, normalization, embedding, recurrent, containers."""
+"""Layers: basic, activation, convolution, pooling, normalization, embedding, recurrent, attention, containers."""
 from .activation import (GELU, LeakyReLU, LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Tanh,
                          get_activation)
 from .basic import Dense, Dropout, Flatten, Identity, PixelShuffle, Upsample
@@ -9,6 +9,7 @@ from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, Lay
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
                       MaxPool2d)
 from .rnns import GRU, LSTM, RNN
+from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
     "GELU", "LeakyReLU", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "Sigmoid", "SiLU", "Softmax", "Tanh",
@@ -20,4 +21,5 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "LayerNorm",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d",
     "GRU", "LSTM", "RNN",
+    "MultiheadAttention", "TransformerEncoder", "TransformerEncoderLayer",
 ]
