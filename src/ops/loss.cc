@@ -429,13 +429,13 @@ MSRT_REGISTER_OP(
      .doc = "(the negative log-likelihood with class weights, the total weight of the targets) (composite)",
      .api = {Primitive("NLLLoss(reduction='mean', ignore_index=-100)(logits, labels, weight)")}});
 
-
 // --- Elementwise losses of two tensors (MindSpore's functional names) ----------------------------------------
 
 // A positive float attribute (beta, delta).
 AttrSpec PositiveAttr(std::string_view name, std::string_view doc) {
   return {name, 1.0, doc, AttrType::kFloat, {}, false, [name](std::string_view op, const Value& v) {
-            if (!(v.as_float() > 0)) OpError(ErrorKind::kValue, op, StrCat("'", name, "' must be positive; but got ", v.as_float()));
+            if (!(v.as_float() > 0))
+              OpError(ErrorKind::kValue, op, StrCat("'", name, "' must be positive; but got ", v.as_float()));
           }};
 }
 
@@ -484,40 +484,45 @@ Tensor SmoothL1(const Tensor& x, const Tensor& y, double beta, double scale) {
   return fn::Select(Call1("less", {d, Scalar(beta, d)}), quadratic, linear);
 }
 
-MSRT_REGISTER_OP({.name = "smooth_l1_loss",
-                  .inputs = {"x", "y"},
-                  .attrs = {PositiveAttr("beta", "where the loss turns from quadratic to linear"),
-                            {"reduction", "none", "'mean', 'sum' or 'none'", AttrType::kString, {"mean", "sum", "none"}}},
-                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
-                    constexpr std::string_view op = "smooth_l1_loss";
-                    CheckFloat(op, "input", in[0]);
-                    CheckSameDType(op, "input", {in[0].shape(), in[0].dtype()}, "target", {in[1].shape(), in[1].dtype()});
-                    CheckSameShape(op, "input", in[0], "target", in[1]);
-                    return {Reduce(SmoothL1(in[0], in[1], AttrFloat(attrs, "beta"), 1.0), attrs)};
-                  },
-                  .doc = "0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - 0.5 beta; elementwise by "
-                         "default (composite)",
-                  .api = {Function("smooth_l1_loss(input->x, target->y, beta=1.0, reduction='none')"),
-                          Primitive("SmoothL1Loss(beta=1.0, reduction='none')(logits->x, labels->y)")}});
+MSRT_REGISTER_OP(
+    {.name = "smooth_l1_loss",
+     .inputs = {"x", "y"},
+     .attrs = {PositiveAttr("beta", "where the loss turns from quadratic to linear"),
+               {"reduction", "none", "'mean', 'sum' or 'none'", AttrType::kString, {"mean", "sum", "none"}}},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "smooth_l1_loss";
+       CheckFloat(op, "input", in[0]);
+       CheckSameDType(op, "input", {in[0].shape(), in[0].dtype()}, "target", {in[1].shape(), in[1].dtype()});
+       CheckSameShape(op, "input", in[0], "target", in[1]);
+       return {Reduce(SmoothL1(in[0], in[1], AttrFloat(attrs, "beta"), 1.0), attrs)};
+     },
+     .doc = "0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - 0.5 beta; elementwise by "
+            "default (composite)",
+     .api = {Function("smooth_l1_loss(input->x, target->y, beta=1.0, reduction='none')"),
+             Primitive("SmoothL1Loss(beta=1.0, reduction='none')(logits->x, labels->y)")}});
 
-MSRT_REGISTER_OP({.name = "huber_loss",
-                  .inputs = {"x", "y"},
-                  .attrs = {kReductionAttr, PositiveAttr("delta", "where the loss turns from quadratic to linear")},
-                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
-                    constexpr std::string_view op = "huber_loss";
-                    CheckFloat(op, "input", in[0]);
-                    CheckSameDType(op, "input", {in[0].shape(), in[0].dtype()}, "target", {in[1].shape(), in[1].dtype()});
-                    BroadcastShapes(op, in[0].shape(), in[1].shape());
-                    double delta = AttrFloat(attrs, "delta");
-                    return {Reduce(SmoothL1(in[0], in[1], delta, delta), attrs)};
-                  },
-                  .doc = "0.5 (x - y)^2 where |x - y| < delta, else delta (|x - y| - 0.5 delta) (composite)",
-                  .api = {Function("huber_loss(input->x, target->y, reduction='mean', delta=1.0)")}});
+MSRT_REGISTER_OP(
+    {.name = "huber_loss",
+     .inputs = {"x", "y"},
+     .attrs = {kReductionAttr, PositiveAttr("delta", "where the loss turns from quadratic to linear")},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "huber_loss";
+       CheckFloat(op, "input", in[0]);
+       CheckSameDType(op, "input", {in[0].shape(), in[0].dtype()}, "target", {in[1].shape(), in[1].dtype()});
+       BroadcastShapes(op, in[0].shape(), in[1].shape());
+       double delta = AttrFloat(attrs, "delta");
+       return {Reduce(SmoothL1(in[0], in[1], delta, delta), attrs)};
+     },
+     .doc = "0.5 (x - y)^2 where |x - y| < delta, else delta (|x - y| - 0.5 delta) (composite)",
+     .api = {Function("huber_loss(input->x, target->y, reduction='mean', delta=1.0)")}});
 
 MSRT_REGISTER_OP(
     {.name = "kl_div",
      .inputs = {"logits", "labels"},
-     .attrs = {{"reduction", "mean", "'mean', 'batchmean', 'sum' or 'none'", AttrType::kString,
+     .attrs = {{"reduction",
+                "mean",
+                "'mean', 'batchmean', 'sum' or 'none'",
+                AttrType::kString,
                 {"mean", "batchmean", "sum", "none"}}},
      .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
        constexpr std::string_view op = "kl_div";
@@ -577,23 +582,23 @@ MSRT_REGISTER_OP(
             "(composite)",
      .api = {Function("cosine_embedding_loss(input1->x1, input2->x2, target, margin=0.0, reduction='mean')")}});
 
-MSRT_REGISTER_OP(
-    {.name = "margin_ranking_loss",
-     .inputs = {"x1", "x2", "target"},
-     .attrs = {FloatAttr("margin", 0.0, "how far x1 must lead x2 in target's direction"), kReductionAttr},
-     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
-       constexpr std::string_view op = "margin_ranking_loss";
-       const Tensor& a = in[0];
-       CheckFloat(op, "input1", a);
-       CheckSameDType(op, "input1", {a.shape(), a.dtype()}, "input2", {in[1].shape(), in[1].dtype()});
-       CheckSameDType(op, "input1", {a.shape(), a.dtype()}, "target", {in[2].shape(), in[2].dtype()});
-       CheckSameShape(op, "input1", a, "input2", in[1]);
-       CheckSameShape(op, "input1", a, "target", in[2]);
-       Tensor gap = fn::Mul(fn::Neg(in[2]), fn::Sub(a, in[1]));
-       return {Reduce(Call1("relu", {fn::Add(gap, Scalar(AttrFloat(attrs, "margin"), gap))}), attrs)};
-     },
-     .doc = "max(0, -target * (x1 - x2) + margin) (composite)",
-     .api = {Function("margin_ranking_loss(input1->x1, input2->x2, target, margin=0.0, reduction='mean')")}});
+MSRT_REGISTER_OP({.name = "margin_ranking_loss",
+                  .inputs = {"x1", "x2", "target"},
+                  .attrs = {FloatAttr("margin", 0.0, "how far x1 must lead x2 in target's direction"), kReductionAttr},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    constexpr std::string_view op = "margin_ranking_loss";
+                    const Tensor& a = in[0];
+                    CheckFloat(op, "input1", a);
+                    CheckSameDType(op, "input1", {a.shape(), a.dtype()}, "input2", {in[1].shape(), in[1].dtype()});
+                    CheckSameDType(op, "input1", {a.shape(), a.dtype()}, "target", {in[2].shape(), in[2].dtype()});
+                    CheckSameShape(op, "input1", a, "input2", in[1]);
+                    CheckSameShape(op, "input1", a, "target", in[2]);
+                    Tensor gap = fn::Mul(fn::Neg(in[2]), fn::Sub(a, in[1]));
+                    return {Reduce(Call1("relu", {fn::Add(gap, Scalar(AttrFloat(attrs, "margin"), gap))}), attrs)};
+                  },
+                  .doc = "max(0, -target * (x1 - x2) + margin) (composite)",
+                  .api = {
+                      Function("margin_ranking_loss(input1->x1, input2->x2, target, margin=0.0, reduction='mean')")}});
 
 }  // namespace
 }  // namespace msrt::ops

@@ -86,37 +86,42 @@ MSRT_REGISTER_OP({.name = "mish",
                   .doc = "x * tanh(softplus(x)) (composite)",
                   .api = {Function("mish(x)"), Primitive("Mish()(x)")}});
 
-MSRT_REGISTER_OP(
-    {.name = "pixel_shuffle",
-     .inputs = {"x"},
-     .attrs = {{"upscale_factor", Value(), "r: C * r^2 channels become C channels r times taller and wider",
-                AttrType::kInt, {}, false,
-                [](std::string_view op, const Value& v) {
-                  if (v.as_int() < 1) {
-                    OpError(ErrorKind::kValue, op, StrCat("'upscale_factor' must be positive; but got ", v.as_int()));
-                  }
-                }}},
-     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
-       constexpr std::string_view op = "pixel_shuffle";
-       const Tensor& x = in[0];
-       const Shape& s = x.shape();
-       const int64_t r = AttrInt(attrs, "upscale_factor");
-       if (s.size() < 3 || s[s.size() - 3] % (r * r) != 0) {
-         OpError(ErrorKind::kValue, op,
-                 StrCat("input must be (*, C * r^2, H, W) with r = ", r, "; but got shape ", ShapeRepr(s)));
-       }
-       const size_t lead = s.size() - 3;
-       int64_t batch = 1;
-       for (size_t i = 0; i < lead; ++i) batch *= s[i];
-       const int64_t c = s[lead] / (r * r), h = s[lead + 1], w = s[lead + 2];
-       Tensor t = fn::Reshape(x, {batch, c, r, r, h, w});
-       t = fn::Transpose(t, {0, 1, 4, 2, 5, 3});
-       Shape out(s.begin(), s.begin() + static_cast<int64_t>(lead));
-       out.insert(out.end(), {c, h * r, w * r});
-       return {fn::Reshape(t, out)};
-     },
-     .doc = "rearranges (*, C * r^2, H, W) into (*, C, H * r, W * r) (composite)",
-     .api = {Function("pixel_shuffle(input->x, upscale_factor)")}});
+MSRT_REGISTER_OP({.name = "pixel_shuffle",
+                  .inputs = {"x"},
+                  .attrs = {{"upscale_factor",
+                             Value(),
+                             "r: C * r^2 channels become C channels r times taller and wider",
+                             AttrType::kInt,
+                             {},
+                             false,
+                             [](std::string_view op, const Value& v) {
+                               if (v.as_int() < 1) {
+                                 OpError(ErrorKind::kValue, op,
+                                         StrCat("'upscale_factor' must be positive; but got ", v.as_int()));
+                               }
+                             }}},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    constexpr std::string_view op = "pixel_shuffle";
+                    const Tensor& x = in[0];
+                    const Shape& s = x.shape();
+                    const int64_t r = AttrInt(attrs, "upscale_factor");
+                    if (s.size() < 3 || s[s.size() - 3] % (r * r) != 0) {
+                      OpError(ErrorKind::kValue, op,
+                              StrCat("input must be (*, C * r^2, H, W) with r = ", r, "; but got shape ",
+                                     ShapeRepr(s)));
+                    }
+                    const size_t lead = s.size() - 3;
+                    int64_t batch = 1;
+                    for (size_t i = 0; i < lead; ++i) batch *= s[i];
+                    const int64_t c = s[lead] / (r * r), h = s[lead + 1], w = s[lead + 2];
+                    Tensor t = fn::Reshape(x, {batch, c, r, r, h, w});
+                    t = fn::Transpose(t, {0, 1, 4, 2, 5, 3});
+                    Shape out(s.begin(), s.begin() + static_cast<int64_t>(lead));
+                    out.insert(out.end(), {c, h * r, w * r});
+                    return {fn::Reshape(t, out)};
+                  },
+                  .doc = "rearranges (*, C * r^2, H, W) into (*, C, H * r, W * r) (composite)",
+                  .api = {Function("pixel_shuffle(input->x, upscale_factor)")}});
 
 // --- Adaptive pooling --------------------------------------------------------------------------------------
 // Output cell i of an axis of size n pooled to m covers [floor(i n / m),
@@ -169,8 +174,9 @@ OpDef AdaptivePool(std::string_view name, size_t axes, std::string_view reduce, 
                    std::vector<ApiForm> api) {
   return {.name = name,
           .inputs = {"x"},
-          .attrs = {{"output_size", Value(), "the output's size: an int for every pooled axis, or one per axis "
-                                             "(None keeps the input's)"}},
+          .attrs = {{"output_size", Value(),
+                     "the output's size: an int for every pooled axis, or one per axis "
+                     "(None keeps the input's)"}},
           .composite = [name, axes, reduce](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
             const Tensor& x = in[0];
             CheckDType(name, "input", {x.shape(), x.dtype()}, DTypeClass::kFloat);
@@ -180,7 +186,8 @@ OpDef AdaptivePool(std::string_view name, size_t axes, std::string_view reduce, 
                       StrCat("input must have rank ", axes + 1, " or ", axes + 2, "; but got shape ", ShapeRepr(s)));
             }
             for (int64_t d : s) {
-              if (d == 0) OpError(ErrorKind::kValue, name, StrCat("input must not be empty; but got shape ", ShapeRepr(s)));
+              if (d == 0)
+                OpError(ErrorKind::kValue, name, StrCat("input must not be empty; but got shape ", ShapeRepr(s)));
             }
             std::vector<int64_t> sizes = AdaptiveSizes(name, Attr(attrs, "output_size"), s, axes);
             Tensor y = x;
@@ -246,10 +253,10 @@ Tensor InterpolateAxis(const Tensor& x, int64_t axis, int64_t out, double scale,
       lo[d] = std::min(static_cast<int64_t>(std::floor(static_cast<double>(d) * scale)), n - 1);
       continue;
     }
-    double src = align_corners ? (out > 1 ? static_cast<double>(d) * static_cast<double>(n - 1) /
-                                                static_cast<double>(out - 1)
-                                          : 0.0)
-                               : std::max((static_cast<double>(d) + 0.5) * scale - 0.5, 0.0);
+    double src = align_corners
+                     ? (out > 1 ? static_cast<double>(d) * static_cast<double>(n - 1) / static_cast<double>(out - 1)
+                                : 0.0)
+                     : std::max((static_cast<double>(d) + 0.5) * scale - 0.5, 0.0);
     lo[d] = std::min(static_cast<int64_t>(std::floor(src)), n - 1);
     hi[d] = std::min(lo[d] + 1, n - 1);
     frac[d] = src - static_cast<double>(lo[d]);
@@ -267,11 +274,19 @@ MSRT_REGISTER_OP(
     {.name = "interpolate",
      .inputs = {"x"},
      .attrs = {{"size", Value(), "the output's spatial size: an int or one per spatial axis", AttrType::kAny, {}, true},
-               {"scale_factor", Value(), "a multiplier of the spatial size: a number or one per spatial axis",
-                AttrType::kAny, {}, true},
+               {"scale_factor",
+                Value(),
+                "a multiplier of the spatial size: a number or one per spatial axis",
+                AttrType::kAny,
+                {},
+                true},
                {"mode", Value("nearest"), "'nearest', 'linear' (3-D) or 'bilinear' (4-D)", AttrType::kString},
-               {"align_corners", Value(), "linear modes: whether corner samples line up (None: False)",
-                AttrType::kAny, {}, true}},
+               {"align_corners",
+                Value(),
+                "linear modes: whether corner samples line up (None: False)",
+                AttrType::kAny,
+                {},
+                true}},
      .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
        constexpr std::string_view op = "interpolate";
        const Tensor& x = in[0];
@@ -285,14 +300,17 @@ MSRT_REGISTER_OP(
        if (mode != "nearest" && mode != "linear" && mode != "bilinear") {
          OpError(ErrorKind::kValue, op,
                  StrCat("'mode' must be one of 'nearest', 'linear', 'bilinear', 'bicubic', 'trilinear', 'area', "
-                        "'nearest-exact'; but got '", mode, "'"));
+                        "'nearest-exact'; but got '",
+                        mode, "'"));
        }
        const bool linear = mode != "nearest";
        if ((mode == "linear" && s.size() != 3) || (mode == "bilinear" && s.size() != 4) ||
            (mode == "nearest" && (s.size() < 3 || s.size() > 4))) {
          OpError(ErrorKind::kValue, op,
                  StrCat("mode '", mode, "' takes ",
-                        mode == "linear" ? "3-D (N, C, L)" : mode == "bilinear" ? "4-D (N, C, H, W)" : "3-D or 4-D",
+                        mode == "linear"     ? "3-D (N, C, L)"
+                        : mode == "bilinear" ? "4-D (N, C, H, W)"
+                                             : "3-D or 4-D",
                         " input; but got shape ", ShapeRepr(s)));
        }
        const Value& align = Attr(attrs, "align_corners");
@@ -306,7 +324,8 @@ MSRT_REGISTER_OP(
        const Value& size = Attr(attrs, "size");
        const Value& factor = Attr(attrs, "scale_factor");
        if (size.is_none() == factor.is_none()) {
-         OpError(ErrorKind::kValue, op, "exactly one of 'size' and 'scale_factor' must be given; but got both or neither");
+         OpError(ErrorKind::kValue, op,
+                 "exactly one of 'size' and 'scale_factor' must be given; but got both or neither");
        }
        const size_t axes = s.size() - 2;
        std::vector<int64_t> out(axes);
@@ -323,7 +342,8 @@ MSRT_REGISTER_OP(
          for (size_t i = 0; i < axes; ++i) {
            out[i] = static_cast<int64_t>(std::floor(static_cast<double>(s[2 + i]) * factors[i]));
            if (out[i] < 1) {
-             OpError(ErrorKind::kValue, op, StrCat("'scale_factor' ", factors[i], " leaves no output along axis ", 2 + i));
+             OpError(ErrorKind::kValue, op,
+                     StrCat("'scale_factor' ", factors[i], " leaves no output along axis ", 2 + i));
            }
            scale[i] = 1.0 / factors[i];
          }
@@ -389,8 +409,7 @@ MSRT_REGISTER_OP(
        if (in[5].defined()) expect("b_ih", in[5], {gates * hidden});
        if (in[6].defined()) expect("b_hh", in[6], {gates * hidden});
 
-       Tensor xw = Call1("matmul", {fn::Reshape(x, {steps * batch, input}), w_ih},
-                         Dict{{"transpose_b", Value(true)}});
+       Tensor xw = Call1("matmul", {fn::Reshape(x, {steps * batch, input}), w_ih}, Dict{{"transpose_b", Value(true)}});
        if (in[5].defined()) xw = fn::Add(xw, in[5]);
        xw = fn::Reshape(xw, {steps, batch, gates * hidden});
        std::vector<Tensor> xs;
@@ -437,7 +456,6 @@ MSRT_REGISTER_OP(
      .doc = "one layer of an RNN, GRU or LSTM in one direction over (T, N, input): (y, h_n, c_n) (composite; Note "
             "[rnn_layer])"});
 
-
 // --- Multi-head attention ------------------------------------------------------------------------------------
 // Note [multi_head_attention]
 // PyTorch's and MindSpore's nn.MultiheadAttention over sequence-first inputs:
@@ -463,14 +481,23 @@ MSRT_REGISTER_OP(
     {.name = "multi_head_attention",
      .inputs = {"query", "key", "value", "q_weight", "k_weight", "v_weight", "in_bias?", "out_weight", "out_bias?",
                 "attn_mask?", "key_padding_mask?"},
-     .attrs = {{"num_heads", Value(), "how many heads the embedding is split into", AttrType::kInt, {}, false,
+     .attrs = {{"num_heads",
+                Value(),
+                "how many heads the embedding is split into",
+                AttrType::kInt,
+                {},
+                false,
                 [](std::string_view op, const Value& v) {
                   if (v.as_int() < 1) {
                     OpError(ErrorKind::kValue, op, StrCat("'num_heads' must be positive; but got ", v.as_int()));
                   }
                 }},
-               {"dropout", Value(0.0), "the probability of dropping an attention weight while training",
-                AttrType::kFloat, {}, false,
+               {"dropout",
+                Value(0.0),
+                "the probability of dropping an attention weight while training",
+                AttrType::kFloat,
+                {},
+                false,
                 [](std::string_view op, const Value& v) {
                   if (!(v.as_float() >= 0.0 && v.as_float() < 1.0)) {
                     OpError(ErrorKind::kValue, op, StrCat("'dropout' must be in [0, 1); but got ", v.as_float()));
@@ -495,8 +522,8 @@ MSRT_REGISTER_OP(
        }
        if (key.shape()[1] != batch || value.shape()[1] != batch || value.shape()[0] != source) {
          OpError(ErrorKind::kValue, op,
-                 StrCat("'key' and 'value' must be (S, N, *) with the query's batch ", batch, " and one length; but got ",
-                        ShapeRepr(key.shape()), " and ", ShapeRepr(value.shape())));
+                 StrCat("'key' and 'value' must be (S, N, *) with the query's batch ", batch,
+                        " and one length; but got ", ShapeRepr(key.shape()), " and ", ShapeRepr(value.shape())));
        }
        auto expect = [&](std::string_view name, const Tensor& t, const Shape& shape) {
          if (t.shape() != shape) {
@@ -517,7 +544,8 @@ MSRT_REGISTER_OP(
        // (len, N, dim) projected, then as (N * heads, len, head)
        auto project = [&](const Tensor& x, const Tensor& w, size_t which) {
          const int64_t len = x.shape()[0];
-         Tensor y = Call1("matmul", {fn::Reshape(x, {len * batch, x.shape()[2]}), w}, Dict{{"transpose_b", Value(true)}});
+         Tensor y = Call1("matmul", {fn::Reshape(x, {len * batch, x.shape()[2]}), w},
+                          Dict{{"transpose_b", Value(true)}});
          if (!biases.empty()) y = fn::Add(y, biases[which]);
          return fn::Transpose(fn::Reshape(y, {len, batch * heads, head}), {1, 0, 2});
        };

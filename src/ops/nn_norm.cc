@@ -199,7 +199,6 @@ MSRT_REGISTER_OP({
                       "(input_x->x, scale, bias, mean->running_mean, variance->running_var)")},
 });
 
-
 // --- Layer and group normalization ----------------------------------------------------------------------
 // Note [layer_norm]
 // layer_norm normalizes x over its axes from begin_norm_axis on, and scales
@@ -332,7 +331,12 @@ MSRT_REGISTER_OP({
 MSRT_REGISTER_OP({
     .name = "group_norm",
     .inputs = {"x", "weight?", "bias?"},
-    .attrs = {{"num_groups", Value(), "how many groups the channels are split into", AttrType::kInt, {}, false,
+    .attrs = {{"num_groups",
+               Value(),
+               "how many groups the channels are split into",
+               AttrType::kInt,
+               {},
+               false,
                [](std::string_view op, const Value& v) {
                  if (v.as_int() < 1) {
                    OpError(ErrorKind::kValue, op, StrCat("'num_groups' must be positive; but got ", v.as_int()));
@@ -347,11 +351,11 @@ MSRT_REGISTER_OP({
       const int64_t channels = x.shape()[1];
       if (channels % groups != 0) {
         OpError(ErrorKind::kValue, op,
-                StrCat("the channels (", channels, ") must be divisible by 'num_groups'; but got num_groups ",
-                       groups));
+                StrCat("the channels (", channels, ") must be divisible by 'num_groups'; but got num_groups ", groups));
       }
       for (size_t i = 1; i < 3; ++i) {
-        if (in[i].defined()) CheckChannelVector(op, i == 1 ? "weight" : "bias", {in[i].shape(), in[i].dtype()}, channels);
+        if (in[i].defined())
+          CheckChannelVector(op, i == 1 ? "weight" : "bias", {in[i].shape(), in[i].dtype()}, channels);
       }
       Tensor grouped = fn::Reshape(x, {x.shape()[0], groups, -1});
       Tensor mean = MeanOver(grouped, {2});

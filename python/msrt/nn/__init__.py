@@ -5,24 +5,36 @@ from . import metrics  # imports nothing until a metric is asked for
 from .cell import Cell, GraphCell
 from .dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr, natural_exp_decay_lr,
                          piecewise_constant_lr, polynomial_decay_lr, warmup_lr)
-from .layer import *  # noqa: F401,F403
-from .layer import __all__ as _layer_all
+from .layer import (GELU, GRU, LSTM, RNN, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d,
+                    AvgPool2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, CellDict, CellList, Conv1d, Conv1dTranspose,
+                    Conv2d, Conv2dTranspose, Dense, Dropout, Embedding, Flatten, GroupNorm, Identity, LayerNorm,
+                    LeakyReLU, LogSoftmax, MaxPool1d, MaxPool2d, Mish, MultiheadAttention, PixelShuffle, PReLU, ReLU,
+                    ReLU6, SequentialCell, Sigmoid, SiLU, Softmax, Tanh, TransformerEncoder, TransformerEncoderLayer,
+                    Upsample, get_activation)
 from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR, LearningRateSchedule,
                                      NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR)
-from .loss import *  # noqa: F401,F403
-from .loss import __all__ as _loss_all
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                   LossBase, MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss, SoftmaxCrossEntropyWithLogits)
 from .optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
 from .wrap import ParameterUpdate, TrainOneStepCell, WithEvalCell, WithLossCell
 
 __all__ = [
     "Cell", "GraphCell",
+    "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d",
+    "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CellDict", "CellList", "Conv1d", "Conv1dTranspose",
+    "Conv2d", "Conv2dTranspose", "Dense", "Dropout", "Embedding", "Flatten", "GroupNorm", "Identity", "LayerNorm",
+    "LeakyReLU", "LogSoftmax", "MaxPool1d", "MaxPool2d", "Mish", "MultiheadAttention", "PixelShuffle", "PReLU", "ReLU",
+    "ReLU6", "SequentialCell", "Sigmoid", "SiLU", "Softmax", "Tanh", "TransformerEncoder", "TransformerEncoderLayer",
+    "Upsample", "get_activation",
+    "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
+    "LossBase", "MarginRankingLoss", "MSELoss", "NLLLoss", "SmoothL1Loss", "SoftmaxCrossEntropyWithLogits",
     "SGD", "Adam", "AdamWeightDecay", "Momentum", "Optimizer",
     "ParameterUpdate", "TrainOneStepCell", "WithEvalCell", "WithLossCell",
     "LearningRateSchedule", "CosineDecayLR", "ExponentialDecayLR", "InverseDecayLR", "NaturalExpDecayLR",
     "PolynomialDecayLR", "WarmUpLR",
     "piecewise_constant_lr", "exponential_decay_lr", "natural_exp_decay_lr", "inverse_decay_lr", "cosine_decay_lr",
     "polynomial_decay_lr", "warmup_lr",
-] + _layer_all + _loss_all
+]
 
 
 def __getattr__(name):

@@ -10,7 +10,8 @@ from msrt import Tensor, ops
 from .harness import check_grad, covers, run_op
 
 covers("layer_norm", "layer_norm_ext", "group_norm", "embedding", "prelu", "mish", "pixel_shuffle",
-       "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "interpolate", "rnn_layer", "multi_head_attention")
+       "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "interpolate", "rnn_layer",
+       "multi_head_attention")
 
 RNG = np.random.default_rng(3)
 
@@ -28,8 +29,8 @@ def layer_norm_ref(x, gamma, beta, begin_norm, begin_params, eps):
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-5), (np.float64, 1e-12), (np.float16, 2e-3)])
-@pytest.mark.parametrize("shape, begin_norm, begin_params", [((4, 7), 1, 1), ((2, 3, 5), 1, 2), ((2, 3, 5), -1, -1),
-                                                              ((3, 2, 4), 2, 1), ((0, 4), 1, 1)])
+@pytest.mark.parametrize("shape, begin_norm, begin_params",
+                         [((4, 7), 1, 1), ((2, 3, 5), 1, 2), ((2, 3, 5), -1, -1), ((3, 2, 4), 2, 1), ((0, 4), 1, 1)])
 def test_layer_norm(dtype, tol, shape, begin_norm, begin_params):
     x = rand(*shape, dtype=dtype)
     pshape = shape[begin_params % len(shape):]
@@ -159,7 +160,8 @@ def adaptive_ref(x, sizes, reduce):
     return out
 
 
-@pytest.mark.parametrize("name, sizes, reduce", [("adaptive_avg_pool1d", 3, np.mean), ("adaptive_avg_pool1d", 7, np.mean),
+@pytest.mark.parametrize("name, sizes, reduce", [("adaptive_avg_pool1d", 3, np.mean),
+                                                 ("adaptive_avg_pool1d", 7, np.mean),
                                                  ("adaptive_avg_pool2d", (3, 2), np.mean),
                                                  ("adaptive_avg_pool2d", (1, 1), np.mean),
                                                  ("adaptive_max_pool2d", (2, 4), np.max),
@@ -194,8 +196,10 @@ def interpolate_ref(x, sizes, scales, linear, align):
         if not linear:
             out = np.take(out, np.minimum(np.floor(d * scales[i]).astype(int), n - 1), axis)
             continue
-        src = d * (n - 1) / (m - 1) if align and m > 1 else (np.zeros(m) if align else
-                                                                np.maximum((d + 0.5) * scales[i] - 0.5, 0))
+        if align:
+            src = d * (n - 1) / (m - 1) if m > 1 else np.zeros(m)
+        else:
+            src = np.maximum((d + 0.5) * scales[i] - 0.5, 0)
         lo = np.minimum(np.floor(src).astype(int), n - 1)
         hi = np.minimum(lo + 1, n - 1)
         frac = (src - lo).reshape([-1 if k == axis else 1 for k in range(out.ndim)])
@@ -293,41 +297,46 @@ def test_rnn_layer_gradients_without_bias_and_errors():
 
 
 def attention_ref(q, k, v, wq, wk, wv, b, wo, bo, heads, mask=None, padding=None):
-    L, N, E = q.shape
-    S = k.shape[0]
-    d = E // heads
+    tgt, batch, embed = q.shape
+    src = k.shape[0]
+    d = embed // heads
     bq, bk, bv = np.split(b, 3)
-    proj = lambda x, w, bias: (x @ w.T + bias).reshape(x.shape[0], N * heads, d).transpose(1, 0, 2)  # noqa: E731
+
+    def proj(x, w, bias):
+        return (x @ w.T + bias).reshape(x.shape[0], batch * heads, d).transpose(1, 0, 2)
+
     qh, kh, vh = proj(q, wq, bq) / np.sqrt(d), proj(k, wk, bk), proj(v, wv, bv)
     scores = qh @ kh.transpose(0, 2, 1)
     if mask is not None:
         scores = np.where(mask, -np.inf, scores) if mask.dtype == bool else scores + mask
     if padding is not None:
-        scores = np.where(padding.reshape(N, 1, 1, S), -np.inf, scores.reshape(N, heads, L, S)).reshape(scores.shape)
+        scores = np.where(padding.reshape(batch, 1, 1, src), -np.inf,
+                          scores.reshape(batch, heads, tgt, src)).reshape(scores.shape)
     w = np.exp(scores - scores.max(-1, keepdims=True))
     w /= w.sum(-1, keepdims=True)
-    out = (w @ vh).transpose(1, 0, 2).reshape(L * N, E) @ wo.T + bo
-    return out.reshape(L, N, E), w.reshape(N, heads, L, S)
+    out = (w @ vh).transpose(1, 0, 2).reshape(tgt * batch, embed) @ wo.T + bo
+    return out.reshape(tgt, batch, embed), w.reshape(batch, heads, tgt, src)
 
 
 @pytest.mark.parametrize("masked", [False, True])
 def test_multi_head_attention(masked):
-    L, S, N, E, H = 3, 4, 2, 6, 3
-    q, k, v = rand(L, N, E), rand(S, N, 5), rand(S, N, 4)
-    wq, wk, wv, b, wo, bo = rand(E, E), rand(E, 5), rand(E, 4), rand(3 * E), rand(E, E), rand(E)
-    mask = rand(L, S) if masked else None
+    tgt, src, batch, embed, heads = 3, 4, 2, 6, 3
+    q, k, v = rand(tgt, batch, embed), rand(src, batch, 5), rand(src, batch, 4)
+    wq, wk, wv = rand(embed, embed), rand(embed, 5), rand(embed, 4)
+    b, wo, bo = rand(3 * embed), rand(embed, embed), rand(embed)
+    mask = rand(tgt, src) if masked else None
     padding = np.array([[False, False, False, True], [False, True, False, False]]) if masked else None
     inputs = [q, k, v, wq, wk, wv, b, wo, bo, mask, padding]
     ts = [None if a is None else ms._C.TensorBase(np.ascontiguousarray(a), None) for a in inputs]
     for average in (True, False):
-        out, weights = [o.asnumpy() for o in ms._C.call("multi_head_attention", ts,
-                                                         {"num_heads": H, "average_attn_weights": average})]
-        want_out, want_w = attention_ref(q, k, v, wq, wk, wv, b, wo, bo, H, mask, padding)
+        attrs = {"num_heads": heads, "average_attn_weights": average}
+        out, weights = [o.asnumpy() for o in ms._C.call("multi_head_attention", ts, attrs)]
+        want_out, want_w = attention_ref(q, k, v, wq, wk, wv, b, wo, bo, heads, mask, padding)
         np.testing.assert_allclose(out, want_out, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(weights, want_w.mean(1) if average else want_w, rtol=1e-12, atol=1e-12)
     if not masked:
-        check_grad("multi_head_attention", inputs, {"num_heads": H}, wrt=tuple(range(9)))
-        check_grad("multi_head_attention", inputs, {"num_heads": H, "average_attn_weights": False}, wrt=(0, 3),
+        check_grad("multi_head_attention", inputs, {"num_heads": heads}, wrt=tuple(range(9)))
+        check_grad("multi_head_attention", inputs, {"num_heads": heads, "average_attn_weights": False}, wrt=(0, 3),
                    output_index=1)
 
 

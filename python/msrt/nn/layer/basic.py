@@ -184,7 +184,8 @@ class Upsample(Cell):
                    align_corners=self.align_corners)
 
     def extend_repr(self):
-        return f"size={self.size}, scale_factor={self.scale_factor}, mode={self.mode}, align_corners={self.align_corners}"
+        return (f"size={self.size}, scale_factor={self.scale_factor}, mode={self.mode}, "
+                f"align_corners={self.align_corners}")
 
 
 class PixelShuffle(Cell):

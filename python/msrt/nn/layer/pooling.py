@@ -94,7 +94,8 @@ class _Pool1d(_Pool2d):
     def construct(self, x):
         rank = len(x.shape)
         if rank not in (2, 3):
-            raise ValueError(f"For '{self.cls_name}', the input must be (N, C, L) or (C, L), but got shape {x.shape}.")
+            raise ValueError(f"For '{self.cls_name}', the input must be (N, C, L) or (C, L), "
+                             f"but got shape {x.shape}.")
         x = _op("expand_dims", x, axis=rank - 1)
         if rank == 2:
             x = _op("expand_dims", x, axis=0)
@@ -125,7 +126,9 @@ class AvgPool1d(_Pool1d):
 
 
 def _output_size(value, count, cls_name, allow_none):
-    ok = lambda v: (isinstance(v, int) and not isinstance(v, bool) and v > 0) or (allow_none and v is None)  # noqa: E731
+    def ok(v):
+        return (isinstance(v, int) and not isinstance(v, bool) and v > 0) or (allow_none and v is None)
+
     if count == 1 and ok(value) and value is not None:
         return value
     if count == 2 and (ok(value) and value is not None):
