@@ -105,7 +105,8 @@ MSRT_REGISTER_OP({.name = "pixel_shuffle",
                     const Tensor& x = in[0];
                     const Shape& s = x.shape();
                     const int64_t r = AttrInt(attrs, "upscale_factor");
-                    if (s.size() < 3 || s[s.size() - 3] % (r * r) != 0) {
+                    // r > C / r first: r * r must not overflow
+                    if (s.size() < 3 || r > s[s.size() - 3] / r || s[s.size() - 3] % (r * r) != 0) {
                       OpError(ErrorKind::kValue, op,
                               StrCat("input must be (*, C * r^2, H, W) with r = ", r, "; but got shape ",
                                      ShapeRepr(s)));
@@ -190,6 +191,15 @@ OpDef AdaptivePool(std::string_view name, size_t axes, std::string_view reduce, 
                 OpError(ErrorKind::kValue, name, StrCat("input must not be empty; but got shape ", ShapeRepr(s)));
             }
             std::vector<int64_t> sizes = AdaptiveSizes(name, Attr(attrs, "output_size"), s, axes);
+            for (size_t i = 0; i < axes; ++i) {
+              const int64_t n = s[s.size() - axes + i];
+              if (sizes[i] > n) {
+                OpError(ErrorKind::kValue, name,
+                        StrCat("'output_size' must not exceed the input's size along each pooled axis (msrt pools "
+                               "down only); expected at most ",
+                               n, " along axis ", s.size() - axes + i, ", but got ", sizes[i]));
+              }
+            }
             Tensor y = x;
             for (size_t i = 0; i < axes; ++i) {
               y = AdaptivePoolAxis(y, static_cast<int64_t>(s.size() - axes + i), sizes[i], reduce);
@@ -333,14 +343,21 @@ MSRT_REGISTER_OP(
        if (!size.is_none()) {
          std::vector<double> sizes = FloatsOf(op, "size", size, axes);
          for (size_t i = 0; i < axes; ++i) {
-           if (sizes[i] != std::floor(sizes[i])) FloatsOf(op, "size", Value("not an int"), axes);
+           if (sizes[i] != std::floor(sizes[i]) || !(sizes[i] < 9.0e18)) {
+             OpError(ErrorKind::kValue, op, StrCat("'size' must hold ints within int64; but got ", size.repr()));
+           }
            out[i] = static_cast<int64_t>(sizes[i]);
            scale[i] = static_cast<double>(s[2 + i]) / static_cast<double>(out[i]);
          }
        } else {
          std::vector<double> factors = FloatsOf(op, "scale_factor", factor, axes);
          for (size_t i = 0; i < axes; ++i) {
-           out[i] = static_cast<int64_t>(std::floor(static_cast<double>(s[2 + i]) * factors[i]));
+           const double size = std::floor(static_cast<double>(s[2 + i]) * factors[i]);
+           if (!(size < 9.0e18)) {
+             OpError(ErrorKind::kValue, op,
+                     StrCat("'scale_factor' ", factors[i], " gives a size beyond int64 along axis ", 2 + i));
+           }
+           out[i] = static_cast<int64_t>(size);
            if (out[i] < 1) {
              OpError(ErrorKind::kValue, op,
                      StrCat("'scale_factor' ", factors[i], " leaves no output along axis ", 2 + i));
@@ -348,6 +365,9 @@ MSRT_REGISTER_OP(
            scale[i] = 1.0 / factors[i];
          }
        }
+       Shape out_shape(s.begin(), s.begin() + 2);
+       out_shape.insert(out_shape.end(), out.begin(), out.end());
+       CheckShape(out_shape, x.dtype(), op);  // before index tables of these sizes are built
        Tensor y = x;
        for (size_t i = 0; i < axes; ++i) {
          y = InterpolateAxis(y, static_cast<int64_t>(2 + i), out[i], scale[i], linear, align_corners);

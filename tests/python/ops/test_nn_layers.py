@@ -348,3 +348,17 @@ def test_multi_head_attention_errors():
     with pytest.raises(ValueError, match="'k_weight' must have shape"):
         ms._C.call("multi_head_attention", [q, q, q, w, ms._C.TensorBase(rand(6, 5), None), w, None, w, None, None,
                                             None], {"num_heads": 2})
+
+
+def test_huge_sizes_are_refused_before_any_work():
+    x = rand(1, 2, 4, 4)
+    with pytest.raises(ValueError, match=r"C \* r\^2"):
+        run_op("pixel_shuffle", [x], {"upscale_factor": 2**40})
+    with pytest.raises(ValueError, match="must not exceed the input's size"):
+        run_op("adaptive_avg_pool2d", [x], {"output_size": [2, 2**40]})
+    with pytest.raises(ValueError):
+        run_op("interpolate", [x], {"size": [2**40, 2**40]})
+    with pytest.raises(ValueError, match="beyond int64"):
+        run_op("interpolate", [x], {"scale_factor": 1e300})
+    with pytest.raises(ValueError, match="'size' must hold ints"):
+        run_op("interpolate", [x], {"size": [2.5, 2]})
