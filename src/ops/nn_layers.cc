@@ -388,14 +388,17 @@ MSRT_REGISTER_OP(
 //   GRU:  r, z, n gates; n = tanh(xn + r * hn); h = (1 - z) * n + z * h
 //   LSTM: i, f, g, o gates; c = f * c + i * g; h = o * tanh(c)
 // `reverse` walks the steps from last to first (the backward direction of a
-// bidirectional network); y keeps the input's step order. Outputs: y
-// (T, N, hidden), the last h and the last c (LSTM; h again otherwise).
+// bidirectional network); y keeps the input's step order. With seq_length
+// (N,), a sequence's steps at or past its length keep its state and output
+// zeros, so the last state is the one at its last step and the reverse
+// direction starts at that step. Outputs: y (T, N, hidden), the last h and
+// the last c (LSTM; h again otherwise).
 
 int64_t GateCount(const std::string& mode) { return mode == "LSTM" ? 4 : mode == "GRU" ? 3 : 1; }
 
 MSRT_REGISTER_OP(
     {.name = "rnn_layer",
-     .inputs = {"x", "h0", "c0?", "w_ih", "w_hh", "b_ih?", "b_hh?"},
+     .inputs = {"x", "h0", "c0?", "w_ih", "w_hh", "b_ih?", "b_hh?", "seq_length?"},
      .attrs = {{"mode", Value("LSTM"), "the cell", AttrType::kString, {"RNN_TANH", "RNN_RELU", "GRU", "LSTM"}},
                {"reverse", Value(false), "run from the last step to the first", AttrType::kBool}},
      .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
@@ -428,6 +431,14 @@ MSRT_REGISTER_OP(
        expect("w_hh", w_hh, {gates * hidden, hidden});
        if (in[5].defined()) expect("b_ih", in[5], {gates * hidden});
        if (in[6].defined()) expect("b_hh", in[6], {gates * hidden});
+       const Tensor& lengths = in[7];
+       if (lengths.defined()) {
+         CheckDType(op, "seq_length", {lengths.shape(), lengths.dtype()}, DTypeClass::kIndex);
+         if (lengths.shape() != Shape{batch}) {
+           OpError(ErrorKind::kValue, op,
+                   StrCat("'seq_length' must have shape (N,) = (", batch, ",); but got ", ShapeRepr(lengths.shape())));
+         }
+       }
 
        Tensor xw = Call1("matmul", {fn::Reshape(x, {steps * batch, input}), w_ih}, Dict{{"transpose_b", Value(true)}});
        if (in[5].defined()) xw = fn::Add(xw, in[5]);
@@ -448,6 +459,8 @@ MSRT_REGISTER_OP(
        for (int64_t k = 0; k < steps; ++k) {
          const int64_t t = reverse ? steps - 1 - k : k;
          Tensor xt = fn::Reshape(xs[t], {batch, gates * hidden});
+         const Tensor h_before = h;
+         const Tensor c_before = c;
          Tensor hw = Call1("matmul", {h, w_hh}, Dict{{"transpose_b", Value(true)}});
          if (in[6].defined()) hw = fn::Add(hw, in[6]);
          if (mode == "GRU") {
@@ -467,7 +480,16 @@ MSRT_REGISTER_OP(
          } else {
            h = Call1(mode == "RNN_TANH" ? "tanh" : "relu", {fn::Add(xt, hw)});
          }
-         ys[static_cast<size_t>(t)] = h;
+         if (lengths.defined()) {
+           // Steps at or past a sequence's length keep its state and output zeros (Note [rnn_layer]).
+           Tensor live = fn::Cast(fn::Greater(lengths, Scalar(static_cast<double>(t), lengths)), x.dtype());
+           live = fn::Reshape(live, {batch, 1});
+           h = fn::Add(h_before, fn::Mul(live, fn::Sub(h, h_before)));
+           if (c.defined()) c = fn::Add(c_before, fn::Mul(live, fn::Sub(c, c_before)));
+           ys[static_cast<size_t>(t)] = fn::Mul(h, live);
+         } else {
+           ys[static_cast<size_t>(t)] = h;
+         }
        }
        Tensor y = steps > 0 ? Call1("stack", ys, Dict{{"axis", Value(0)}})
                             : fn::Fill({0, batch, hidden}, 0.0, x.dtype());

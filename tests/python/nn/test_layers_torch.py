@@ -433,6 +433,33 @@ def test_lstm_with_initial_state(mode):
     compare(WithState(), TorchWithState(), [rand(6, 2, 3), h0, c0], params, mode, grad_inputs=(0, 1, 2))
 
 
+@pytest.mark.parametrize("cls, tcls", [(nn.LSTM, tnn.LSTM), (nn.GRU, tnn.GRU)])
+@pytest.mark.parametrize("mode", MODES)
+def test_recurrent_layers_with_sequence_lengths_match_packed_sequences(cls, tcls, mode):
+    net = cls(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    module = tcls(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    lengths = np.array([5, 2, 4], np.int32)
+    rnn_utils = torch.nn.utils.rnn
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.rnn = net
+
+        def construct(self, x):
+            return self.rnn(x, seq_length=Tensor(lengths))
+
+    class Module(tnn.Module):
+        def forward(self, x):
+            packed = rnn_utils.pack_padded_sequence(x, torch.tensor(lengths, dtype=torch.long), batch_first=True,
+                                                    enforce_sorted=False)
+            out, state = module(packed)
+            return rnn_utils.pad_packed_sequence(out, batch_first=True, total_length=5)[0], state
+
+    params = {f"rnn.{name}": p for name, p in module.named_parameters()}
+    compare(Net(), Module(), [rand(3, 5, 3)], params, mode)
+
+
 def test_gru_with_initial_state_and_init():
     net = nn.GRU(3, 5)
     bound = 1 / np.sqrt(5)

@@ -271,27 +271,48 @@ def test_rnn_layer(mode, reverse):
     inputs = [rand(steps, batch, inp), rand(batch, hid), rand(batch, hid) if mode == "LSTM" else None,
               rand(gates * hid, inp), rand(gates * hid, hid), rand(gates * hid), rand(gates * hid)]
     attrs = {"mode": mode, "reverse": reverse}
-    given = [a for a in inputs if a is not None]
-    ts = [None if a is None else ms._C.TensorBase(np.ascontiguousarray(a), None) for a in inputs]
-    outs = [o.asnumpy() for o in ms._C.call("rnn_layer", ts, attrs)]
+    outs = run_op("rnn_layer", inputs + [None], attrs)
     want = rnn_ref(mode, *[np.zeros(1) if a is None else a for a in inputs], reverse)
     for got, expected in zip(outs, want):
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
-    if mode == "LSTM":
-        check_grad("rnn_layer", given, attrs, wrt=tuple(range(7)))
+    wrt = (0, 1, 2, 3, 4, 5, 6) if mode == "LSTM" else (0, 1, 3, 4, 5, 6)
+    check_grad("rnn_layer", inputs + [None], attrs, wrt=wrt)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_rnn_layer_with_sequence_lengths(reverse):
+    steps, batch, hid = 5, 3, 2
+    x, h0, c0 = rand(steps, batch, 3), rand(batch, hid), rand(batch, hid)
+    w_ih, w_hh, b_ih, b_hh = rand(4 * hid, 3), rand(4 * hid, hid), rand(4 * hid), rand(4 * hid)
+    lengths = np.array([5, 2, 3], np.int32)
+    inputs = [x, h0, c0, w_ih, w_hh, b_ih, b_hh, lengths]
+    y, h, c = run_op("rnn_layer", inputs, {"mode": "LSTM", "reverse": reverse})
+    for n, length in enumerate(lengths):  # each sequence alone, cut at its length
+        want_y, want_h, want_c = rnn_ref("LSTM", x[:length, n:n + 1], h0[n:n + 1], c0[n:n + 1], w_ih, w_hh, b_ih,
+                                         b_hh, reverse)
+        np.testing.assert_allclose(y[:length, n:n + 1], want_y, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(y[length:, n], 0)
+        np.testing.assert_allclose(h[n:n + 1], want_h, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(c[n:n + 1], want_c, rtol=1e-12, atol=1e-12)
+    check_grad("rnn_layer", inputs, {"mode": "LSTM", "reverse": reverse}, wrt=(0, 1, 2, 3))
+    with pytest.raises(ValueError, match=r"'seq_length' must have shape \(N,\) = \(3,\)"):
+        run_op("rnn_layer", inputs[:7] + [np.array([1, 2], np.int32)], {"mode": "LSTM"})
+    with pytest.raises(TypeError, match="seq_length"):
+        run_op("rnn_layer", inputs[:7] + [np.ones(3)], {"mode": "LSTM"})
 
 
 def test_rnn_layer_gradients_without_bias_and_errors():
     x, h, w_ih, w_hh = rand(3, 2, 3), rand(2, 2), rand(6, 3), rand(6, 2)
-    ts = [ms._C.TensorBase(a, None) if a is not None else None for a in [x, h, None, w_ih, w_hh, None, None]]
+    ts = [ms._C.TensorBase(a, None) if a is not None else None for a in [x, h, None, w_ih, w_hh, None, None, None]]
     y = ms._C.call("rnn_layer", ts, {"mode": "GRU"})[0].asnumpy()
     want = rnn_ref("GRU", x, h, None, w_ih, w_hh, np.zeros(6), np.zeros(6), False)[0]
     np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match=r"'w_ih' must have shape \(6, 3\)"):
-        ms._C.call("rnn_layer", [ts[0], ts[1], None, ms._C.TensorBase(rand(6, 4), None), ts[4], None, None],
+        ms._C.call("rnn_layer", [ts[0], ts[1], None, ms._C.TensorBase(rand(6, 4), None), ts[4], None, None,
+                                 None],
                    {"mode": "GRU"})
     with pytest.raises(ValueError, match="c0"):
-        ms._C.call("rnn_layer", [ts[0], ts[1], None, ts[3], ts[4], None, None], {"mode": "LSTM"})
+        ms._C.call("rnn_layer", [ts[0], ts[1], None, ts[3], ts[4], None, None, None], {"mode": "LSTM"})
     with pytest.raises(ValueError, match="mode"):
         ms._C.call("rnn_layer", ts, {"mode": "lstm"})
 

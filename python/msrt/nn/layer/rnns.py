@@ -22,7 +22,10 @@ def _split(t, count):
 class _RNNBase(Cell):
     """Parameters as MindSpore names them: weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
     (with a '_reverse' suffix for the backward direction), also held in the tuples w_ih_list, w_hh_list,
-    b_ih_list and b_hh_list, all Uniform(1/sqrt(hidden_size))."""
+    b_ih_list and b_hh_list, all Uniform(1/sqrt(hidden_size)).
+
+    construct(x, hx=None, seq_length=None): with seq_length (N,), each sequence's steps at or past its
+    length output zeros and leave its state as it was, so h_n (and c_n) hold the state at its last step."""
 
     def __init__(self, mode, input_size, hidden_size, num_layers=1, has_bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, dtype=mstype.float32):
@@ -91,8 +94,6 @@ class _RNNBase(Cell):
         return states
 
     def construct(self, x, hx=None, seq_length=None):
-        if seq_length is not None:
-            raise NotImplementedError(f"For '{self.cls_name}', 'seq_length' is not supported by msrt yet.")
         if len(x.shape) != 3 or x.shape[-1] != self.input_size:
             raise ValueError(f"For '{self.cls_name}', the input must be 3-D with {self.input_size} features, "
                              f"but got shape {tuple(x.shape)}.")
@@ -111,7 +112,7 @@ class _RNNBase(Cell):
                 c_in = None if c0s[i] is None else _op("squeeze", c0s[i], axis=[0])
                 y, h, c = _op("rnn_layer", layer_input, _op("squeeze", h0s[i], axis=[0]), c_in, self.w_ih_list[i],
                               self.w_hh_list[i], self.b_ih_list[i] if self.has_bias else None,
-                              self.b_hh_list[i] if self.has_bias else None, mode=self.mode,
+                              self.b_hh_list[i] if self.has_bias else None, seq_length, mode=self.mode,
                               reverse=direction == 1)
                 outputs.append(y)
                 hs.append(h)
