@@ -50,10 +50,10 @@ void LayerNorm(KernelArgs& args) {
             mean[r] = static_cast<T>(m);
             var[r] = static_cast<T>(v);
             T* out = y + r * cols;
-            const int64_t base = r * cols;
+            int64_t p = (r * cols) % params;  // gamma's element for the row's first
             for (int64_t c = 0; c < cols; ++c) {
-              const int64_t p = (base + c) % params;
               out[c] = static_cast<T>((static_cast<double>(row[c]) - m) * inv_std) * gamma[p] + beta[p];
+              if (++p == params) p = 0;
             }
           }
         },
