@@ -49,8 +49,8 @@ TEST(LayerNorm, OneGroupOfGroupNormIsLayerNormOverChannelsAndLength) {
   Tensor zeros = Floats(std::vector<double>(12, 0.0), {3, 4});
   Dict ln{{"begin_norm_axis", Value(1)}, {"begin_params_axis", Value(1)}, {"epsilon", Value(1e-5)}};
   std::vector<double> a = Values(Call("layer_norm", {x, ones, zeros}, ln)[0]);
-  std::vector<double> b =
-      Values(Call1("group_norm", {x, Tensor(), Tensor()}, Dict{{"num_groups", Value(1)}, {"epsilon", Value(1e-5)}}));
+  std::vector<double> b = Values(
+      Call1("group_norm", {x, Tensor(), Tensor()}, Dict{{"num_groups", Value(1)}, {"epsilon", Value(1e-5)}}));
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12) << i;
 }
@@ -58,14 +58,18 @@ TEST(LayerNorm, OneGroupOfGroupNormIsLayerNormOverChannelsAndLength) {
 TEST(LayerNorm, BadInputsNameTheOp) {
   Tensor x = Floats({1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor g = Floats({1, 1, 1}, {3});
-  EXPECT_NE(Message<ValueError>([&] { Call("layer_norm", {x, g, g}, Dict{{"begin_norm_axis", Value(5)}}); })
-                .find("[layer_norm] 'begin_norm_axis' must be in [-2, 2)"),
+  EXPECT_NE(Message<ValueError>([&] {
+              Call("layer_norm", {x, g, g}, Dict{{"begin_norm_axis", Value(5)}});
+            }).find("[layer_norm] 'begin_norm_axis' must be in [-2, 2)"),
             std::string::npos);
   Tensor short_gamma = Floats({1, 1}, {2});
-  EXPECT_NE(Message<ValueError>([&] { Call("layer_norm", {x, short_gamma, g}); }).find("expected (3,), but got (2,)"),
+  EXPECT_NE(Message<ValueError>([&] {
+              Call("layer_norm", {x, short_gamma, g});
+            }).find("expected (3,), but got (2,)"),
             std::string::npos);
-  EXPECT_NE(Message<ValueError>([&] { Call("layer_norm", {x, g, g}, Dict{{"epsilon", Value(0.0)}}); })
-                .find("'epsilon' must be positive"),
+  EXPECT_NE(Message<ValueError>([&] {
+              Call("layer_norm", {x, g, g}, Dict{{"epsilon", Value(0.0)}});
+            }).find("'epsilon' must be positive"),
             std::string::npos);
 }
 
@@ -74,10 +78,11 @@ TEST(LayerComposites, InterpolateAndAdaptivePoolAgreeOnExactHalving) {
   std::vector<double> values;
   for (int i = 0; i < 16; ++i) values.push_back(i * 0.5 - 3);
   Tensor x = Floats(values, {1, 1, 4, 4});
-  std::vector<double> pooled =
-      Values(Call1("adaptive_avg_pool2d", {x}, Dict{{"output_size", Value(List{Value(2), Value(2)})}}));
-  std::vector<double> resized = Values(Call1(
-      "interpolate", {x}, Dict{{"size", Value(List{Value(2), Value(2)})}, {"mode", Value(std::string("bilinear"))}}));
+  std::vector<double> pooled = Values(
+      Call1("adaptive_avg_pool2d", {x}, Dict{{"output_size", Value(List{Value(2), Value(2)})}}));
+  std::vector<double> resized = Values(
+      Call1("interpolate", {x},
+            Dict{{"size", Value(List{Value(2), Value(2)})}, {"mode", Value(std::string("bilinear"))}}));
   ASSERT_EQ(pooled.size(), 4u);
   for (size_t i = 0; i < pooled.size(); ++i) EXPECT_NEAR(pooled[i], resized[i], 1e-12) << i;
 }
