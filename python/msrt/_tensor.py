@@ -37,9 +37,9 @@ def _op(name, *tensors, **attrs):
     for one output or a tuple of Tensors for several. The one place Python
     reaches `_C.call`."""
     try:
-        bases = [t._t for t in tensors]
+        bases = [None if t is None else t._t for t in tensors]  # None: an optional input left out
     except AttributeError:
-        bad = next(t for t in tensors if not isinstance(t, Tensor))
+        bad = next(t for t in tensors if t is not None and not isinstance(t, Tensor))
         raise TypeError(f"For '{name}', every input must be a Tensor, but got {type(bad).__name__}.") from None
     outs = _call(name, bases, attrs)
     if len(outs) == 1:

@@ -2,7 +2,8 @@
 // (kernels), and the composites built from ops: mse_loss, l1_loss, l2_loss,
 // sigmoid_cross_entropy_with_logits, binary_cross_entropy_with_logits,
 // softmax_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits,
-// cross_entropy, negative_log_likelihood and nll_loss_with_total_weight.
+// cross_entropy, negative_log_likelihood, nll_loss_with_total_weight, binary_cross_entropy,
+// smooth_l1_loss, huber_loss, kl_div, cosine_embedding_loss and margin_ranking_loss.
 #include <optional>
 
 #include "ops/grad_utils.h"
@@ -427,6 +428,177 @@ MSRT_REGISTER_OP(
      },
      .doc = "(the negative log-likelihood with class weights, the total weight of the targets) (composite)",
      .api = {Primitive("nn_ops.NLLLoss(reduction='mean', ignore_index=-100)(logits, labels, weight)")}});
+
+// --- Elementwise losses of two tensors (MindSpore's functional names) ----------------------------------------
+
+// A positive float attribute (beta, delta).
+AttrSpec PositiveAttr(std::string_view name, std::string_view doc) {
+  return {name, 1.0, doc, AttrType::kFloat, {}, false, [name](std::string_view op, const Value& v) {
+            if (!(v.as_float() > 0))
+              OpError(ErrorKind::kValue, op, StrCat("'", name, "' must be positive; but got ", v.as_float()));
+          }};
+}
+
+AttrSpec FloatAttr(std::string_view name, double value, std::string_view doc) {
+  return {name, value, doc, AttrType::kFloat};
+}
+
+void CheckSameShape(std::string_view op, std::string_view a_name, const Tensor& a, std::string_view b_name,
+                    const Tensor& b) {
+  if (a.shape() != b.shape()) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("'", b_name, "' must have the shape of '", a_name, "'; expected ", ShapeRepr(a.shape()),
+                   ", but got ", ShapeRepr(b.shape())));
+  }
+}
+
+MSRT_REGISTER_OP(
+    {.name = "binary_cross_entropy",
+     .inputs = {"logits", "labels", "weight?"},
+     .attrs = {kReductionAttr},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "binary_cross_entropy";
+       const Tensor& x = in[0];
+       const Tensor& y = in[1];
+       CheckFloat(op, "logits", x);
+       CheckFloat(op, "labels", y);
+       CheckSameShape(op, "logits", x, "labels", y);
+       // log clamped at -100, so a probability of 0 or 1 gives a finite loss (as PyTorch)
+       Tensor floor = Scalar(-100.0, x);
+       Tensor log_p = Call1("maximum", {fn::Log(x), floor});
+       Tensor log_q = Call1("maximum", {fn::Log(fn::Sub(Scalar(1.0, x), x)), floor});
+       Tensor loss = fn::Neg(fn::Add(fn::Mul(y, log_p), fn::Mul(fn::Sub(Scalar(1.0, y), y), log_q)));
+       if (in[2].defined()) loss = fn::Mul(loss, in[2]);
+       return {Reduce(loss, attrs)};
+     },
+     .doc = "-(labels * log(logits) + (1 - labels) * log(1 - logits)) of probabilities, the logs clamped at -100, "
+            "optionally weighted, averaged, summed or elementwise (composite)",
+     .api = {Function("binary_cross_entropy(logits, labels, weight=None, reduction='mean')"),
+             Primitive("nn_ops.BinaryCrossEntropy(reduction='mean')(logits, labels, weight=None)")}});
+
+// 0.5 d^2 / beta where |d| < beta, |d| - 0.5 beta elsewhere (times `scale`).
+Tensor SmoothL1(const Tensor& x, const Tensor& y, double beta, double scale) {
+  Tensor d = Call1("abs", {fn::Sub(x, y)});
+  Tensor quadratic = fn::Mul(fn::Square(d), Scalar(0.5 * scale / beta, d));
+  Tensor linear = fn::Mul(fn::Sub(d, Scalar(0.5 * beta, d)), Scalar(scale, d));
+  return fn::Select(Call1("less", {d, Scalar(beta, d)}), quadratic, linear);
+}
+
+MSRT_REGISTER_OP(
+    {.name = "smooth_l1_loss",
+     .inputs = {"x", "y"},
+     .attrs = {PositiveAttr("beta", "where the loss turns from quadratic to linear"),
+               {"reduction", "none", "'mean', 'sum' or 'none'", AttrType::kString, {"mean", "sum", "none"}}},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "smooth_l1_loss";
+       CheckFloat(op, "input", in[0]);
+       CheckSameDType(op, "input", {in[0].shape(), in[0].dtype()}, "target", {in[1].shape(), in[1].dtype()});
+       CheckSameShape(op, "input", in[0], "target", in[1]);
+       return {Reduce(SmoothL1(in[0], in[1], AttrFloat(attrs, "beta"), 1.0), attrs)};
+     },
+     .doc = "0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - 0.5 beta; elementwise by "
+            "default (composite)",
+     .api = {Function("smooth_l1_loss(input->x, target->y, beta=1.0, reduction='none')"),
+             Primitive("nn_ops.SmoothL1Loss(beta=1.0, reduction='none')(logits->x, labels->y)")}});
+
+MSRT_REGISTER_OP(
+    {.name = "huber_loss",
+     .inputs = {"x", "y"},
+     .attrs = {kReductionAttr, PositiveAttr("delta", "where the loss turns from quadratic to linear")},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "huber_loss";
+       CheckFloat(op, "input", in[0]);
+       CheckSameDType(op, "input", {in[0].shape(), in[0].dtype()}, "target", {in[1].shape(), in[1].dtype()});
+       BroadcastShapes(op, in[0].shape(), in[1].shape());
+       double delta = AttrFloat(attrs, "delta");
+       return {Reduce(SmoothL1(in[0], in[1], delta, delta), attrs)};
+     },
+     .doc = "0.5 (x - y)^2 where |x - y| < delta, else delta (|x - y| - 0.5 delta) (composite)",
+     .api = {Function("huber_loss(input->x, target->y, reduction='mean', delta=1.0)")}});
+
+MSRT_REGISTER_OP(
+    {.name = "kl_div",
+     .inputs = {"logits", "labels"},
+     .attrs = {{"reduction",
+                "mean",
+                "'mean', 'batchmean', 'sum' or 'none'",
+                AttrType::kString,
+                {"mean", "batchmean", "sum", "none"}}},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "kl_div";
+       const Tensor& x = in[0];
+       const Tensor& y = in[1];
+       CheckFloat(op, "logits", x);
+       CheckSameDType(op, "logits", {x.shape(), x.dtype()}, "labels", {y.shape(), y.dtype()});
+       BroadcastShapes(op, x.shape(), y.shape());
+       // labels * (log(labels) - logits), 0 where labels is 0
+       Tensor positive = fn::Greater(y, Scalar(0.0, y));
+       Tensor safe = fn::Select(positive, y, fn::OnesLike(y));
+       Tensor loss = fn::Mul(y, fn::Sub(fn::Log(safe), x));
+       std::string reduction = AttrString(attrs, "reduction");
+       if (reduction != "batchmean") return {Reduce(loss, attrs)};
+       Tensor total = fn::ReduceSum(loss, {}, false);
+       double batch = x.shape().empty() ? 1.0 : static_cast<double>(x.shape()[0]);
+       return {fn::Div(total, Scalar(batch, total))};
+     },
+     .doc = "Kullback-Leibler divergence labels * (log(labels) - logits) of log-probabilities logits, averaged, "
+            "averaged over the batch ('batchmean'), summed or elementwise (composite)",
+     .api = {Function("kl_div(logits, labels, reduction='mean')"),
+             Primitive("nn_ops.KLDivLoss(reduction='mean')(logits, labels)")}});
+
+MSRT_REGISTER_OP(
+    {.name = "cosine_embedding_loss",
+     .inputs = {"x1", "x2", "target"},
+     .attrs = {FloatAttr("margin", 0.0, "the cosine below which dissimilar pairs cost nothing"), kReductionAttr},
+     .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+       constexpr std::string_view op = "cosine_embedding_loss";
+       const Tensor& a = in[0];
+       const Tensor& b = in[1];
+       CheckFloat(op, "input1", a);
+       CheckSameDType(op, "input1", {a.shape(), a.dtype()}, "input2", {b.shape(), b.dtype()});
+       CheckSameShape(op, "input1", a, "input2", b);
+       if (a.shape().empty()) OpError(ErrorKind::kValue, op, "'input1' must have rank 1 or more; but got shape ()");
+       Shape rows(a.shape().begin(), a.shape().end() - 1);
+       if (in[2].shape() != rows) {
+         OpError(ErrorKind::kValue, op,
+                 StrCat("'target' must have the shape of the inputs without their last axis; expected ",
+                        ShapeRepr(rows), ", but got ", ShapeRepr(in[2].shape())));
+       }
+       const int64_t last = static_cast<int64_t>(a.shape().size()) - 1;
+       constexpr double kEpsilon = 1e-12;  // as PyTorch: sqrt((|a|^2 + eps) (|b|^2 + eps))
+       Tensor dot = fn::ReduceSum(fn::Mul(a, b), {last}, false);
+       Tensor aa = fn::Add(fn::ReduceSum(fn::Square(a), {last}, false), Scalar(kEpsilon, a));
+       Tensor bb = fn::Add(fn::ReduceSum(fn::Square(b), {last}, false), Scalar(kEpsilon, b));
+       Tensor cosine = fn::Div(dot, Call1("sqrt", {fn::Mul(aa, bb)}));
+       Tensor target = fn::Cast(in[2], a.dtype());
+       Tensor similar = fn::Sub(Scalar(1.0, cosine), cosine);
+       Tensor dissimilar = Call1("relu", {fn::Sub(cosine, Scalar(AttrFloat(attrs, "margin"), cosine))});
+       Tensor zeros = fn::ZerosLike(cosine);
+       Tensor loss = fn::Select(fn::Equal(target, Scalar(1.0, target)), similar,
+                                fn::Select(fn::Equal(target, Scalar(-1.0, target)), dissimilar, zeros));
+       return {Reduce(loss, attrs)};
+     },
+     .doc = "1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1, along the last axis "
+            "(composite)",
+     .api = {Function("cosine_embedding_loss(input1->x1, input2->x2, target, margin=0.0, reduction='mean')")}});
+
+MSRT_REGISTER_OP({.name = "margin_ranking_loss",
+                  .inputs = {"x1", "x2", "target"},
+                  .attrs = {FloatAttr("margin", 0.0, "how far x1 must lead x2 in target's direction"), kReductionAttr},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    constexpr std::string_view op = "margin_ranking_loss";
+                    const Tensor& a = in[0];
+                    CheckFloat(op, "input1", a);
+                    CheckSameDType(op, "input1", {a.shape(), a.dtype()}, "input2", {in[1].shape(), in[1].dtype()});
+                    CheckSameDType(op, "input1", {a.shape(), a.dtype()}, "target", {in[2].shape(), in[2].dtype()});
+                    CheckSameShape(op, "input1", a, "input2", in[1]);
+                    CheckSameShape(op, "input1", a, "target", in[2]);
+                    Tensor gap = fn::Mul(fn::Neg(in[2]), fn::Sub(a, in[1]));
+                    return {Reduce(Call1("relu", {fn::Add(gap, Scalar(AttrFloat(attrs, "margin"), gap))}), attrs)};
+                  },
+                  .doc = "max(0, -target * (x1 - x2) + margin) (composite)",
+                  .api = {
+                      Function("margin_ranking_loss(input1->x1, input2->x2, target, margin=0.0, reduction='mean')")}});
 
 }  // namespace
 }  // namespace msrt::ops

@@ -1,4 +1,6 @@
-// Batch normalization over axis 1 (channels) of (N, C, ...) tensors.
+// Normalization: batch_norm over axis 1 (channels) of (N, C, ...) tensors, layer_norm and group_norm.
+#include <algorithm>
+
 #include "ops/grad_utils.h"
 #include "ops/op_checks.h"
 #include "ops/op_def.h"
@@ -195,6 +197,179 @@ MSRT_REGISTER_OP({
            "reserve_space_2) (composite)",
     .api = {Primitive("nn_ops.BatchNorm(is_training=False, epsilon=1e-05, momentum=0.1, data_format='NCHW')"
                       "(input_x->x, scale, bias, mean->running_mean, variance->running_var)")},
+});
+
+// --- Layer and group normalization ----------------------------------------------------------------------
+// Note [layer_norm]
+// layer_norm normalizes x over its axes from begin_norm_axis on, and scales
+// and shifts by gamma and beta, which have the shape of x's axes from
+// begin_params_axis on (repeated over the axes before). Its outputs are
+// MindSpore's LayerNorm's: (y, mean, variance), the statistics keeping the
+// normalized axes as 1s. It has a kernel; its gradient is built from ops.
+
+int64_t NormAxis(std::string_view op, std::string_view name, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("'", name, "' must be in [", -rank, ", ", rank, ") for an input of rank ", rank, "; but got ",
+                   axis));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> AxesFrom(int64_t begin, int64_t rank) {
+  std::vector<int64_t> axes;
+  for (int64_t i = begin; i < rank; ++i) axes.push_back(i);
+  return axes;
+}
+
+Tensor MeanOver(const Tensor& x, const std::vector<int64_t>& axes) {
+  List list;
+  for (int64_t a : axes) list.emplace_back(a);
+  return Call1("reduce_mean", {x}, Dict{{"axis", Value(std::move(list))}, {"keep_dims", Value(true)}});
+}
+
+MSRT_REGISTER_OP({
+    .name = "layer_norm",
+    .inputs = {"x", "gamma", "beta"},
+    .attrs = {{"begin_norm_axis", Value(1), "the first axis normalized", AttrType::kInt},
+              {"begin_params_axis", Value(1), "the first axis gamma and beta cover", AttrType::kInt},
+              {"epsilon", Value(1e-7), "added to the variance", AttrType::kFloat, {}, false, CheckEpsilon}},
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      constexpr std::string_view op = "layer_norm";
+      CheckDType(op, "x", in[0], DTypeClass::kFloat);
+      CheckSameDType(op, "x", in[0], "gamma", in[1]);
+      CheckSameDType(op, "x", in[0], "beta", in[2]);
+      const Shape& x = in[0].shape;
+      const auto rank = static_cast<int64_t>(x.size());
+      if (rank == 0) OpError(ErrorKind::kValue, op, "input 'x' must have rank 1 or more; but got shape ()");
+      int64_t norm = NormAxis(op, "begin_norm_axis", AttrInt(attrs, "begin_norm_axis"), rank);
+      int64_t params = NormAxis(op, "begin_params_axis", AttrInt(attrs, "begin_params_axis"), rank);
+      Shape param_shape(x.begin() + params, x.end());
+      for (size_t i = 1; i < 3; ++i) {
+        if (in[i].shape != param_shape) {
+          OpError(ErrorKind::kValue, op,
+                  StrCat("'", i == 1 ? "gamma" : "beta", "' must have the shape of x's axes from begin_params_axis (",
+                         params, "); expected ", ShapeRepr(param_shape), ", but got ", ShapeRepr(in[i].shape)));
+        }
+      }
+      Shape stats(x.begin(), x.begin() + norm);
+      stats.resize(x.size(), 1);
+      return {{x, in[0].dtype}, {stats, in[0].dtype}, {stats, in[0].dtype}};
+    },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      std::vector<Tensor> grads(3);
+      const Tensor& x = g.inputs[0];
+      const Tensor& gamma = g.inputs[1];
+      const Tensor& mean = g.outputs[1];
+      const Tensor& var = g.outputs[2];
+      const int64_t rank = x.ndim();
+      int64_t norm = AttrInt(g.attrs, "begin_norm_axis");
+      if (norm < 0) norm += rank;
+      std::vector<int64_t> axes = AxesFrom(norm, rank);
+      int64_t count = 1;
+      for (int64_t a : axes) count *= x.shape()[a];
+      Tensor inv_std = Call1("rsqrt", {fn::Add(var, fn::Scalar(AttrFloat(g.attrs, "epsilon"), var))});
+      Tensor centered = fn::Sub(x, mean);
+      Tensor x_hat = fn::Mul(centered, inv_std);
+      const Tensor& dy = g.dys[0];
+      if (dy.defined()) {
+        if (g.needs[1]) grads[1] = SumToShape(fn::Mul(dy, x_hat), gamma.shape());
+        if (g.needs[2]) grads[2] = SumToShape(dy, g.inputs[2].shape());
+      }
+      if (!g.needs[0]) return grads;
+      Tensor dx;
+      if (dy.defined()) {
+        // dx = inv_std * (dxh - mean(dxh) - x_hat * mean(dxh * x_hat)), dxh = dy * gamma
+        Tensor dxh = fn::Mul(dy, gamma);
+        Tensor inner = fn::Sub(fn::Sub(dxh, MeanOver(dxh, axes)), fn::Mul(x_hat, MeanOver(fn::Mul(dxh, x_hat), axes)));
+        dx = fn::Mul(inner, inv_std);
+      }
+      auto accumulate = [&dx](const Tensor& t) { dx = dx.defined() ? fn::Add(dx, t) : t; };
+      const double n = static_cast<double>(std::max<int64_t>(count, 1));
+      // The statistics' own gradients: d mean / dx = 1/n, d var / dx = 2 (x - mean) / n.
+      if (g.dys[1].defined()) accumulate(fn::BroadcastTo(fn::Div(g.dys[1], fn::Scalar(n, x)), x.shape()));
+      if (g.dys[2].defined()) accumulate(fn::Mul(centered, fn::Mul(g.dys[2], fn::Scalar(2.0 / n, x))));
+      grads[0] = dx;
+      return grads;
+    },
+    .doc = "Layer normalization over x's axes from begin_norm_axis, scaled by gamma and shifted by beta (x's axes "
+           "from begin_params_axis); returns (y, mean, variance), the statistics keeping the normalized axes as 1s "
+           "(Note [layer_norm]).",
+    .api = {Primitive("nn_ops.LayerNorm(begin_norm_axis=1, begin_params_axis=1, epsilon=1e-07)(input_x->x, gamma, beta)")},
+});
+
+MSRT_REGISTER_OP({
+    .name = "layer_norm_ext",
+    .inputs = {"x", "weight?", "bias?"},
+    .attrs = {{"normalized_shape", Value(), "the trailing shape of x normalized", AttrType::kShape},
+              {"epsilon", Value(1e-5), "added to the variance", AttrType::kFloat, {}, false, CheckEpsilon}},
+    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+      constexpr std::string_view op = "layer_norm";
+      const Tensor& x = in[0];
+      std::vector<int64_t> normalized = AttrInts(attrs, "normalized_shape");
+      const Shape& shape = x.shape();
+      if (normalized.empty() || normalized.size() > shape.size() ||
+          !std::equal(normalized.begin(), normalized.end(), shape.end() - static_cast<int64_t>(normalized.size()))) {
+        OpError(ErrorKind::kValue, op,
+                StrCat("'normalized_shape' must be a non-empty trailing part of the input's shape ", ShapeRepr(shape),
+                       "; but got ", IntsRepr(normalized)));
+      }
+      const auto begin = static_cast<int64_t>(shape.size() - normalized.size());
+      Shape param_shape(normalized.begin(), normalized.end());
+      Tensor weight = in[1].defined() ? in[1] : fn::Fill(param_shape, 1.0, x.dtype());
+      Tensor bias = in[2].defined() ? in[2] : fn::Fill(param_shape, 0.0, x.dtype());
+      Dict ln{{"begin_norm_axis", Value(begin)},
+              {"begin_params_axis", Value(begin)},
+              {"epsilon", Attr(attrs, "epsilon")}};
+      return {Call("layer_norm", {x, weight, bias}, ln)[0]};
+    },
+    .doc = "MindSpore's functional layer_norm: layer_norm over the trailing `normalized_shape` axes, with optional "
+           "weight and bias of that shape (composite)",
+    .api = {Function("layer_norm(input->x, normalized_shape, weight=None, bias=None, eps->epsilon=1e-05)")},
+});
+
+MSRT_REGISTER_OP({
+    .name = "group_norm",
+    .inputs = {"x", "weight?", "bias?"},
+    .attrs = {{"num_groups",
+               Value(),
+               "how many groups the channels are split into",
+               AttrType::kInt,
+               {},
+               false,
+               [](std::string_view op, const Value& v) {
+                 if (v.as_int() < 1) {
+                   OpError(ErrorKind::kValue, op, StrCat("'num_groups' must be positive; but got ", v.as_int()));
+                 }
+               }},
+              {"epsilon", Value(1e-5), "added to the variance", AttrType::kFloat, {}, false, CheckEpsilon}},
+    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+      constexpr std::string_view op = "group_norm";
+      const Tensor& x = in[0];
+      CheckActivation(op, {x.shape(), x.dtype()});
+      const int64_t groups = AttrInt(attrs, "num_groups");
+      const int64_t channels = x.shape()[1];
+      if (channels % groups != 0) {
+        OpError(ErrorKind::kValue, op,
+                StrCat("the channels (", channels, ") must be divisible by 'num_groups'; but got num_groups ", groups));
+      }
+      for (size_t i = 1; i < 3; ++i) {
+        if (in[i].defined())
+          CheckChannelVector(op, i == 1 ? "weight" : "bias", {in[i].shape(), in[i].dtype()}, channels);
+      }
+      Tensor grouped = fn::Reshape(x, {x.shape()[0], groups, -1});
+      Tensor mean = MeanOver(grouped, {2});
+      Tensor centered = fn::Sub(grouped, mean);
+      Tensor var = MeanOver(fn::Square(centered), {2});
+      Tensor inv_std = Call1("rsqrt", {fn::Add(var, fn::Scalar(AttrFloat(attrs, "epsilon"), var))});
+      Tensor y = fn::Reshape(fn::Mul(centered, inv_std), x.shape());
+      if (in[1].defined()) y = fn::Mul(y, AlongChannels(in[1], x));
+      if (in[2].defined()) y = fn::Add(y, AlongChannels(in[2], x));
+      return {y};
+    },
+    .doc = "Group normalization of (N, C, ...) x: the channels split into num_groups groups, each normalized over "
+           "its channels and the other axes, then scaled by weight and shifted by bias per channel (composite)",
+    .api = {Function("group_norm(input->x, num_groups, weight=None, bias=None, eps->epsilon=1e-05)")},
 });
 
 }  // namespace

@@ -5,22 +5,30 @@ from . import metrics  # imports nothing until a metric is asked for
 from .cell import Cell, GraphCell
 from .dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr, natural_exp_decay_lr,
                          piecewise_constant_lr, polynomial_decay_lr, warmup_lr)
-from .layer import (GELU, AvgPool2d, BatchNorm1d, BatchNorm2d, CellList, Conv2d, Dense, Dropout, Flatten, Identity,
-                    LeakyReLU, LogSoftmax, MaxPool2d, ReLU, ReLU6, SequentialCell, Sigmoid, SiLU, Softmax, Tanh,
-                    get_activation)
+from .layer import (GELU, GRU, LSTM, RNN, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d,
+                    AvgPool2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, CellDict, CellList, Conv1d, Conv1dTranspose,
+                    Conv2d, Conv2dTranspose, Dense, Dropout, Embedding, Flatten, GroupNorm, Identity, LayerNorm,
+                    LeakyReLU, LogSoftmax, MaxPool1d, MaxPool2d, Mish, MultiheadAttention, PixelShuffle, PReLU, ReLU,
+                    ReLU6, SequentialCell, Sigmoid, SiLU, Softmax, Tanh, TransformerEncoder, TransformerEncoderLayer,
+                    Upsample, get_activation)
 from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR, LearningRateSchedule,
                                      NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR)
-from .loss import CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss, SoftmaxCrossEntropyWithLogits
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                   LossBase, MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss, SoftmaxCrossEntropyWithLogits)
 from .optim import SGD, Adam, AdamWeightDecay, Momentum, Optimizer
 from .wrap import (DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell, ForwardValueAndGrad, ParameterUpdate,
                    TrainOneStepCell, TrainOneStepWithLossScaleCell, WithEvalCell, WithLossCell)
 
 __all__ = [
     "Cell", "GraphCell",
-    "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "CellList", "Conv2d", "Dense", "Dropout", "Flatten",
-    "Identity", "LeakyReLU", "LogSoftmax", "MaxPool2d", "ReLU", "ReLU6", "SequentialCell", "Sigmoid", "SiLU",
-    "Softmax", "Tanh", "get_activation",
-    "CrossEntropyLoss", "L1Loss", "LossBase", "MSELoss", "NLLLoss", "SoftmaxCrossEntropyWithLogits",
+    "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d",
+    "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CellDict", "CellList", "Conv1d", "Conv1dTranspose",
+    "Conv2d", "Conv2dTranspose", "Dense", "Dropout", "Embedding", "Flatten", "GroupNorm", "Identity", "LayerNorm",
+    "LeakyReLU", "LogSoftmax", "MaxPool1d", "MaxPool2d", "Mish", "MultiheadAttention", "PixelShuffle", "PReLU", "ReLU",
+    "ReLU6", "SequentialCell", "Sigmoid", "SiLU", "Softmax", "Tanh", "TransformerEncoder", "TransformerEncoderLayer",
+    "Upsample", "get_activation",
+    "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
+    "LossBase", "MarginRankingLoss", "MSELoss", "NLLLoss", "SmoothL1Loss", "SoftmaxCrossEntropyWithLogits",
     "SGD", "Adam", "AdamWeightDecay", "Momentum", "Optimizer",
     "ParameterUpdate", "TrainOneStepCell", "WithEvalCell", "WithLossCell", "ForwardValueAndGrad",
     "TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",

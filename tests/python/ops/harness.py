@@ -16,6 +16,9 @@ def covers(*names):
 
 
 def tensor(array, dtype=None):
+    """A TensorBase of `array`; None stays None (an optional input left out)."""
+    if array is None:
+        return None
     # np.asarray keeps 0-d arrays 0-d (np.ascontiguousarray makes them 1-d).
     return _C.TensorBase(np.asarray(array, order="C"), dtype)
 
@@ -46,7 +49,7 @@ def gradients(name, inputs, attrs=None, wrt=(0,), output_index=0, sens=None):
 
 def numeric_gradients(name, inputs, attrs=None, wrt=(0,), output_index=0, sens=None, eps=1e-6):
     """Central finite differences of sum(sens * output) (compute in float64)."""
-    inputs = [np.array(a, copy=True) for a in inputs]
+    inputs = [None if a is None else np.array(a, copy=True) for a in inputs]
     out = run_op(name, inputs, attrs)[output_index]
     sens = np.ones_like(out, dtype=np.float64) if sens is None else np.asarray(sens, dtype=np.float64)
     result = []
@@ -68,8 +71,8 @@ def numeric_gradients(name, inputs, attrs=None, wrt=(0,), output_index=0, sens=N
 
 def check_grad(name, inputs, attrs=None, wrt=(0,), output_index=0, rtol=1e-5, atol=1e-6):
     """Compares analytic and numeric gradients, with float64 inputs."""
-    inputs = [np.asarray(a, dtype=np.float64) if np.issubdtype(np.asarray(a).dtype, np.floating) else np.asarray(a)
-              for a in inputs]
+    inputs = [None if a is None else np.asarray(a, dtype=np.float64) if np.issubdtype(np.asarray(a).dtype, np.floating)
+              else np.asarray(a) for a in inputs]
     rng = np.random.default_rng(0)
     out = run_op(name, inputs, attrs)[output_index]
     sens = rng.uniform(0.5, 1.5, size=out.shape)

@@ -14,7 +14,8 @@ from .harness import check_grad, covers, gradients, run_op
 covers("sparse_softmax_cross_entropy", "softmax_cross_entropy", "nll_loss", "mse_loss", "l1_loss", "l2_loss",
        "sigmoid_cross_entropy_with_logits", "binary_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
        "sparse_softmax_cross_entropy_with_logits", "cross_entropy", "negative_log_likelihood",
-       "nll_loss_with_total_weight")
+       "nll_loss_with_total_weight", "binary_cross_entropy", "smooth_l1_loss", "huber_loss", "kl_div",
+       "cosine_embedding_loss", "margin_ranking_loss")
 
 RNG = np.random.default_rng(5)
 FLOATS = [np.float32, np.float64]
@@ -500,3 +501,102 @@ def test_class_loss_python_forms():
         ops.NLLLoss(reduction="avg")
     with pytest.raises(ValueError, match=r"\[cross_entropy\] attribute 'reduction'"):
         ops.cross_entropy(ms.Tensor(np.zeros((2, 3))), ms.Tensor(np.zeros(2, np.int32)), reduction="avg")
+
+
+# --- Elementwise losses of two tensors ------------------------------------------------------------------
+def _reduce(loss, reduction):
+    return {"mean": loss.mean(), "sum": loss.sum(), "none": loss}[reduction]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_cross_entropy(reduction, weighted):
+    p = RNG.uniform(0.05, 0.95, size=(4, 3))
+    y = RNG.uniform(0, 1, size=(4, 3))
+    w = RNG.uniform(0.5, 2, size=(4, 3)) if weighted else None
+    inputs = [p, y] + ([w] if weighted else [])
+    (loss,) = run_op("binary_cross_entropy", inputs, {"reduction": reduction}) if weighted else \
+        [ops.binary_cross_entropy(ms.Tensor(p), ms.Tensor(y), reduction=reduction).asnumpy()]
+    per = -(y * np.log(p) + (1 - y) * np.log(1 - p)) * (1 if w is None else w)
+    np.testing.assert_allclose(loss, _reduce(per, reduction), rtol=1e-12, atol=1e-12)
+    if weighted:
+        check_grad("binary_cross_entropy", inputs, {"reduction": reduction}, wrt=(0, 1, 2))
+
+
+def test_binary_cross_entropy_clamps_log_and_checks_shapes():
+    p = np.array([0.0, 1.0, 0.5], np.float32)
+    y = np.array([1.0, 0.0, 1.0], np.float32)
+    loss = ops.binary_cross_entropy(ms.Tensor(p), ms.Tensor(y), reduction="none").asnumpy()
+    np.testing.assert_allclose(loss, [100.0, 100.0, np.log(2)], rtol=1e-6)
+    with pytest.raises(ValueError, match="'labels' must have the shape of 'logits'"):
+        ops.binary_cross_entropy(ms.Tensor(p), ms.Tensor(y[:2]))
+    with pytest.raises(ValueError, match="reduction"):
+        ops.BinaryCrossEntropy(reduction="avg")
+
+
+def smooth_l1_ref(x, y, beta):
+    d = np.abs(x - y)
+    return np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("beta", [1.0, 0.3])
+def test_smooth_l1_and_huber(reduction, beta):
+    x, y = RNG.normal(size=(3, 5)), RNG.normal(size=(3, 5))
+    (loss,) = run_op("smooth_l1_loss", [x, y], {"beta": beta, "reduction": reduction})
+    np.testing.assert_allclose(loss, _reduce(smooth_l1_ref(x, y, beta), reduction), rtol=1e-12)
+    check_grad("smooth_l1_loss", [x, y], {"beta": beta, "reduction": reduction}, wrt=(0, 1))
+    (loss,) = run_op("huber_loss", [x, y], {"delta": beta, "reduction": reduction})
+    np.testing.assert_allclose(loss, _reduce(beta * smooth_l1_ref(x, y, beta), reduction), rtol=1e-12)
+    check_grad("huber_loss", [x, y], {"delta": beta, "reduction": reduction}, wrt=(0, 1))
+
+
+def test_smooth_l1_defaults_and_errors():
+    x, y = ms.Tensor(np.array([0.0, 3.0], np.float32)), ms.Tensor(np.array([0.5, 0.0], np.float32))
+    np.testing.assert_allclose(ops.smooth_l1_loss(x, y).asnumpy(), [0.125, 2.5])  # 'none' by default
+    np.testing.assert_allclose(ops.huber_loss(x, y).asnumpy(), 1.3125)  # 'mean' by default
+    with pytest.raises(ValueError, match="'beta' must be positive"):
+        ops.smooth_l1_loss(x, y, beta=0.0)
+    with pytest.raises(ValueError, match="'delta' must be positive"):
+        ops.huber_loss(x, y, delta=-1.0)
+    with pytest.raises(ValueError, match="'target' must have the shape of 'input'"):
+        ops.smooth_l1_loss(x, ms.Tensor(np.zeros(3, np.float32)))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "batchmean", "sum", "none"])
+def test_kl_div(reduction):
+    logp = log_softmax(RNG.normal(size=(4, 5)))
+    q = np.exp(log_softmax(RNG.normal(size=(4, 5))))
+    q[0, 1] = 0.0
+    (loss,) = run_op("kl_div", [logp, q], {"reduction": reduction})
+    per = np.where(q > 0, q * (np.log(np.where(q > 0, q, 1)) - logp), 0.0)
+    want = per.sum() / 4 if reduction == "batchmean" else _reduce(per, reduction)
+    np.testing.assert_allclose(loss, want, rtol=1e-12, atol=1e-12)
+    check_grad("kl_div", [logp, q], {"reduction": reduction}, wrt=(0,))
+    with pytest.raises(ValueError, match="reduction"):
+        run_op("kl_div", [logp, q], {"reduction": "avg"})
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("margin", [0.0, 0.3])
+def test_cosine_embedding_loss(reduction, margin):
+    a, b = RNG.normal(size=(6, 4)), RNG.normal(size=(6, 4))
+    t = np.array([1, -1, 1, -1, -1, 1], np.int32)
+    (loss,) = run_op("cosine_embedding_loss", [a, b, t], {"margin": margin, "reduction": reduction})
+    cos = (a * b).sum(1) / np.sqrt(((a * a).sum(1) + 1e-12) * ((b * b).sum(1) + 1e-12))
+    per = np.where(t == 1, 1 - cos, np.maximum(cos - margin, 0))
+    np.testing.assert_allclose(loss, _reduce(per, reduction), rtol=1e-12, atol=1e-12)
+    check_grad("cosine_embedding_loss", [a, b, t], {"margin": margin, "reduction": reduction}, wrt=(0, 1))
+    with pytest.raises(ValueError, match="'target' must have the shape of the inputs"):
+        run_op("cosine_embedding_loss", [a, b, t[:3]])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_margin_ranking_loss(reduction):
+    a, b = RNG.normal(size=(7,)), RNG.normal(size=(7,))
+    t = np.sign(RNG.normal(size=(7,)))
+    (loss,) = run_op("margin_ranking_loss", [a, b, t], {"margin": 0.2, "reduction": reduction})
+    np.testing.assert_allclose(loss, _reduce(np.maximum(-t * (a - b) + 0.2, 0), reduction), rtol=1e-12)
+    check_grad("margin_ranking_loss", [a, b, t], {"margin": 0.2, "reduction": reduction}, wrt=(0, 1))
+    with pytest.raises(ValueError, match="'target' must have the shape of 'input1'"):
+        run_op("margin_ranking_loss", [a, b, t[:3]])

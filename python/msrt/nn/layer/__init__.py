@@ -1,13 +1,25 @@
-"""Layers: basic, activation, convolution, pooling, normalization, containers."""
-from .activation import GELU, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Tanh, get_activation
-from .basic import Dense, Dropout, Flatten, Identity
-from .container import CellList, SequentialCell
-from .conv import Conv2d
-from .normalization import BatchNorm1d, BatchNorm2d
-from .pooling import AvgPool2d, MaxPool2d
+"""Layers: basic, activation, convolution, pooling, normalization, embedding, recurrent, attention, containers."""
+from .activation import (GELU, LeakyReLU, LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Tanh,
+                         get_activation)
+from .basic import Dense, Dropout, Flatten, Identity, PixelShuffle, Upsample
+from .container import CellDict, CellList, SequentialCell
+from .conv import Conv1d, Conv1dTranspose, Conv2d, Conv2dTranspose
+from .embedding import Embedding
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
+                      MaxPool2d)
+from .rnns import GRU, LSTM, RNN
+from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 
 __all__ = [
-    "GELU", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6", "Sigmoid", "SiLU", "Softmax", "Tanh", "get_activation",
-    "Dense", "Dropout", "Flatten", "Identity", "CellList", "SequentialCell", "Conv2d", "BatchNorm1d", "BatchNorm2d",
-    "AvgPool2d", "MaxPool2d",
+    "GELU", "LeakyReLU", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "Sigmoid", "SiLU", "Softmax", "Tanh",
+    "get_activation",
+    "Dense", "Dropout", "Flatten", "Identity", "PixelShuffle", "Upsample",
+    "CellDict", "CellList", "SequentialCell",
+    "Conv1d", "Conv1dTranspose", "Conv2d", "Conv2dTranspose",
+    "Embedding",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "LayerNorm",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d",
+    "GRU", "LSTM", "RNN",
+    "MultiheadAttention", "TransformerEncoder", "TransformerEncoderLayer",
 ]

@@ -1,9 +1,14 @@
 """Activation cells: each is one catalogue op."""
+import numpy as np
+
+from ..._tensor import Tensor
+from ...common import dtype as mstype
+from ...common.parameter import Parameter
 from ...ops import _op
 from ..cell import Cell
 
 __all__ = [
-    "ReLU", "ReLU6", "Sigmoid", "Tanh", "GELU", "SiLU", "Softmax", "LogSoftmax", "LeakyReLU",
+    "ReLU", "ReLU6", "Sigmoid", "Tanh", "GELU", "SiLU", "Softmax", "LogSoftmax", "LeakyReLU", "Mish", "PReLU",
     "get_activation",
 ]
 
@@ -101,6 +106,41 @@ class LeakyReLU(Cell):
         return _op("maximum", x, x * self.alpha)
 
 
+class Mish(Cell):
+    """x * tanh(softplus(x))."""
+
+    def construct(self, x):
+        return _op("mish", x)
+
+
+class PReLU(Cell):
+    """x where x > 0, w * x elsewhere, with a learnable w of one value or one per channel (axis 1), as
+    MindSpore 2.3's `nn.PReLU(channel=1, w=0.25)`; the parameter is named 'a', as MindSpore names it."""
+
+    def __init__(self, channel=1, w=0.25):
+        super().__init__()
+        if not isinstance(channel, int) or isinstance(channel, bool):
+            raise TypeError(f"For 'PReLU', the argument 'channel' must be int, but got {type(channel).__name__}.")
+        if channel < 1:
+            raise ValueError(f"For 'PReLU', the argument 'channel' must be positive, but got {channel}.")
+        if isinstance(w, (int, float)) and not isinstance(w, bool):
+            value = np.full((channel,), w, np.float32)
+        elif isinstance(w, (list, Tensor)):
+            value = np.asarray(w.asnumpy() if isinstance(w, Tensor) else w, np.float32)
+            if value.shape not in ((1,), (channel,)):
+                raise ValueError(f"For 'PReLU', the shape of 'w' must be (1,) or ({channel},), but got {value.shape}.")
+        else:
+            raise TypeError(f"For 'PReLU', the argument 'w' must be float, list or Tensor, but got {type(w).__name__}.")
+        self.channel = channel
+        self.w = Parameter(Tensor(value, mstype.float32), name="a")
+
+    def construct(self, x):
+        return _op("prelu", x, self.w)
+
+    def extend_repr(self):
+        return f"channel={self.channel}"
+
+
 _ACTIVATIONS = {
     "relu": ReLU,
     "relu6": ReLU6,
@@ -111,6 +151,8 @@ _ACTIVATIONS = {
     "softmax": Softmax,
     "logsoftmax": LogSoftmax,
     "leakyrelu": LeakyReLU,
+    "mish": Mish,
+    "prelu": PReLU,
 }
 
 

@@ -1,4 +1,4 @@
-"""Dense, Flatten, Dropout and Identity."""
+"""Dense, Flatten, Dropout, Identity, Upsample and PixelShuffle."""
 import math
 import warnings
 
@@ -11,7 +11,7 @@ from ...ops import _op
 from ..cell import Cell
 from .activation import get_activation
 
-__all__ = ["Dense", "Flatten", "Dropout", "Identity"]
+__all__ = ["Dense", "Flatten", "Dropout", "Identity", "Upsample", "PixelShuffle"]
 
 
 def _check_positive_int(value, arg, cls_name):
@@ -161,3 +161,43 @@ class Identity(Cell):
 
     def construct(self, x):
         return x
+
+
+class Upsample(Cell):
+    """Resizes (N, C, L) or (N, C, H, W) input to `size` or by `scale_factor` ('nearest', 'linear',
+    'bilinear'), as MindSpore 2.3's `nn.Upsample` (the interpolate op)."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__()
+        if recompute_scale_factor is not None:
+            raise NotImplementedError("For 'Upsample', 'recompute_scale_factor' is not supported by msrt yet.")
+        if not isinstance(mode, str):
+            raise TypeError(f"For 'Upsample', the argument 'mode' must be str, but got {type(mode).__name__}.")
+        self.size = size
+        self.scale_factor = scale_factor
+        self.mode = mode
+        self.align_corners = align_corners
+
+    def construct(self, x):
+        return _op("interpolate", x, size=self.size, scale_factor=self.scale_factor, mode=self.mode,
+                   align_corners=self.align_corners)
+
+    def extend_repr(self):
+        return (f"size={self.size}, scale_factor={self.scale_factor}, mode={self.mode}, "
+                f"align_corners={self.align_corners}")
+
+
+class PixelShuffle(Cell):
+    """Rearranges (*, C * r^2, H, W) into (*, C, H * r, W * r) (the pixel_shuffle op)."""
+
+    def __init__(self, upscale_factor):
+        super().__init__()
+        _check_positive_int(upscale_factor, "upscale_factor", "PixelShuffle")
+        self.upscale_factor = upscale_factor
+
+    def construct(self, x):
+        return _op("pixel_shuffle", x, upscale_factor=self.upscale_factor)
+
+    def extend_repr(self):
+        return f"upscale_factor={self.upscale_factor}"

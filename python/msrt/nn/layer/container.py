@@ -1,9 +1,9 @@
-"""SequentialCell and CellList."""
+"""SequentialCell, CellList and CellDict."""
 from collections import OrderedDict
 
 from ..cell import Cell
 
-__all__ = ["SequentialCell", "CellList"]
+__all__ = ["SequentialCell", "CellList", "CellDict"]
 
 
 def _check_cell(cell, owner):
@@ -78,8 +78,48 @@ class SequentialCell(Cell):
 
     def append(self, cell):
         """Appends a cell at the end."""
+        if str(len(self)) in self._cells:
+            raise KeyError(f"For '{self.cls_name}', a cell named '{len(self)}' exists already.")
         self._append_named(str(len(self)), cell)
         self.cell_list = list(self._cells.values())
+        return self
+
+    def _reset(self, items):
+        for key in list(self._cells.keys()):
+            self.__dict__.pop(key, None)
+        self._cells.clear()
+        for name, cell in items:
+            self._append_named(name, cell)
+        self.cell_list = list(self._cells.values())
+
+    def insert(self, index, cell):
+        """Inserts `cell` before position `index`; cells named by position are renumbered (and their
+        parameters renamed) as MindSpore does."""
+        _check_cell(cell, self.cls_name)
+        length = len(self)
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise TypeError(f"For '{self.cls_name}', the index must be int, but got {type(index).__name__}.")
+        if not -length <= index <= length:
+            raise IndexError(f"For '{self.cls_name}', the index must be in range [{-length}, {length}], "
+                             f"but got {index}.")
+        index = index + length if index < 0 else index
+        items = list(self._cells.items())
+        numbered = all(key == str(i) for i, (key, _) in enumerate(items))
+        if not numbered and str(index) in self._cells:
+            raise KeyError(f"For '{self.cls_name}', a cell named '{index}' exists already.")
+        items.insert(index, (str(index), cell))
+        if numbered:
+            items = [(str(i), c) for i, (_, c) in enumerate(items)]
+        self._reset(items)
+        return self
+
+    def extend(self, cells):
+        """Appends every cell of an iterable."""
+        if isinstance(cells, Cell) and not isinstance(cells, (CellList, SequentialCell)):
+            raise TypeError(f"For '{self.cls_name}', the argument of 'extend' must be an iterable of cells, "
+                            f"but got {type(cells).__name__}.")
+        for cell in list(cells):
+            self.append(cell)
         return self
 
     def construct(self, input_data):
@@ -165,3 +205,99 @@ class CellList(Cell):
 
     def construct(self, *inputs):
         raise NotImplementedError("CellList holds cells; call them one by one.")
+
+
+class CellDict(Cell):
+    """Holds cells by name, in insertion order, as MindSpore 2.x's `nn.CellDict`: built from a dict, an
+    OrderedDict or an iterable of (name, cell) pairs; each cell's parameters are prefixed with its name;
+    not callable itself."""
+
+    def __init__(self, *args, **kwargs):
+        auto_prefix = kwargs.pop("auto_prefix", True)
+        if kwargs:
+            raise TypeError(f"For 'CellDict', unexpected keyword arguments {sorted(kwargs)}.")
+        super().__init__(auto_prefix=auto_prefix)
+        if len(args) > 1:
+            raise TypeError(f"For 'CellDict', expected at most 1 argument, got {len(args)}.")
+        if args and args[0] is not None:
+            self.update(args[0])
+
+    def _check_key(self, key):
+        if not isinstance(key, str):
+            raise TypeError(f"For '{self.cls_name}', the key must be str, but got {type(key).__name__}.")
+        if not key or "." in key:
+            raise KeyError(f"For '{self.cls_name}', the key must be a non-empty str without '.', but got {key!r}.")
+        if key in self._params or (key in self.__dict__ and key not in self._cells):
+            raise KeyError(f"For '{self.cls_name}', the key {key!r} is an attribute of the CellDict.")
+        return key
+
+    def __getitem__(self, key):
+        if key not in self._cells:
+            raise KeyError(f"For '{self.cls_name}', there is no cell named {key!r}.")
+        return self._cells[key]
+
+    def __setitem__(self, key, cell):
+        self._check_key(key)
+        _check_cell(cell, self.cls_name)
+        if self._auto_prefix:
+            cell.update_parameters_name(key + ".")
+        self._cells[key] = cell
+        self.__dict__[key] = cell
+
+    def __delitem__(self, key):
+        if key not in self._cells:
+            raise KeyError(f"For '{self.cls_name}', there is no cell named {key!r}.")
+        del self._cells[key]
+        self.__dict__.pop(key, None)
+
+    def __len__(self):
+        return len(self._cells)
+
+    def __iter__(self):
+        return iter(self._cells.keys())
+
+    def __contains__(self, key):
+        return key in self._cells
+
+    def clear(self):
+        """Removes every cell."""
+        for key in list(self._cells.keys()):
+            del self[key]
+
+    def pop(self, key):
+        """Removes the cell named `key` and returns it."""
+        cell = self[key]
+        del self[key]
+        return cell
+
+    def keys(self):
+        return self._cells.keys()
+
+    def values(self):
+        return self._cells.values()
+
+    def items(self):
+        return self._cells.items()
+
+    def update(self, cells):
+        """Adds (or replaces) cells from a dict, an OrderedDict, a CellDict or an iterable of (name, cell)."""
+        if isinstance(cells, (dict, CellDict)):
+            pairs = list(cells.items())
+        elif isinstance(cells, Cell) or isinstance(cells, (str, bytes)) or not hasattr(cells, "__iter__"):
+            raise TypeError(f"For '{self.cls_name}', the cells must be a dict, an OrderedDict, a CellDict or an "
+                            f"iterable of (name, cell) pairs, but got {type(cells).__name__}.")
+        else:
+            pairs = []
+            for index, pair in enumerate(cells):
+                if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                    raise TypeError(f"For '{self.cls_name}', element {index} of the cells must be a (name, cell) "
+                                    f"pair, but got {pair!r}.")
+                pairs.append(tuple(pair))
+        for key, cell in pairs:  # checked before any is added
+            self._check_key(key)
+            _check_cell(cell, self.cls_name)
+        for key, cell in pairs:
+            self[key] = cell
+
+    def construct(self, *inputs):
+        raise NotImplementedError("CellDict holds cells; call them by name.")

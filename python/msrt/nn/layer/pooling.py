@@ -1,9 +1,10 @@
-"""MaxPool2d and AvgPool2d (NCHW)."""
+"""Max and average pooling over fixed and adaptive windows (channels first)."""
 from ...ops import _op
 from ..cell import Cell
 from .conv import _data_format
 
-__all__ = ["MaxPool2d", "AvgPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "AdaptiveMaxPool2d"]
 
 
 def _pool_pair(value, arg, cls_name):
@@ -75,3 +76,103 @@ class AvgPool2d(_Pool2d):
         if divisor_override is not None:
             raise NotImplementedError("For 'AvgPool2d', 'divisor_override' is not supported by msrt yet.")
         super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, data_format)
+
+
+class _Pool1d(_Pool2d):
+    """A 2-D pool over (N, C, 1, L): kernel (1, k), stride (1, s)."""
+
+    def __init__(self, kernel_size, stride, pad_mode, padding, ceil_mode):
+        name = self.cls_name
+        for arg, value in (("kernel_size", kernel_size), ("stride", stride)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TypeError(f"For '{name}', the argument '{arg}' must be int, but got {type(value).__name__}.")
+            if value <= 0:
+                raise ValueError(f"For '{name}', the argument '{arg}' must be positive, but got {value}.")
+        super().__init__((1, kernel_size), (1, stride), pad_mode, padding, ceil_mode, "NCHW")
+        self.kernel_size, self.stride = kernel_size, stride
+
+    def construct(self, x):
+        rank = len(x.shape)
+        if rank not in (2, 3):
+            raise ValueError(f"For '{self.cls_name}', the input must be (N, C, L) or (C, L), "
+                             f"but got shape {x.shape}.")
+        x = _op("expand_dims", x, axis=rank - 1)
+        if rank == 2:
+            x = _op("expand_dims", x, axis=0)
+        y = _op(self._op_name, x, **self._attrs)
+        return _op("squeeze", y, axis=[0, 2] if rank == 2 else [2])
+
+
+class MaxPool1d(_Pool1d):
+    """Max over kernel_size windows of (N, C, L) moved by stride (MindSpore 2.x defaults)."""
+
+    _op_name = "max_pool2d"
+
+    def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        if dilation != 1 or return_indices:
+            raise NotImplementedError("For 'MaxPool1d', 'dilation' and 'return_indices' are not supported by msrt yet.")
+        super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode)
+
+
+class AvgPool1d(_Pool1d):
+    """Mean over kernel_size windows of (N, C, L) moved by stride (MindSpore 2.x defaults)."""
+
+    _op_name = "avg_pool2d"
+
+    def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode)
+
+
+def _output_size(value, count, cls_name, allow_none):
+    def ok(v):
+        return (isinstance(v, int) and not isinstance(v, bool) and v > 0) or (allow_none and v is None)
+
+    if count == 1 and ok(value) and value is not None:
+        return value
+    if count == 2 and (ok(value) and value is not None):
+        return (value, value)
+    if count == 2 and isinstance(value, (tuple, list)) and len(value) == 2 and all(ok(v) for v in value):
+        return tuple(value)
+    raise ValueError(f"For '{cls_name}', the 'output_size' must be a positive int"
+                     f"{' or a tuple of two positive ints (or None)' if count == 2 else ''}, but got {value!r}.")
+
+
+class _AdaptivePool(Cell):
+    _op_name = ""
+    _count = 2
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = _output_size(output_size, self._count, self.cls_name, allow_none=self._count == 2)
+
+    def construct(self, x):
+        return _op(self._op_name, x, output_size=self.output_size)
+
+    def extend_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePool):
+    """Mean over adaptive windows of the last axis of (N, C, L): the output has `output_size` elements."""
+
+    _op_name = "adaptive_avg_pool1d"
+    _count = 1
+
+
+class AdaptiveAvgPool2d(_AdaptivePool):
+    """Mean over adaptive windows of (N, C, H, W) or (C, H, W); None in output_size keeps that axis."""
+
+    _op_name = "adaptive_avg_pool2d"
+
+
+class AdaptiveMaxPool2d(_AdaptivePool):
+    """Max over adaptive windows of (N, C, H, W) or (C, H, W); None in output_size keeps that axis."""
+
+    _op_name = "adaptive_max_pool2d"
+
+    def __init__(self, output_size, return_indices=False):
+        if return_indices:
+            raise NotImplementedError("For 'AdaptiveMaxPool2d', 'return_indices' is not supported by msrt yet.")
+        super().__init__(output_size)

@@ -1,4 +1,7 @@
 """Loss cells."""
-from .loss import CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss, SoftmaxCrossEntropyWithLogits
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                   LossBase, MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss, SoftmaxCrossEntropyWithLogits)
 
-__all__ = ["CrossEntropyLoss", "L1Loss", "LossBase", "MSELoss", "NLLLoss", "SoftmaxCrossEntropyWithLogits"]
+__all__ = ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss",
+           "L1Loss", "LossBase", "MarginRankingLoss", "MSELoss", "NLLLoss", "SmoothL1Loss",
+           "SoftmaxCrossEntropyWithLogits"]

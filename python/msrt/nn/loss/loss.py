@@ -8,7 +8,8 @@ from ...ops import _op
 from ...ops import functional as F
 from ..cell import Cell
 
-__all__ = ["LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "NLLLoss", "CrossEntropyLoss"]
+__all__ = ["LossBase", "SoftmaxCrossEntropyWithLogits", "MSELoss", "L1Loss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
+           "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -119,3 +120,101 @@ class CrossEntropyLoss(LossBase):
 
     def construct(self, logits, labels):
         return F.cross_entropy(logits, labels, self.weight, self.ignore_index, self.reduction, self.label_smoothing)
+
+
+def _check_optional_tensor(value, arg, cls_name):
+    if value is not None and not isinstance(value, Tensor):
+        raise TypeError(f"For '{cls_name}', the argument '{arg}' must be a Tensor or None, "
+                        f"but got {type(value).__name__}.")
+    return value
+
+
+def _check_float(value, arg, cls_name, positive=False):
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"For '{cls_name}', the argument '{arg}' must be float, but got {type(value).__name__}.")
+    if positive and not value > 0:
+        raise ValueError(f"For '{cls_name}', the '{arg}' must be greater than 0, but got {value}.")
+    return float(value)
+
+
+class BCELoss(LossBase):
+    """Binary cross entropy of probabilities against labels, optionally weighted per element."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__(reduction)
+        self.weight = _check_optional_tensor(weight, "weight", "BCELoss")
+
+    def construct(self, logits, labels):
+        return F.binary_cross_entropy(logits, labels, self.weight, self.reduction)
+
+
+class BCEWithLogitsLoss(LossBase):
+    """Binary cross entropy of sigmoid(logits) against labels, with per-element weight and per-class
+    pos_weight."""
+
+    def __init__(self, reduction="mean", weight=None, pos_weight=None):
+        super().__init__(reduction)
+        self.weight = _check_optional_tensor(weight, "weight", "BCEWithLogitsLoss")
+        self.pos_weight = _check_optional_tensor(pos_weight, "pos_weight", "BCEWithLogitsLoss")
+
+    def construct(self, logits, labels):
+        return F.binary_cross_entropy_with_logits(logits, labels, self.weight, self.pos_weight, self.reduction)
+
+
+class SmoothL1Loss(LossBase):
+    """0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - 0.5 beta; elementwise by default."""
+
+    def __init__(self, beta=1.0, reduction="none"):
+        super().__init__(reduction)
+        self.beta = _check_float(beta, "beta", "SmoothL1Loss", positive=True)
+
+    def construct(self, logits, labels):
+        return F.smooth_l1_loss(logits, labels, self.beta, self.reduction)
+
+
+class HuberLoss(LossBase):
+    """0.5 (x - y)^2 where |x - y| < delta, else delta (|x - y| - 0.5 delta)."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction)
+        self.delta = _check_float(delta, "delta", "HuberLoss", positive=True)
+
+    def construct(self, logits, labels):
+        return F.huber_loss(logits, labels, self.reduction, self.delta)
+
+
+class KLDivLoss(LossBase):
+    """Kullback-Leibler divergence of log-probabilities logits from probabilities labels; reduction
+    'mean', 'batchmean', 'sum' or 'none'."""
+
+    def __init__(self, reduction="mean"):
+        if reduction not in ("mean", "batchmean", "sum", "none"):
+            raise ValueError(f"For 'KLDivLoss', the 'reduction' must be in ['mean', 'batchmean', 'sum', 'none'], "
+                             f"but got {reduction}.")
+        super().__init__("mean" if reduction == "batchmean" else reduction)
+        self.reduction = reduction
+
+    def construct(self, logits, labels):
+        return F.kl_div(logits, labels, self.reduction)
+
+
+class CosineEmbeddingLoss(LossBase):
+    """1 - cos(x1, x2) for label 1, max(0, cos(x1, x2) - margin) for label -1."""
+
+    def __init__(self, margin=0.0, reduction="mean"):
+        super().__init__(reduction)
+        self.margin = _check_float(margin, "margin", "CosineEmbeddingLoss")
+
+    def construct(self, logits_x1, logits_x2, labels):
+        return F.cosine_embedding_loss(logits_x1, logits_x2, labels, self.margin, self.reduction)
+
+
+class MarginRankingLoss(LossBase):
+    """max(0, -target * (input1 - input2) + margin)."""
+
+    def __init__(self, margin=0.0, reduction="mean"):
+        super().__init__(reduction)
+        self.margin = _check_float(margin, "margin", "MarginRankingLoss")
+
+    def construct(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, self.margin, self.reduction)

@@ -1,0 +1,167 @@
+"""MultiheadAttention, TransformerEncoderLayer and TransformerEncoder, as MindSpore 2.3 has them
+(PyTorch's semantics). The attention is one multi_head_attention op (Note [multi_head_attention]
+in src/ops/nn_layers.cc); the encoder layers are compositions of cells."""
+import copy
+
+from ...common import dtype as mstype
+from ...common.initializer import XavierUniform, initializer
+from ...common.parameter import Parameter
+from ...ops import _op
+from ..cell import Cell
+from .activation import GELU, ReLU
+from .basic import Dense, Dropout
+from .container import CellList
+from .normalization import LayerNorm
+
+__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
+
+
+def _positive_int(value, arg, cls_name):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"For '{cls_name}', the argument '{arg}' must be int, but got {type(value).__name__}.")
+    if value < 1:
+        raise ValueError(f"For '{cls_name}', the argument '{arg}' must be positive, but got {value}.")
+    return value
+
+
+def _probability(value, cls_name):
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"For '{cls_name}', the argument 'dropout' must be float, but got {type(value).__name__}.")
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"For '{cls_name}', the 'dropout' must be a number in range [0, 1), but got {value}.")
+    return float(value)
+
+
+class MultiheadAttention(Cell):
+    """Multi-head attention: in_proj_weight (3 * embed_dim, embed_dim) XavierUniform (or q/k/v_proj_weight
+    when kdim or vdim differ from embed_dim), in_proj_bias zeros, out_proj a Dense with a zero bias.
+    construct(query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+    average_attn_weights=True) returns (attn_output, attn_output_weights or None)."""
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, has_bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, dtype=mstype.float32):
+        super().__init__()
+        name = self.cls_name
+        _positive_int(embed_dim, "embed_dim", name)
+        _positive_int(num_heads, "num_heads", name)
+        if embed_dim % num_heads != 0:
+            raise ValueError(f"For '{name}', the 'embed_dim' must be divisible by 'num_heads', "
+                             f"but got embed_dim {embed_dim} and num_heads {num_heads}.")
+        if add_bias_kv or add_zero_attn:
+            raise NotImplementedError(f"For '{name}', 'add_bias_kv' and 'add_zero_attn' are not supported by msrt yet.")
+        for arg, value in (("has_bias", has_bias), ("batch_first", batch_first)):
+            if not isinstance(value, bool):
+                raise TypeError(f"For '{name}', the argument '{arg}' must be bool, but got {type(value).__name__}.")
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.kdim = embed_dim if kdim is None else _positive_int(kdim, "kdim", name)
+        self.vdim = embed_dim if vdim is None else _positive_int(vdim, "vdim", name)
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.dropout = _probability(dropout, name)
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(initializer(XavierUniform(), [3 * embed_dim, embed_dim], dtype),
+                                            name="in_proj_weight")
+        else:
+            self.q_proj_weight = Parameter(initializer(XavierUniform(), [embed_dim, embed_dim], dtype),
+                                           name="q_proj_weight")
+            self.k_proj_weight = Parameter(initializer(XavierUniform(), [embed_dim, self.kdim], dtype),
+                                           name="k_proj_weight")
+            self.v_proj_weight = Parameter(initializer(XavierUniform(), [embed_dim, self.vdim], dtype),
+                                           name="v_proj_weight")
+        self.in_proj_bias = Parameter(initializer("zeros", [3 * embed_dim], dtype), name="in_proj_bias") \
+            if has_bias else None
+        self.out_proj = Dense(embed_dim, embed_dim, bias_init="zeros", has_bias=has_bias, dtype=dtype)
+
+    def construct(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                  average_attn_weights=True):
+        if self.batch_first:
+            query, key, value = (_op("transpose", t, perm=[1, 0, 2]) for t in (query, key, value))
+        if self._qkv_same_embed_dim:
+            q_w, k_w, v_w = _op("split", self.in_proj_weight, axis=0, output_num=3)
+        else:
+            q_w, k_w, v_w = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        out, weights = _op("multi_head_attention", query, key, value, q_w, k_w, v_w, self.in_proj_bias,
+                           self.out_proj.weight, self.out_proj.bias, attn_mask, key_padding_mask,
+                           num_heads=self.num_heads, dropout=self.dropout, training=self.training,
+                           average_attn_weights=average_attn_weights)
+        if self.batch_first:
+            out = _op("transpose", out, perm=[1, 0, 2])
+        return out, (weights if need_weights else None)
+
+    def extend_repr(self):
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
+
+
+class TransformerEncoderLayer(Cell):
+    """Self-attention then a feed-forward block, each with a residual connection and a LayerNorm (after
+    it, or before it with norm_first). construct(src, src_mask=None, src_key_padding_mask=None)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, dtype=mstype.float32):
+        super().__init__()
+        name = self.cls_name
+        _positive_int(dim_feedforward, "dim_feedforward", name)
+        if not isinstance(norm_first, bool):
+            raise TypeError(f"For '{name}', the argument 'norm_first' must be bool, "
+                            f"but got {type(norm_first).__name__}.")
+        p = _probability(dropout, name)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=p, batch_first=batch_first, dtype=dtype)
+        self.linear1 = Dense(d_model, dim_feedforward, dtype=dtype)
+        self.dropout = Dropout(p=p)
+        self.linear2 = Dense(dim_feedforward, d_model, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
+        self.norm2 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
+        self.dropout1 = Dropout(p=p)
+        self.dropout2 = Dropout(p=p)
+        if isinstance(activation, str):
+            if activation not in ("relu", "gelu"):
+                raise ValueError(f"For '{name}', the 'activation' must be 'relu', 'gelu', a Cell or a function, "
+                                 f"but got {activation!r}.")
+            # PyTorch's and MindSpore's 'gelu' here is the erf form
+            activation = ReLU() if activation == "relu" else GELU(approximate=False)
+        elif not callable(activation):
+            raise TypeError(f"For '{name}', the 'activation' must be str, a Cell or a function, "
+                            f"but got {type(activation).__name__}.")
+        self.activation = activation
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        x = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False, attn_mask=attn_mask)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def construct(self, src, src_mask=None, src_key_padding_mask=None):
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask)
+            return x + self._ff_block(self.norm2(x))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask))
+        return self.norm2(x + self._ff_block(x))
+
+
+class TransformerEncoder(Cell):
+    """`num_layers` copies of `encoder_layer` (in layers "0", "1", ...), then `norm` if given."""
+
+    def __init__(self, encoder_layer, num_layers, norm=None):
+        super().__init__()
+        if not isinstance(encoder_layer, TransformerEncoderLayer):
+            raise TypeError(f"For 'TransformerEncoder', the 'encoder_layer' must be a TransformerEncoderLayer, "
+                            f"but got {type(encoder_layer).__name__}.")
+        _positive_int(num_layers, "num_layers", "TransformerEncoder")
+        if norm is not None and not isinstance(norm, Cell):
+            raise TypeError(f"For 'TransformerEncoder', the 'norm' must be a Cell or None, "
+                            f"but got {type(norm).__name__}.")
+        self.layers = CellList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def construct(self, src, mask=None, src_key_padding_mask=None):
+        output = src
+        for layer in self.layers:
+            output = layer(output, mask, src_key_padding_mask)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
