@@ -20,12 +20,6 @@ Value IntList(const std::vector<int64_t>& values) {
   return Value(std::move(items));
 }
 
-// A float tensor of x's dtype made from host values, shaped `shape`.
-Tensor Constant(const std::vector<double>& values, const Shape& shape, DType dtype) {
-  Tensor t = Tensor::FromHost(values.data(), values.size() * sizeof(double), shape, DType::kFloat64);
-  return fn::Cast(t, dtype);
-}
-
 Tensor Slice(const Tensor& x, int64_t axis, int64_t begin, int64_t size) {
   std::vector<int64_t> b(x.shape().size(), 0);
   std::vector<int64_t> s(x.shape().begin(), x.shape().end());
