@@ -127,7 +127,13 @@ MSRT_REGISTER_OP(
            if (!(factors[d] > 0) || !std::isfinite(factors[d])) {
              OpError(ErrorKind::kValue, kOp, StrCat("'scale_factor' must be positive, but got ", scale_factor.repr()));
            }
-           out_size.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x.shape()[2 + d]) * factors[d])));
+           const double scaled = std::floor(static_cast<double>(x.shape()[2 + d]) * factors[d]);
+           if (!(scaled < 9.2e18)) {  // a double beyond int64 has no defined conversion
+             OpError(ErrorKind::kValue, kOp,
+                     StrCat("the output size ", scaled, " of spatial axis ", d, " (input size ", x.shape()[2 + d],
+                            " times scale_factor ", factors[d], ") is beyond int64"));
+           }
+           out_size.push_back(static_cast<int64_t>(scaled));
          }
        } else {
          for (double s : PerAxis("size", size, spatial)) out_size.push_back(static_cast<int64_t>(s));
