@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "context/options.h"
 #include "core/file_io.h"
 #include "ir/serialize.h"
 #include "msrt/context/context.h"
@@ -212,7 +213,7 @@ std::string DependencyHash(uint64_t context_hash, const std::vector<std::string>
 // --- fallback -------------------------------------------------------------------------------
 
 void DecideFallback(std::string_view name, std::string_view failed_at, std::string_view error, bool allow_fallback) {
-  if (!allow_fallback || GetContext("jit_syntax_level").as_int() == kStrictSyntax) {
+  if (!allow_fallback || context::runtime_options::JitSyntaxLevel().Get() == kStrictSyntax) {
     throw RuntimeError(StrCat("Graph compilation of '", name, "' failed at ", failed_at,
                               ": the Python code depends on a Tensor's value, which jit_syntax_level=STRICT does "
                               "not allow. ",
@@ -229,8 +230,8 @@ void DecideFallback(std::string_view name, std::string_view failed_at, std::stri
 CompileCache::CompileCache(std::string dir) : dir_(std::move(dir)) {}
 
 std::optional<CompileCache> CompileCache::Active() {
-  if (!GetContext("enable_compile_cache").as_bool()) return std::nullopt;
-  std::string base = GetContext("compile_cache_path").as_string();
+  if (!context::runtime_options::EnableCompileCache().Get()) return std::nullopt;
+  std::string base = context::runtime_options::CompileCachePath().Get();
   fs::path root = fs::absolute(base.empty() ? fs::current_path() : fs::path(base)).lexically_normal();
   return CompileCache((root / StrCat("rank_", runtime::RankId()) / "graph_cache").string());
 }

@@ -42,7 +42,11 @@ const OptionRef<int64_t>& PynativeQueueDepth();
 // Compilation
 const OptionRef<bool>& EnableGraphKernel();
 const OptionRef<std::string>& GraphKernelFlags();
-const OptionRef<Value>& JitConfig();  // {"jit_level": "" | "O0" | "O1" | "O2", "infer_boost": "on" | "off"}
+const OptionRef<Value>& JitConfig();
+const OptionRef<int64_t>& JitSyntaxLevel();  // STRICT (0), COMPATIBLE (1), LAX (2)
+const OptionRef<bool>& EnableCompileCache();
+const OptionRef<std::string>&
+CompileCachePath();  // {"jit_level": "" | "O0" | "O1" | "O2", "infer_boost": "on" | "off"}
 const OptionRef<bool>& EnableReducePrecision();
 // Debugging and observing
 const OptionRef<int64_t>& SaveGraphs();

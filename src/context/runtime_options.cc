@@ -43,6 +43,9 @@ constexpr std::string_view kPynativeQueueDepth = "pynative_queue_depth";
 constexpr std::string_view kEnableGraphKernel = "enable_graph_kernel";
 constexpr std::string_view kGraphKernelFlags = "graph_kernel_flags";
 constexpr std::string_view kJitConfig = "jit_config";
+constexpr std::string_view kJitSyntaxLevel = "jit_syntax_level";
+constexpr std::string_view kEnableCompileCache = "enable_compile_cache";
+constexpr std::string_view kCompileCachePath = "compile_cache_path";
 constexpr std::string_view kEnableReducePrecision = "enable_reduce_precision";
 constexpr std::string_view kSaveGraphs = "save_graphs";
 constexpr std::string_view kSaveGraphsPath = "save_graphs_path";
@@ -551,7 +554,7 @@ FamilyTable MakeRuntimeTable() {
                       "means the default, 900."},
 
               // --- Compilation -----------------------------------------------------
-              {.name = "jit_syntax_level",
+              {.name = keys::kJitSyntaxLevel,
                .type = "int",
                .default_value = Value(int64_t{2}),
                .parse = ParseIntChoice({0, 1, 2},
@@ -679,7 +682,7 @@ FamilyTable MakeRuntimeTable() {
                       "enable_graph_kernel. Bad flags warn and are ignored."},
 
               // --- Compile cache ---------------------------------------------------
-              {.name = "enable_compile_cache",
+              {.name = keys::kEnableCompileCache,
                .type = "bool",
                .default_value = Value(false),
                .parse = ParseEnableCompileCache,
@@ -688,7 +691,7 @@ FamilyTable MakeRuntimeTable() {
                        .parse = CompileCacheEnableFromEnv},
                .doc = "Save compiled graphs and reuse them in later runs while the network's "
                       "source files are unchanged."},
-              {.name = "compile_cache_path",
+              {.name = keys::kCompileCachePath,
                .type = "str",
                .default_value = Value(""),
                .parse = ParsePath(),
@@ -889,6 +892,9 @@ MSRT_OPTION_HANDLE(Family::kRuntime, int64_t, PynativeQueueDepth, keys::kPynativ
 MSRT_OPTION_HANDLE(Family::kRuntime, bool, EnableGraphKernel, keys::kEnableGraphKernel)
 MSRT_OPTION_HANDLE(Family::kRuntime, std::string, GraphKernelFlags, keys::kGraphKernelFlags)
 MSRT_OPTION_HANDLE(Family::kRuntime, Value, JitConfig, keys::kJitConfig)
+MSRT_OPTION_HANDLE(Family::kRuntime, int64_t, JitSyntaxLevel, keys::kJitSyntaxLevel)
+MSRT_OPTION_HANDLE(Family::kRuntime, bool, EnableCompileCache, keys::kEnableCompileCache)
+MSRT_OPTION_HANDLE(Family::kRuntime, std::string, CompileCachePath, keys::kCompileCachePath)
 MSRT_OPTION_HANDLE(Family::kRuntime, bool, EnableReducePrecision, keys::kEnableReducePrecision)
 MSRT_OPTION_HANDLE(Family::kRuntime, int64_t, SaveGraphs, keys::kSaveGraphs)
 MSRT_OPTION_HANDLE(Family::kRuntime, std::string, SaveGraphsPath, keys::kSaveGraphsPath)
