@@ -32,7 +32,25 @@ def _dataset_size(dataset):
 def _rows(dataset):
     """Yields each row of an epoch as a tuple of Tensors."""
     make = getattr(dataset, "create_tuple_iterator", None)
-    iterator = make(num_epochs=1, output_numpy=True) if make is not None else iter(dataset)
+    return _tensor_rows(make(num_epochs=1, output_numpy=True) if make is not None else iter(dataset))
+
+
+def _epochs(dataset, num_epochs):
+    """Yields, for each of `num_epochs` epochs, the rows of that epoch (as
+    _rows). One iterator serves every epoch, as MindSpore's Model makes it:
+    a shuffling dataset then gives each epoch a new order, where a fresh
+    iterator per epoch would restart its shuffle from the same seed."""
+    make = getattr(dataset, "create_tuple_iterator", None)
+    if make is None:
+        for _ in range(num_epochs):
+            yield _tensor_rows(iter(dataset))
+        return
+    iterator = make(num_epochs=num_epochs, output_numpy=True)
+    for _ in range(num_epochs):
+        yield _tensor_rows(iterator)
+
+
+def _tensor_rows(iterator):
     for row in iterator:
         if isinstance(row, dict):
             row = tuple(row.values())
@@ -221,10 +239,11 @@ class Model:
         with callbacks:
             callbacks.on_train_begin(run_context)
             # A callback may move the start (BackupAndRestore resuming from its backup).
+            epochs = _epochs(train_dataset, epoch - cb_params.initial_epoch)
             for i in range(cb_params.initial_epoch, epoch):
                 cb_params.cur_epoch_num = i + 1
                 callbacks.on_train_epoch_begin(run_context)
-                for row in _spanned(_rows(train_dataset)):
+                for row in _spanned(next(epochs)):
                     if self._loss_fn is not None and len(row) != 2:
                         raise ValueError(f"When 'loss_fn' is not None, 'train_dataset' should return two elements, "
                                          f"but got {len(row)}")

@@ -228,3 +228,32 @@ def test_model_checks_its_arguments_as_mindspore_does():
         with pytest.raises(error, match=text):
             make()
     Model(net, loss, opt, metrics={"acc": Accuracy()}, amp_level="auto", boost_level="O1", keep_batchnorm_fp32=False)
+
+
+def test_each_epoch_of_a_shuffled_dataset_has_a_new_order():
+    """Model.train iterates the dataset with one iterator over all epochs, as
+    MindSpore does, so a seeded shuffle differs between epochs (a fresh
+    iterator per epoch repeated the first epoch's order every epoch)."""
+    import msrt.dataset as ds
+
+    class Record(Callback):
+        def __init__(self):
+            self.epochs = []
+
+        def on_train_epoch_begin(self, run_context):
+            self.epochs.append([])
+
+        def on_train_step_end(self, run_context):
+            data = run_context.original_args().train_dataset_element[0]
+            self.epochs[-1].extend(data.asnumpy()[:, 0].tolist())
+
+    ms.set_seed(3)
+    rows = [(np.array([i], np.float32), np.array([0.0], np.float32)) for i in range(16)]
+    dataset = ds.GeneratorDataset(rows, column_names=["x", "y"], shuffle=True).batch(4)
+    net = nn.Dense(1, 1)
+    record = Record()
+    Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), 0.0)).train(3, dataset, callbacks=[record])
+    assert len(record.epochs) == 3
+    for order in record.epochs:
+        assert sorted(order) == list(range(16))
+    assert record.epochs[0] != record.epochs[1] and record.epochs[1] != record.epochs[2]
