@@ -218,26 +218,6 @@ def test_lists_and_output_casts_as_mindspore_defines_them():
         assert inner(x).dtype == ms.float32 and inner.conv.seen[-1][0] == ms.float32
 
 
-def test_dynamic_loss_scale_example_runs_to_the_end():
-    """examples/amp_dynamic_loss_scale.py: O2 with a DynamicLossScaleManager through Model, MindSpore's spelling."""
-    import os
-    import re
-    import subprocess
-    import sys
-
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    proc = subprocess.run([sys.executable, os.path.join(root, "examples", "amp_dynamic_loss_scale.py"), "--epochs",
-                           "3"], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    epochs = re.findall(r"^epoch (\d): mean loss ([0-9.]+), loss scale (\d+), dropped steps so far (\d+)$",
-                        proc.stdout, re.M)
-    assert [int(e[0]) for e in epochs] == [1, 2, 3]
-    losses = [float(e[1]) for e in epochs]
-    assert losses[-1] < 0.7 * losses[0]
-    assert int(epochs[0][3]) >= 1 and int(epochs[0][2]) < 2 ** 16  # 2**16 overflowed float16 and was halved
-    assert "first layer computes in Float16, BatchNorm in Float32, master weights Float32" in proc.stdout
-
-
 def test_o1_casts_white_listed_primitives_held_by_cells():
     class Head(nn.Cell):
         def __init__(self):
