@@ -88,6 +88,7 @@ bench: build
 
 docs: build
 	MSRT_BUILD_DIR=$(abspath $(BUILD)) $(PY) tools/gen_context_docs.py > docs/context.md
+	MSRT_BUILD_DIR=$(abspath $(BUILD)) $(PY) tools/gen_api_status.py > docs/mindspore-api.md
 
 clean:
 	rm -rf $(BUILD) build-tsan build-asan build-fuzz build-bench
