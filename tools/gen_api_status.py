@@ -32,6 +32,8 @@ TARGETS = {
         GRAPH_MODE PYNATIVE_MODE ParallelMode STRICT LAX COMPATIBLE
         Tensor Parameter ParameterTuple set_seed get_seed jit jit_class ms_function mutable JitConfig get_jit_config
         grad value_and_grad vmap export load save_checkpoint load_checkpoint load_param_into_net parse_print
+        Model Callback LossMonitor TimeMonitor ModelCheckpoint CheckpointConfig FixedLossScaleManager
+        DynamicLossScaleManager set_algo_parameters get_algo_parameters
         Profiler dtype uint8 uint16 uint32 uint64 int8 int16 int32 int64 float16 float32 float64 bfloat16
         complex64 complex128 bool_
     """,
@@ -95,7 +97,8 @@ TARGETS = {
         Decode Resize RandomCrop RandomResizedCrop RandomHorizontalFlip RandomVerticalFlip Normalize HWC2CHW
         Rescale CenterCrop Inter Border
     """,
-    "mindspore.dataset.transforms": "TypeCast OneHot Compose",
+    "mindspore.dataset.transforms": "TypeCast OneHot Compose PadEnd Fill Slice",
+    "mindspore.dataset.text": "Lookup Vocab",
     "mindspore.mindrecord": "FileWriter",
 }
 
@@ -107,7 +110,7 @@ MODULES = """
     mindspore.ops.primitive mindspore.ops.composite mindspore.nn mindspore.nn.metrics mindspore.train
     mindspore.train.serialization mindspore.train.metrics mindspore.train.callback mindspore.amp
     mindspore.parallel mindspore.communication mindspore.dataset mindspore.dataset.vision
-    mindspore.dataset.transforms mindspore.mindrecord mindspore.profiler
+    mindspore.dataset.transforms mindspore.dataset.text mindspore.mindrecord mindspore.profiler
 """.split()
 
 # Context keys of MindSpore r2.3 that msrt targets (its tables' keys are added).
