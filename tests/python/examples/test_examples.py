@@ -93,9 +93,66 @@ def test_transformer_classifier():
     assert before < 0.5 and after > 0.9
 
 
+def _varint(data, pos):
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, pos
+
+
+def _fields(data):
+    """(field number, value) of a protobuf message: varints, or bytes for
+    length-delimited fields; stops at what is not a field of those two kinds
+    (the CRC trailer MindSpore appends)."""
+    pos = 0
+    while pos < len(data):
+        key, after = _varint(data, pos)
+        number, wire = key >> 3, key & 7
+        if number == 0 or wire not in (0, 2):
+            return
+        if wire == 0:
+            value, pos = _varint(data, after)
+        else:
+            size, start = _varint(data, after)
+            if start + size > len(data):
+                return
+            value, pos = data[start:start + size], start + size
+        yield number, value
+
+
+def mindspore_checkpoint(path):
+    """{tag: (dims, tensor_type, content size)} of a file in MindSpore's format:
+    Checkpoint { repeated Value value = 1 }, Value { string tag = 1;
+    TensorProto tensor = 2 }, TensorProto { repeated int64 dims = 1;
+    string tensor_type = 2; bytes tensor_content = 3 }."""
+    entries = {}
+    for number, value in _fields(path.read_bytes()):
+        if number != 1:
+            break
+        parts = dict(_fields(value))
+        dims, tensor_type, content = [], None, b""
+        for n, v in _fields(parts[2]):
+            if n == 1:
+                dims.append(v)
+            elif n == 2:
+                tensor_type = v.decode()
+            elif n == 3:
+                content = v
+        entries[parts[1].decode()] = (tuple(dims), tensor_type, len(content))
+    return entries
+
+
 def test_checkpoint_load(tmp_path):
     out = run_example("checkpoint_load.py", "--ckpt_path", "blobs.ckpt", cwd=tmp_path)
-    assert (tmp_path / "blobs.ckpt").is_file()
+    entries = mindspore_checkpoint(tmp_path / "blobs.ckpt")
+    layers = "dense_relu_sequential"
+    for index, (n_in, n_out) in {0: (2, 32), 2: (32, 32), 4: (32, 3)}.items():
+        assert entries[f"{layers}.{index}.weight"] == ((n_out, n_in), "Float32", 4 * n_out * n_in)
+        assert entries[f"{layers}.{index}.bias"] == ((n_out,), "Float32", 4 * n_out)
     assert "parameters not loaded: []" in out
     trained = number(r"^accuracy of the trained network: ([0-9.]+)$", out)
     fresh = number(r"^accuracy of a fresh network: ([0-9.]+)$", out)
