@@ -270,7 +270,7 @@ def render():
         "registries declare: the ops' declared forms, the context tables and the",
         "public names of the Python modules. A name is",
         "",
-        "- **exists**: present, every argument MindSpore documents accepted;",
+        "- **exists**: present, and no marker says an argument is unsupported;",
         "- **partial**: present, but the arguments listed under *missing* raise",
         "  `NotImplementedError` when given (an op form's parameters bound `p->!`,",
         "  or an entry of the script's table of Python callables), or, for a",
