@@ -159,7 +159,8 @@ def test_decode_resize_batch_pipeline(tmp_path):
     assert [b[1].tolist() for b in batches] == [[0, 0], [1, 1]]
     # Same pipeline with the Decode transform instead of decode=True.
     by_map = ds.ImageFolderDataset(str(tmp_path), shuffle=False)
-    by_map = by_map.map([vision.Decode(), vision.Resize((8, 8)), vision.HWC2CHW()], "image").batch(2)
+    by_map = by_map.map([vision.Decode(), vision.Resize((8, 8)), vision.HWC2CHW()], "image",
+                        num_parallel_workers=2).batch(2)
     for (images, _), (same, _) in zip(batches, rows(by_map)):
         np.testing.assert_array_equal(images, same)
 
