@@ -80,33 +80,47 @@ TurboJpegHandle OpenJpegDecoder() {
   throw RuntimeError(StrCat("Decode: invalid JPEG data: ", tjGetErrorStr2(handle), "."));
 }
 
-ImageInfo ReadJpegInfo(void* handle, std::string_view bytes) {
+struct JpegHeader {
+  ImageInfo info;
+  bool cmyk = false;
+};
+
+JpegHeader ReadJpegHeader(void* handle, std::string_view bytes) {
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(handle, reinterpret_cast<const unsigned char*>(bytes.data()),
                           static_cast<unsigned long>(bytes.size()), &width, &height, &subsampling, &colorspace) != 0) {
     JpegFailure(handle);
   }
-  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) {
-    throw RuntimeError(
-        "Decode: image format is not supported: msrt decodes RGB, YCbCr and grayscale JPEG images, "
-        "not CMYK ones.");
-  }
   CheckImageSize(height, width, "JPEG");
-  return {ImageFormat::kJpeg, height, width};
+  return {{ImageFormat::kJpeg, height, width}, colorspace == TJCS_CMYK || colorspace == TJCS_YCCK};
+}
+
+// Inverted CMYK (as Adobe's encoders store it, 255 = no ink) to RGB with
+// OpenCV's integer formula, which MindSpore's Decode uses: R = K - (255 - C) * K / 256.
+void CmykToRgb(const uint8_t* cmyk, uint8_t* rgb, int64_t pixels) {
+  for (int64_t i = 0; i < pixels; ++i, cmyk += 4, rgb += 3) {
+    int k = cmyk[3];
+    for (int c = 0; c < 3; ++c) rgb[c] = static_cast<uint8_t>(k - (((255 - cmyk[c]) * k) >> 8));
+  }
 }
 
 DecodedImage DecodeJpeg(std::string_view bytes) {
   TurboJpegHandle handle = OpenJpegDecoder();
-  ImageInfo info = ReadJpegInfo(handle.get(), bytes);
-  DecodedImage image{info.height, info.width, {}};
-  image.pixels.resize(static_cast<size_t>(info.height * info.width * 3));
+  JpegHeader header = ReadJpegHeader(handle.get(), bytes);
+  const int64_t pixels = header.info.height * header.info.width;
+  DecodedImage image{header.info.height, header.info.width, {}};
+  image.pixels.resize(static_cast<size_t>(pixels * 3));
+  std::vector<uint8_t> cmyk(header.cmyk ? static_cast<size_t>(pixels * 4) : 0);
   // Warnings (truncated or corrupt entropy data) are failures: the pixels would be made up.
   // LIMITSCANS refuses progressive images of over 500 scans, a denial-of-service pattern.
+  // CMYK images decode only to CMYK.
   if (tjDecompress2(handle.get(), reinterpret_cast<const unsigned char*>(bytes.data()),
-                    static_cast<unsigned long>(bytes.size()), image.pixels.data(), static_cast<int>(info.width), 0,
-                    static_cast<int>(info.height), TJPF_RGB, TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) {
+                    static_cast<unsigned long>(bytes.size()), header.cmyk ? cmyk.data() : image.pixels.data(),
+                    static_cast<int>(header.info.width), 0, static_cast<int>(header.info.height),
+                    header.cmyk ? TJPF_CMYK : TJPF_RGB, TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS) != 0) {
     JpegFailure(handle.get());
   }
+  if (header.cmyk) CmykToRgb(cmyk.data(), image.pixels.data(), pixels);
   return image;
 }
 
@@ -241,7 +255,7 @@ ImageInfo ReadImageInfo(std::string_view bytes) {
   switch (DetectImageFormat(bytes)) {
     case ImageFormat::kJpeg: {
       TurboJpegHandle handle = OpenJpegDecoder();
-      return ReadJpegInfo(handle.get(), bytes);
+      return ReadJpegHeader(handle.get(), bytes).info;
     }
     case ImageFormat::kPng: {
       PngReadState state;

@@ -37,9 +37,10 @@ struct DecodedImage {
 };
 
 /// Decodes a JPEG or PNG image to 8-bit RGB. Grayscale and palette images
-/// are expanded to RGB, an alpha channel is dropped (not blended), 16-bit
-/// samples keep their high byte. RuntimeError ("Decode: ...") for another
-/// format, corrupt or truncated data, or an image over kMaxImagePixels.
+/// are expanded to RGB, CMYK JPEGs converted, an alpha channel is dropped
+/// (not blended), 16-bit samples keep their high byte. RuntimeError
+/// ("Decode: ...") for another format, corrupt or truncated data, or an
+/// image over kMaxImagePixels.
 DecodedImage DecodeImage(std::string_view bytes);
 
 }  // namespace msrt::io

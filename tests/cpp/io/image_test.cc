@@ -168,6 +168,22 @@ TEST(ImageTest, DecodesJpegWithinTolerance) {
   }
 }
 
+TEST(ImageTest, ConvertsCmykJpegToRgb) {
+  // Inverted CMYK (255 = no ink), as Adobe's encoders write it.
+  std::vector<uint8_t> cmyk;
+  std::vector<uint8_t> expected;
+  for (int i = 0; i < 16 * 8; ++i) {
+    uint8_t sample[4] = {static_cast<uint8_t>(200 + i % 8), static_cast<uint8_t>(120 + i / 16 * 4),
+                         static_cast<uint8_t>(60), static_cast<uint8_t>(230)};
+    cmyk.insert(cmyk.end(), sample, sample + 4);
+    for (int c = 0; c < 3; ++c) expected.push_back(static_cast<uint8_t>(230 - (((255 - sample[c]) * 230) >> 8)));
+  }
+  DecodedImage image = DecodeImage(MakeJpeg(16, 8, cmyk, TJPF_CMYK, TJSAMP_444));
+  EXPECT_EQ(image.height, 8);
+  EXPECT_EQ(image.width, 16);
+  EXPECT_LE(MaxDifference(image.pixels, expected), 6);
+}
+
 // ------------------------------------------------------------ bad input
 
 void ExpectDecodeError(const std::string& bytes, const std::string& fragment) {
