@@ -492,8 +492,8 @@ class Decode(TensorOperation):
     """Decodes a JPEG or PNG image, given as a 1-D uint8 array of its bytes, to an
     <H, W, 3> uint8 RGB array, as `mindspore.dataset.vision.Decode`.
 
-    Grayscale and palette images are expanded to RGB, an alpha channel is dropped
-    and 16-bit PNG samples keep their high byte. MindSpore's other formats (BMP,
+    Grayscale and palette images are expanded to RGB, CMYK JPEGs converted, an alpha
+    channel is dropped and 16-bit PNG samples keep their high byte. MindSpore's other formats (BMP,
     TIFF, GIF, WebP) are not decoded by msrt.
 
     Args:
