@@ -16,6 +16,8 @@ packages=(
   # MindSpore's checkpoint schema (protoc, libprotobuf); the Python module
   # builds the independent files the checkpoint tests read.
   libprotobuf-dev protobuf-compiler python3-protobuf
+  # JPEG and PNG decoding for the data pipeline (src/io/image.cc).
+  libturbojpeg0-dev libpng-dev
   # The linters `make lint` runs (scripts/lint.sh).
   clang-format clang-tidy flake8 python3-flake8-builtins python3-pep8-naming
   # The peer the gradient tests compare with.

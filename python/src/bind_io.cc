@@ -1,12 +1,15 @@
-// Files: the one safe-write helper (Note [Safe file writes]), checksums, and
-// the checkpoint and IDX codecs, for the Python modules that read and write
-// files (serialization, _graph_files, dataset.mnist).
+// Files: the one safe-write helper (Note [Safe file writes]), checksums, the
+// checkpoint and IDX codecs and the image decoder, for the Python modules that
+// read and write files (serialization, _graph_files, dataset.mnist,
+// dataset.vision).
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include "bindings.h"
 #include "core/file_io.h"
 #include "io/checkpoint.h"
 #include "io/idx.h"
+#include "io/image.h"
 #include "io/mindspore_checkpoint.h"
 #include "ir/serialize.h"
 #include "msrt/core/errors.h"
@@ -152,6 +155,31 @@ void BindIo(py::module_& m) {
       },
       py::arg("data"), py::arg("what"), py::arg("images"),
       "(count, data offset) of a well-formed MNIST IDX file; ValueError naming `what` otherwise.");
+  m.def(
+      "_decode_image",
+      [](const py::buffer& data) {
+        py::buffer_info info = data.request();
+        if (info.ndim != 1 || info.itemsize != 1 || (info.shape[0] > 1 && info.strides[0] != 1)) {
+          throw RuntimeError(
+              StrCat("Decode: the input should be the encoded image as a contiguous 1-D array of bytes, "
+                     "got ",
+                     info.ndim, " dimension(s) of ", info.itemsize, "-byte items."));
+        }
+        std::string_view bytes(static_cast<const char*>(info.ptr), static_cast<size_t>(info.shape[0]));
+        auto image = std::make_unique<io::DecodedImage>();
+        {
+          py::gil_scoped_release release;
+          *image = io::DecodeImage(bytes);
+        }
+        std::vector<py::ssize_t> shape = {image->height, image->width, 3};
+        uint8_t* pixels = image->pixels.data();
+        py::capsule owner(image.get(), [](void* p) { delete static_cast<io::DecodedImage*>(p); });
+        image.release();
+        return py::array_t<uint8_t>(shape, pixels, owner);
+      },
+      py::arg("data"),
+      "The JPEG or PNG image in the bytes `data` as an (H, W, 3) uint8 RGB array; RuntimeError when it is "
+      "neither or is corrupt.");
 }
 
 }  // namespace msrt::python

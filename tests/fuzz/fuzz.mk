@@ -15,11 +15,12 @@ IO := $(wildcard src/io/*.cc) $(PROTO_CC)
 SOURCES_checkpoint := $(COMMON) $(IO)
 SOURCES_mindspore_checkpoint := $(COMMON) $(IO)
 SOURCES_mnist_idx := $(COMMON) $(IO)
+SOURCES_image := $(COMMON) $(IO)
 SOURCES_print_file := $(COMMON) src/runtime/print_sink.cc src/kernels/print_sink.cc
 SOURCES_graph_record = $(SOURCES_graph_file)
 SOURCES_graph_file := $(COMMON) $(IO) $(wildcard src/ir/*.cc src/ops/*.cc src/autodiff/*.cc \
                       src/kernels/*.cc src/kernels/cpu/*.cc src/runtime/*.cc src/compiler/*.cc)
-TARGETS ?= context_parsers checkpoint mindspore_checkpoint mnist_idx print_file graph_file graph_record
+TARGETS ?= context_parsers checkpoint mindspore_checkpoint mnist_idx print_file graph_file graph_record image
 
 obj = $(patsubst %.cc,$(OUT)/obj/%.o,$(1))
 
@@ -29,11 +30,14 @@ define target_rule
 $(OUT)/$(1)_fuzz: $(call obj,$(SOURCES_$(1))) $(OUT)/obj/tests/fuzz/$(1)_fuzz.o
 	$(CXX) $(FLAGS) -fsanitize=fuzzer $$^ -o $$@ $(LIBS_$(1)) -lpthread
 endef
-LIBS_checkpoint := -lprotobuf
-LIBS_mindspore_checkpoint := -lprotobuf
-LIBS_mnist_idx := -lprotobuf
-LIBS_graph_file := -ldnnl -fopenmp -lprotobuf
-LIBS_graph_record := -ldnnl -fopenmp -lprotobuf
+# src/io links protobuf (MindSpore checkpoints), libturbojpeg and libpng (images).
+IO_LIBS := -lprotobuf -lturbojpeg -lpng16
+LIBS_checkpoint := $(IO_LIBS)
+LIBS_mindspore_checkpoint := $(IO_LIBS)
+LIBS_mnist_idx := $(IO_LIBS)
+LIBS_image := $(IO_LIBS)
+LIBS_graph_file := -ldnnl -fopenmp $(IO_LIBS)
+LIBS_graph_record := -ldnnl -fopenmp $(IO_LIBS)
 $(foreach t,$(TARGETS),$(eval $(call target_rule,$(t))))
 
 $(PROTO_CC): src/io/mindspore_checkpoint.proto

@@ -3,7 +3,7 @@
 Classes are the sub-folders of `dataset_dir` (sorted by name, labelled 0, 1, ...
 unless `class_indexing` says otherwise); each class's files are the regular
 files directly inside its folder, sorted by name. Rows come class by class.
-Images are read as their encoded bytes: msrt has no image decoder yet.
+Images are read as their encoded bytes, or decoded to RGB arrays with decode=True.
 """
 import os
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from ._validate import check_bool, check_dir, type_check
 from .datasets import MappableDataset, _BLOCK_ROWS, _stack
-from .vision.transforms import DECODER_MISSING
+from .vision.transforms import decode_image
 
 
 def _check_extensions(extensions):
@@ -67,8 +67,9 @@ def _scan(dataset_dir, extensions, class_indexing):
 class ImageFolderDataset(MappableDataset):
     """Images from a tree of folders, as `mindspore.dataset.ImageFolderDataset`.
 
-    Columns "image" (the file's bytes as a 1-D uint8 array) and "label" (an int32
-    scalar, as MindSpore produces; its docs say uint32).
+    Columns "image" (the file's bytes as a 1-D uint8 array, or with decode=True the
+    decoded <H, W, 3> uint8 RGB image) and "label" (an int32 scalar, as MindSpore
+    produces; its docs say uint32).
 
     Args:
         dataset_dir (str): the root folder; each sub-folder holds one class.
@@ -78,16 +79,17 @@ class ImageFolderDataset(MappableDataset):
             [".JPEG", ".png"] (compared exactly). Default: every file.
         class_indexing (dict, optional): folder name -> label; only these folders are
             read. Default: the sorted folder names, labelled from 0.
-        decode (bool, optional): must be False (the default): msrt has no image decoder
-            yet, and decode=True raises NotImplementedError.
+        decode (bool, optional): decode each JPEG or PNG file to RGB, as vision.Decode
+            does. Default: False.
         decrypt: not supported (pass None).
 
     Raises:
         ValueError: `dataset_dir` is not a readable folder; a negative class index.
         TypeError: an argument has the wrong type.
         RuntimeError: no file matches; a class_indexing folder is missing; inconsistent
-            sampler/shuffle/shard arguments.
-        NotImplementedError: decode=True or decrypt given.
+            sampler/shuffle/shard arguments; with decode=True, a file that is not a
+            valid JPEG or PNG image (when it is read).
+        NotImplementedError: decrypt given.
     """
 
     def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
@@ -97,8 +99,6 @@ class ImageFolderDataset(MappableDataset):
         extensions = _check_extensions(extensions)
         class_indexing = _check_class_indexing(class_indexing)
         check_bool(decode, "decode")
-        if decode:
-            raise NotImplementedError(DECODER_MISSING)
         if decrypt is not None:
             raise NotImplementedError("msrt's ImageFolderDataset does not decrypt images; pass decrypt=None.")
         super().__init__(num_parallel_workers=num_parallel_workers, sampler=sampler, num_samples=num_samples,
@@ -116,9 +116,15 @@ class ImageFolderDataset(MappableDataset):
     def _read(self, path):
         try:
             with open(path, "rb") as f:
-                return np.frombuffer(f.read(), np.uint8)
+                data = f.read()
         except OSError as error:
             raise RuntimeError(f"ImageFolderDataset: cannot read '{path}': {error.strerror or error}.") from None
+        if not self.decode:
+            return np.frombuffer(data, np.uint8)
+        try:
+            return decode_image(data)
+        except RuntimeError as error:
+            raise RuntimeError(f"ImageFolderDataset: '{path}': {error}") from None
 
     def _blocks(self, indices):
         for start in range(0, len(indices), _BLOCK_ROWS):

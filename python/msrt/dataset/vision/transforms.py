@@ -480,14 +480,39 @@ class RandomHorizontalFlip(TensorOperation):
         return out
 
 
-DECODER_MISSING = ("msrt has no image decoder yet: JPEG/PNG decoding (vision.Decode, "
-                   "ImageFolderDataset(decode=True)) is not implemented. Read the encoded bytes (decode=False) "
-                   "and decode them in a Python map function with a library of your choice.")
+def decode_image(data):
+    """The JPEG or PNG image in `data` (bytes, or a 1-D uint8 array of them) as an
+    (H, W, 3) uint8 RGB array, decoded in C++ (src/io/image.cc, fuzzed)."""
+    from ... import _C
+
+    return _C._decode_image(data)
 
 
-class Decode:
-    """`mindspore.dataset.vision.Decode`: not available in msrt yet; creating one raises
-    NotImplementedError (msrt has no JPEG/PNG decoder)."""
+class Decode(TensorOperation):
+    """Decodes a JPEG or PNG image, given as a 1-D uint8 array of its bytes, to an
+    <H, W, 3> uint8 RGB array, as `mindspore.dataset.vision.Decode`.
+
+    Grayscale and palette images are expanded to RGB, CMYK JPEGs converted, an alpha
+    channel is dropped and 16-bit PNG samples keep their high byte. MindSpore's other formats (BMP,
+    TIFF, GIF, WebP) are not decoded by msrt.
+
+    Args:
+        to_pil (bool, optional): must be False (the default): msrt has no PIL, and
+            to_pil=True raises NotImplementedError.
+
+    Raises:
+        TypeError: `to_pil` is not a bool.
+        NotImplementedError: to_pil=True.
+        RuntimeError (when called): the input is not a 1-D byte array, is not JPEG or
+            PNG, or is corrupt or truncated.
+    """
 
     def __init__(self, to_pil=False):
-        raise NotImplementedError(DECODER_MISSING)
+        type_check(to_pil, (bool,), "to_pil")
+        if to_pil:
+            raise NotImplementedError("Decode(to_pil=True): msrt has no PIL; decode to a NumPy array with "
+                                      "to_pil=False (the default).")
+        self.to_pil = to_pil
+
+    def _apply(self, array):
+        return decode_image(array)
