@@ -135,10 +135,10 @@ PARTIAL = {
     "mindspore.dataset.GeneratorDataset": "schema",
     "mindspore.dataset.MindDataset": "MindSpore's .mindrecord bytes (reads msrt's own layout), padded_sample, "
                                      "num_padded, sharding with Shuffle.FILES / Shuffle.INFILE",
-    "mindspore.dataset.ImageFolderDataset": "decoding (rows hold the encoded image bytes)",
+    "mindspore.dataset.ImageFolderDataset": "decode=True of formats other than JPEG and PNG",
     "mindspore.dataset.DistributedSampler": "offset other than -1",
     "mindspore.dataset.Dataset.map": "cache, callbacks",
-    "mindspore.dataset.vision.Decode": "any decoding: no JPEG/PNG decoder, always NotImplementedError",
+    "mindspore.dataset.vision.Decode": "to_pil=True; formats other than JPEG and PNG (BMP, TIFF, GIF, WebP)",
     "mindspore.dataset.vision.Resize": "interpolation other than Inter.LINEAR / Inter.NEAREST",
     "mindspore.dataset.vision.RandomResizedCrop": "interpolation other than Inter.LINEAR / Inter.NEAREST",
 }
