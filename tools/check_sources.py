@@ -18,9 +18,10 @@ import tempfile
 LAYERS = [
     ("core", ["src/core", "include/msrt/core", "include/msrt/tensor"],
      "errors, values, dtypes, shapes, devices, logging, tensors, the thread pool, the `Allocator` interface"),
-    ("io", ["src/io"], "file formats: checkpoints, MNIST IDX"),
+    ("io", ["src/io"], "file formats: checkpoints (MindSpore's and msrt's), MNIST IDX, JPEG/PNG decoding"),
     ("context", ["src/context", "include/msrt/context", "include/msrt/msrt.h"],
-     "the option tables of the four contexts (runtime, auto-parallel, parameter server, offload), their typed handles, and the store"),
+     "the option tables of the four contexts (runtime, auto-parallel, parameter server, offload), their typed "
+     "handles, and the store"),
     ("memory", ["src/memory"], "the caching CPU allocator (implements core's `Allocator`)"),
     ("ops", ["src/ops", "include/msrt/op_call.h", "include/msrt/ops.h"],
      "one `OpDef` per op; the public op API (`op_call.h`, and `ops.h` generated from the declarations)"),

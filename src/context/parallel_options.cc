@@ -530,7 +530,7 @@ const std::vector<SubKey>& PipelineConfigSubKeys() {
   static const std::vector<SubKey> sub_keys = {
       {"pipeline_interleave", Value(false), ParseBool(), "Interleave the stages' micro-batches (virtual stages)."},
       {"pipeline_scheduler", Value("1f1b"), ParseStringChoice({"1f1b", "gpipe"}),
-       "The schedule of micro-batches: \"1f1b\" (one forward, one backward) or \"gpipe\"."},
+       R"(The schedule of micro-batches: "1f1b" (one forward, one backward) or "gpipe".)"},
   };
   return sub_keys;
 }

@@ -295,7 +295,8 @@ MSRT_REGISTER_OP({
     .doc = "Layer normalization over x's axes from begin_norm_axis, scaled by gamma and shifted by beta (x's axes "
            "from begin_params_axis); returns (y, mean, variance), the statistics keeping the normalized axes as 1s "
            "(Note [layer_norm]).",
-    .api = {Primitive("nn_ops.LayerNorm(begin_norm_axis=1, begin_params_axis=1, epsilon=1e-07)(input_x->x, gamma, beta)")},
+    .api = {Primitive(
+        "nn_ops.LayerNorm(begin_norm_axis=1, begin_params_axis=1, epsilon=1e-07)(input_x->x, gamma, beta)")},
 });
 
 MSRT_REGISTER_OP({
