@@ -4,14 +4,19 @@ import re
 import numpy as np
 
 from .._validate import INT32_MAX, check_value, type_check
-from ..transforms.transforms import TensorOperation, _as_array, _numpy_dtype
+from ..transforms.transforms import TensorOperation, _numpy_dtype
 from .utils import Vocab
 
 __all__ = ["Lookup", "SlidingWindow", "TextTensorOperation", "ToNumber", "WhitespaceTokenizer"]
 
 
 class TextTensorOperation(TensorOperation):
-    """Base of the text transforms."""
+    """Base of the text transforms; a Python str or bytes input reads as a string scalar."""
+
+    def __call__(self, *args):
+        if len(args) == 1 and isinstance(args[0], (str, bytes, list)):
+            args = (np.asarray(args[0]),)
+        return super().__call__(*args)
 
 
 def _strings(array, op_name):
@@ -30,9 +35,12 @@ def _mstype(data_type, op_name, allow_bool):
     if not isinstance(data_type, mstype.Type):
         raise TypeError(f"Argument data_type with value {data_type!r} is not of type [<class "
                         f"'mindspore._c_expression.typing.Type'>], but got {type(data_type)}.")
-    dtype = _numpy_dtype(data_type)
-    if dtype.kind not in ("iuf" + ("b" if allow_bool else "")):
-        what = "numeric including bool" if allow_bool else "numeric"
+    what = "numeric including bool" if allow_bool else "numeric"
+    try:
+        dtype = _numpy_dtype(data_type)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.kind not in ("iuf" + ("b" if allow_bool else "")):
         raise TypeError(f"{op_name}: The parameter data_type must be {what}, but got {data_type}.")
     return dtype
 
@@ -84,14 +92,6 @@ class WhitespaceTokenizer(TextTensorOperation):
     def __init__(self, with_offsets=False):
         type_check(with_offsets, (bool,), "with_offsets")
         self.with_offsets = with_offsets
-
-    def __call__(self, *args):
-        if len(args) != 1:
-            raise TypeError(f"WhitespaceTokenizer takes 1 input array, got {len(args)}.")
-        value = args[0]
-        if isinstance(value, (str, bytes)):
-            value = np.asarray(value)
-        return self._apply(_as_array(value, "WhitespaceTokenizer"))
 
     def _apply(self, array):
         if array.ndim != 0 or array.dtype.kind not in "US":
