@@ -155,8 +155,8 @@ def test_pad_end_pads_and_truncates():
     expected[:2, :2] = x[:, :2]
     np.testing.assert_array_equal(out, expected)
     assert out.dtype == np.float32
-    np.testing.assert_array_equal(transforms.PadEnd([None, 4], -1)(x), np.pad(x, ((0, 0), (0, 1)),
-                                                                            constant_values=-1))
+    expected = np.pad(x, ((0, 0), (0, 1)), constant_values=-1)
+    np.testing.assert_array_equal(transforms.PadEnd([None, 4], -1)(x), expected)
     assert transforms.PadEnd([3])(np.array(["a"])).tolist() == ["a", "", ""]
     assert transforms.PadEnd([2], "<pad>")(np.array(["a"])).tolist() == ["a", "<pad>"]
     with pytest.raises(RuntimeError, match="rank of input is: 2"):
