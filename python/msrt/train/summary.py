@@ -245,14 +245,19 @@ class SummaryRecord:
         self.log_dir = log_dir
         self._max_file_size = max_file_size
         self._pending = []
-        self._closed = False
+        self._closed = True  # until the file is open
         self._raise = bool(raise_exception)
         name = f"{file_prefix}.out.events.summary.{int(time.time())}.{os.getpid()}_{socket.gethostname()}{file_suffix}"
         self.full_file_name = os.path.join(os.path.realpath(log_dir), name)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         self._fd = os.open(self.full_file_name, flags, 0o644)
+        self._closed = False
         self._size = 0
-        self._write(_encode_event(time.time(), 0, version=_VERSION))
+        try:
+            self._write(_encode_event(time.time(), 0, version=_VERSION))
+        except BaseException:
+            self.close()
+            raise
 
     def _write(self, data):
         record = _frame(data)
