@@ -254,6 +254,8 @@ def test_tokenize_lookup_pad_batch_trains_an_embedding_classifier():
     net = Net()
     loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     model = ms.train.Model(net, loss_fn, nn.Adam(net.trainable_params(), 0.05), metrics={"acc"})
-    history = ms.train.History() if hasattr(ms.train, "History") else None
-    model.train(15, data, callbacks=[history] if history else None)
+    history = ms.train.History()
+    model.train(15, data, callbacks=[history])
+    assert history.epoch == list(range(1, 16))
+    assert history.history["net_output"][-1] < 0.5 * history.history["net_output"][0]
     assert model.eval(data)["acc"] > 0.95
