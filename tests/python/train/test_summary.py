@@ -156,6 +156,21 @@ def test_summary_record_never_writes_through_a_symlink(tmp_path, monkeypatch):
     assert target.read_bytes() == b"keep"
 
 
+def test_summary_record_stops_at_max_file_size(tmp_path):
+    with ms.SummaryRecord(str(tmp_path), max_file_size=120) as record:
+        written = []
+        for step in range(1, 6):
+            record.add_value("scalar", "loss", float(step))
+            written.append(record.record(step))
+    path = _only_file(tmp_path)
+    assert os.path.getsize(path) <= 120
+    kept = summary.read_scalars(path)["loss"]
+    assert written == [True] * len(kept) + [False] * (5 - len(kept)) and 1 <= len(kept) < 5
+    assert kept == [(s, float(s)) for s in range(1, len(kept) + 1)]
+    with pytest.raises(ValueError, match="max_file_size"):
+        ms.SummaryRecord(str(tmp_path), max_file_size=0)
+
+
 def test_summary_record_argument_errors(tmp_path):
     record = ms.SummaryRecord(str(tmp_path))
     with pytest.raises(ValueError, match="plugin 'scalar' only"):
@@ -201,6 +216,8 @@ def test_history_records_loss_and_metrics_per_epoch(tmp_path):
     np.testing.assert_allclose(history.history["mae"][-1], final["mae"], rtol=1e-6)
     np.testing.assert_allclose(history.history["mse"][-1], final["mse"], rtol=1e-6)
     assert history.history["mse"][0] > history.history["mse"][-1]
+    model.eval(data, callbacks=[history])  # evaluation neither records nor resets
+    assert history.epoch == [1, 2, 3] and len(history.history["net_output"]) == 3
     model.train(1, data, callbacks=[history])
     assert history.epoch == [1] and len(history.history["net_output"]) == 4
 

@@ -3,6 +3,7 @@ import re
 
 import numpy as np
 
+from ...common import dtype as mstype
 from .._validate import INT32_MAX, check_value, type_check
 from ..transforms.transforms import TensorOperation, _numpy_dtype
 from .utils import Vocab
@@ -30,8 +31,6 @@ def _strings(array, op_name):
 
 def _mstype(data_type, op_name, allow_bool):
     """The NumPy dtype of an msrt numeric dtype; TypeError for anything else."""
-    from msrt.common import dtype as mstype
-
     if not isinstance(data_type, mstype.Type):
         raise TypeError(f"Argument data_type with value {data_type!r} is not of type [<class "
                         f"'mindspore._c_expression.typing.Type'>], but got {type(data_type)}.")
@@ -49,16 +48,12 @@ class Lookup(TextTensorOperation):
     """Maps each token to its id in `vocab`; a token not in it maps to the id
     of `unknown_token`, or raises RuntimeError when that is None."""
 
-    def __init__(self, vocab, unknown_token=None, data_type=None):
+    def __init__(self, vocab, unknown_token=None, data_type=mstype.int32):
         if not isinstance(vocab, Vocab):
             raise TypeError(f"Argument vocab with value {vocab!r} is not of type [<class "
                             f"'mindspore.dataset.text.utils.Vocab'>], but got {type(vocab)}.")
         if unknown_token is not None:
             type_check(unknown_token, (str,), "unknown_token")
-        if data_type is None:
-            from msrt.common import dtype as mstype
-
-            data_type = mstype.int32
         self._dtype = _mstype(data_type, "Lookup", allow_bool=True)
         self.vocab = vocab
         self.unknown_token = unknown_token

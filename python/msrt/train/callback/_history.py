@@ -18,7 +18,7 @@ class History(Callback):
         self.history = {}
         self.epoch = []
 
-    def begin(self, run_context):
+    def on_train_begin(self, run_context):
         self.epoch = []
 
     def epoch_end(self, run_context):
