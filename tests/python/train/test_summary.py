@@ -250,3 +250,31 @@ def test_summary_collector_argument_errors(tmp_path):
     with pytest.warns(UserWarning, match="'collect_graph' is not collected"):
         ms.SummaryCollector(str(tmp_path), collect_specified_data={"collect_graph": True})
     assert os.listdir(tmp_path) == []  # nothing written before training begins
+
+
+def test_read_summary_on_random_event_bytes_raises_value_error_only(tmp_path):
+    """Random record bodies with valid framing exercise the Event decoder: each
+    file reads or raises ValueError, never another exception."""
+    rng = np.random.default_rng(7)
+    with ms.SummaryRecord(str(tmp_path / "seed")) as record:
+        record.add_value("scalar", "loss", 0.5)
+        record.record(2)
+    valid = _records(open(_only_file(tmp_path / "seed"), "rb").read())[1]
+    path = tmp_path / "fuzzed"
+    outcomes = set()
+    for trial in range(300):
+        data = bytearray(valid)
+        if trial % 2:
+            data = bytearray(rng.integers(0, 256, int(rng.integers(0, 40)), dtype=np.uint8).tobytes())
+        else:
+            for _ in range(int(rng.integers(1, 4))):
+                data[int(rng.integers(0, len(data)))] = int(rng.integers(0, 256))
+        header = struct.pack("<Q", len(data))
+        path.write_bytes(header + struct.pack("<I", _masked(header)) + bytes(data)
+                         + struct.pack("<I", _masked(bytes(data))))
+        try:
+            summary.read_summary(path)
+            outcomes.add("read")
+        except ValueError:
+            outcomes.add("ValueError")
+    assert outcomes == {"read", "ValueError"}
