@@ -11,7 +11,10 @@ is a protobuf `Event` (MindSpore's summary.proto): wall_time = 1 (double),
 step = 2 (int64), version = 3 (string; the first record, "Mindspore.Event:1") or
 summary = 5 (`Summary { repeated Value value = 1 }`, `Value { tag = 1 (string);
 scalar_value = 3 (float) }`). msrt writes and reads scalars only; a reader
-skips the fields it does not know, as protobuf readers do.
+skips the fields it does not know, as protobuf readers do. The layout was taken
+from MindSpore's published summary.proto; no file written by MindSpore or read
+by MindInsight has been tried, and the tags SummaryCollector uses ("loss",
+"learning_rate", "eval/<metric>") are msrt's choice.
 
 Files are created with O_EXCL|O_NOFOLLOW under a fresh name (never through a
 symlink, never over an existing file) and only appended to; each record goes
