@@ -73,13 +73,13 @@ TARGETS = {
     """,
     "mindspore.train": """
         Model Callback RunContext LossMonitor TimeMonitor ModelCheckpoint CheckpointConfig BackupAndRestore
-        SummaryCollector EarlyStopping ReduceLROnPlateau LambdaCallback History
+        SummaryCollector SummaryRecord EarlyStopping ReduceLROnPlateau LambdaCallback History
         FixedLossScaleManager DynamicLossScaleManager Accuracy Loss MAE MSE Precision Recall F1 Fbeta
         TopKCategoricalAccuracy ConfusionMatrix save_checkpoint load_checkpoint load_param_into_net
     """,
     "mindspore.train.serialization": "export load save_checkpoint load_checkpoint load_param_into_net",
     "mindspore.train.callback": """
-        Callback LossMonitor TimeMonitor ModelCheckpoint CheckpointConfig BackupAndRestore SummaryCollector
+        Callback LossMonitor TimeMonitor ModelCheckpoint CheckpointConfig BackupAndRestore SummaryCollector History
     """,
     "mindspore.common.api": "jit",
     "mindspore.ops.functional": "grad vmap",
@@ -97,8 +97,8 @@ TARGETS = {
         Decode Resize RandomCrop RandomResizedCrop RandomHorizontalFlip RandomVerticalFlip Normalize HWC2CHW
         Rescale CenterCrop Inter Border
     """,
-    "mindspore.dataset.transforms": "TypeCast OneHot Compose PadEnd Fill Slice",
-    "mindspore.dataset.text": "Lookup Vocab",
+    "mindspore.dataset.transforms": "TypeCast OneHot Compose PadEnd Fill Slice Concatenate",
+    "mindspore.dataset.text": "Lookup Vocab WhitespaceTokenizer ToNumber SlidingWindow",
     "mindspore.mindrecord": "FileWriter",
 }
 
@@ -141,6 +141,16 @@ PARTIAL = {
     "mindspore.dataset.vision.Decode": "to_pil=True; formats other than JPEG and PNG (BMP, TIFF, GIF, WebP)",
     "mindspore.dataset.vision.Resize": "interpolation other than Inter.LINEAR / Inter.NEAREST",
     "mindspore.dataset.vision.RandomResizedCrop": "interpolation other than Inter.LINEAR / Inter.NEAREST",
+    "mindspore.dataset.text.WhitespaceTokenizer": "ICU's whitespace set (splits on Python's str.isspace, which also "
+                                                  "counts U+001C to U+001F)",
+    "mindspore.train.SummaryCollector": "collect_specified_data other than collect_metric (graph, lineage, input "
+                                        "data, histograms, landscape), collect_tensor_freq, custom_lineage_data, "
+                                        "export_options, num_process",
+    "mindspore.train.callback.SummaryCollector": "collect_specified_data other than collect_metric (graph, lineage, "
+                                                 "input data, histograms, landscape), collect_tensor_freq, "
+                                                 "custom_lineage_data, export_options, num_process",
+    "mindspore.train.SummaryRecord": "plugins other than 'scalar' (image, tensor, histogram), network, "
+                                     "export_options, num_process, raise_exception",
 }
 
 # Public names of msrt's modules that are msrt's own, not MindSpore APIs.

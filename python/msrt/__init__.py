@@ -136,4 +136,5 @@ from . import amp  # noqa: E402
 from .profiler import Profiler  # noqa: E402
 from .train import (  # noqa: E402,F401 - ms.Model etc., outside __all__ as in MindSpore
     BackupAndRestore, Callback, CheckpointConfig, DynamicLossScaleManager, EarlyStopping, FixedLossScaleManager,
-    LambdaCallback, LossMonitor, LossScaleManager, Model, ModelCheckpoint, ReduceLROnPlateau, RunContext, TimeMonitor)
+    History, LambdaCallback, LossMonitor, LossScaleManager, Model, ModelCheckpoint, ReduceLROnPlateau, RunContext,
+    SummaryCollector, SummaryRecord, TimeMonitor)

@@ -15,7 +15,7 @@ The pipeline runs in the calling thread on NumPy; transforms with a vectorised
 path process hundreds of rows per call. A GeneratorDataset over a random-access
 source can read it with worker threads or forked worker processes.
 """
-from . import config, samplers, transforms, vision
+from . import config, samplers, text, transforms, vision
 from .cifar import Cifar10Dataset, Cifar100Dataset, CifarFileNotFoundError, CifarFormatError
 from .datasets import (
     BatchDataset,
@@ -84,6 +84,7 @@ __all__ = [
     "ZipDataset",
     "config",
     "samplers",
+    "text",
     "transforms",
     "vision",
     "zip",

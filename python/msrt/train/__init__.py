@@ -1,12 +1,14 @@
 """msrt.train: Model, callbacks, metrics and checkpoint files."""
 from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
-from . import callback, metrics
-from .callback import (BackupAndRestore, Callback, CheckpointConfig, EarlyStopping, LambdaCallback, LossMonitor,
-                       ModelCheckpoint, ProgressBar, ReduceLROnPlateau, RunContext, TimeMonitor)
+from . import callback, metrics, summary
+from .callback import (BackupAndRestore, Callback, CheckpointConfig, EarlyStopping, History, LambdaCallback,
+                       LossMonitor, ModelCheckpoint, ProgressBar, ReduceLROnPlateau, RunContext, SummaryCollector,
+                       TimeMonitor)
 from .metrics import (F1, MAE, MSE, Accuracy, ConfusionMatrix, Fbeta, Loss, Metric, Precision, Recall,
                       Top1CategoricalAccuracy, Top5CategoricalAccuracy, TopKCategoricalAccuracy, get_metric_fn, names)
 from .model import Model
 from .loss_scale_manager import DynamicLossScaleManager, FixedLossScaleManager, LossScaleManager
+from .summary import SummaryRecord
 
 
 __all__ = ["Model", "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager",
@@ -14,5 +16,6 @@ __all__ = ["Model", "LossScaleManager", "FixedLossScaleManager", "DynamicLossSca
            "TimeMonitor", "BackupAndRestore", "LambdaCallback", "EarlyStopping", "ReduceLROnPlateau", "MAE", "MSE",
            "Accuracy", "Loss", "Metric", "Top1CategoricalAccuracy",
            "Top5CategoricalAccuracy", "TopKCategoricalAccuracy", "Precision", "Recall", "Fbeta", "F1",
-           "ConfusionMatrix", "get_metric_fn", "names", "callback", "metrics",
+           "ConfusionMatrix", "get_metric_fn", "names", "callback", "metrics", "History", "SummaryCollector",
+           "SummaryRecord", "summary",
            "save_checkpoint", "load_checkpoint", "load_param_into_net"]

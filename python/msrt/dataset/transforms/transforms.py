@@ -178,3 +178,162 @@ class OneHot(TensorOperation):
 
     def _apply_rows(self, rows):
         return self._encode(rows, rows.ndim - 1)
+
+
+def _is_string(array):
+    return array.dtype.kind in "US"
+
+
+class PadEnd(TensorOperation):
+    """Pads the end of each dimension to `pad_shape` with `pad_value` (0 for
+    numbers, "" for strings when None); a dimension given as None keeps its
+    size, a smaller size truncates. The rank must equal len(pad_shape)."""
+
+    def __init__(self, pad_shape, pad_value=None):
+        from .._validate import INT32_MAX, check_value, type_check
+
+        type_check(pad_shape, (list,), "pad_shape")
+        for i, size in enumerate(pad_shape):
+            if size is not None:
+                type_check(size, (int,), f"pad_shape[{i}]")
+                check_value(size, (1, INT32_MAX), f"pad_shape[{i}]")
+        if pad_value is not None:
+            type_check(pad_value, (str, bytes, int, float, bool), "pad_value")
+        self.pad_shape = list(pad_shape)
+        self.pad_value = pad_value
+
+    def _apply(self, array):
+        if array.ndim != len(self.pad_shape):
+            raise RuntimeError(f"PadEnd: invalid pad shape, as rank of input is: {array.ndim}, and rank of "
+                               f"pad value: {len(self.pad_shape)}.")
+        target = tuple(d if size is None else size for d, size in zip(array.shape, self.pad_shape))
+        value = self.pad_value
+        if _is_string(array):
+            if value is None:
+                value = ""
+            elif not isinstance(value, (str, bytes)):
+                raise RuntimeError(f"PadEnd: pad_value {value!r} should be a string for a string input.")
+            if isinstance(value, bytes) and array.dtype.kind == "U":
+                value = value.decode("utf-8")
+            dtype = np.result_type(array.dtype, np.asarray(value).dtype)
+        else:
+            if value is None:
+                value = 0
+            elif isinstance(value, (str, bytes)):
+                raise RuntimeError(f"PadEnd: pad_value {value!r} should be a number for a numeric input of "
+                                   f"dtype {array.dtype}.")
+            dtype = array.dtype
+        out = np.full(target, value, dtype)
+        common = tuple(slice(0, min(d, t)) for d, t in zip(array.shape, target))
+        out[common] = array[common]
+        return out
+
+
+class Fill(TensorOperation):
+    """An array of the input's shape and dtype with every element `fill_value`."""
+
+    _vectorised = True
+
+    def __init__(self, fill_value):
+        from .._validate import type_check
+
+        type_check(fill_value, (str, bytes, int, float, bool), "fill_value")
+        self.fill_value = fill_value
+
+    def _fill(self, array):
+        value = self.fill_value
+        if _is_string(array) != isinstance(value, (str, bytes)):
+            raise RuntimeError(f"Fill: fill_value {value!r} and the input of dtype {array.dtype} should both be "
+                               f"strings or both be numbers.")
+        if _is_string(array):
+            if isinstance(value, bytes) and array.dtype.kind == "U":
+                value = value.decode("utf-8")
+            return np.full(array.shape, value, np.result_type(array.dtype, np.asarray(value).dtype))
+        return np.full(array.shape, value, array.dtype)
+
+    def _apply(self, array):
+        return self._fill(array)
+
+    def _apply_rows(self, rows):
+        return self._fill(rows)
+
+
+def _slice_index(index, arg_name):
+    """One dimension of a Slice: an int, a list of ints, a slice, None or Ellipsis."""
+    if index is None or index is Ellipsis or isinstance(index, slice):
+        return index
+    if isinstance(index, bool):
+        raise TypeError(f"Argument {arg_name} with value {index!r} is not of type [int, list, slice, None, "
+                        f"Ellipsis], but got {type(index)}.")
+    if isinstance(index, int):
+        return index
+    if isinstance(index, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in index):
+        return list(index)
+    raise TypeError(f"Argument {arg_name} with value {index!r} is not of type [int, list of int, slice, None, "
+                    f"Ellipsis], but got {type(index)}.")
+
+
+class Slice(TensorOperation):
+    """Selects, per dimension, an int index (the dimension stays, of size 1), a
+    list of indices, a slice, or all (None); one Ellipsis stands for the
+    dimensions not named. An index outside the dimension raises RuntimeError."""
+
+    def __init__(self, *slices):
+        if not slices:
+            raise ValueError("Slice: slices should not be empty.")
+        self.slices = [_slice_index(s, f"slices[{i}]") for i, s in enumerate(slices)]
+        if sum(s is Ellipsis for s in self.slices) > 1:
+            raise ValueError("Slice: only one Ellipsis is allowed in slices.")
+
+    def _apply(self, array):
+        slices = list(self.slices)
+        if Ellipsis in slices:
+            at = slices.index(Ellipsis)
+            slices[at:at + 1] = [None] * max(array.ndim - len(slices) + 1, 0)
+        if len(slices) > array.ndim:
+            raise RuntimeError(f"Slice: the number of slices {len(slices)} is more than the rank of the input, "
+                               f"{array.ndim}.")
+        out = array
+        for axis, index in enumerate(slices):
+            if index is None:
+                continue
+            if isinstance(index, slice):
+                out = out[(slice(None),) * axis + (index,)]
+                continue
+            indices = [index] if isinstance(index, int) else index
+            size = array.shape[axis]
+            for i in indices:
+                if not -size <= i < size:
+                    raise RuntimeError(f"Slice: index {i} is out of bounds for dimension {axis} of size {size}.")
+            out = np.take(out, np.asarray(indices, np.int64).reshape(-1), axis=axis)
+        return out
+
+
+class Concatenate(TensorOperation):
+    """Joins `prepend`, the 1-D input and `append` (NumPy arrays) along axis 0."""
+
+    def __init__(self, axis=0, prepend=None, append=None):
+        from .._validate import type_check
+
+        type_check(axis, (int,), "axis")
+        for name, value in (("prepend", prepend), ("append", append)):
+            if value is not None:
+                type_check(value, (np.ndarray,), name)
+                if value.ndim != 1:
+                    raise ValueError(f"Concatenate: {name} should be 1-D, but got shape {list(value.shape)}.")
+        self.axis = axis
+        self.prepend = prepend
+        self.append = append
+
+    def _apply(self, array):
+        if array.ndim != 1:
+            raise RuntimeError(f"Concatenate: only 1D input supported, but got {array.ndim}D.")
+        if self.axis not in (0, -1):
+            raise RuntimeError(f"Concatenate: only axis=0 or -1 is supported, but got {self.axis}.")
+        parts = [p for p in (self.prepend, array, self.append) if p is not None]
+        for part in parts:
+            if _is_string(part) != _is_string(array) or (
+                    not _is_string(array) and part.dtype != array.dtype):
+                raise RuntimeError(f"Concatenate: the input of dtype {array.dtype} and the prepend/append of "
+                                   f"dtype {part.dtype} should have the same type.")
+        return np.concatenate(parts)
