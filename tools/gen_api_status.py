@@ -133,6 +133,9 @@ PARTIAL = {
     "mindspore.load_checkpoint": "format='safetensors', dec_key",
     "mindspore.train.CheckpointConfig": "enc_key",
     "mindspore.dataset.GeneratorDataset": "schema",
+    "mindspore.set_algo_parameters": "any effect: checked and stored, msrt searches no auto-parallel strategies",
+    "mindspore.parallel.set_algo_parameters": "any effect: checked and stored, msrt searches no auto-parallel "
+                                              "strategies",
     "mindspore.dataset.MindDataset": "MindSpore's .mindrecord bytes (reads msrt's own layout), padded_sample, "
                                      "num_padded, sharding with Shuffle.FILES / Shuffle.INFILE",
     "mindspore.dataset.ImageFolderDataset": "decode=True of formats other than JPEG and PNG",

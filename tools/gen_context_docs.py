@@ -11,6 +11,7 @@ TITLES = {
     "auto_parallel_context": "set_auto_parallel_context / get_auto_parallel_context",
     "ps_context": "set_ps_context / get_ps_context",
     "offload_context": "set_offload_context / get_offload_context",
+    "algo_parameters": "set_algo_parameters / get_algo_parameters (mindspore.parallel)",
 }
 
 

@@ -45,6 +45,9 @@ from .context import (  # noqa: E402
     set_ps_context,
     get_offload_context,
     set_offload_context,
+    get_algo_parameters,
+    reset_algo_parameters,
+    set_algo_parameters,
 )
 
 # Tensors, dtypes, parameters, ops and autodiff (`ms.Tensor`, `ms.float32`, ...).
@@ -98,6 +101,9 @@ __all__ = [
     "set_ps_context",
     "set_offload_context",
     "get_offload_context",
+    "set_algo_parameters",
+    "get_algo_parameters",
+    "reset_algo_parameters",
     "MsrtWarning",
     "ContextDeprecationWarning",
     "DeviceNotApplicableWarning",

@@ -27,8 +27,12 @@ get_ps_context = _C.get_ps_context
 reset_ps_context = _C.reset_ps_context
 set_offload_context = _C.set_offload_context
 get_offload_context = _C.get_offload_context
+# mindspore.parallel's strategy-search parameters are a table of their own.
+set_algo_parameters = _C.set_algo_parameters
+get_algo_parameters = _C.get_algo_parameters
+reset_algo_parameters = _C.reset_algo_parameters
 
-_FAMILIES = ("context", "auto_parallel_context", "ps_context", "offload_context")
+_FAMILIES = ("context", "auto_parallel_context", "ps_context", "offload_context", "algo_parameters")
 
 
 class ParallelMode:
@@ -148,6 +152,9 @@ __all__ = [
     "reset_ps_context",
     "set_offload_context",
     "get_offload_context",
+    "set_algo_parameters",
+    "get_algo_parameters",
+    "reset_algo_parameters",
     "explain",
     "summary",
     "options",

@@ -16,8 +16,9 @@ Family FamilyFromName(const std::string& name) {
     auto family = static_cast<Family>(i);
     if (context::FamilyName(family) == name) return family;
   }
-  throw ValueError("unknown context family '" + name +
-                   "'; expected 'context', 'auto_parallel_context', 'ps_context' or 'offload_context'.");
+  throw ValueError(
+      "unknown context family '" + name +
+      "'; expected 'context', 'auto_parallel_context', 'ps_context', 'offload_context' or 'algo_parameters'.");
 }
 
 py::dict OptionInfoToDict(const context::OptionInfo& info) {
@@ -61,7 +62,8 @@ void BindContext(py::module_& m) {
   for (const Names& n : {Names{Family::kRuntime, "set_context", "get_context", nullptr},
                          Names{Family::kAutoParallel, "set_auto_parallel_context", "get_auto_parallel_context",
                                "reset_auto_parallel_context"},
-                         Names{Family::kParameterServer, "set_ps_context", "get_ps_context", "reset_ps_context"}}) {
+                         Names{Family::kParameterServer, "set_ps_context", "get_ps_context", "reset_ps_context"},
+                         Names{Family::kAlgo, "set_algo_parameters", "get_algo_parameters", "reset_algo_parameters"}}) {
     Family family = n.family;
     m.def(
         n.set, [family](const py::kwargs& kwargs) { context::Global().Set(family, ToDict(kwargs)); },

@@ -11,6 +11,7 @@ std::string_view FamilyName(Family family) {
     case Family::kAutoParallel: return "auto_parallel_context";
     case Family::kParameterServer: return "ps_context";
     case Family::kOffload: return "offload_context";
+    case Family::kAlgo: return "algo_parameters";
   }
   return "context";
 }

@@ -2,7 +2,7 @@
 // and checks the tables build records from.
 //
 // A key is declared once, in its family's table (runtime_options.cc,
-// parallel_options.cc, ps_options.cc, offload_options.cc). Setter, getter, Python binding, error
+// parallel_options.cc, ps_options.cc, offload_options.cc, algo_options.cc). Setter, getter, Python binding, error
 // messages, docs, the compile-cache key and the schema tests all derive from
 // the record. Consumers subscribe from their own folder; a record never names
 // who reads it.
@@ -180,6 +180,7 @@ const FamilyTable& RuntimeTable();
 const FamilyTable& AutoParallelTable();
 const FamilyTable& ParameterServerTable();
 const FamilyTable& OffloadTable();
+const FamilyTable& AlgoTable();
 
 // ---------------------------------------------------------------------------
 // Parsers. Each raises TypeError for a wrong Python type and ValueError for a

@@ -255,7 +255,7 @@ Store::Store(std::optional<Profile> profile) : impl_(std::make_unique<Impl>()) {
   }
   impl_->profile = *profile;
   const FamilyTable* tables[kFamilyCount] = {&RuntimeTable(), &AutoParallelTable(), &ParameterServerTable(),
-                                             &OffloadTable()};
+                                             &OffloadTable(), &AlgoTable()};
   for (int fi = 0; fi < kFamilyCount; ++fi) {
     FamilyState& state = impl_->families[fi];
     state.table = tables[fi];

@@ -24,10 +24,10 @@
 
 namespace msrt::context {
 
-/// The four contexts.
-enum class Family : uint8_t { kRuntime = 0, kAutoParallel = 1, kParameterServer = 2, kOffload = 3 };
-inline constexpr int kFamilyCount = 4;
-/// "context", "auto_parallel_context", "ps_context", "offload_context".
+/// The four contexts and auto parallel's strategy-search parameters.
+enum class Family : uint8_t { kRuntime = 0, kAutoParallel = 1, kParameterServer = 2, kOffload = 3, kAlgo = 4 };
+inline constexpr int kFamilyCount = 5;
+/// "context", "auto_parallel_context", "ps_context", "offload_context", "algo_parameters".
 std::string_view FamilyName(Family family);
 
 /// A compatibility profile: defaults and deprecations of an older release.

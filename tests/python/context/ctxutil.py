@@ -5,7 +5,7 @@ import warnings
 
 import msrt as ms
 
-FAMILIES = ("context", "auto_parallel_context", "ps_context", "offload_context")
+FAMILIES = ("context", "auto_parallel_context", "ps_context", "offload_context", "algo_parameters")
 PROFILES = ("r0.5", "r1.0", "r1.6", "r2.3")
 DEVICES = ("CPU", "GPU", "Ascend")
 
@@ -15,12 +15,14 @@ SETTERS = {
     "ps_context": ms.set_ps_context,
     # MindSpore's offload context takes one dict and gives all of it.
     "offload_context": lambda **kwargs: ms.set_offload_context(kwargs),
+    "algo_parameters": ms.set_algo_parameters,
 }
 GETTERS = {
     "context": ms.get_context,
     "auto_parallel_context": ms.get_auto_parallel_context,
     "ps_context": ms.get_ps_context,
     "offload_context": lambda key: ms.get_offload_context()[key],
+    "algo_parameters": ms.get_algo_parameters,
 }
 
 

@@ -340,7 +340,8 @@ def test_snapshot_is_json_serialisable_and_round_trips(tmp_path):
                                                                                                "config": 8}})
     ms.set_ps_context(worker_num=3)
     snap = ms.context.snapshot()
-    assert set(snap) == {"profile", "context", "auto_parallel_context", "ps_context", "offload_context"}
+    assert set(snap) == {"profile", "context", "auto_parallel_context", "ps_context", "offload_context",
+                         "algo_parameters"}
     text = json.dumps(snap)
     restored = json.loads(text)
     assert restored == json.loads(json.dumps(snap))
@@ -485,3 +486,17 @@ def test_offload_context_takes_and_gives_one_dict_and_says_it_has_no_effect():
     assert ms.get_offload_context() == before  # nothing half-applied
     with pytest.raises(TypeError, match="'offload_config' must be dict, but got list"):
         ms.set_offload_context([("offload_param", "cpu")])
+
+
+def test_algo_parameters_are_set_read_and_reset_and_say_they_have_no_effect():
+    from msrt.parallel import get_algo_parameters, reset_algo_parameters, set_algo_parameters
+
+    assert set_algo_parameters is ms.set_algo_parameters
+    with pytest.warns(ms.MsrtWarning, match="'fully_use_devices' is stored but has no effect"):
+        set_algo_parameters(fully_use_devices=False, tensor_slice_align_size=64)
+    assert get_algo_parameters("fully_use_devices") is False and get_algo_parameters("tensor_slice_align_size") == 64
+    with pytest.raises(ValueError, match="no_such is not recognized"):
+        set_algo_parameters(elementwise_op_strategy_follow=True, no_such=1)
+    assert get_algo_parameters("elementwise_op_strategy_follow") is False  # nothing half-applied
+    reset_algo_parameters()
+    assert get_algo_parameters("fully_use_devices") is True and get_algo_parameters("tensor_slice_align_size") == 16

@@ -523,6 +523,19 @@ SAMPLES = {
         "offload_param": PLACE,
         "offload_checkpoint": PLACE,
     },
+    "algo_parameters": {
+        "fully_use_devices": BOOL,
+        "elementwise_op_strategy_follow": BOOL,
+        "enable_algo_approxi": BOOL,
+        "tensor_slice_align_enable": BOOL,
+        "algo_approxi_epsilon": RATIO,
+        "tensor_slice_align_size": {
+            "valid": [Ok(1), Ok(1024)],
+            "invalid": [Bad(0, ValueError, "'tensor_slice_align_size'", "0"),
+                        Bad(1025, ValueError, "'tensor_slice_align_size'", "1025"),
+                        Bad(True, TypeError, "'tensor_slice_align_size'")],
+        },
+    },
     "ps_context": {
         "enable_ps": BOOL,
         "ms_role": {
@@ -691,7 +704,8 @@ def test_fresh_process_reads_documented_defaults(profile, python_subprocess):
         """
         warnings.simplefilter("ignore")
         getters = {"context": ms.get_context, "auto_parallel_context": ms.get_auto_parallel_context,
-                   "ps_context": ms.get_ps_context, "offload_context": lambda k: ms.get_offload_context()[k]}
+                   "ps_context": ms.get_ps_context, "offload_context": lambda k: ms.get_offload_context()[k],
+                   "algo_parameters": ms.get_algo_parameters}
         out = []
         for o in ms.context.options():
             out.append([o["family"], o["name"], o["default"], getters[o["family"]](o["name"]),

@@ -141,7 +141,8 @@ def make_context():
     import msrt as ms
 
     setters = {"context": ms.set_context, "auto_parallel_context": ms.set_auto_parallel_context,
-               "ps_context": ms.set_ps_context, "offload_context": lambda **kw: ms.set_offload_context(kw)}
+               "ps_context": ms.set_ps_context, "offload_context": lambda **kw: ms.set_offload_context(kw),
+               "algo_parameters": ms.set_algo_parameters}
     probes = []
     device = ms.get_context("device_target")
     for record in ms.context.options():
@@ -156,7 +157,8 @@ def make_context():
             probes.append((f"{family}.{label}", _setter_probe(setter, ms.context.snapshot, kwargs),
                            (TypeError, ValueError, KeyError)))
     getters = {"context": ms.get_context, "auto_parallel_context": ms.get_auto_parallel_context,
-               "ps_context": ms.get_ps_context, "offload_context": lambda k: ms.get_offload_context()[k]}
+               "ps_context": ms.get_ps_context, "offload_context": lambda k: ms.get_offload_context()[k],
+               "algo_parameters": ms.get_algo_parameters}
     for family, getter in getters.items():
         for label, key in [("unknown", "no_such_key"), ("int", 5), ("nul", "mode\0"), ("deep", DEEP_LIST)]:
             probes.append((f"get.{family}.{label}", lambda g=getter, k=key: g(k), (TypeError, ValueError, KeyError)))
