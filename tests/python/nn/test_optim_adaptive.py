@@ -190,7 +190,8 @@ def test_lamb(weight_decay):
 def test_lamb_groups_and_dynamic_lr():
     w, b, g = params = make_params()
     lrs = [0.02, 0.01, 0.005, 0.002]
-    opt = nn.Lamb([{"params": [w, g], "weight_decay": 0.1}, {"params": [b], "lr": 0.03}], learning_rate=lrs)
+    opt = nn.Lamb([{"params": [w], "weight_decay": 0.1}, {"params": [b], "lr": 0.03},
+                   {"params": [g], "weight_decay": 0.1}], learning_rate=lrs)
     expected = lamb_reference(lambda n, s: 0.03 if n == "fc.bias" else lrs[s],
                               lambda n: 0.0 if n == "fc.bias" else 0.1, lambda n: n != "fc.bias")
     check(run(opt, params), expected)

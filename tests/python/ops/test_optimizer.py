@@ -206,7 +206,8 @@ def rms_prop_reference(w, ms, mom, lr, g, decay, momentum, eps, mg=None):
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("centered", [False, True])
 def test_apply_rms_prop(dtype, centered):
-    w, mom, mg = (RNG.standard_normal((4, 5)).astype(dtype) for _ in range(3))
+    w, mom = (RNG.standard_normal((4, 5)).astype(dtype) for _ in range(2))
+    mg = (RNG.uniform(-0.9, 0.9, (4, 5))).astype(dtype)  # ms - mg^2 > 0 with ms >= 1: it stays so
     ms = np.abs(RNG.standard_normal((4, 5))).astype(dtype) + 1
     tw, tms, tmom, tmg = tensor(w), tensor(ms), tensor(mom), tensor(mg)
     lr, decay, momentum, eps = 0.01, 0.9, 0.5, 1e-6
@@ -221,6 +222,7 @@ def test_apply_rms_prop(dtype, centered):
             call("apply_rms_prop", [tw, tms, tmom, scalars[0], tensor(g)] + scalars[1:])
         w, ms, mom, ref_mg = rms_prop_reference(w, ms, mom, lr, g, decay, momentum, eps, ref_mg)
     rtol = 1e-5 if dtype == np.float32 else 1e-12
+    assert np.isfinite(w).all()
     for got, ref in [(tms, ms), (tmom, mom), (tw, w)] + ([(tmg, ref_mg)] if centered else []):
         np.testing.assert_allclose(got.asnumpy(), ref, rtol=rtol, atol=rtol)
 
