@@ -363,3 +363,23 @@ def test_new_optimizer_primitives():
     assert out is var
     np.testing.assert_allclose(mg.asnumpy(), 0.1, rtol=1e-6)
     assert ms.ops.operations.nn_ops.ApplyRMSProp is ms.ops.ApplyRMSProp
+
+
+def test_new_optimizers_update_half_parameters_through_float32():
+    w = RNG.standard_normal(8).astype(np.float16)
+    g = RNG.standard_normal(8).astype(np.float16)
+    w32, g32 = w.astype(np.float32), g.astype(np.float32)
+    var, accum = tensor(w), tensor(np.full(8, 0.5, np.float16))
+    call("apply_adagrad", [var, accum, scalar(0.1, np.float16), tensor(g)])
+    np.testing.assert_allclose(var.asnumpy().astype(np.float32), w32 - 0.1 * g32 / np.sqrt(0.5 + g32 * g32),
+                               rtol=2e-3, atol=2e-3)
+    var, ms_, mom = tensor(w), tensor(np.ones(8, np.float16)), tensor(np.zeros(8, np.float16))
+    call("apply_rms_prop", [var, ms_, mom, scalar(0.1, np.float16), tensor(g)] +
+         [scalar(v, np.float16) for v in (0.9, 0.0, 1e-4)])
+    assert var.asnumpy().dtype == np.float16
+    ref = w32 - 0.1 * g32 / np.sqrt(0.9 + 0.1 * g32 * g32 + 1e-4)
+    np.testing.assert_allclose(var.asnumpy().astype(np.float32), ref, rtol=2e-3, atol=2e-3)
+    var, m, v = tensor(w), tensor(np.zeros(8, np.float16)), tensor(np.zeros(8, np.float16))
+    call("lamb", [var, m, v] + [scalar(x, np.float16) for x in (0.01, 0.9, 0.999, 1e-4, 0.0, 1)] + [tensor(g)])
+    ref, _, _ = lamb_reference(w32.astype(np.float64), 0, 0, 0.01, 0.9, 0.999, 1e-4, 0.0, 1, g32.astype(np.float64))
+    np.testing.assert_allclose(var.asnumpy().astype(np.float32), ref, rtol=2e-3, atol=2e-3)
