@@ -130,6 +130,73 @@ MSRT_REGISTER_OP({.name = "adam_weight_decay",
                       Primitive("nn_ops.AdamWeightDecay(use_locking->~=False)(var, m, v, lr, beta1, beta2, epsilon, "
                                 "decay, gradient) -> (var, m, v)")}});
 
+MSRT_REGISTER_OP({.name = "apply_rms_prop",
+                  .inputs = {"var", "mean_square", "moment", "learning_rate", "grad", "decay", "momentum", "epsilon"},
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        CheckOptimizer("apply_rms_prop",
+                                       {"var", "mean_square", "moment", "learning_rate", "grad", "decay", "momentum",
+                                        "epsilon"},
+                                       in, {1, 2, 4}, {3, 5, 6, 7});
+                        return Metas{in[0]};
+                      },
+                  .props = {.promotes_scalars = true, .inplace = true, .writes_inputs = {1, 2}},
+                  .doc = "MindSpore's RMSProp step: ms = decay * ms + (1 - decay) * grad^2; "
+                         "moment = momentum * moment + lr * grad / sqrt(ms + epsilon); var -= moment",
+                  .api = {Primitive("nn_ops.ApplyRMSProp(use_locking->~=False)(var, mean_square, moment, "
+                                    "learning_rate, grad, decay, momentum, epsilon) -> var")}});
+
+MSRT_REGISTER_OP({.name = "apply_centered_rms_prop",
+                  .inputs = {"var", "mean_gradient", "mean_square", "moment", "grad", "learning_rate", "decay",
+                             "momentum", "epsilon"},
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        CheckOptimizer("apply_centered_rms_prop",
+                                       {"var", "mean_gradient", "mean_square", "moment", "grad", "learning_rate",
+                                        "decay", "momentum", "epsilon"},
+                                       in, {1, 2, 3, 4}, {5, 6, 7, 8});
+                        return Metas{in[0]};
+                      },
+                  .props = {.promotes_scalars = true, .inplace = true, .writes_inputs = {1, 2, 3}},
+                  .doc = "MindSpore's centered RMSProp step: mg = decay * mg + (1 - decay) * grad; "
+                         "ms = decay * ms + (1 - decay) * grad^2; "
+                         "moment = momentum * moment + lr * grad / sqrt(ms - mg^2 + epsilon); var -= moment",
+                  .api = {Primitive("nn_ops.ApplyCenteredRMSProp(use_locking->~=False)(var, mean_gradient, "
+                                    "mean_square, moment, grad, learning_rate, decay, momentum, epsilon) -> var")}});
+
+MSRT_REGISTER_OP({.name = "apply_adagrad",
+                  .inputs = {"var", "accum", "lr", "grad"},
+                  .attrs = {{"update_slots", true, "accumulate grad^2 into accum", AttrType::kBool}},
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        CheckOptimizer("apply_adagrad", {"var", "accum", "lr", "grad"}, in, {1, 3}, {2});
+                        return Metas{in[0]};
+                      },
+                  .props = {.promotes_scalars = true, .inplace = true, .writes_inputs = {1}},
+                  .doc = "MindSpore's Adagrad step: accum += grad^2 (if update_slots); var -= lr * grad / sqrt(accum)",
+                  .api = {Primitive("nn_ops.ApplyAdagrad(update_slots=True)(var, accum, lr, grad) -> (var, accum)")}});
+
+// MindSpore's nn.Lamb step for one parameter (t is the step, from 1):
+//   m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
+//   m^ = m / (1 - beta1^t);  v^ = v / (1 - beta2^t)
+//   ratio = ||var|| / ||m^ / sqrt(v^ + eps) + decay * var|| when ||var|| > 0 and ||g|| > 0, else 1;
+//           clipped to [0, 10]
+//   var -= ratio * lr * (m^ / (sqrt(v^) + eps) + decay * var)   (the decay term only if decay_flag)
+MSRT_REGISTER_OP({.name = "lamb",
+                  .inputs = {"var", "m", "v", "lr", "beta1", "beta2", "epsilon", "decay", "step", "gradient"},
+                  .attrs = {{"decay_flag", true, "add decay * var to the update", AttrType::kBool}},
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        CheckOptimizer("lamb",
+                                       {"var", "m", "v", "lr", "beta1", "beta2", "epsilon", "decay", "step",
+                                        "gradient"},
+                                       in, {1, 2, 9}, {3, 4, 5, 6, 7, 8});
+                        return Metas{in[0]};
+                      },
+                  .props = {.promotes_scalars = true, .inplace = true, .writes_inputs = {1, 2}},
+                  .doc = "MindSpore's Lamb step (Adam moments, a trust ratio per parameter); updates var, m and v "
+                         "in place"});
+
 // The tensors scaled by clip_norm / max(global norm, clip_norm), the global
 // norm being the L2 norm of all of them together (computed in float32).
 MSRT_REGISTER_OP({.name = "clip_by_global_norm",

@@ -187,3 +187,199 @@ def test_clip_by_global_norm_matches_torch():
     np.testing.assert_allclose(np.linalg.norm(one.asnumpy()), 1.0, rtol=1e-6)
     with pytest.raises(ValueError, match="'clip_norm' must be positive"):
         _C.call("clip_by_global_norm", [tensor(arrays[1])], {"clip_norm": 0.0})
+
+
+covers("apply_rms_prop", "apply_centered_rms_prop", "apply_adagrad", "lamb")
+
+
+def rms_prop_reference(w, ms, mom, lr, g, decay, momentum, eps, mg=None):
+    ms = decay * ms + (1 - decay) * g * g
+    if mg is None:
+        denom = ms + eps
+    else:
+        mg = decay * mg + (1 - decay) * g
+        denom = ms - mg * mg + eps
+    mom = momentum * mom + lr * g / np.sqrt(denom)
+    return w - mom, ms, mom, mg
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("centered", [False, True])
+def test_apply_rms_prop(dtype, centered):
+    w, mom = (RNG.standard_normal((4, 5)).astype(dtype) for _ in range(2))
+    mg = (RNG.uniform(-0.9, 0.9, (4, 5))).astype(dtype)  # ms - mg^2 > 0 with ms >= 1: it stays so
+    ms = np.abs(RNG.standard_normal((4, 5))).astype(dtype) + 1
+    tw, tms, tmom, tmg = tensor(w), tensor(ms), tensor(mom), tensor(mg)
+    lr, decay, momentum, eps = 0.01, 0.9, 0.5, 1e-6
+    ref_mg = mg.astype(np.float64) if centered else None
+    w, ms, mom = (a.astype(np.float64) for a in (w, ms, mom))
+    for _ in range(3):
+        g = RNG.standard_normal((4, 5)).astype(dtype)
+        scalars = [scalar(v, dtype) for v in (lr, decay, momentum, eps)]
+        if centered:
+            call("apply_centered_rms_prop", [tw, tmg, tms, tmom, tensor(g)] + scalars)
+        else:
+            call("apply_rms_prop", [tw, tms, tmom, scalars[0], tensor(g)] + scalars[1:])
+        w, ms, mom, ref_mg = rms_prop_reference(w, ms, mom, lr, g, decay, momentum, eps, ref_mg)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    assert np.isfinite(w).all()
+    for got, ref in [(tms, ms), (tmom, mom), (tw, w)] + ([(tmg, ref_mg)] if centered else []):
+        np.testing.assert_allclose(got.asnumpy(), ref, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("centered", [False, True])
+def test_apply_rms_prop_matches_torch(centered):
+    # torch divides by sqrt(ms) + eps and MindSpore by sqrt(ms + eps): with an
+    # epsilon too small to count in float64 both are sqrt(ms). torch's
+    # momentum buffer excludes lr, the same thing at a fixed lr.
+    torch = pytest.importorskip("torch")
+    w0 = RNG.standard_normal((3, 4))
+    ms0 = np.abs(RNG.standard_normal((3, 4))) + 0.5
+    param = torch.tensor(w0.copy(), requires_grad=True)
+    opt = torch.optim.RMSprop([param], lr=0.05, alpha=0.8, eps=1e-300, momentum=0.7, centered=centered)
+    zeros = torch.zeros(3, 4, dtype=torch.float64)
+    opt.state[param] = {"step": torch.tensor(0.0), "square_avg": torch.tensor(ms0.copy()),
+                        "momentum_buffer": zeros.clone(), "grad_avg": zeros.clone()}
+    tw, tms, tmom, tmg = tensor(w0), tensor(ms0), tensor(np.zeros((3, 4))), tensor(np.zeros((3, 4)))
+    for _ in range(4):
+        g = RNG.standard_normal((3, 4))
+        param.grad = torch.tensor(g)
+        opt.step()
+        scalars = [scalar(v, np.float64) for v in (0.05, 0.8, 0.7, 1e-300)]
+        if centered:
+            call("apply_centered_rms_prop", [tw, tmg, tms, tmom, tensor(g)] + scalars)
+        else:
+            call("apply_rms_prop", [tw, tms, tmom, scalars[0], tensor(g)] + scalars[1:])
+    np.testing.assert_allclose(tw.asnumpy(), param.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tms.asnumpy(), opt.state[param]["square_avg"].numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("update_slots", [True, False])
+def test_apply_adagrad(dtype, update_slots):
+    w = RNG.standard_normal((3, 4)).astype(dtype)
+    acc = (np.abs(RNG.standard_normal((3, 4))) + 0.1).astype(dtype)
+    tw, tacc = tensor(w), tensor(acc)
+    w, acc = w.astype(np.float64), acc.astype(np.float64)
+    for _ in range(3):
+        g = RNG.standard_normal((3, 4)).astype(dtype)
+        call("apply_adagrad", [tw, tacc, scalar(0.1, dtype), tensor(g)], {"update_slots": update_slots})
+        if update_slots:
+            acc = acc + g.astype(np.float64) ** 2
+        w = w - 0.1 * g / np.sqrt(acc)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(tacc.asnumpy(), acc, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(tw.asnumpy(), w, rtol=rtol, atol=rtol)
+
+
+def test_apply_adagrad_matches_torch():
+    torch = pytest.importorskip("torch")
+    w0 = RNG.standard_normal(7)
+    param = torch.tensor(w0.copy(), requires_grad=True)
+    opt = torch.optim.Adagrad([param], lr=0.3, initial_accumulator_value=0.1, eps=0.0)
+    tw, tacc = tensor(w0), tensor(np.full(7, 0.1))
+    for _ in range(4):
+        g = RNG.standard_normal(7)
+        param.grad = torch.tensor(g)
+        opt.step()
+        call("apply_adagrad", [tw, tacc, scalar(0.3, np.float64), tensor(g)])
+    np.testing.assert_allclose(tw.asnumpy(), param.detach().numpy(), rtol=1e-12, atol=1e-12)
+
+
+def lamb_reference(w, m, v, lr, b1, b2, eps, decay, step, g, decay_flag=True):
+    """MindSpore's nn.Lamb update of one parameter (its _update_run_op)."""
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * g * g
+    mm = m / (1 - b1 ** step)
+    vv = v / (1 - b2 ** step)
+    w_norm, g_norm = np.linalg.norm(w), np.linalg.norm(g)
+    g_norm_hat = np.linalg.norm(mm / np.sqrt(vv + eps) + decay * w)
+    ratio = (w_norm / g_norm_hat if g_norm > 0 else 1.0) if w_norm > 0 else 1.0
+    ratio = np.clip(ratio, 0.0, 10.0)
+    update = mm / (np.sqrt(vv) + eps)
+    if decay_flag:
+        update = update + decay * w
+    return w - ratio * lr * update, m, v
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("decay_flag", [True, False])
+def test_lamb(dtype, decay_flag):
+    w = RNG.standard_normal((5, 3)).astype(dtype)
+    m = RNG.standard_normal((5, 3)).astype(dtype) * 0.1
+    v = np.abs(RNG.standard_normal((5, 3))).astype(dtype) * 0.1
+    tw, tm, tv = tensor(w), tensor(m), tensor(v)
+    w, m, v = (a.astype(np.float64) for a in (w, m, v))
+    lr, b1, b2, eps, decay = 0.02, 0.9, 0.999, 1e-6, 0.05
+    for step in range(1, 4):
+        g = RNG.standard_normal((5, 3)).astype(dtype)
+        call("lamb", [tw, tm, tv] + [scalar(x, dtype) for x in (lr, b1, b2, eps, decay, step)] + [tensor(g)],
+             {"decay_flag": decay_flag})
+        w, m, v = lamb_reference(w, m, v, lr, b1, b2, eps, decay, step, g.astype(np.float64), decay_flag)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    for got, ref in [(tm, m), (tv, v), (tw, w)]:
+        np.testing.assert_allclose(got.asnumpy(), ref, rtol=rtol, atol=rtol)
+
+
+def test_lamb_trust_ratio_edges():
+    # A zero parameter or a zero gradient: the ratio is 1. A huge parameter: clipped to 10.
+    for w, g in [(np.zeros(4), np.ones(4)), (np.ones(4), np.zeros(4)), (np.full(4, 1e6), np.ones(4))]:
+        tw, tm, tv = tensor(w.copy()), tensor(np.zeros(4)), tensor(np.zeros(4))
+        call("lamb", [tw, tm, tv] + [scalar(x, np.float64) for x in (0.1, 0.9, 0.999, 1e-6, 0.0, 1)] + [tensor(g)])
+        ref, _, _ = lamb_reference(w, np.zeros(4), np.zeros(4), 0.1, 0.9, 0.999, 1e-6, 0.0, 1, g)
+        np.testing.assert_allclose(tw.asnumpy(), ref, rtol=1e-12)
+    assert abs(tw.asnumpy()[0] - (1e6 - 10 * 0.1 * 1 / (1 + 1e-6))) < 1e-6
+
+
+def test_new_optimizer_op_errors():
+    z = tensor(np.zeros((2, 3), np.float32))
+    s = scalar(0.1)
+    with pytest.raises(ValueError, match=r"\[apply_rms_prop\] 'moment' must have the shape of 'var'"):
+        _C.call("apply_rms_prop", [z, z, tensor(np.zeros(3, np.float32)), s, z, s, s, s], {})
+    with pytest.raises(ValueError, match=r"\[apply_centered_rms_prop\] input 'learning_rate' must hold a single"):
+        _C.call("apply_centered_rms_prop", [z, z, z, z, z, tensor(np.zeros(2, np.float32)), s, s, s], {})
+    with pytest.raises(TypeError, match=r"\[apply_adagrad\] input 'grad' must have the dtype of 'var'"):
+        _C.call("apply_adagrad", [z, z, s, tensor(np.zeros((2, 3)))], {})
+    with pytest.raises(TypeError, match=r"\[lamb\] takes 10 inputs"):
+        _C.call("lamb", [z], {})
+
+
+def test_new_optimizer_primitives():
+    import msrt as ms
+
+    var = ms.Parameter(ms.Tensor(np.ones(3, np.float32)), name="var")
+    accum = ms.Parameter(ms.Tensor(np.full(3, 0.1, np.float32)), name="accum")
+    out = ms.ops.ApplyAdagrad(update_slots=True)(var, accum, 0.1, ms.Tensor(np.ones(3, np.float32)))
+    assert out[0] is var and out[1] is accum
+    np.testing.assert_allclose(var.asnumpy(), 1 - 0.1 / np.sqrt(1.1), rtol=1e-6)
+    ms_ = ms.Parameter(ms.Tensor(np.ones(3, np.float32)), name="ms")
+    mom = ms.Parameter(ms.Tensor(np.zeros(3, np.float32)), name="mom")
+    out = ms.ops.ApplyRMSProp()(var, ms_, mom, ms.Tensor(0.1, ms.float32), ms.Tensor(np.ones(3, np.float32)),
+                                0.9, 0.0, 1e-10)
+    assert out is var
+    mg = ms.Parameter(ms.Tensor(np.zeros(3, np.float32)), name="mg")
+    out = ms.ops.ApplyCenteredRMSProp()(var, mg, ms_, mom, ms.Tensor(np.ones(3, np.float32)),
+                                        ms.Tensor(0.1, ms.float32), 0.9, 0.0, 1e-10)
+    assert out is var
+    np.testing.assert_allclose(mg.asnumpy(), 0.1, rtol=1e-6)
+    assert ms.ops.operations.nn_ops.ApplyRMSProp is ms.ops.ApplyRMSProp
+
+
+def test_new_optimizers_update_half_parameters_through_float32():
+    w = RNG.standard_normal(8).astype(np.float16)
+    g = RNG.standard_normal(8).astype(np.float16)
+    w32, g32 = w.astype(np.float32), g.astype(np.float32)
+    var, accum = tensor(w), tensor(np.full(8, 0.5, np.float16))
+    call("apply_adagrad", [var, accum, scalar(0.1, np.float16), tensor(g)])
+    np.testing.assert_allclose(var.asnumpy().astype(np.float32), w32 - 0.1 * g32 / np.sqrt(0.5 + g32 * g32),
+                               rtol=2e-3, atol=2e-3)
+    var, ms_, mom = tensor(w), tensor(np.ones(8, np.float16)), tensor(np.zeros(8, np.float16))
+    call("apply_rms_prop", [var, ms_, mom, scalar(0.1, np.float16), tensor(g)] +
+         [scalar(v, np.float16) for v in (0.9, 0.0, 1e-4)])
+    assert var.asnumpy().dtype == np.float16
+    ref = w32 - 0.1 * g32 / np.sqrt(0.9 + 0.1 * g32 * g32 + 1e-4)
+    np.testing.assert_allclose(var.asnumpy().astype(np.float32), ref, rtol=2e-3, atol=2e-3)
+    var, m, v = tensor(w), tensor(np.zeros(8, np.float16)), tensor(np.zeros(8, np.float16))
+    call("lamb", [var, m, v] + [scalar(x, np.float16) for x in (0.01, 0.9, 0.999, 1e-4, 0.0, 1)] + [tensor(g)])
+    ref, _, _ = lamb_reference(w32.astype(np.float64), 0, 0, 0.01, 0.9, 0.999, 1e-4, 0.0, 1, g32.astype(np.float64))
+    np.testing.assert_allclose(var.asnumpy().astype(np.float32), ref, rtol=2e-3, atol=2e-3)

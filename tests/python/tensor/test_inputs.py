@@ -213,7 +213,10 @@ def test_class_weights_of_the_wrong_length_raise_value_error(loss):
     lambda ps: nn.Momentum(ps, 0.1, 0.9),
     lambda ps: nn.Adam(ps, 0.1),
     lambda ps: nn.AdamWeightDecay(ps, 0.1),
-], ids=["SGD", "Momentum", "Adam", "AdamWeightDecay"])
+    lambda ps: nn.RMSProp(ps, 0.1),
+    lambda ps: nn.Adagrad(ps, learning_rate=0.1),
+    lambda ps: nn.Lamb(ps, 0.1),
+], ids=["SGD", "Momentum", "Adam", "AdamWeightDecay", "RMSProp", "Adagrad", "Lamb"])
 def test_optimizers_refuse_a_gradient_count_that_differs_from_the_parameters(make):
     net = nn.Dense(3, 2)
     optimizer = make(net.trainable_params())
