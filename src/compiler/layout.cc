@@ -26,12 +26,6 @@ Shape Permute(const Shape& shape, const std::vector<int64_t>& perm) {
   return out;
 }
 
-Value IntList(const Shape& values) {
-  List items;
-  for (int64_t v : values) items.emplace_back(v);
-  return Value(std::move(items));
-}
-
 // Whether permuting `shape` by `perm` keeps the order of its axes longer
 // than 1, so the bytes stay where they are (a reshape does).
 bool OnlyUnitAxesMove(const Shape& shape, const std::vector<int64_t>& perm) {

@@ -9,26 +9,8 @@
 namespace msrt::context {
 namespace {
 
-/// A parser that then says the value has no effect.
-Parser Stored(Parser parse) {
-  return [parse = std::move(parse)](const Value& in, const KeyEnv& env) -> Value {
-    Value out = parse(in, env);
-    if (!env.loading) {
-      env.Warn(WarningKind::kGeneral,
-               StrCat("For '", env.function, "', '", env.key,
-                      "' is stored but has no effect: msrt does not search auto-parallel strategies yet."));
-    }
-    return out;
-  };
-}
-
-/// algo_approxi_epsilon: a float in (0, 1].
-Value ParseEpsilon(const Value& in, const KeyEnv& env) {
-  if (in.is_bool() || !(in.is_float() || in.is_int())) env.FailType("float or int", in);
-  double value = in.as_float();
-  if (!(value > 0.0 && value <= 1.0)) env.FailValue("should be in range (0, 1]", in);
-  return Value(value);
-}
+/// Every key is kept; nothing acts on it yet.
+Parser Stored(Parser parse) { return StoredWithoutEffect(std::move(parse), "search auto-parallel strategies"); }
 
 }  // namespace
 
@@ -57,7 +39,7 @@ const FamilyTable& AlgoTable() {
               {.name = "algo_approxi_epsilon",
                .type = "float",
                .default_value = Value(0.1),
-               .parse = Stored(ParseEpsilon),
+               .parse = Stored(ParseUnitInterval()),
                .doc = "With enable_algo_approxi, at most 1/epsilon candidate strategies are kept per operator."},
               {.name = "tensor_slice_align_enable",
                .type = "bool",

@@ -12,21 +12,8 @@ namespace {
 
 constexpr Family kFamily = Family::kOffload;
 
-/// What every setter says: the value is kept, nothing acts on it.
-void WarnNoEffect(const KeyEnv& env) {
-  if (env.loading) return;
-  env.Warn(WarningKind::kGeneral, StrCat("For '", env.function, "', '", env.key,
-                                         "' is stored but has no effect: msrt does not offload memory yet."));
-}
-
-/// A parser that then says the value has no effect.
-Parser Stored(Parser parse) {
-  return [parse = std::move(parse)](const Value& in, const KeyEnv& env) -> Value {
-    Value out = parse(in, env);
-    WarnNoEffect(env);
-    return out;
-  };
-}
+/// Every key is kept; nothing acts on it yet.
+Parser Stored(Parser parse) { return StoredWithoutEffect(std::move(parse), "offload memory"); }
 
 /// "xxGB", kept as written ("" from a snapshot: unset).
 Value ParseGbString(const Value& in, const KeyEnv& env) {
@@ -34,14 +21,6 @@ Value ParseGbString(const Value& in, const KeyEnv& env) {
   if (env.loading && in.as_string().empty()) return in;
   ParseGbText(in.as_string(), /*integer=*/false, env);  // raises on a bad form
   return in;
-}
-
-/// A share in (0, 1].
-Value ParseRatio(const Value& in, const KeyEnv& env) {
-  if (in.is_bool() || !(in.is_float() || in.is_int())) env.FailType("float or int", in);
-  double value = in.as_float();
-  if (!(value > 0.0 && value <= 1.0)) env.FailValue("should be in range (0, 1]", in);
-  return Value(value);
 }
 
 /// "cpu" or "disk" ("" from a snapshot: unset).
@@ -82,12 +61,12 @@ const FamilyTable& OffloadTable() {
               {.name = "hbm_ratio",
                .type = "float",
                .default_value = Value(1.0),
-               .parse = Stored(ParseRatio),
+               .parse = Stored(ParseUnitInterval()),
                .doc = "Share of max_device_memory the offload strategy may use, in (0, 1]."},
               {.name = "cpu_ratio",
                .type = "float",
                .default_value = Value(1.0),
-               .parse = Stored(ParseRatio),
+               .parse = Stored(ParseUnitInterval()),
                .doc = "Share of offload_cpu_size the offload strategy may use, in (0, 1]."},
               {.name = "enable_pinned_mem",
                .type = "bool",

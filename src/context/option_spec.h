@@ -249,6 +249,12 @@ const std::string& PathText(const Value& in, const KeyEnv& env);
 std::function<void()> PrepareDirectory(const std::string& dir, const KeyEnv& env);
 /// str naming a path (NUL bytes refused, see PathText).
 Parser ParsePath();
+/// A float (or int) in (0, 1].
+Parser ParseUnitInterval();
+/// `parse`, then (unless loading a snapshot) a warning that the key is stored
+/// but has no effect because msrt does not `missing` yet.
+Parser StoredWithoutEffect(Parser parse, std::string_view missing);
+
 /// Accepts the "unset" stored form ("") when loading a snapshot, for keys
 /// whose default is unset but which users may only set to listed values.
 Parser OrUnsetWhenLoading(Parser parse);

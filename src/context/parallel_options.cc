@@ -535,18 +535,6 @@ const std::vector<SubKey>& PipelineConfigSubKeys() {
   return sub_keys;
 }
 
-/// The sub-dict; msrt runs no pipeline parallelism yet, which setting it says.
-Value ParsePipelineConfig(const Value& in, const KeyEnv& env) {
-  static const Parser parse_dict = ParseSubDict(PipelineConfigSubKeys());
-  Value out = parse_dict(in, env);
-  if (!env.loading) {
-    env.Warn(WarningKind::kGeneral, StrCat("For '", env.function, "', '", env.key,
-                                           "' is stored but has no effect: msrt does not run pipeline "
-                                           "parallelism yet (docs/context.md)."));
-  }
-  return out;
-}
-
 }  // namespace
 
 const FamilyTable& AutoParallelTable() {
@@ -874,7 +862,7 @@ const FamilyTable& AutoParallelTable() {
               {.name = "pipeline_config",
                .type = "dict",
                .default_value = SubDictDefault(PipelineConfigSubKeys()),
-               .parse = ParsePipelineConfig,
+               .parse = StoredWithoutEffect(ParseSubDict(PipelineConfigSubKeys()), "run pipeline parallelism"),
                .affects_compile = true,
                .doc = "Pipeline parallelism's schedule: pipeline_interleave (bool) and pipeline_scheduler "
                       "(\"1f1b\" or \"gpipe\"), merged over the current value. Checked and stored; msrt does "

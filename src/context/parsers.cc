@@ -286,6 +286,26 @@ Parser ParsePath() {
   };
 }
 
+Parser ParseUnitInterval() {
+  return [](const Value& in, const KeyEnv& env) -> Value {
+    if (in.is_bool() || !(in.is_float() || in.is_int())) env.FailType("float or int", in);
+    double value = in.as_float();
+    if (!(value > 0.0 && value <= 1.0)) env.FailValue("should be in range (0, 1]", in);
+    return Value(value);
+  };
+}
+
+Parser StoredWithoutEffect(Parser parse, std::string_view missing) {
+  return [parse = std::move(parse), missing](const Value& in, const KeyEnv& env) -> Value {
+    Value out = parse(in, env);
+    if (!env.loading) {
+      env.Warn(WarningKind::kGeneral, StrCat("For '", env.function, "', '", env.key,
+                                             "' is stored but has no effect: msrt does not ", missing, " yet."));
+    }
+    return out;
+  };
+}
+
 /// Accepts the "unset" stored form ("") when loading a snapshot, for keys
 /// whose default is unset but which users may only set to listed values.
 Parser OrUnsetWhenLoading(Parser parse) {

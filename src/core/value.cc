@@ -294,4 +294,11 @@ bool Dict::operator==(const Dict& other) const {
   return true;
 }
 
+Value IntList(const std::vector<int64_t>& values) {
+  List items;
+  items.reserve(values.size());
+  for (int64_t v : values) items.emplace_back(v);
+  return Value(std::move(items));
+}
+
 }  // namespace msrt

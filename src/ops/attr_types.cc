@@ -27,13 +27,6 @@ std::string Quoted(const std::vector<std::string_view>& choices) {
 
 bool IsInt(const Value& v) { return v.is_int() && !v.is_bool(); }
 
-Value IntList(const std::vector<int64_t>& values) {
-  List items;
-  items.reserve(values.size());
-  for (int64_t v : values) items.emplace_back(v);
-  return Value(std::move(items));
-}
-
 // An int or a sequence of ints, each at least `minimum`.
 std::vector<int64_t> Ints(std::string_view op, const AttrSpec& spec, const Value& v, int64_t minimum,
                           std::string_view expected) {

@@ -59,12 +59,6 @@ ArangeSpec ResolveArange(const Dict& attrs) {
 
 namespace {
 
-Value IntList(const std::vector<int64_t>& values) {
-  List items;
-  for (int64_t v : values) items.emplace_back(v);
-  return Value(std::move(items));
-}
-
 Value DTypeValue(DType dtype) { return Value(std::string(DTypeAttrName(dtype))); }
 
 // `attrs`'s dtype, or `otherwise` where it is None.

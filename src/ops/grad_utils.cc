@@ -3,16 +3,7 @@
 #include <algorithm>
 
 namespace msrt::ops {
-namespace {
-
-Value IntList(const std::vector<int64_t>& values) {
-  List items;
-  items.reserve(values.size());
-  for (int64_t v : values) items.emplace_back(v);
-  return Value(std::move(items));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 Tensor SumToShape(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;

@@ -12,12 +12,6 @@
 namespace msrt::ops {
 namespace {
 
-Value IntList(const std::vector<int64_t>& values) {
-  List items;
-  for (int64_t v : values) items.emplace_back(v);
-  return Value(std::move(items));
-}
-
 Tensor Reduce(std::string_view op, const Tensor& x, const std::vector<int64_t>& axes, bool keep_dims) {
   return Call1(op, {x}, Dict{{"axis", IntList(axes)}, {"keep_dims", Value(keep_dims)}});
 }

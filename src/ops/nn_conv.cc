@@ -12,13 +12,6 @@
 namespace msrt::ops {
 namespace {
 
-Value IntList(const Shape& values) {
-  List items;
-  items.reserve(values.size());
-  for (int64_t v : values) items.emplace_back(v);
-  return Value(std::move(items));
-}
-
 std::vector<AttrSpec> ConvAttrSpecs(std::vector<AttrSpec> extra = {}) {
   std::vector<AttrSpec> specs = std::move(extra);
   specs.push_back({"stride", Value(List{Value(1), Value(1)}), "(h, w) stride, or an int for both", AttrType::kPair});

@@ -14,12 +14,6 @@ namespace {
 
 using fn::Scalar;
 
-Value IntList(const std::vector<int64_t>& values) {
-  List items;
-  for (int64_t v : values) items.emplace_back(v);
-  return Value(std::move(items));
-}
-
 Tensor Slice(const Tensor& x, int64_t axis, int64_t begin, int64_t size) {
   std::vector<int64_t> b(x.shape().size(), 0);
   std::vector<int64_t> s(x.shape().begin(), x.shape().end());

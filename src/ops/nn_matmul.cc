@@ -9,13 +9,6 @@
 namespace msrt::ops {
 namespace {
 
-Value IntList(const std::vector<int64_t>& values) {
-  List items;
-  items.reserve(values.size());
-  for (int64_t v : values) items.emplace_back(v);
-  return Value(std::move(items));
-}
-
 Dict Transposes(bool ta, bool tb) { return Dict{{"transpose_a", Value(ta)}, {"transpose_b", Value(tb)}}; }
 
 void CheckFloatPair(std::string_view op, const std::vector<TensorMeta>& in, std::string_view a, std::string_view b) {

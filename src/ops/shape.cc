@@ -12,12 +12,6 @@ namespace {
 
 using Metas = std::vector<TensorMeta>;
 
-Value IntList(const std::vector<int64_t>& values) {
-  List items;
-  for (int64_t v : values) items.emplace_back(v);
-  return Value(std::move(items));
-}
-
 // The gradient of an op that only rearranges x's elements into another shape.
 GradFn ReshapeBack() {
   return [](const GradArgs& a) -> std::vector<Tensor> {

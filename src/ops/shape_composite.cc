@@ -11,12 +11,6 @@
 namespace msrt::ops {
 namespace {
 
-Value IntList(const std::vector<int64_t>& values) {
-  List items;
-  for (int64_t v : values) items.emplace_back(v);
-  return Value(std::move(items));
-}
-
 Tensor Reshape(const Tensor& x, const std::vector<int64_t>& shape) {
   return Call1("reshape", {x}, Dict{{"shape", IntList(shape)}});
 }

@@ -110,4 +110,7 @@ class Dict {
   std::vector<Item> items_;
 };
 
+/// A list Value of ints (an attribute's shape, axes or sizes).
+Value IntList(const std::vector<int64_t>& values);
+
 }  // namespace msrt

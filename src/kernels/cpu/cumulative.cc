@@ -4,15 +4,12 @@
 // lines together (the inner loop over b is contiguous and vectorises).
 #include <type_traits>
 
+#include "kernels/cpu/axis_view.h"
 #include "kernels/cpu/reduce_loops.h"
 #include "ops/op_checks.h"
 
 namespace msrt::kernels::cpu {
 namespace {
-
-struct AxisView {
-  int64_t A = 1, R = 1, B = 1;
-};
 
 // x's (A, R, B) for the op's axis; a None axis scans the flattened tensor.
 AxisView ViewFor(const KernelArgs& args, const Shape& shape) {

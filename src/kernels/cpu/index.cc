@@ -6,17 +6,12 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/cpu/axis_view.h"
 #include "kernels/cpu/reduce_loops.h"
 #include "ops/op_checks.h"
 
 namespace msrt::kernels::cpu {
 namespace {
-
-std::vector<int64_t> Strides(const Shape& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
-  return s;
-}
 
 // Where the lines of `index` (shape `is`) start in x (shape `xs`) along `axis`.
 struct LinePlan {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/thread_pool.h"
+#include "kernels/cpu/axis_view.h"
 #include "kernels/cpu/dtype_dispatch.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
@@ -13,6 +14,7 @@ namespace msrt::kernels {
 namespace {
 
 namespace dn = onednn;
+using cpu::Strides;
 using dnnl::memory;
 
 // ---------------------------------------------------------------------------
@@ -42,13 +44,6 @@ Product DescribeProduct(const Tensor& a, const Tensor& b, const Tensor& out, con
   p.b_batch.assign(r - bs.size(), 1);
   p.b_batch.insert(p.b_batch.end(), bs.begin(), bs.end() - 2);
   return p;
-}
-
-// Row-major strides of `shape`.
-std::vector<int64_t> Strides(const Shape& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
-  return s;
 }
 
 template <typename T>

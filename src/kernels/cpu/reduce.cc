@@ -1,6 +1,7 @@
 // CPU kernels of the reductions, argmax/argmin and softmax/log_softmax.
 #include <cmath>
 
+#include "kernels/cpu/axis_view.h"
 #include "kernels/cpu/reduce_loops.h"
 #include "kernels/cpu/vector_math.h"
 #include "ops/grad_utils.h"
@@ -95,21 +96,6 @@ void RunReduce(KernelArgs& args) {
     }
   });
   if (!yc.same(y)) ConvertInto(yc, y);
-}
-
-// (A, R, B) of x for one axis.
-struct AxisView {
-  int64_t A = 1, R = 1, B = 1;
-};
-
-AxisView ViewAlong(const Shape& shape, int64_t axis) {
-  AxisView v;
-  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
-    if (i < axis) v.A *= shape[i];
-    if (i == axis) v.R = shape[i];
-    if (i > axis) v.B *= shape[i];
-  }
-  return v;
 }
 
 template <bool kMax>

@@ -4,18 +4,13 @@
 // instantiation per size serves every dtype.
 #include <cstring>
 
+#include "kernels/cpu/axis_view.h"
 #include "kernels/cpu/reduce_loops.h"
 #include "ops/op_checks.h"
 #include "ops/shape_utils.h"
 
 namespace msrt::kernels::cpu {
 namespace {
-
-std::vector<int64_t> Strides(const Shape& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
-  return s;
-}
 
 // Outer (before axis), the axis, and inner (after axis) sizes.
 struct AxisSplit {

@@ -5,25 +5,12 @@
 #include <algorithm>
 #include <numeric>
 
+#include "kernels/cpu/axis_view.h"
 #include "kernels/cpu/reduce_loops.h"
 #include "ops/op_checks.h"
 
 namespace msrt::kernels::cpu {
 namespace {
-
-struct AxisView {
-  int64_t A = 1, R = 1, B = 1;
-};
-
-AxisView ViewAlong(const Shape& shape, int64_t axis) {
-  AxisView v;
-  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
-    if (i < axis) v.A *= shape[i];
-    if (i == axis) v.R = shape[i];
-    if (i > axis) v.B *= shape[i];
-  }
-  return v;
-}
 
 // Whether element i (value a) comes before element j (value b).
 template <typename T>
