@@ -5,7 +5,6 @@ process (enable_compile_cache). Medians of 3 process pairs.
     .venv/bin/python benchmarks/compile_time.py
 """
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -41,7 +40,7 @@ def main():
             runs = []
             for _ in range(2):
                 out = subprocess.run([sys.executable, "-c", CHILD, cache], capture_output=True, text=True,
-                                     check=True, env=dict(os.environ, OMP_WAIT_POLICY="PASSIVE"))
+                                     check=True)
                 runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
             assert runs[0]["cache"] == "stored" and runs[1]["cache"] == "loaded", runs
             compiled.append(runs[0]["prepare"])

@@ -1,4 +1,5 @@
-"""Datasets: lazy pipelines of sources and operations, and the iterators that run them.
+"""Datasets: lazy pipelines of sources and operations (the iterators that run
+them are in iterators.py, the block helpers in _blocks.py).
 
 A dataset is a node with its children; `map`, `batch`, `shuffle`... return a new
 node and compute nothing. An iterator runs the pipeline: each node pulls
@@ -16,18 +17,16 @@ import abc
 import collections
 import copy
 import math
-import queue
-import threading
 import warnings
 
 import numpy as np
 
 from . import _workers, config
-from ._convert import to_tensor
+from ._blocks import _BLOCK_ROWS, _as_outputs, _concat_blocks, _is_vectorised, _num_rows, _row, _RunState, _stack
+from .iterators import DictIterator, TupleIterator
 from ._validate import (
     INT32_MAX,
     as_column_list,
-    check_bool,
     check_columns,
     check_num_parallel_workers,
     check_pos_int32,
@@ -45,87 +44,8 @@ from .samplers import (
     select_sampler,
 )
 
-# Rows per block read from a source: large enough to amortise Python overhead
-# per NumPy call, small enough to stay in cache through a chain of transforms.
-_BLOCK_ROWS = 512
-
 _SHUFFLE_TAG = 11
 _SPLIT_TAG = 12
-
-
-# --------------------------------------------------------------------------
-# Columns inside a block
-
-def _num_rows(block):
-    return len(block[0]) if block else 0
-
-
-def _row(column, i):
-    """Row i of a column as an ndarray (0-d for scalars, never a NumPy scalar)."""
-    if isinstance(column, np.ndarray):
-        return column[i, ...]
-    return column[i]
-
-
-def _stack(rows):
-    """Rows as one ndarray when they share shape and dtype, else the list itself."""
-    first = rows[0]
-    if all(r.shape == first.shape and r.dtype == first.dtype for r in rows):
-        return np.stack(rows)
-    return list(rows)
-
-
-def _take(column, indices):
-    if isinstance(column, np.ndarray):
-        return column[indices]
-    return [column[i] for i in indices]
-
-
-def _concat(parts):
-    if len(parts) == 1:
-        return parts[0]
-    if all(isinstance(p, np.ndarray) for p in parts):
-        first = parts[0]
-        if all(p.shape[1:] == first.shape[1:] and p.dtype == first.dtype for p in parts):
-            return np.concatenate(parts)
-    rows = []
-    for part in parts:
-        rows.extend(_row(part, i) for i in range(len(part)))
-    return _stack(rows)
-
-
-def _concat_blocks(blocks):
-    if len(blocks) == 1:
-        return blocks[0]
-    return [_concat([b[c] for b in blocks]) for c in range(len(blocks[0]))]
-
-
-def _as_outputs(result):
-    """What an operation returned, as a list of ndarrays (a tuple is several columns)."""
-    if isinstance(result, tuple):
-        return [np.asarray(r) for r in result]
-    return [np.asarray(result)]
-
-
-def _is_vectorised(op):
-    return getattr(op, "_vectorised", False)
-
-
-class _RunState:
-    """The state one iterator keeps across its epochs: seeds and pass counters."""
-
-    def __init__(self):
-        self.seed = config._iterator_seed()
-        self.shared_seed = config.get_seed()
-        self._passes = {}
-
-    def next_pass(self, node):
-        index = self._passes.get(id(node), 0)
-        self._passes[id(node)] = index + 1
-        return index
-
-    def rng(self, tag, node, pass_index):
-        return _generator(self.seed, tag, node._depth, pass_index)
 
 
 # --------------------------------------------------------------------------
@@ -387,8 +307,9 @@ class MappableDataset(Dataset):
         self.shard_id = shard_id
 
     def _load(self):
-        """The source's columns (arrays whose first axis is the row)."""
-        raise NotImplementedError
+        """The source's columns (arrays whose first axis is the row). A source
+        overrides this or `_blocks`; the default `_blocks` reads it."""
+        raise NotImplementedError(f"{type(self).__name__} defines neither _load() nor _blocks()")
 
     @abc.abstractmethod
     def _source_size(self):
@@ -1101,181 +1022,3 @@ class ConcatDataset(Dataset):
     def _run(self, state):
         for child in self.children:
             yield from child._run(state)
-
-
-# --------------------------------------------------------------------------
-# Iterators
-
-class _Prefetcher:
-    """Runs a pass (a generator of blocks) in a background thread, up to `size` blocks ahead.
-
-    Note [prefetch]: the thread holds only the pass, the queue and a stop flag, never the
-    iterator, so an abandoned iterator is collected; closing its row generator closes
-    the prefetcher, which stops the thread (it sees the flag between blocks) and waits
-    for it, after the pass itself was closed in that thread (its worker pools shut
-    down). An error of the pass is raised in the consumer, the same exception object.
-    """
-
-    _END = object()
-
-    def __init__(self, blocks, size):
-        self._queue = queue.Queue(maxsize=size)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._produce, args=(blocks, self._queue, self._stop),
-                                        name="msrt-dataset-prefetch", daemon=True)
-        self._thread.start()
-
-    @staticmethod
-    def _produce(blocks, out, stop):
-        def put(item):
-            while not stop.is_set():
-                try:
-                    out.put(item, timeout=0.05)
-                    return True
-                except queue.Full:
-                    continue
-            return False
-
-        try:
-            for block in blocks:
-                if not put(block) or stop.is_set():
-                    break
-            else:
-                put(_Prefetcher._END)
-        except BaseException as error:  # raised again in the consumer
-            put(error)
-        finally:
-            blocks.close()
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        item = self._queue.get()
-        if item is _Prefetcher._END:
-            self.close()
-            raise StopIteration
-        if isinstance(item, BaseException):
-            self.close()
-            raise item
-        return item
-
-    def close(self):
-        """Stops the background thread and waits for it (unless called from that thread: the
-        garbage collector may close an abandoned iterator there; the thread then stops after
-        its current block)."""
-        self._stop.set()
-        if threading.current_thread() is self._thread:
-            return
-        while self._thread.is_alive():
-            try:
-                while True:
-                    self._queue.get_nowait()
-            except queue.Empty:
-                pass
-            self._thread.join(0.05)
-
-
-def _prefetched(blocks, size):
-    return _Prefetcher(blocks, size)
-
-
-def _check_iterator_args(num_epochs, output_numpy, do_copy):
-    type_check(num_epochs, (int,), "num_epochs")
-    check_value(num_epochs, (-1, INT32_MAX), "num_epochs")
-    if num_epochs == 0:
-        raise ValueError("num_epochs should be either -1 or a positive integer, got 0.")
-    check_bool(output_numpy, "output_numpy")
-    check_bool(do_copy, "do_copy")
-
-
-class _Iterator:
-    """Runs a pipeline for `num_epochs` epochs (-1: unlimited). Each epoch ends with
-    StopIteration; iterating again starts the next epoch, with a new order."""
-
-    def __init__(self, dataset, num_epochs, output_numpy, do_copy, column_index=None):
-        self._dataset = dataset
-        self._num_epochs = num_epochs
-        self._output_numpy = output_numpy
-        self._do_copy = do_copy
-        self._column_index = column_index
-        self._state = _RunState()
-        self._epochs_done = 0
-        self._rows = None
-
-    def __iter__(self):
-        return self
-
-    def _blocks(self):
-        """The blocks of one epoch: computed ahead by a background thread unless prefetch is off."""
-        if not config.get_enable_prefetch():
-            return self._dataset._run(self._state)
-        return _prefetched(self._dataset._run(self._state), config.get_prefetch_size())
-
-    def _row_generator(self):
-        select = self._column_index
-        blocks = self._blocks()
-        try:
-            for block in blocks:
-                if select is not None:
-                    block = [block[j] for j in select]
-                for i in range(_num_rows(block)):
-                    yield [_row(column, i) for column in block]
-        finally:
-            blocks.close()
-
-    def _convert(self, value):
-        return value if self._output_numpy else to_tensor(value)
-
-    def _next_values(self):
-        if self._rows is None:
-            if self._num_epochs != -1 and self._epochs_done >= self._num_epochs:
-                raise StopIteration
-            self._rows = self._row_generator()
-        try:
-            values = next(self._rows)
-        except StopIteration:
-            self._rows = None
-            self._epochs_done += 1
-            raise
-        return [self._convert(v) for v in values]
-
-    def stop(self):
-        """Ends the iterator: every later call raises StopIteration."""
-        if self._rows is not None:
-            self._rows.close()
-            self._rows = None
-        self._num_epochs = self._epochs_done = max(self._epochs_done, 1)
-
-    def get_col_names(self):
-        names = self._dataset._columns
-        return [names[j] for j in self._column_index] if self._column_index is not None else list(names)
-
-    def get_dataset_size(self):
-        return self._dataset.get_dataset_size()
-
-
-class TupleIterator(_Iterator):
-    """Yields each row as a list of column values."""
-
-    def __init__(self, dataset, columns=None, num_epochs=-1, output_numpy=False, do_copy=True):
-        _check_iterator_args(num_epochs, output_numpy, do_copy)
-        index = None
-        if columns is not None:
-            check_columns(columns, "column_names")
-            index = [dataset._column_index(n, "column") for n in as_column_list(columns)]
-        super().__init__(dataset, num_epochs, output_numpy, do_copy, index)
-
-    def __next__(self):
-        return self._next_values()
-
-
-class DictIterator(_Iterator):
-    """Yields each row as a dict from column name to value."""
-
-    def __init__(self, dataset, num_epochs=-1, output_numpy=False, do_copy=True):
-        _check_iterator_args(num_epochs, output_numpy, do_copy)
-        super().__init__(dataset, num_epochs, output_numpy, do_copy)
-
-    def __next__(self):
-        return dict(zip(self._dataset._columns, self._next_values()))

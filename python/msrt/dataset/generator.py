@@ -14,7 +14,8 @@ import numpy as np
 
 from ._validate import as_column_list, check_bool, check_columns, check_source_params, type_check
 from . import _workers, datasets
-from .datasets import MappableDataset, _stack
+from ._blocks import _stack
+from .datasets import MappableDataset
 
 _ROW_TYPES = (int, float, str, bytes, np.ndarray, np.generic)
 

@@ -10,7 +10,8 @@ import os
 import numpy as np
 
 from ._validate import check_bool, check_dir, type_check
-from .datasets import MappableDataset, _BLOCK_ROWS, _stack
+from ._blocks import _BLOCK_ROWS, _stack
+from .datasets import MappableDataset
 from .vision.transforms import decode_image
 
 

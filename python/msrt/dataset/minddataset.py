@@ -11,7 +11,8 @@ import numpy as np
 
 from ..mindrecord import _format
 from ._validate import check_columns, type_check
-from .datasets import MappableDataset, _BLOCK_ROWS, _stack
+from ._blocks import _BLOCK_ROWS, _stack
+from .datasets import MappableDataset
 from .samplers import BuiltinSampler
 
 _FILE_ORDER_TAG = 31

@@ -217,7 +217,7 @@ def test_process_workers_with_blocks_larger_than_a_pipe():
 
 def test_close_from_the_producer_thread_does_not_join_itself(small_blocks):
     # The garbage collector can close an abandoned iterator in any thread, the producer's included.
-    from msrt.dataset import datasets
+    from msrt.dataset import _blocks, iterators
 
     closed, box, ready = [], [], threading.Event()
 
@@ -229,7 +229,7 @@ def test_close_from_the_producer_thread_does_not_join_itself(small_blocks):
                 closed.append(True)
             yield (np.array(i),)
 
-    box.append(datasets._prefetched(ds.GeneratorDataset(source, ["x"])._run(datasets._RunState()), 2))
+    box.append(iterators._prefetched(ds.GeneratorDataset(source, ["x"])._run(_blocks._RunState()), 2))
     ready.set()
     assert wait_until(lambda: not prefetch_threads())
     assert closed == [True]

@@ -5,31 +5,7 @@
                  vision.Normalize(mean=(0.1307,), std=(0.3081,)), vision.HWC2CHW()], "image")
 """
 from . import transforms, utils  # mindspore.dataset.vision.transforms and .utils
-from .transforms import (
-    CenterCrop,
-    Decode,
-    HWC2CHW,
-    Normalize,
-    RandomCrop,
-    RandomHorizontalFlip,
-    RandomResizedCrop,
-    Rescale,
-    Resize,
-)
+from .transforms import *  # noqa: F401,F403 - the transforms, listed once in transforms.__all__
 from .utils import Border, Inter
 
-__all__ = [
-    "Border",
-    "CenterCrop",
-    "Decode",
-    "HWC2CHW",
-    "Inter",
-    "Normalize",
-    "RandomCrop",
-    "RandomHorizontalFlip",
-    "RandomResizedCrop",
-    "Rescale",
-    "Resize",
-    "transforms",
-    "utils",
-]
+__all__ = transforms.__all__ + ["Border", "Inter", "transforms", "utils"]

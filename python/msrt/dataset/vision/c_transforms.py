@@ -1,27 +1,6 @@
 """Legacy module path of MindSpore 1.x scripts (`mindspore.dataset.vision.c_transforms`)."""
-from .transforms import (
-    CenterCrop,
-    Decode,
-    HWC2CHW,
-    Normalize,
-    RandomCrop,
-    RandomHorizontalFlip,
-    RandomResizedCrop,
-    Rescale,
-    Resize,
-)
+from . import transforms as _transforms
+from .transforms import *  # noqa: F401,F403 - the transforms, listed once in transforms.__all__
 from .utils import Border, Inter
 
-__all__ = [
-    "Border",
-    "CenterCrop",
-    "Decode",
-    "HWC2CHW",
-    "Inter",
-    "Normalize",
-    "RandomCrop",
-    "RandomHorizontalFlip",
-    "RandomResizedCrop",
-    "Rescale",
-    "Resize",
-]
+__all__ = _transforms.__all__ + ["Border", "Inter"]

@@ -516,3 +516,7 @@ class Decode(TensorOperation):
 
     def _apply(self, array):
         return decode_image(array)
+
+
+__all__ = ["CenterCrop", "Decode", "HWC2CHW", "Normalize", "RandomCrop", "RandomHorizontalFlip", "RandomResizedCrop",
+           "Rescale", "Resize"]
