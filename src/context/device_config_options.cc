@@ -1,5 +1,5 @@
-// The sub-keys of the device-specific dict keys of set_context:
-// ascend_config, gpu_config and aoe_config.
+// The sub-keys of set_context's dict-valued keys: the device-specific
+// ascend_config, gpu_config and aoe_config, and jit_config.
 #include "context/device_config_options.h"
 
 #include <filesystem>
@@ -204,6 +204,45 @@ std::vector<SubKey> AoeConfigKeys() {
            .default_value = Value("2"),
            .parse = ParseStringChoice({"1", "2"}),
            .doc = R"("1" tunes subgraphs, "2" tunes operators)"}};
+}
+
+// --- jit_config --------------------------------------------------------------
+std::vector<SubKey> JitConfigKeys() {
+  return {
+      {.name = "jit_level",
+       .default_value = Value(""),
+       .parse = OrUnsetWhenLoading(ParseStringChoice({"O0", "O1", "O2"})),
+       .doc = "O0 only the passes a graph needs, O1 every optimisation and graph-kernel fusion, O2 as O1 "
+              "(whole-graph sinking is Ascend's); unset: msrt's defaults"},
+      {.name = "infer_boost",
+       .default_value = Value("off"),
+       .parse = ParseStringChoice({"on", "off"}),
+       .doc = "Ascend's inference acceleration (jit_level O0 only)"},
+  };
+}
+
+/// The sub-dict, then the relation MindSpore checks between its keys, and
+/// warnings for the values that act only on Ascend.
+Value ParseJitConfig(const Value& in, const KeyEnv& env) {
+  static const Parser parse_dict = ParseSubDict(JitConfigKeys());
+  Value out = parse_dict(in, env);
+  if (env.loading) return out;
+  const std::string& level = out.as_dict().Find("jit_level")->as_string();
+  bool boost = out.as_dict().Find("infer_boost")->as_string() == "on";
+  if (boost && (level == "O1" || level == "O2")) {
+    env.Fail(ErrorKind::kValue, StrCat("infer_boost 'on' of the argument '", env.key,
+                                       "' only works with jit_level 'O0', but got jit_level '", level, "'."));
+  }
+  if (level == "O2") {
+    env.Warn(WarningKind::kNotApplicable,
+             StrCat("For '", env.function, "', jit_level 'O2' of the argument '", env.key,
+                    "' sinks whole graphs on Ascend; on CPU and GPU msrt compiles it as 'O1'."));
+  }
+  if (boost) {
+    env.Warn(WarningKind::kNotApplicable, StrCat("For '", env.function, "', infer_boost 'on' of the argument '",
+                                                 env.key, "' acts on Ascend only; msrt ignores it here."));
+  }
+  return out;
 }
 
 }  // namespace msrt::context
