@@ -13,8 +13,7 @@ import os
 import numpy as np
 
 from . import _filecache
-from ._validate import check_dir, check_valid_str
-from .datasets import MappableDataset
+from .datasets import _FolderSplitDataset
 
 _SIDE = 32
 _IMAGE_BYTES = 3 * _SIDE * _SIDE
@@ -68,18 +67,13 @@ def _read_records(path, label_bytes, label_limits, kind):
     return np.ascontiguousarray(images), labels
 
 
-class _CifarDataset(MappableDataset):
+class _CifarDataset(_FolderSplitDataset):
     _WORDS = _LABEL_LIMITS = _LABEL_COLUMNS = None
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  sampler=None, num_shards=None, shard_id=None, cache=None):
-        dataset_dir = check_dir(dataset_dir)
-        if usage is not None:
-            check_valid_str(usage, ["train", "test", "all"], "usage")
-        super().__init__(num_parallel_workers=num_parallel_workers, sampler=sampler, num_samples=num_samples,
-                         shuffle=shuffle, num_shards=num_shards, shard_id=shard_id, cache=cache)
-        self.dataset_dir = dataset_dir
-        self.usage = "all" if usage is None else usage
+        super().__init__(dataset_dir, usage, num_samples, num_parallel_workers, shuffle, sampler, num_shards,
+                         shard_id, cache)
         self._paths = _files(dataset_dir, self.usage, self._WORDS, type(self).__name__)
         self._columns = ["image"] + list(self._LABEL_COLUMNS)
 

@@ -28,9 +28,11 @@ from ._validate import (
     INT32_MAX,
     as_column_list,
     check_columns,
+    check_dir,
     check_num_parallel_workers,
     check_pos_int32,
     check_source_params,
+    check_valid_str,
     check_value,
     type_check,
 )
@@ -350,6 +352,21 @@ class MappableDataset(Dataset):
             splits.append(part)
             start += size
         return tuple(splits)
+
+
+class _FolderSplitDataset(MappableDataset):
+    """A source read from a folder holding a train and a test split
+    (`usage` "train", "test" or "all"), as MnistDataset and Cifar10Dataset are."""
+
+    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
+                 sampler=None, num_shards=None, shard_id=None, cache=None):
+        dataset_dir = check_dir(dataset_dir)
+        if usage is not None:
+            check_valid_str(usage, ["train", "test", "all"], "usage")
+        super().__init__(num_parallel_workers=num_parallel_workers, sampler=sampler, num_samples=num_samples,
+                         shuffle=shuffle, num_shards=num_shards, shard_id=shard_id, cache=cache)
+        self.dataset_dir = dataset_dir
+        self.usage = "all" if usage is None else usage
 
 
 # --------------------------------------------------------------------------

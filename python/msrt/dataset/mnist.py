@@ -12,8 +12,7 @@ import zlib
 import numpy as np
 
 from . import _filecache
-from ._validate import check_dir, check_valid_str
-from .datasets import MappableDataset
+from .datasets import _FolderSplitDataset
 
 _ROWS = _COLS = 28
 
@@ -121,7 +120,7 @@ def _load(dataset_dir, usage, pairs):
                              load)
 
 
-class MnistDataset(MappableDataset):
+class MnistDataset(_FolderSplitDataset):
     """Reads MNIST-format files: columns "image" (uint8, 28x28x1) and "label" (uint32 scalar).
 
     Args:
@@ -148,13 +147,8 @@ class MnistDataset(MappableDataset):
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  sampler=None, num_shards=None, shard_id=None, cache=None):
-        dataset_dir = check_dir(dataset_dir)
-        if usage is not None:
-            check_valid_str(usage, ["train", "test", "all"], "usage")
-        super().__init__(num_parallel_workers=num_parallel_workers, sampler=sampler, num_samples=num_samples,
-                         shuffle=shuffle, num_shards=num_shards, shard_id=shard_id, cache=cache)
-        self.dataset_dir = dataset_dir
-        self.usage = "all" if usage is None else usage
+        super().__init__(dataset_dir, usage, num_samples, num_parallel_workers, shuffle, sampler, num_shards,
+                         shard_id, cache)
         self._pairs = _split_files(dataset_dir, self.usage)
         self._columns = ["image", "label"]
 
