@@ -136,8 +136,7 @@ PARTIAL = {
     "mindspore.set_algo_parameters": "any effect: checked and stored, msrt searches no auto-parallel strategies",
     "mindspore.parallel.set_algo_parameters": "any effect: checked and stored, msrt searches no auto-parallel "
                                               "strategies",
-    "mindspore.dataset.MindDataset": "MindSpore's .mindrecord bytes (reads msrt's own layout), padded_sample, "
-                                     "num_padded, sharding with Shuffle.FILES / Shuffle.INFILE",
+    "mindspore.dataset.MindDataset": "padded_sample, num_padded, sharding with Shuffle.FILES / Shuffle.INFILE",
     "mindspore.dataset.ImageFolderDataset": "decode=True of formats other than JPEG and PNG",
     "mindspore.dataset.DistributedSampler": "offset other than -1",
     "mindspore.dataset.Dataset.map": "cache, callbacks",

@@ -132,7 +132,8 @@ def parse_schema(body):
     return schema
 
 
-def header_text(header_size, page_size, compression_size, schema, desc, index_fields, pages, addresses, shard_id):
+def header_text(header_size, page_size, compression_size, schema, desc, index_fields, pages, addresses, shard_id,
+                version=VERSION):
     """The header of one shard as MindSpore writes it (keys in its order, nested keys sorted)."""
     def dump(value):
         return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -142,7 +143,7 @@ def header_text(header_size, page_size, compression_size, schema, desc, index_fi
     entries = [p.entry() for p in pages] or None
     return ("{" + f'"header_size":{header_size},"index_fields":{dump(index)},"page":{dump(entries)},'
             f'"page_size":{page_size},"compression_size":{compression_size},"schema":{dump(schemas)},'
-            f'"shard_addresses":{dump(addresses)},"shard_id":{shard_id},"statistics":null,"version":"{VERSION}"'
+            f'"shard_addresses":{dump(addresses)},"shard_id":{shard_id},"statistics":null,"version":"{version}"'
             + "}").encode("utf-8")
 
 
@@ -203,6 +204,8 @@ def compress_ints(values):
     """MindSpore's compressed form of an int32/int64 array (its values as int64)."""
     values = np.asarray(values, np.int64).ravel()
     n = values.size
+    if not n or (values.min() >= -128 and values.max() <= 127):  # every element one byte: bitmap all zeros
+        return _BE32.pack(n) + bytes((n + 3) // 4) + values.astype(np.int8).tobytes()
     kinds = np.full(n, 3, np.uint8)
     for code, dtype in ((2, np.int32), (1, np.int16), (0, np.int8)):
         info = np.iinfo(dtype)
@@ -220,6 +223,16 @@ def uncompress_ints(data):
     n = _BE32.unpack_from(data)[0]
     if (n + 3) // 4 > len(data) - 4:
         raise ValueError(f"a compressed integer array of {n} elements is cut short")
+    full, rest = divmod(n, 4)
+    for code, dtype in enumerate(("<i1", "<i2", "<i4", "<i8")):  # fast path: every element of one width
+        pattern = 0x55 * code
+        if data[4:4 + full] == bytes((pattern,)) * full and \
+                (not rest or data[4 + full] == pattern & (0xFF << (8 - 2 * rest)) & 0xFF):
+            start = 4 + (n + 3) // 4
+            if len(data) - start != n << code:
+                raise ValueError(f"a compressed integer array holds {len(data) - start} bytes of values, its bitmap "
+                                 f"says {n << code}")
+            return np.frombuffer(data, dtype, n, start).astype(np.int64)
     bitmap = np.frombuffer(data, np.uint8, (n + 3) // 4, 4)
     kinds = (bitmap[np.arange(n) // 4] >> (2 * (3 - np.arange(n) % 4)).astype(np.uint8)) & 3
     widths = 1 << kinds.astype(np.int64)
@@ -467,7 +480,8 @@ class Shard:
             connection.deserialize(_files.read(index_path))
             names = connection.execute("SELECT NAME FROM SHARD_NAME").fetchall()
             rows = connection.execute(f"SELECT {', '.join(INDEX_COLUMNS)} FROM INDEXES ORDER BY ROW_ID").fetchall()
-            columns = [f'"{name}_0"' for name in self.index_fields]
+            # MindSpore's column names: '-' and '.' become '_', then the schema id
+            columns = ['"' + name.replace("-", "_").replace(".", "_") + '_0"' for name in self.index_fields]
             values = connection.execute(f"SELECT {', '.join(columns)} FROM INDEXES ORDER BY ROW_ID").fetchall() \
                 if columns else [()] * len(rows)
         except (sqlite3.Error, OSError, OverflowError, MemoryError) as error:
@@ -508,25 +522,31 @@ class Shard:
         if (raw_off < 0).any() or (blob_off < 0).any() or (raw_off + 8 > raw_end).any() \
                 or (blob_off + 8 > blob_end).any():
             return "an entry has offsets out of order"
-        for page_id in np.unique(blob_page).tolist():
-            page = self._blob_pages.get(page_id)
-            rows = np.nonzero(blob_page == page_id)[0]
-            if page is None or (group[rows] != page.page_type_id).any() or rows[0] != page.start_row_id \
-                    or rows[-1] != page.end_row_id - 1 or len(rows) != rows[-1] - rows[0] + 1:
-                return f"its rows of blob page {page_id} are not the rows the header puts there"
-            if blob_off[rows[0]] != 0 or blob_end[rows[-1]] != page.page_size \
-                    or (blob_off[rows[1:]] != blob_end[rows[:-1]]).any():
-                return f"its entries of blob page {page_id} are not back to back"
-        if sum(p.end_row_id - p.start_row_id for p in self._blob_pages.values()) != n:
-            return "a blob page of the header has no entries"
-        for page_id in np.unique(raw_page).tolist():
-            page = self._raw_pages.get(page_id)
-            rows = np.nonzero(raw_page == page_id)[0]
-            if page is None or (raw_end[rows] > page.page_size).any():
-                return f"an entry lies outside raw page {page_id}"
-            order = np.argsort(raw_off[rows])
-            if (raw_off[rows][order][1:] < raw_end[rows][order][:-1]).any():
-                return f"entries of raw page {page_id} overlap"
+        # Blob pages hold consecutive rows (checked with the header): each row's page is known.
+        pages = sorted((p for p in self._blob_pages.values() if p.end_row_id > p.start_row_id),
+                       key=lambda p: p.start_row_id)
+        starts = np.array([p.start_row_id for p in pages], np.int64)
+        k = np.searchsorted(starts, row_id, side="right") - 1
+        page_ids = np.array([p.page_id for p in pages], np.int64)[k]
+        if (blob_page != page_ids).any() or (group != np.array([p.page_type_id for p in pages], np.int64)[k]).any():
+            return "an entry's blob page or row group is not the one the header gives its row"
+        first = row_id == starts[k]
+        last = row_id == np.array([p.end_row_id - 1 for p in pages], np.int64)[k]
+        if (blob_off[first] != 0).any() or (blob_end[last] != np.array([p.page_size for p in pages])[k][last]).any() \
+                or (blob_off[1:][~first[1:]] != blob_end[:-1][~first[1:]]).any():
+            return "the entries of a blob page are not back to back"
+        # Raw entries lie inside raw pages and do not overlap.
+        sizes = np.full(len(self.pages), -1, np.int64)
+        for page in self._raw_pages.values():
+            sizes[page.page_id] = page.page_size
+        if (raw_page < 0).any() or (raw_page >= len(self.pages)).any():
+            return "an entry names a page the header does not have"
+        if (raw_end > sizes[raw_page]).any():
+            return "an entry lies outside its raw page (or its page is not a raw page)"
+        order = np.lexsort((raw_off, raw_page))
+        same = raw_page[order][1:] == raw_page[order][:-1]
+        if (raw_off[order][1:][same] < raw_end[order][:-1][same]).any():
+            return "entries of a raw page overlap"
         return None
 
     def read_rows(self, rows):

@@ -176,6 +176,7 @@ class FileWriter:
         self._header_size = _format.DEFAULT_HEADER_SIZE
         self._page_size = _format.DEFAULT_PAGE_SIZE
         self._compression_size = 0
+        self._version = _format.VERSION
         self._shards = None  # the ShardWriters, made by the first write_raw_data or commit
         self._committed = False
         self._append = False
@@ -208,6 +209,7 @@ class FileWriter:
         writer._index_fields = list(first.index_fields)
         writer._header_size, writer._page_size = first.header_size, first.page_size
         writer._compression_size = first.compression_size
+        writer._version = first.version  # a "2.0" set stays "2.0": its int arrays are not compressed
         writer._committed = False
         writer._append = True
         writer._shards = []
@@ -305,13 +307,12 @@ class FileWriter:
 
     def _encode(self, row):
         """(MessagePack of the raw fields, blob, bytes saved by compression, index values) of a row."""
-        raw = {name: _python_scalar(row[name]) for name, kind, shape in self._schema
-               if shape is None and kind != "bytes"}
-        for name, kind, _ in self._schema:
-            if name in raw and kind in ("float32", "float64"):
-                raw[name] = float(raw[name])
-        compress = _format.uses_compression(self._schema, _format.VERSION)
-        blob, saved = _format.encode_blob(row, self._schema, compress)
+        raw = {}
+        for name, kind, shape in self._schema:
+            if shape is None and kind != "bytes":
+                value = _python_scalar(row[name])
+                raw[name] = float(value) if kind in ("float32", "float64") else value
+        blob, saved = _format.encode_blob(row, self._schema, _format.uses_compression(self._schema, self._version))
         return _msgpack.encode(raw or _format.DUMMY_RAW), blob, saved, tuple(raw[f] for f in self._index_fields)
 
     def write_raw_data(self, raw_data, parallel_writer=False):
@@ -377,7 +378,7 @@ class FileWriter:
             for shard in self._shards:
                 shard.header(_format.header_text(self._header_size, self._page_size, self._compression_size,
                                                  self._schema, self._desc, self._index_fields, shard.pages, names,
-                                                 shard.shard_id))
+                                                 shard.shard_id, self._version))
         except ValueError as error:
             raise MRMValidateDataError(str(error)) from None
         self._committed = True

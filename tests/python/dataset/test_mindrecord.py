@@ -374,6 +374,22 @@ def test_open_for_append_adds_rows_to_every_shard(tmp_path):
         FileWriter.open_for_append(str(tmp_path / "nope.mindrecord"))
 
 
+def test_version_2_files_are_read_and_appended_uncompressed(tmp_path, monkeypatch):
+    """Format "2.0" stores int arrays as plain little-endian elements."""
+    monkeypatch.setattr(_format, "VERSION", "2.0")
+    schema = {"v": {"type": "int64", "shape": [-1]}}
+    path = write(tmp_path / "v2.mindrecord", [{"v": np.array([1, -2, 3])}], schema=schema)
+    monkeypatch.undo()
+    data = open(path, "rb").read()
+    assert data[HEADER:HEADER + 32] == struct.pack("<Q", 24) + np.array([1, -2, 3], "<i8").tobytes()
+    writer = FileWriter.open_for_append(path)
+    writer.write_raw_data([{"v": np.array([2 ** 40])}])
+    writer.commit()
+    shard = _format.Shard(path)
+    assert shard.version == "2.0" and not shard.compress
+    assert [r[0].tolist() for r in read_all(path)] == [[1, -2, 3], [2 ** 40]]
+
+
 def test_default_sizes_leave_holes(tmp_path):
     path = str(tmp_path / "d.mindrecord")
     writer = FileWriter(path)
