@@ -99,7 +99,7 @@ TARGETS = {
     """,
     "mindspore.dataset.transforms": "TypeCast OneHot Compose PadEnd Fill Slice Concatenate",
     "mindspore.dataset.text": "Lookup Vocab WhitespaceTokenizer ToNumber SlidingWindow",
-    "mindspore.mindrecord": "FileWriter",
+    "mindspore.mindrecord": "FileWriter FileReader",
 }
 
 # Module paths MindSpore scripts import.

@@ -1,5 +1,5 @@
-"""MindRecord files, as `mindspore.mindrecord`: `FileWriter` writes them and
-`msrt.dataset.MindDataset` reads them.
+"""MindRecord files, as `mindspore.mindrecord`: `FileWriter` writes them,
+`msrt.dataset.MindDataset` and `FileReader` read them.
 
 The files are MindSpore's MindRecord format (Note [MindRecord layout] in
 _format.py): MindSpore reads the files msrt writes, and msrt reads MindSpore's.
@@ -15,11 +15,13 @@ from .common_exceptions import (
     ParamTypeError,
     ParamValueError,
 )
+from .filereader import FileReader
 from .filewriter import FileWriter
 
 SUCCESS = 0
 
 __all__ = [
+    "FileReader",
     "FileWriter",
     "MRMDefineIndexError",
     "MRMInvalidHeaderSizeError",

@@ -549,15 +549,16 @@ class Shard:
             return "entries of a raw page overlap"
         return None
 
-    def read_rows(self, rows):
-        """Rows `rows` (shard-local numbers) as lists of column values, one per schema field."""
+    def read_rows(self, rows, stored=False):
+        """Rows `rows` (shard-local numbers) as lists of column values, one per schema field;
+        with `stored`, non-blob fields are the values as stored (int, float, str), checked."""
         try:
             fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except OSError as error:
             raise MindRecordFormatError(f"Invalid MindRecord file '{self.path}': cannot open it: "
                                         f"{error.strerror}.") from None
         try:
-            return [self._row(fd, int(i)) for i in rows]
+            return [self._row(fd, int(i), stored) for i in rows]
         finally:
             os.close(fd)
 
@@ -571,7 +572,7 @@ class Shard:
                              f"({end - start - 8})")
         return memoryview(data)[8:]
 
-    def _row(self, fd, i):
+    def _row(self, fd, i, stored):
         _, _, raw_page, raw_off, raw_end, blob_page, blob_off, blob_end = (int(v) for v in self.locations[i])
         raw = self._record(fd, raw_page, raw_off, raw_end, "raw fields", i)
         blob = self._record(fd, blob_page, blob_off, blob_end, "blob", i)
@@ -585,7 +586,8 @@ class Shard:
                 if name in blobs:
                     values.append(blob_value(blobs[name], kind, shape, self.compress))
                 elif name in fields:
-                    values.append(raw_value(fields[name], kind))
+                    value = raw_value(fields[name], kind)
+                    values.append(fields[name] if stored else value)
                 else:
                     raise ValueError(f"field '{name}' is missing")
         except ValueError as error:

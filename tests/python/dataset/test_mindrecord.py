@@ -14,6 +14,7 @@ import msrt.dataset as ds
 from dsutil import rows
 from msrt.mindrecord import _format, _msgpack
 from msrt.mindrecord import (
+    FileReader,
     FileWriter,
     MindRecordFormatError,
     MRMDefineIndexError,
@@ -678,3 +679,35 @@ def test_shuffle_modes(tmp_path):
         ds.MindDataset(f"{base}0", shuffle=ds.Shuffle.INFILE, sampler=ds.SequentialSampler())
     with pytest.raises(TypeError):
         ds.MindDataset(f"{base}0", shuffle="files")
+
+
+def test_file_reader_yields_rows_as_mindspore_gives_them(tmp_path):
+    data = make_rows(7)
+    base = tmp_path / "fr.mindrecord"
+    write(base, data, shard_num=2)
+    reader = FileReader(f"{base}1")
+    assert reader.len() == 7
+    assert reader.schema() == SCHEMA
+    got = list(reader.get_next())
+    reader.close()
+    assert len(got) == 7
+    for row, want in zip(got, data):
+        assert set(row) == set(SCHEMA)
+        for name in ("i32", "i64", "text", "blob"):
+            assert row[name] == want[name] and isinstance(row[name], type(want[name]))
+        assert row["f64"] == want["f64"] and row["f32"] == want["f32"]  # the stored Python float
+        for name in ("ai32", "ai64", "af32", "af64"):
+            assert row[name].dtype == want[name].dtype
+            np.testing.assert_array_equal(row[name], want[name].reshape(SCHEMA[name]["shape"]))
+    whole = write(tmp_path / "w.mindrecord", [{"f": 2.0}, {"f": 2.5}], schema={"f": {"type": "float64"}})
+    assert [r["f"] for r in FileReader(whole, columns=["f"]).get_next()] == [2, 2.5]
+    only = list(FileReader([f"{base}0"], columns=["text", "blob"]).get_next())
+    assert [set(r) for r in only] == [{"text", "blob"}] * 4
+    with pytest.raises(ParamValueError, match="not found"):
+        FileReader(whole, columns=["zz"])
+    with pytest.raises(ParamTypeError):
+        FileReader(whole, columns="f")
+    with pytest.raises(ParamValueError, match="num_consumer"):
+        FileReader(whole, num_consumer=0)
+    with pytest.raises(ParamValueError, match="does not exist"):
+        FileReader(str(tmp_path / "none"))
