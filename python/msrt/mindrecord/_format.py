@@ -56,6 +56,7 @@ raises MindRecordFormatError naming the file; nothing read is executed (JSON,
 MessagePack, raw bytes; no pickle). Writing: see filewriter.py.
 """
 import json
+import math
 import os
 import sqlite3
 import stat
@@ -305,7 +306,7 @@ def blob_value(data, kind, shape, compress):
         if len(data) % dtype.itemsize:
             raise ValueError(f"{len(data)} bytes are not a whole number of {kind} elements")
         values = np.frombuffer(data, dtype).astype(dtype.newbyteorder("="))
-    fixed = int(np.prod([d for d in shape if d != -1]))
+    fixed = math.prod(d for d in shape if d != -1)
     if (-1 in shape and values.size % fixed) or (-1 not in shape and values.size != fixed):
         raise ValueError(f"{values.size} elements do not take the shape {shape}")
     return values.reshape(shape)

@@ -1,5 +1,6 @@
 """FileWriter: writes rows into MindSpore's MindRecord files (Note [MindRecord layout] in
 _format.py; the page layout in _writer.py)."""
+import math
 import os
 import re
 import warnings
@@ -90,7 +91,7 @@ def _check_value(value, kind, shape):
         return f"data type: '{type_name}' is not matched with an array of '{kind}'"
     if value.dtype.kind not in "biuf":
         return f"array dtype '{value.dtype}' is not numeric"
-    fixed = int(np.prod([d for d in shape if d != -1]))
+    fixed = math.prod(d for d in shape if d != -1)
     if (-1 in shape and value.size % fixed) or (-1 not in shape and value.size != fixed):
         return f"array of {value.size} elements cannot take the shape {shape}"
     return None
