@@ -470,25 +470,25 @@ class Shard:
         self._blob_pages = {p.page_id: p for p in blob_pages}
         self._raw_pages = {p.page_id: p for p in self.pages if p.page_type == RAW_PAGE}
 
-    def _read_index(self):
+    def _query(self, *statements):
+        """The rows of each SQL statement over the index (read whole, never written)."""
         index_path = self.path + INDEX_SUFFIX
         if not os.path.isfile(index_path):
             raise MindRecordFormatError(f"Invalid MindRecord file '{self.path}': its index file '{index_path}' is "
                                         f"missing.")
-        kinds = dict((name, kind) for name, kind, _ in self.schema)
         connection = sqlite3.connect(":memory:")
         try:
             connection.deserialize(_files.read(index_path))
-            names = connection.execute("SELECT NAME FROM SHARD_NAME").fetchall()
-            rows = connection.execute(f"SELECT {', '.join(INDEX_COLUMNS)} FROM INDEXES ORDER BY ROW_ID").fetchall()
-            # MindSpore's column names: '-' and '.' become '_', then the schema id
-            columns = ['"' + name.replace("-", "_").replace(".", "_") + '_0"' for name in self.index_fields]
-            values = connection.execute(f"SELECT {', '.join(columns)} FROM INDEXES ORDER BY ROW_ID").fetchall() \
-                if columns else [()] * len(rows)
+            return [connection.execute(sql).fetchall() for sql in statements]
         except (sqlite3.Error, OSError, OverflowError, MemoryError) as error:
             raise MindRecordFormatError(f"Invalid MindRecord index '{index_path}': {error}.") from None
         finally:
             connection.close()
+
+    def _read_index(self):
+        index_path = self.path + INDEX_SUFFIX
+        names, rows = self._query("SELECT NAME FROM SHARD_NAME",
+                                  f"SELECT {', '.join(INDEX_COLUMNS)} FROM INDEXES ORDER BY ROW_ID")
         if len(names) != 1 or names[0][0] != os.path.basename(self.path):
             raise MindRecordFormatError(
                 f"Invalid MindRecord index '{index_path}': it names the data file {[n[0] for n in names]}, not "
@@ -503,12 +503,24 @@ class Shard:
             raise MindRecordFormatError(f"Invalid MindRecord index '{index_path}': {problem} (the index does not "
                                         f"match the data file '{self.path}').")
         self.locations = table
-        self.index_values = [tuple(v) for v in values]
-        for name, column in zip(self.index_fields, zip(*self.index_values)):
+
+    def index_values(self):
+        """Each row's index fields' values, as the index holds them (checked for type)."""
+        if not self.index_fields:
+            return [()] * self.row_count
+        # MindSpore's column names: '-' and '.' become '_', then the schema id
+        columns = ['"' + name.replace("-", "_").replace(".", "_") + '_0"' for name in self.index_fields]
+        (values,) = self._query(f"SELECT {', '.join(columns)} FROM INDEXES ORDER BY ROW_ID")
+        kinds = {name: kind for name, kind, _ in self.schema}
+        for name, column in zip(self.index_fields, zip(*values)):
             want = (str,) if kinds[name] == "string" else (int,) if kinds[name].startswith("int") else (int, float)
             if not all(type(v) in want for v in column):
-                raise MindRecordFormatError(f"Invalid MindRecord index '{index_path}': index field '{name}' holds "
-                                            f"a value that is not a {kinds[name]}.")
+                raise MindRecordFormatError(f"Invalid MindRecord index '{self.path}{INDEX_SUFFIX}': index field "
+                                            f"'{name}' holds a value that is not a {kinds[name]}.")
+        if len(values) != self.row_count:
+            raise MindRecordFormatError(f"Invalid MindRecord index '{self.path}{INDEX_SUFFIX}': it changed while "
+                                        f"being read.")
+        return [tuple(v) for v in values]
 
     def _check_locations(self, table):
         """Why the index entries do not fit the header's pages, or None."""

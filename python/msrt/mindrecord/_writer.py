@@ -34,11 +34,12 @@ class ShardWriter:
     def reopen(cls, shard):
         """A writer that continues `shard` (an opened _format.Shard): its pages' bytes are
         copied to the new file, its rows kept."""
+        values = shard.index_values()
         writer = cls(shard.path, shard.shard_id, shard.header_size, shard.page_size)
         writer.pages = [_format.Page(p.page_id, p.shard_id, p.page_type, p.page_type_id, p.start_row_id, p.end_row_id,
                                      p.row_group_ids, p.page_size) for p in shard.pages]
         writer.locations = shard.locations.tolist()
-        writer.index_values = list(shard.index_values)
+        writer.index_values = values
         try:
             fd = os.open(shard.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except OSError as error:

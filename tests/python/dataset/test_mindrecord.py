@@ -711,3 +711,16 @@ def test_file_reader_yields_rows_as_mindspore_gives_them(tmp_path):
         FileReader(whole, num_consumer=0)
     with pytest.raises(ParamValueError, match="does not exist"):
         FileReader(str(tmp_path / "none"))
+
+
+def test_append_checks_the_index_values_it_keeps(tmp_path):
+    schema = {"k": {"type": "int32"}, "t": {"type": "string"}}
+    path = write(tmp_path / "iv.mindrecord", [{"k": 1, "t": "a"}], schema=schema)
+    connection = sqlite3.connect(path + ".db")
+    connection.execute("UPDATE INDEXES SET k_0 = 'one'")
+    connection.commit()
+    connection.close()
+    assert [int(r[0]) for r in read_all(path)] == [1]  # rows are read from the data file
+    with pytest.raises(MindRecordFormatError, match="index field 'k' holds a value that is not a int32"):
+        FileWriter.open_for_append(path)
+    assert sorted(os.listdir(tmp_path)) == ["iv.mindrecord", "iv.mindrecord.db"]
