@@ -11,6 +11,7 @@ from .layer import (GELU, GRU, LSTM, RNN, AdaptiveAvgPool1d, AdaptiveAvgPool2d, 
                     LeakyReLU, LogSoftmax, MaxPool1d, MaxPool2d, Mish, MultiheadAttention, PixelShuffle, PReLU, ReLU,
                     ReLU6, SequentialCell, Sigmoid, SiLU, Softmax, Tanh, TransformerEncoder, TransformerEncoderLayer,
                     Upsample, get_activation)
+from .layer import Transformer, TransformerDecoder, TransformerDecoderLayer
 from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR, LearningRateSchedule,
                                      NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR)
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
@@ -27,6 +28,7 @@ __all__ = [
     "LeakyReLU", "LogSoftmax", "MaxPool1d", "MaxPool2d", "Mish", "MultiheadAttention", "PixelShuffle", "PReLU", "ReLU",
     "ReLU6", "SequentialCell", "Sigmoid", "SiLU", "Softmax", "Tanh", "TransformerEncoder", "TransformerEncoderLayer",
     "Upsample", "get_activation",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
     "LossBase", "MarginRankingLoss", "MSELoss", "NLLLoss", "SmoothL1Loss", "SoftmaxCrossEntropyWithLogits",
     "SGD", "Adagrad", "Adam", "AdamWeightDecay", "Lamb", "Momentum", "Optimizer", "RMSProp",
