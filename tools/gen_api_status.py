@@ -147,11 +147,9 @@ PARTIAL = {
     "mindspore.dataset.text.WhitespaceTokenizer": "ICU's whitespace set (splits on Python's str.isspace, which also "
                                                   "counts U+001C to U+001F)",
     "mindspore.train.SummaryCollector": "collect_specified_data's collect_graph, lineage, dataset graph and "
-                                        "landscape; collect_tensor_freq (no TensorSummary op), "
-                                        "custom_lineage_data, export_options, num_process",
+                                        "landscape; custom_lineage_data, export_options, num_process",
     "mindspore.train.callback.SummaryCollector": "collect_specified_data's collect_graph, lineage, dataset graph "
-                                                 "and landscape; collect_tensor_freq (no TensorSummary op), "
-                                                 "custom_lineage_data, export_options, num_process",
+                                                 "and landscape; custom_lineage_data, export_options, num_process",
     "mindspore.train.SummaryRecord": "plugins 'graph', lineage, 'dataset_graph' and 'LossLandscape'; network, "
                                      "export_options, num_process, raise_exception",
 }

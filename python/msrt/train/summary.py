@@ -30,7 +30,8 @@ import warnings
 
 import numpy as np
 
-from .. import _C, _files
+from .. import _C, _files, _summary_data
+from .._warnings import MsrtWarning
 from . import _summary_values as _values
 from ._protobuf import fields as _fields
 from ._protobuf import key, length_delimited, varint
@@ -241,6 +242,8 @@ class SummaryRecord:
             raise ValueError(f"For 'SummaryRecord', the argument 'max_file_size' must be a positive int or None, "
                              f"but got {max_file_size!r}.")
         _files.make_dirs(log_dir)
+        _summary_data.take()  # what summary ops stored before this record began is not its own
+        self._mode = "train"
         self.log_dir = log_dir
         self._max_file_size = max_file_size
         self._pending = []
@@ -294,11 +297,18 @@ class SummaryRecord:
                 break
         self._pending.append((plugin, name, field))
 
+    def set_mode(self, mode):
+        """'train' or 'eval': in 'eval' mode record() leaves the values of summary ops alone."""
+        if mode not in ("train", "eval"):
+            raise ValueError(f"{mode!r} is not a recognized mode.")
+        self._mode = mode
+
     def record(self, step, train_network=None, plugin_filter=None):
-        """Writes the queued values as one event at `step` and empties the queue; with
-        `plugin_filter` (a function of the plugin name) only the values of the plugins it
-        returns True for are written. False when nothing was written (nothing queued or
-        passing the filter, or max_file_size reached)."""
+        """Writes the queued values as one event at `step` and empties the queue; in train
+        mode the values the summary ops (ops.ScalarSummary, ...) handed over since the last
+        record come first. With `plugin_filter` (a function of the plugin name) only the
+        values of the plugins it returns True for are written. False when nothing was
+        written (nothing queued or passing the filter, or max_file_size reached)."""
         if isinstance(step, bool) or not isinstance(step, (int, np.integer)):
             raise TypeError(f"For 'record', the argument 'step' must be an int, but got {type(step).__name__}.")
         if plugin_filter is not None and not callable(plugin_filter):
@@ -306,11 +316,23 @@ class SummaryRecord:
                             f"but got {type(plugin_filter).__name__}.")
         if self._closed:
             raise ValueError("The SummaryRecord has been closed.")
+        if self._mode == "train":
+            self._add_summary_op_values()
         pending, self._pending = self._pending, []
         values = [(name, field) for plugin, name, field in pending if plugin_filter is None or plugin_filter(plugin)]
         if not values:
             return False
         return self._write(_encode_event(time.time(), int(step), values=values))
+
+    def _add_summary_op_values(self):
+        """Queues what the summary ops handed over; a value add_value refuses (an image of two
+        channels) is left out with a warning, as MindSpore logs and leaves it out."""
+        for plugin, tag, value in _summary_data.take():
+            try:
+                self.add_value(plugin, tag, value)
+            except (TypeError, ValueError) as e:
+                warnings.warn(f"SummaryRecord: the {plugin} summary '{tag}' is not recorded: {e}", MsrtWarning,
+                              stacklevel=3)
 
     def flush(self):
         """Makes what was recorded durable (fsync)."""

@@ -59,6 +59,14 @@ def _optimizer_of(cb_params):
     return None
 
 
+def _only_tensors(plugin):
+    return plugin == "tensor"
+
+
+def _no_tensors(plugin):
+    return plugin != "tensor"
+
+
 class SummaryCollector(Callback):
     """Writes to a summary file in `summary_dir` (see msrt.train.summary), at the first
     step and every `collect_freq` steps of training:
@@ -77,8 +85,11 @@ class SummaryCollector(Callback):
     turns them off; with False only those it names. Read the file back with
     `msrt.train.summary.read_scalars` / `read_values`. msrt collects nothing of
     "collect_graph", the lineage keys, "collect_dataset_graph" and "collect_landscape":
-    asking for them warns. collect_tensor_freq concerns TensorSummary ops, which msrt
-    does not have; it is checked and otherwise unused.
+    asking for them warns.
+
+    The values of summary ops (ops.ScalarSummary, ...) in the network are recorded at
+    the same steps, but those of TensorSummary at the steps collect_tensor_freq picks
+    (by default those of collect_freq, at most 20 over the training), as in MindSpore.
     """
 
     def __init__(self, summary_dir, collect_freq=10, num_process=32, collect_specified_data=None,
@@ -138,6 +149,9 @@ class SummaryCollector(Callback):
         self._histogram_regular = collected.get("histogram_regular")
         self._summary_dir = summary_dir
         self._collect_freq = collect_freq
+        self._collect_tensor_freq = collect_tensor_freq
+        self._first_step = True
+        self._tensor_steps = None
         self._max_file_size = max_file_size
         self._record = None
 
@@ -152,15 +166,48 @@ class SummaryCollector(Callback):
 
     def begin(self, run_context):
         self._open()
+        self._first_step = True
+        self._tensor_steps = self._tensor_range(run_context.original_args())
+
+    def _tensor_range(self, cb_params):
+        """The steps at which TensorSummary values are recorded, as MindSpore picks them: every
+        collect_tensor_freq steps, else those of collect_freq but at most 20 over the training.
+        None when the number of steps is not known (they follow collect_freq)."""
+        total = (cb_params.get("epoch_num") or 0) * (cb_params.get("batch_num") or 0)
+        if not total:
+            return None
+        if self._collect_tensor_freq is not None:
+            return range(0, total + 1, self._collect_tensor_freq)
+        limit = 20
+        if len(range(0, total + 1, self._collect_freq)) > limit:
+            freq = total // (limit - 1)
+            if freq > 1:
+                return range(0, total + 1, freq)[:limit]
+            return range(0, total + 1)[:limit + 1]
+        return range(0, total + 1, self._collect_freq)
 
     def step_end(self, run_context):
         cb_params = run_context.original_args()
         if cb_params.get("mode") != "train":
             return
         step = cb_params.cur_step_num
-        if step != 1 and step % self._collect_freq:
+        at_freq = step % self._collect_freq == 0
+        tensors = at_freq if self._tensor_steps is None else step in self._tensor_steps
+        if self._first_step or (at_freq and tensors):
+            plugin_filter = None
+        elif tensors:  # only the TensorSummary values at this step
+            plugin_filter = _only_tensors
+        elif at_freq:
+            plugin_filter = _no_tensors
+        else:
             return
+        self._first_step = False
         record = self._open()
+        if plugin_filter is not _only_tensors:
+            self._add_values(record, cb_params)
+        record.record(step, plugin_filter=plugin_filter)
+
+    def _add_values(self, record, cb_params):
         if self._collect_input_data:
             self._add_input_data(record, cb_params)
         if self._collect_metric:
@@ -172,7 +219,6 @@ class SummaryCollector(Callback):
                 record.add_value("scalar", "learning_rate", lr)
         if self._collect_histogram:
             self._add_histograms(record, cb_params)
-        record.record(step)
 
     def _add_input_data(self, record, cb_params):
         data = cb_params.get("train_dataset_element")
