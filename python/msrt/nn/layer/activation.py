@@ -9,7 +9,7 @@ from ..cell import Cell
 
 __all__ = [
     "ReLU", "ReLU6", "Sigmoid", "Tanh", "GELU", "SiLU", "Softmax", "LogSoftmax", "LeakyReLU", "Mish", "PReLU",
-    "get_activation",
+    "HSwish", "HSigmoid", "get_activation",
 ]
 
 
@@ -25,6 +25,20 @@ class ReLU6(Cell):
 
     def construct(self, x):
         return _op("relu6", x)
+
+
+class HSwish(Cell):
+    """Hard swish: x * relu6(x + 3) / 6."""
+
+    def construct(self, x):
+        return x * _op("relu6", x + 3) / 6
+
+
+class HSigmoid(Cell):
+    """Hard sigmoid: relu6(x + 3) / 6."""
+
+    def construct(self, x):
+        return _op("relu6", x + 3) / 6
 
 
 class Sigmoid(Cell):
@@ -153,6 +167,8 @@ _ACTIVATIONS = {
     "leakyrelu": LeakyReLU,
     "mish": Mish,
     "prelu": PReLU,
+    "hswish": HSwish,
+    "hsigmoid": HSigmoid,
 }
 
 
