@@ -12,8 +12,8 @@ from .layer import (GELU, GRU, LSTM, RNN, AdaptiveAvgPool1d, AdaptiveAvgPool2d, 
                     ReLU6, SequentialCell, Sigmoid, SiLU, Softmax, Tanh, TransformerEncoder, TransformerEncoderLayer,
                     Upsample, get_activation)
 from .layer import Transformer, TransformerDecoder, TransformerDecoderLayer
-from .layer import HSigmoid, HSwish, Dropout1d, Dropout2d, Dropout3d, Unflatten
-from .layer import (ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
+from .layer import ClipByNorm, HSigmoid, HSwish, Dropout1d, Dropout2d, Dropout3d, Unflatten
+from .layer import (ConstantPad1d, ConstantPad2d, ConstantPad3d, Pad, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
                     ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad2d)
 from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR, LearningRateSchedule,
                                      NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR)
@@ -32,7 +32,7 @@ __all__ = [
     "ReLU6", "SequentialCell", "Sigmoid", "SiLU", "Softmax", "Tanh", "TransformerEncoder", "TransformerEncoderLayer",
     "Upsample", "get_activation",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
-    "HSigmoid", "HSwish", "Dropout1d", "Dropout2d", "Dropout3d", "Unflatten",
+    "HSigmoid", "HSwish", "Dropout1d", "Dropout2d", "Dropout3d", "Unflatten", "ClipByNorm", "Pad",
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d",
     "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",

@@ -1,5 +1,6 @@
-"""Padding layers, HSwish / HSigmoid, channel dropout and Unflatten against PyTorch (outputs and input
-gradients, PYNATIVE and GRAPH_MODE), and MindSpore's errors for bad arguments."""
+"""Padding layers (and nn.Pad), HSwish / HSigmoid, channel dropout, Unflatten and ClipByNorm against
+PyTorch or NumPy (outputs and input gradients, PYNATIVE and GRAPH_MODE), and MindSpore's errors for bad
+arguments."""
 import numpy as np
 import pytest
 
@@ -107,3 +108,68 @@ def test_unflatten(mode):
         nn.Unflatten(0, 4)
     with pytest.raises(TypeError, match="axis"):
         nn.Unflatten(1.0, (2,))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("pad_mode, numpy_mode", [("CONSTANT", "constant"), ("REFLECT", "reflect"),
+                                                  ("symmetric", "symmetric")])
+def test_pad_against_numpy(mode, pad_mode, numpy_mode):
+    ms.set_context(mode=mode)
+    try:
+        paddings = ((0, 1), (2, 1), (1, 2))
+        net = nn.Pad(paddings, pad_mode)
+        x = rand(2, 3, 4)
+        np.testing.assert_array_equal(net(Tensor(x)).asnumpy(), np.pad(x, paddings, mode=numpy_mode))
+        # the gradient of sum(w * out) adds up the weights of every copy of an element
+        w = rand(*np.pad(x, paddings).shape)
+        want = np.zeros_like(x)
+        index = np.pad(np.arange(x.size).reshape(x.shape), paddings, mode=numpy_mode)
+        if numpy_mode == "constant":
+            index = np.pad(np.arange(x.size).reshape(x.shape), paddings, constant_values=-1)
+        np.add.at(want.reshape(-1), index[index >= 0], w[index >= 0])
+        got = ms.grad(lambda t: (net(t) * Tensor(w)).sum())(Tensor(x)).asnumpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_pad_errors():
+    with pytest.raises(TypeError, match="paddings"):
+        nn.Pad([[1, 1]])
+    with pytest.raises(ValueError, match="negative"):
+        nn.Pad(((1, -1),))
+    with pytest.raises(ValueError, match="mode"):
+        nn.Pad(((1, 1),), "WRAP")
+    with pytest.raises(ValueError, match="one pair per input axis"):
+        nn.Pad(((1, 1),))(Tensor(rand(2, 2)))
+    with pytest.raises(ValueError, match="at most 2"):
+        nn.Pad(((0, 0), (3, 0)), "REFLECT")(Tensor(rand(2, 3)))
+    nn.Pad(((0, 0), (3, 0)), "SYMMETRIC")(Tensor(rand(2, 3)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("axis, clip", [(None, 1.0), (1, 0.5), ((0, 1), 100.0)])
+def test_clip_by_norm(mode, axis, clip):
+    ms.set_context(mode=mode)
+    try:
+        x = rand(3, 4)
+        x[2] = 0.0  # a zero row: its norm is 0, gradients stay finite
+        net = nn.ClipByNorm(axis)
+        norm = np.sqrt((x.astype(np.float64) ** 2).sum(axis=axis, keepdims=True))
+        want = x * clip / np.maximum(norm, clip)
+        out = net(Tensor(x), Tensor(np.float32(clip)))
+        np.testing.assert_allclose(out.asnumpy(), want, rtol=1e-5, atol=1e-6)
+        tx = torch.tensor(x, requires_grad=True)
+        tnorm = torch.sqrt((tx * tx).sum(dim=axis, keepdim=True)) if axis is not None else torch.sqrt((tx * tx).sum())
+        (tx * clip / torch.clamp(tnorm, min=clip)).sum().backward()
+        got = ms.grad(lambda t: net(t, clip).sum())(Tensor(x)).asnumpy()
+        assert np.isfinite(got).all()
+        if axis == 1:  # the zero row's torch gradient is nan (sqrt at 0); compare the others
+            np.testing.assert_allclose(got[:2], tx.grad.numpy()[:2], rtol=1e-4, atol=1e-6)
+            np.testing.assert_allclose(got[2], np.ones(4), rtol=1e-6)  # clip / clip: the identity there
+        else:
+            np.testing.assert_allclose(got, tx.grad.numpy(), rtol=1e-4, atol=1e-6)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    with pytest.raises(TypeError, match="axis"):
+        nn.ClipByNorm(axis=1.5)

@@ -10,9 +10,9 @@ from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, A
                       MaxPool2d)
 from .rnns import GRU, LSTM, RNN
 from .activation import HSigmoid, HSwish
-from .basic import Dropout1d, Dropout2d, Dropout3d, Unflatten
-from .padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
-                      ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad2d)
+from .basic import ClipByNorm, Dropout1d, Dropout2d, Dropout3d, Unflatten
+from .padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, Pad, ReflectionPad1d, ReflectionPad2d,
+                      ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad2d)
 from .transformer import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 
@@ -28,7 +28,7 @@ __all__ = [
     "GRU", "LSTM", "RNN",
     "MultiheadAttention", "TransformerEncoder", "TransformerEncoderLayer",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
-    "HSigmoid", "HSwish", "Dropout1d", "Dropout2d", "Dropout3d", "Unflatten",
+    "HSigmoid", "HSwish", "Dropout1d", "Dropout2d", "Dropout3d", "Unflatten", "ClipByNorm", "Pad",
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d",
     "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
 ]

@@ -12,7 +12,7 @@ from ..cell import Cell
 from .activation import get_activation
 
 __all__ = ["Dense", "Flatten", "Dropout", "Identity", "Upsample", "PixelShuffle", "Dropout1d", "Dropout2d", "Dropout3d",
-           "Unflatten"]
+           "Unflatten", "ClipByNorm"]
 
 
 def _check_positive_int(value, arg, cls_name):
@@ -240,6 +240,31 @@ class Unflatten(Cell):
 
     def extend_repr(self):
         return f"axis={self.axis}, unflattened_size={self.unflattened_size}"
+
+
+class ClipByNorm(Cell):
+    """x * clip_norm / max(||x||_2, clip_norm): x rescaled so that its L2 norm over `axis` (None:
+    all axes) is at most clip_norm. construct(x, clip_norm)."""
+
+    def __init__(self, axis=None):
+        super().__init__()
+        if axis is not None and not (isinstance(axis, int) and not isinstance(axis, bool)) and not (
+                isinstance(axis, (tuple, list)) and all(isinstance(a, int) and not isinstance(a, bool) for a in axis)):
+            raise TypeError(f"For 'ClipByNorm', the argument 'axis' must be None, an int or a tuple of ints, "
+                            f"but got {axis!r}.")
+        self.axis = axis
+
+    def construct(self, x, clip_norm):
+        from ... import ops
+
+        axis = tuple(range(len(x.shape))) if self.axis is None else self.axis
+        squares = (x * x).sum(axis=axis, keepdims=True)
+        positive = squares > 0
+        # the norm, with a zero sum kept away from sqrt's infinite gradient at 0
+        norm = ops.where(positive, ops.sqrt(ops.where(positive, squares, ops.ones_like(squares))), squares)
+        clip_norm = clip_norm if isinstance(clip_norm, Tensor) else Tensor(clip_norm, x.dtype)
+        clip_norm = ops.cast(clip_norm, x.dtype)
+        return x * clip_norm / ops.maximum(norm, clip_norm)
 
 
 class Identity(Cell):
