@@ -12,6 +12,8 @@ from .layer import (GELU, GRU, LSTM, RNN, AdaptiveAvgPool1d, AdaptiveAvgPool2d, 
                     ReLU6, SequentialCell, Sigmoid, SiLU, Softmax, Tanh, TransformerEncoder, TransformerEncoderLayer,
                     Upsample, get_activation)
 from .layer import Transformer, TransformerDecoder, TransformerDecoderLayer
+from .layer import (CELU, ELU, GLU, Hardtanh, HShrink, LogSigmoid, SeLU, Softmin, Softplus, SoftShrink, Softsign,
+                    Tanhshrink, Threshold)
 from .layer import ClipByNorm, HSigmoid, HSwish, Dropout1d, Dropout2d, Dropout3d, Unflatten
 from .layer import (ConstantPad1d, ConstantPad2d, ConstantPad3d, Pad, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
                     ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad2d)
@@ -32,6 +34,8 @@ __all__ = [
     "ReLU6", "SequentialCell", "Sigmoid", "SiLU", "Softmax", "Tanh", "TransformerEncoder", "TransformerEncoderLayer",
     "Upsample", "get_activation",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "ELU", "SeLU", "CELU", "Softplus", "Softsign", "LogSigmoid", "Hardtanh", "HShrink", "SoftShrink", "Tanhshrink",
+    "Threshold", "GLU", "Softmin",
     "HSigmoid", "HSwish", "Dropout1d", "Dropout2d", "Dropout3d", "Unflatten", "ClipByNorm", "Pad",
     "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d",
     "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",

@@ -172,6 +172,17 @@ _ACTIVATIONS = {
 }
 
 
+def _add_composed():
+    from . import _more_activations as more
+
+    _ACTIVATIONS.update({"elu": more.ELU, "softsign": more.Softsign, "logsigmoid": more.LogSigmoid,
+                         "hardtanh": more.Hardtanh, "tanhshrink": more.Tanhshrink, "softshrink": more.SoftShrink,
+                         "hshrink": more.HShrink})
+
+
+_add_composed()
+
+
 def get_activation(name, prim_name=None):
     """The activation cell called `name` ("relu", "gelu", ...), or None for None."""
     if name is None:
