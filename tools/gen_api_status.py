@@ -145,13 +145,11 @@ PARTIAL = {
     "mindspore.dataset.vision.RandomResizedCrop": "interpolation other than Inter.LINEAR / Inter.NEAREST",
     "mindspore.dataset.text.WhitespaceTokenizer": "ICU's whitespace set (splits on Python's str.isspace, which also "
                                                   "counts U+001C to U+001F)",
-    "mindspore.train.SummaryCollector": "collect_specified_data other than collect_metric (graph, lineage, input "
-                                        "data, histograms, landscape), collect_tensor_freq, custom_lineage_data, "
-                                        "export_options, num_process",
-    "mindspore.train.callback.SummaryCollector": "collect_specified_data other than collect_metric (graph, lineage, "
-                                                 "input data, histograms, landscape), collect_tensor_freq, "
-                                                 "custom_lineage_data, export_options, num_process",
-    "mindspore.train.SummaryRecord": "plugins other than 'scalar' (image, tensor, histogram), network, "
+    "mindspore.train.SummaryCollector": "collect_specified_data's collect_graph, lineage, dataset graph and "
+                                        "landscape; custom_lineage_data, export_options, num_process",
+    "mindspore.train.callback.SummaryCollector": "collect_specified_data's collect_graph, lineage, dataset graph "
+                                                 "and landscape; custom_lineage_data, export_options, num_process",
+    "mindspore.train.SummaryRecord": "plugins 'graph', lineage, 'dataset_graph' and 'LossLandscape'; network, "
                                      "export_options, num_process, raise_exception",
 }
 

@@ -12,7 +12,9 @@ constants of the graph (another value compiles another graph).
 
 Host values (`host_value`, `host_call`) let Python-side state that changes
 per step — a learning-rate schedule computed on the host, a step counter —
-run on every execution of the graph rather than once at capture.
+run on every execution of the graph rather than once at capture. The values
+of summary ops (ops.ScalarSummary...) are extra outputs of the graph, handed
+to the summary store after every run (`summary`).
 
 Note [Gradients of compiled calls]
 A compiled call made while a gradient tape records (`ms.grad` of a jit
@@ -40,7 +42,7 @@ import traceback
 import warnings
 
 from . import _C
-from . import _custom_grad, _graph_files, _structure
+from . import _custom_grad, _graph_files, _structure, _summary_data
 from . import context as _context
 from ._tensor import _FLOAT_NAMES, Tensor, _wrap
 from .common.jit_config import JitConfig
@@ -61,6 +63,7 @@ for _key, _user in (("jit_syntax_level", "graph capture (tensor-dependent contro
 class _State(threading.local):
     capture = None  # the _C.GraphCapture recording on this thread
     host = None     # host steps registered by the capture: [(kind, fn)]
+    summaries = None  # summary ops met by the capture: [(op name, tag, symbolic tensor)]; None: dropped
 
 
 _state = _State()
@@ -90,6 +93,28 @@ def host_call(fn):
         fn()
     else:
         _state.host.append(("call", fn))
+
+
+def summary(op_name, tag, value):
+    """A summary op's value for the next SummaryRecord.record (msrt/_summary_data.py):
+    stored now when eager; inside a graph capture, an extra output of the graph,
+    stored after every run. A capture that replays the forward (a gradient graph)
+    or exports it drops the value."""
+    if _state.capture is None:
+        # a copy, detached: a Parameter updated later must not change what is recorded
+        _summary_data.store(op_name, tag, _wrap(_C.call("identity", [value._t._reshaped(value._t.shape)])[0]))
+    elif _state.summaries is not None:
+        _state.summaries.append((op_name, tag, value._t))
+
+
+def _store_summaries(entry, outs):
+    """The graph's own outputs of `outs`; the summary values after them are stored."""
+    if not entry.summaries:
+        return outs
+    count = len(outs) - len(entry.summaries)
+    for (op_name, tag), value in zip(entry.summaries, outs[count:]):
+        _summary_data.store(op_name, tag, _wrap(value))
+    return outs[:count]
 
 
 # --- structures of arguments and results ------------------------------------------
@@ -129,10 +154,12 @@ def _user_frame(tb):
 # --- compiled entries -------------------------------------------------------------------
 class _Entry:
     __slots__ = ("compiled", "template", "weights", "host", "name", "body", "owner", "arguments",
-                 "backwards")
+                 "backwards", "summaries")
 
-    def __init__(self, compiled, template, weights, host, name, body=None, owner=None, arguments=None):
+    def __init__(self, compiled, template, weights, host, name, body=None, owner=None, arguments=None,
+                 summaries=()):
         self.compiled = compiled
+        self.summaries = list(summaries)  # (op name, tag) of the graph's extra outputs, after its own
         self.template = template
         self.weights = weights
         self.host = host
@@ -168,7 +195,7 @@ class _Entry:
             if differentiated is not None:
                 return _rebuild(self.template, iter([_wrap(o) for o in differentiated]))
         inputs += self.host_inputs()
-        outs = self.compiled.run(inputs, self.bound_weights())
+        outs = _store_summaries(self, self.compiled.run(inputs, self.bound_weights()))
         return _rebuild(self.template, iter([_wrap(o) for o in outs]))
 
     def _run_recorded(self, inputs):
@@ -184,7 +211,7 @@ class _Entry:
                                f"function whose gradient is taken, or inline it by calling it inside a compiled "
                                f"network.")
         host = self.host_inputs()
-        outs = self.compiled.run(inputs + host, self.bound_weights())
+        outs = _store_summaries(self, self.compiled.run(inputs + host, self.bound_weights()))
         fresh = [o._reshaped(o.shape) for o in outs]  # own identities on the tape
         tracked = [t for t, m in zip(inputs, input_mask) if m] + [w for w, m in zip(weights, weight_mask) if m]
         node = _BackwardCall(self, (input_mask, weight_mask), inputs, host, outs)
@@ -236,9 +263,9 @@ def _compile_backward(entry, masks, inputs, outs):
     sym_sens = [cap.input(list(o.shape), o.dtype_name, f"sens.{i}") for i, o in enumerate(outs) if _is_float(o)]
     leaves = [s for s, m in zip(sym_inputs, input_mask) if m]
     flags = [(w, w.requires_grad) for w in tracked_weights]
-    outer = (_state.capture, _state.host)
+    outer = (_state.capture, _state.host, _state.summaries)
     host = []
-    _state.capture, _state.host = cap, host
+    _state.capture, _state.host, _state.summaries = cap, host, None
     try:
         with cap:
             tape = _C.GradTape()
@@ -257,7 +284,7 @@ def _compile_backward(entry, masks, inputs, outs):
                 for w, flag in flags:
                     w.requires_grad = flag
     finally:
-        _state.capture, _state.host = outer
+        _state.capture, _state.host, _state.summaries = outer
     if len(host) != len(entry.host):
         raise RuntimeError(f"The gradient of '{entry.name}' registered {len(host)} host steps, but its forward "
                            f"registered {len(entry.host)}: the function must capture the same way each time.")
@@ -291,18 +318,19 @@ def _param_table(owner):
     return table
 
 
-def _trace(body, args, kwargs, name, owner):
+def _trace(body, args, kwargs, name, owner, keep_summaries=True):
     """Captures `body(*args, **kwargs)` and compiles it: an _Entry, or (where,
     error) when the body needs a tensor's value (C++ decides what follows:
-    Note [Capture fallback] in src/compiler/compiled_function.h)."""
+    Note [Capture fallback] in src/compiler/compiled_function.h). The values of
+    summary ops become extra outputs of the graph, unless not `keep_summaries`."""
     get = _context.get_context
     whole_stack = get("debug_level") == 1 or get("save_graphs") >= 3
     cap = _C.GraphCapture(name, get("max_call_depth"), whole_stack)
     names = []
     sym_args, sym_kwargs = _symbolic((args, kwargs), cap, names, "arg")
-    outer = (_state.capture, _state.host)
-    host = []
-    _state.capture, _state.host = cap, host
+    outer = (_state.capture, _state.host, _state.summaries)
+    host, summaries = [], ([] if keep_summaries else None)
+    _state.capture, _state.host, _state.summaries = cap, host, summaries
     # A tape recording the caller's gradient keeps none of the symbolic ops.
     shadow = _C.GradTape() if _C._is_recording() else None
     try:
@@ -314,16 +342,16 @@ def _trace(body, args, kwargs, name, owner):
     finally:
         if shadow is not None:
             shadow.end()
-        _state.capture, _state.host = outer
+        _state.capture, _state.host, _state.summaries = outer
     flat = _structure.flatten(out)
-    compiled = cap.compile([t._t for t in flat])
+    compiled = cap.compile([t._t for t in flat] + [value for _, _, value in summaries or ()])
     return _Entry(compiled, out, _bind_weights(compiled, owner), host, name, body, owner,
-                  _argument_template(args, kwargs))
+                  _argument_template(args, kwargs), [(op, tag) for op, tag, _ in summaries or ()])
 
 
 def compile_for_export(body, args, name, owner):
     """An _Entry for `body(*args)`; a body that needs a tensor's value is an error."""
-    entry = _trace(body, args, {}, name, owner)
+    entry = _trace(body, args, {}, name, owner, keep_summaries=False)
     if isinstance(entry, tuple):
         _C.capture_fallback(name, entry[0], entry[1], False)
     return entry
@@ -375,6 +403,9 @@ class _FrontEnd:
         if unbound or (entry.weights is not None and None in entry.weights):
             return None, (f"'{entry.name}' uses tensors that are not parameters of the network, which a cached "
                           f"graph can not bind: it is not cached.")
+        if entry.summaries:
+            return None, (f"'{entry.name}' has summary ops, whose values a cached graph does not hand to "
+                          f"SummaryRecord: it is not cached.")
         if entry.host:
             return None, (f"'{entry.name}' runs Python code on every step (host values such as a host-computed "
                           f"learning rate), which a cached graph can not replay: it is not cached.")

@@ -139,6 +139,8 @@ def _numpy_of(data, dtype):
     (float → float32, int → int64, bool → bool_)."""
     if isinstance(data, np.ndarray):
         array = data
+    elif isinstance(data, np.generic):  # before float: numpy.float64 is a float, and keeps its dtype
+        array = np.asarray(data)
     elif isinstance(data, bool):
         array = np.array(data, dtype=np.bool_)
     elif isinstance(data, int):
@@ -153,8 +155,6 @@ def _numpy_of(data, dtype):
             array = array.astype(np.int64)
         elif array.dtype.kind == "O" or array.dtype.kind in "US":
             raise TypeError(f"For 'Tensor', the list or tuple must hold numbers or bools only, but got {data!r}.")
-    elif isinstance(data, np.generic):
-        array = np.asarray(data)
     elif isinstance(data, numbers.Number) and not isinstance(data, complex):
         array = np.array(float(data), dtype=np.float32)
     else:

@@ -11,6 +11,12 @@ from .layer import (GELU, GRU, LSTM, RNN, AdaptiveAvgPool1d, AdaptiveAvgPool2d, 
                     LeakyReLU, LogSoftmax, MaxPool1d, MaxPool2d, Mish, MultiheadAttention, PixelShuffle, PReLU, ReLU,
                     ReLU6, SequentialCell, Sigmoid, SiLU, Softmax, Tanh, TransformerEncoder, TransformerEncoderLayer,
                     Upsample, get_activation)
+from .layer import Transformer, TransformerDecoder, TransformerDecoderLayer
+from .layer import (CELU, ELU, GLU, Hardtanh, HShrink, LogSigmoid, SeLU, Softmin, Softplus, SoftShrink, Softsign,
+                    Tanhshrink, Threshold)
+from .layer import ClipByNorm, HSigmoid, HSwish, Dropout1d, Dropout2d, Dropout3d, Unflatten
+from .layer import (ConstantPad1d, ConstantPad2d, ConstantPad3d, Pad, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
+                    ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad2d)
 from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR, LearningRateSchedule,
                                      NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR)
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
@@ -27,6 +33,12 @@ __all__ = [
     "LeakyReLU", "LogSoftmax", "MaxPool1d", "MaxPool2d", "Mish", "MultiheadAttention", "PixelShuffle", "PReLU", "ReLU",
     "ReLU6", "SequentialCell", "Sigmoid", "SiLU", "Softmax", "Tanh", "TransformerEncoder", "TransformerEncoderLayer",
     "Upsample", "get_activation",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "ELU", "SeLU", "CELU", "Softplus", "Softsign", "LogSigmoid", "Hardtanh", "HShrink", "SoftShrink", "Tanhshrink",
+    "Threshold", "GLU", "Softmin",
+    "HSigmoid", "HSwish", "Dropout1d", "Dropout2d", "Dropout3d", "Unflatten", "ClipByNorm", "Pad",
+    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d",
+    "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
     "LossBase", "MarginRankingLoss", "MSELoss", "NLLLoss", "SmoothL1Loss", "SoftmaxCrossEntropyWithLogits",
     "SGD", "Adagrad", "Adam", "AdamWeightDecay", "Lamb", "Momentum", "Optimizer", "RMSProp",
