@@ -123,7 +123,8 @@ bool FoldConstants(Graph& graph) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     auto id = static_cast<int32_t>(i);
     Node& n = nodes[i];
-    if (n.dead || !Pure(graph, id) || n.outputs.size() != 1 || NumElements(n.outputs[0].shape) > kFoldLimitElements) {
+    if (n.dead || !Pure(graph, id) || n.outputs.size() != 1 || IsDynamic(n.outputs[0].shape) ||
+        NumElements(n.outputs[0].shape) > kFoldLimitElements) {
       continue;
     }
     bool all_constant = true;
