@@ -431,10 +431,14 @@ void BindGraph(py::module_& m) {
              py::object tensor_type = front.attr("tensor_type");
              py::object owner_type = front.attr("owner_type");
              return std::make_unique<PyCompiledFunction>(
-                 PyCompiledFunction{compiler::CompiledFunction(std::move(name), allow_fallback), std::move(front),
-                                    std::move(tensor_type), std::move(owner_type), std::move(owner),
+                 PyCompiledFunction{compiler::CompiledFunction(std::move(name), allow_fallback),
+                                    std::move(front),
+                                    std::move(tensor_type),
+                                    std::move(owner_type),
+                                    std::move(owner),
                                     owner_is_first_argument ? OwnerPolicy::kFirstArgument : OwnerPolicy::kBound,
-                                    key_training, {}});
+                                    key_training,
+                                    {}});
            }),
            py::arg("name"), py::arg("front_end"), py::arg("owner") = py::none(),
            py::arg("owner_is_first_argument") = false, py::arg("key_training") = false,

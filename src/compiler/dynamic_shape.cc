@@ -48,8 +48,9 @@ std::shared_ptr<ir::Graph> GeneralizeGraphs(const ir::Graph& a, const ir::Graph&
         const Value* other = y.attrs.Find(key);
         if (other == nullptr || *other != value) {
           differ(StrCat(Where(a, id), " has ", key, "=", value.repr(), " at one size and ",
-                        other ? other->repr() : "nothing", " at the other: an attribute depends on a dynamic "
-                                                           "dimension (a shape read in Python, such as x.shape[0])"));
+                        other ? other->repr() : "nothing",
+                        " at the other: an attribute depends on a dynamic "
+                        "dimension (a shape read in Python, such as x.shape[0])"));
         }
       }
       differ(StrCat(Where(a, id), " has other attributes"));

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <condition_variable>
 #include <functional>
-#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -119,11 +118,11 @@ bool HasDynamicShapes(const ir::Graph& g) {
 
 // `general` with the shapes its nodes have for `inputs` (whose shapes fit the
 // graph's inputs): inference again, node by node. Every static dimension must
-// come out as compiled, and values of one shape in the graph must keep one
-// shape: passes and fusion may rely on it (Note [Dynamic shapes]).
+// come out as compiled, and an operand of an elementwise op (fused or not)
+// that the graph gives its result's shape must have it still (fusion and the
+// layout pass rely on it: Note [Dynamic shapes]).
 std::shared_ptr<ir::Graph> SpecializeGraph(const ir::Graph& general, const std::vector<Tensor>& inputs) {
   auto g = std::make_shared<ir::Graph>(general);
-  std::map<Shape, std::pair<Shape, int32_t>> seen;  // a dynamic shape of the graph -> (its shape now, first node)
   auto refuse = [&](int32_t id, const std::string& what) {
     const ir::Node& n = g->node(id);
     throw RuntimeError(StrCat("Graph '", g->name(), "' was compiled once for dynamic shapes, but with inputs ",
@@ -138,12 +137,17 @@ std::shared_ptr<ir::Graph> SpecializeGraph(const ir::Graph& general, const std::
       refuse(id, StrCat("gives ", DTypeName(now.dtype), ShapeRepr(now.shape), " where the graph has ",
                         DTypeName(compiled.dtype), ShapeRepr(compiled.shape)));
     }
-    if (!IsDynamic(compiled.shape)) return;
-    auto [it, fresh] = seen.try_emplace(compiled.shape, now.shape, id);
-    if (!fresh && it->second.first != now.shape) {
-      refuse(id, StrCat("gives shape ", ShapeRepr(now.shape), " where node ", g->NodeName(it->second.second),
-                        " of the same compiled shape ", ShapeRepr(compiled.shape), " gives ",
-                        ShapeRepr(it->second.first)));
+  };
+  // Operands (compiled, now) against a result (compiled, now).
+  auto same_as_result = [&](int32_t id, const std::vector<ops::TensorMeta>& compiled_in,
+                            const std::vector<ops::TensorMeta>& now_in, const ops::TensorMeta& compiled_out,
+                            const ops::TensorMeta& now_out) {
+    for (size_t k = 0; k < compiled_in.size(); ++k) {
+      if (IsDynamic(compiled_in[k].shape) && compiled_in[k].shape == compiled_out.shape &&
+          now_in[k].shape != now_out.shape) {
+        refuse(id, StrCat("operand ", k, " is ", ShapeRepr(now_in[k].shape), " and its result ",
+                          ShapeRepr(now_out.shape), ", where the graph gives both ", ShapeRepr(compiled_out.shape)));
+      }
     }
   };
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -156,20 +160,25 @@ std::shared_ptr<ir::Graph> SpecializeGraph(const ir::Graph& general, const std::
     auto id = static_cast<int32_t>(i);
     ir::Node& n = g->node(id);
     if (n.dead || n.kind != ir::NodeKind::kOp) continue;
-    std::vector<ops::TensorMeta> metas;
-    metas.reserve(n.inputs.size());
-    for (const ir::ValueRef& v : n.inputs) metas.push_back(g->Meta(v));
+    std::vector<ops::TensorMeta> compiled_in, now_in;
+    for (const ir::ValueRef& v : n.inputs) {
+      compiled_in.push_back(general.Meta(v));
+      now_in.push_back(g->Meta(v));
+    }
     std::vector<ops::TensorMeta> now;
     if (n.fused.empty()) {
-      now = n.op->infer(metas, n.attrs);
+      now = n.op->infer(now_in, n.attrs);
     } else {
       for (ir::FusedOp& step : n.fused) {
-        std::vector<ops::TensorMeta> operands;
+        std::vector<ops::TensorMeta> compiled_operands, operands;
         for (int32_t o : step.operands) {
-          operands.push_back(o >= 0 ? metas.at(static_cast<size_t>(o)) : n.fused.at(static_cast<size_t>(-o - 1)).output);
+          auto u = static_cast<size_t>(o >= 0 ? o : -o - 1);
+          compiled_operands.push_back(o >= 0 ? compiled_in.at(u) : general.node(id).fused.at(u).output);
+          operands.push_back(o >= 0 ? now_in.at(u) : n.fused.at(u).output);
         }
         ops::TensorMeta out = step.op->infer(operands, step.attrs).at(0);
         settle(id, step.output, out);
+        same_as_result(id, compiled_operands, operands, step.output, out);
         step.output = out;
       }
       for (int32_t step : n.fused_outputs) now.push_back(n.fused.at(static_cast<size_t>(step)).output);
@@ -177,6 +186,7 @@ std::shared_ptr<ir::Graph> SpecializeGraph(const ir::Graph& general, const std::
     if (now.size() != n.outputs.size()) refuse(id, "gives another number of outputs");
     for (size_t k = 0; k < now.size(); ++k) {
       settle(id, n.outputs[k], now[k]);
+      if (n.fused.empty() && n.op->props.elementwise) same_as_result(id, compiled_in, now_in, n.outputs[k], now[k]);
       n.outputs[k] = now[k];
     }
   }
@@ -191,7 +201,8 @@ GraphExecutable::GraphExecutable(std::shared_ptr<const ir::Graph> graph, GraphOp
   if (dynamic_) {  // planned per input shapes, in Run
     const auto& nodes = graph_->nodes();
     for (size_t i = 0; i < nodes.size(); ++i) {
-      if (!nodes[i].dead && nodes[i].kind == ir::NodeKind::kWeight) weight_bindings_.push_back({-1, static_cast<int32_t>(i)});
+      if (!nodes[i].dead && nodes[i].kind == ir::NodeKind::kWeight)
+        weight_bindings_.push_back({-1, static_cast<int32_t>(i)});
     }
     return;
   }
@@ -466,8 +477,8 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
     for (size_t i = 0; i < inputs.size(); ++i) {
       const ops::TensorMeta& m = g.node(g.inputs()[i]).outputs[0];
       if (!inputs[i].defined() || m.dtype != inputs[i].dtype() || !ShapeMatches(m.shape, inputs[i].shape())) {
-        throw ValueError(StrCat("Graph '", g.name(), "' input ", i, " must be ", DTypeName(m.dtype),
-                                ShapeRepr(m.shape), " (-1: any size), but got ",
+        throw ValueError(StrCat("Graph '", g.name(), "' input ", i, " must be ", DTypeName(m.dtype), ShapeRepr(m.shape),
+                                " (-1: any size), but got ",
                                 inputs[i].defined() ? inputs[i].Describe() : "an undefined tensor", "."));
       }
     }
@@ -476,7 +487,8 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
     ++runs_;
     memory_stats_ = plan->memory_stats();
     int best = max_concurrent_.load();
-    while (plan->max_concurrent_kernels() > best && !max_concurrent_.compare_exchange_weak(best, plan->max_concurrent_kernels())) {
+    while (plan->max_concurrent_kernels() > best &&
+           !max_concurrent_.compare_exchange_weak(best, plan->max_concurrent_kernels())) {
     }
     return results;
   }

@@ -67,8 +67,7 @@ TEST(DynamicShape, AnAttributeThatFollowsTheSizeIsAReason) {
     GeneralizeGraphs(*a, *b);
     FAIL() << "expected ValueError";
   } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("an attribute depends on a dynamic dimension"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("an attribute depends on a dynamic dimension"), std::string::npos) << e.what();
   }
 }
 
