@@ -328,7 +328,10 @@ void BindGraph(py::module_& m) {
           },
           "Ends capture with these outputs and compiles the graph.");
 
-  py::class_<PyGraph>(m, "CapturedGraph");
+  py::class_<PyGraph>(m, "CapturedGraph", "A finished capture, not compiled yet (GraphCapture.finish).")
+      .def("__repr__", [](const PyGraph& g) {
+        return StrCat("<CapturedGraph '", g.graph->name(), "' with ", g.graph->OpCount(), " ops>");
+      });
   m.def(
       "compile_dynamic",
       [](const PyGraph& a, const PyGraph& b) {

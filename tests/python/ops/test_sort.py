@@ -206,6 +206,9 @@ def test_unique_forms_and_nan():
     np.testing.assert_allclose((y[:2] * 2).asnumpy(), [-2.0, 6.0])
     with pytest.raises(TypeError):
         ops.unique(np.array([1, 2]))
+    # Not differentiable (no gradient rule): nothing flows back to x.
+    grad = ms.grad(lambda t: ops.unique(t)[0].sum())(ms.Tensor(z))
+    np.testing.assert_array_equal(grad.asnumpy(), np.zeros(5, np.float32))
 
 
 def test_unique_in_graph_mode_is_refused():
