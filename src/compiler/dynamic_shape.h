@@ -25,7 +25,12 @@
 //     compiled and values the graph gives one shape must get one shape (what
 //     the passes may have relied on), else a RuntimeError names the node;
 //     kernels and the memory plan are then made for those shapes and cached.
-// A data-dependent output shape (unique) is not supported in such graphs.
+// Gradient rules keep sizes out of attributes where they can (reductions
+// spread back with expand_dims and a multiply, reshapes go back through
+// reshape_like), so training graphs generalize too. What remains size-bound
+// -- an attribute computed from a shape, indexing with Python slices, which
+// resolve to sizes -- compiles per shape. A data-dependent output shape
+// (unique) is refused by graph capture altogether.
 #pragma once
 
 #include <array>

@@ -1,6 +1,7 @@
 // The pass table (Note [Pass table] in pass_manager.h) and the generic
 // graph passes. The generic passes read op properties (OpDef::props), never
 // op names: an op joins a simplification by declaring it (op_def.h).
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <unordered_map>
@@ -168,7 +169,11 @@ bool SimplifyAlgebra(Graph& graph) {
     bool returned = IsGraphOutput(graph, out);
     const ops::OpProperties& p = n.op->props;
     std::optional<ValueRef> same;
-    auto keeps = [&](ValueRef operand) { return SameMeta(graph.Meta(operand), n.outputs[0]); };
+    // Two unknown dimensions (Note [Dynamic shapes]) may be other sizes in the same positions.
+    auto keeps = [&](ValueRef operand) {
+      const Shape& shape = n.outputs[0].shape;
+      return SameMeta(graph.Meta(operand), n.outputs[0]) && std::count(shape.begin(), shape.end(), kDynamicDim) <= 1;
+    };
     if (p.noop_if_same_meta && keeps(n.inputs[0])) {
       same = n.inputs[0];
     } else if (n.inputs.size() == 2) {

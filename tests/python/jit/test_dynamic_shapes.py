@@ -87,6 +87,36 @@ def test_gradients_compile_once_and_match_pynative():
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
+def test_flatten_network_trains_with_one_compile():
+    class Head(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.flatten = nn.Flatten()
+            self.fc = nn.Dense(6, 2)
+
+        def construct(self, x):
+            return self.fc(self.flatten(x))
+
+    net = Head()
+    loss_net = nn.WithLossCell(net, nn.MSELoss())
+    loss_net.set_inputs(ms.Tensor(shape=[None, 2, 3], dtype=ms.float32),
+                        ms.Tensor(shape=[None, 2], dtype=ms.float32))
+    data = [(RNG.standard_normal((rows, 2, 3)).astype(np.float32), RNG.standard_normal((rows, 2)).astype(np.float32))
+            for rows in SIZES]
+
+    def run(mode):
+        ms.set_context(mode=mode)
+        grad_fn = ms.value_and_grad(loss_net, None, net.trainable_params())
+        return grad_fn, [[g.asnumpy() for g in grad_fn(ms.Tensor(x), ms.Tensor(y))[1]] for x, y in data]
+
+    grad_fn, compiled = run(ms.GRAPH_MODE)
+    assert len(graphs(grad_fn)) == 1 and graphs(grad_fn)[0]["dynamic"]
+    _, eager = run(ms.PYNATIVE_MODE)
+    for got, want in zip(compiled, eager):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
 def test_grad_operation_of_a_dynamic_cell():
     ms.set_context(mode=ms.GRAPH_MODE)
     net = MLP()
