@@ -9,6 +9,7 @@ import pytest
 import msrt as ms
 import msrt.dataset as ds
 from msrt import Tensor, nn, ops
+from msrt._warnings import MsrtWarning
 from msrt.train import summary
 
 MODES = [ms.PYNATIVE_MODE, ms.GRAPH_MODE]
@@ -229,3 +230,29 @@ def test_summary_op_errors():
         with pytest.raises(ValueError, match="should not be empty"):
             op("x", Tensor(1.0))
     assert ops.operations.debug_ops.ScalarSummary is ops.ScalarSummary
+
+
+def test_summary_ops_in_a_cell_with_dynamic_inputs_compile_per_shape(tmp_path):
+    """A dynamic graph has no extra outputs for summary values: such a Cell
+    compiles per shape, with a warning, and every value is still recorded."""
+    ms.set_context(mode=ms.GRAPH_MODE)
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.scalar = ops.ScalarSummary()
+
+        def construct(self, x):
+            self.scalar("total", x.sum())
+            return x * 2
+
+    net = Net()
+    net.set_inputs(Tensor(shape=[None], dtype=ms.float32))
+    with ms.SummaryRecord(str(tmp_path)) as record:
+        with pytest.warns(MsrtWarning, match="summary op 'ScalarSummary'"):
+            out = net(Tensor(np.ones(3, np.float32)))
+        assert record.record(1)
+        np.testing.assert_allclose(out.asnumpy(), 2 * np.ones(3))
+        net(Tensor(np.ones(5, np.float32)))
+        assert record.record(2)
+    assert summary.read_scalars(_only_file(tmp_path)) == {"total": [(1, 3.0), (2, 5.0)]}
