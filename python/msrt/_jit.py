@@ -155,13 +155,19 @@ def _symbolic(value, cap, names, path):
     return value
 
 
-def _user_frame_of(frames):
-    """(file, line, code) of the innermost of `frames` outside msrt (else the innermost)."""
+def _is_msrt_frame(filename):
+    # msrt's own files, and the code of the op forms it generates ("<msrt op form ...>")
+    return filename.startswith("<msrt ") or os.path.abspath(filename).startswith(_PACKAGE_DIR)
+
+
+def _user_frame_of(frames, innermost_otherwise=True):
+    """(file, line, code) of the innermost of `frames` outside msrt (else the
+    innermost, or unknown when not `innermost_otherwise`)."""
     found = None
     for frame in frames:
-        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR):
+        if not _is_msrt_frame(frame.filename):
             found = frame
-    if found is None and frames:
+    if found is None and frames and innermost_otherwise:
         found = frames[-1]
     if found is None:
         return "<unknown>", 0, ""
@@ -170,13 +176,7 @@ def _user_frame_of(frames):
 
 def _user_frame(tb):
     """(file, line, code) of the innermost traceback frame outside msrt."""
-    found = None
-    for frame in traceback.extract_tb(tb):
-        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR):
-            found = frame
-    if found is None:
-        return "<unknown>", 0, ""
-    return found.filename, found.lineno, (found.line or "").strip()
+    return _user_frame_of(traceback.extract_tb(tb), innermost_otherwise=False)
 
 
 # --- compiled entries -------------------------------------------------------------------

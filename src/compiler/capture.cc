@@ -90,9 +90,9 @@ std::vector<Tensor> Capture::Run(const ops::OpDef& op, const std::vector<Tensor>
                                  const std::vector<ops::TensorMeta>& metas) {
   MSRT_INTERNAL_ASSERT(graph_ != nullptr, "capture used after Finish");
   if (op.props.data_dependent_shape) {
-    throw RuntimeError(StrCat("For '", op.name, "', the shape of the output depends on the input's values, which ",
-                              "GRAPH_MODE and ms.jit do not support yet (graph '", graph_->name(),
-                              "'): call it in PYNATIVE_MODE, outside the compiled function."));
+    // As reading a tensor's value (Note [Graph capture]): LAX runs the call eagerly, STRICT refuses it.
+    throw GraphCaptureError(StrCat("For '", op.name, "', the shape of the output depends on the input's values, ",
+                                   "which a compiled graph does not hold yet (graph '", graph_->name(), "')"));
   }
   std::vector<int> written(op.props.writes_inputs.begin(), op.props.writes_inputs.end());
   if (op.props.inplace) written.push_back(0);

@@ -211,11 +211,23 @@ def test_unique_forms_and_nan():
     np.testing.assert_array_equal(grad.asnumpy(), np.zeros(5, np.float32))
 
 
-def test_unique_in_graph_mode_is_refused():
+def test_unique_in_graph_mode_runs_eagerly_or_is_refused_under_strict():
+    """Its output's shape depends on the data: as a read of a tensor's value,
+    LAX runs the call eagerly with a warning, STRICT refuses it."""
     class Net(ms.nn.Cell):
         def construct(self, x):
-            return ops.unique(x)
+            y, idx = ops.unique(x)
+            return y * 2, idx
 
     ms.set_context(mode=ms.GRAPH_MODE)
-    with pytest.raises(RuntimeError, match="depends on the input's values, which GRAPH_MODE"):
-        Net()(ms.Tensor(np.array([1, 2, 2], np.int32)))
+    x = ms.Tensor(np.array([3, 1, 3, 2], np.int32))
+    with pytest.warns(UserWarning, match="test_sort.py.*the shape of the output depends on the input.s values"):
+        y, idx = Net()(x)
+    np.testing.assert_array_equal(y.asnumpy(), [2, 4, 6])
+    np.testing.assert_array_equal(idx.asnumpy(), [2, 0, 2, 1])
+    ms.set_context(jit_syntax_level=ms.STRICT)
+    try:
+        with pytest.raises(RuntimeError, match="depends on the input's values"):
+            Net()(x)
+    finally:
+        ms.set_context(jit_syntax_level=ms.LAX)
