@@ -53,8 +53,7 @@ Communicator::Communicator(int rank, std::vector<int> world_ranks, std::chrono::
 }
 
 int Communicator::WorldRank(int group_rank) const {
-  MSRT_CHECK_VALUE(group_rank >= 0 && group_rank < size(), "group rank must be in [0, ", size(), "), got ",
-                   group_rank);
+  MSRT_CHECK_VALUE(group_rank >= 0 && group_rank < size(), "group rank must be in [0, ", size(), "), got ", group_rank);
   return world_ranks_[static_cast<size_t>(group_rank)];
 }
 
@@ -128,8 +127,8 @@ void Communicator::ReduceScatter(const Tensor& input, Tensor& output, ReduceOp o
                    "dimension must be divisible by the group size ", size(), ", but the input's shape is ",
                    ShapeText(input.shape()));
   Shape expected = WithDim0(input.shape(), input.shape()[0] / size());
-  MSRT_CHECK_VALUE(output.shape() == expected, "For 'ReduceScatter', the output's shape must be ",
-                   ShapeText(expected), ", but got ", ShapeText(output.shape()));
+  MSRT_CHECK_VALUE(output.shape() == expected, "For 'ReduceScatter', the output's shape must be ", ShapeText(expected),
+                   ", but got ", ShapeText(output.shape()));
   const void* in = input.data();
   ReduceScatter(in, output.mutable_data(), static_cast<size_t>(output.numel()), input.dtype(), op);
 }

@@ -186,7 +186,9 @@ std::string Resolve(const std::string& host, uint16_t port, bool passive, Addres
 
 std::string Address(const std::string& host, uint16_t port) { return StrCat(host, ":", port); }
 
-bool IsKnownOp(uint8_t op) { return op >= static_cast<uint8_t>(StoreOp::kSet) && op <= static_cast<uint8_t>(StoreOp::kDelete); }
+bool IsKnownOp(uint8_t op) {
+  return op >= static_cast<uint8_t>(StoreOp::kSet) && op <= static_cast<uint8_t>(StoreOp::kDelete);
+}
 
 Bytes Text(std::string_view text) { return Bytes(text.begin(), text.end()); }
 
@@ -374,7 +376,7 @@ StoreStatus StoreServer::Handle(uint8_t op, const Bytes& payload, Bytes* reply) 
       uint64_t timeout_ms = std::min(in.U64(), kMaxTimeoutMs);
       if (!in.done()) return bad(static_cast<StoreOp>(op) == StoreOp::kGet ? "get" : "wait");
       auto all_present = [&] {
-        return std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return data_.count(k) > 0; });
+        return std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return data_.contains(k); });
       };
       changed_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
                         [&] { return stopping_ || abort_reason_ || all_present(); });
@@ -384,7 +386,7 @@ StoreStatus StoreServer::Handle(uint8_t op, const Bytes& payload, Bytes* reply) 
       }
       if (!all_present()) {
         for (const auto& key : keys) {
-          if (data_.count(key) == 0) PutString(reply, key);
+          if (!data_.contains(key)) PutString(reply, key);
         }
         return StoreStatus::kTimeout;
       }
@@ -418,8 +420,7 @@ StoreStatus StoreServer::Handle(uint8_t op, const Bytes& payload, Bytes* reply) 
     case StoreOp::kCheck: {
       std::vector<std::string> keys = in.Strings();
       if (!in.done()) return bad("check");
-      bool present =
-          std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return data_.count(k) > 0; });
+      bool present = std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return data_.contains(k); });
       reply->push_back(present ? 1 : 0);
       return StoreStatus::kOk;
     }

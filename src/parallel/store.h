@@ -26,9 +26,9 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>

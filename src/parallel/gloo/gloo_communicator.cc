@@ -92,7 +92,7 @@ class GlooCommunicator final : public Communicator {
   void RunAllReduce(const void* input, void* output, size_t count, DType dtype, ReduceOp op) override {
     Guarded("AllReduce", [&] {
       if (count == 0) return;
-      size_t bytes = count * ItemSize(dtype);
+      const size_t bytes = count * ItemSize(dtype);
       gloo::AllreduceOptions options(context_);
       if (input != output) SetInput(options, input, count, dtype);
       SetOutput(options, output, count, dtype);
@@ -225,8 +225,8 @@ class GlooCommunicator final : public Communicator {
   // may hold half-sent data) and is raised as a RuntimeError naming the call.
   template <typename Body>
   void Guarded(std::string_view call, Body&& body) {
-    MSRT_CHECK(!failure_, Describe(call), ": the communicator is unusable after an earlier failure: ",
-               failure_.value_or(""));
+    MSRT_CHECK(!failure_, Describe(call),
+               ": the communicator is unusable after an earlier failure: ", failure_.value_or(""));
     try {
       body();
     } catch (const gloo::Exception& e) {

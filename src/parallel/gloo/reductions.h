@@ -66,7 +66,10 @@ void ReduceHalfLoop(void* out, const void* a, const void* b, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     float u = kToFloat(x[i]);
     float v = kToFloat(y[i]);
-    float r = kOp == ReduceOp::kSum ? u + v : kOp == ReduceOp::kProd ? u * v : kOp == ReduceOp::kMax ? Max(u, v) : Min(u, v);
+    float r = kOp == ReduceOp::kSum    ? u + v
+              : kOp == ReduceOp::kProd ? u * v
+              : kOp == ReduceOp::kMax  ? Max(u, v)
+                                       : Min(u, v);
     o[i] = kFromFloat(r);
   }
 }
@@ -78,7 +81,8 @@ void ReduceBoolLoop(void* out, const void* a, const void* b, size_t n) {
   const auto* x = static_cast<const uint8_t*>(a);
   const auto* y = static_cast<const uint8_t*>(b);
   constexpr bool kOr = kOp == ReduceOp::kSum || kOp == ReduceOp::kMax;
-  for (size_t i = 0; i < n; ++i) o[i] = kOr ? static_cast<uint8_t>((x[i] | y[i]) != 0) : static_cast<uint8_t>((x[i] & y[i]) != 0);
+  for (size_t i = 0; i < n; ++i)
+    o[i] = kOr ? static_cast<uint8_t>((x[i] | y[i]) != 0) : static_cast<uint8_t>((x[i] & y[i]) != 0);
 }
 
 /// The reduction of `op` on `dtype`.

@@ -32,8 +32,8 @@ std::string NcclText(ncclResult_t status) { return StrCat(ncclGetErrorString(sta
 void CheckCuda(cudaError_t status, std::string_view what) {
   if (status != cudaSuccess) {
     cudaGetLastError();
-    ThrowError(ErrorKind::kRuntime, StrCat(what, " failed: ", cudaGetErrorName(status), ": ",
-                                           cudaGetErrorString(status)));
+    ThrowError(ErrorKind::kRuntime,
+               StrCat(what, " failed: ", cudaGetErrorName(status), ": ", cudaGetErrorString(status)));
   }
 }
 
@@ -128,9 +128,8 @@ class NcclCommunicator final : public Communicator {
   }
 
   void RunBroadcast(void* buffer, size_t count, DType dtype, int root) override {
-    Run("Broadcast", [&] {
-      return ncclBroadcast(buffer, buffer, count, NcclType(dtype, "Broadcast"), root, comm_, stream_);
-    });
+    Run("Broadcast",
+        [&] { return ncclBroadcast(buffer, buffer, count, NcclType(dtype, "Broadcast"), root, comm_, stream_); });
   }
 
   void RunAllToAll(const void* input, void* output, size_t count, DType dtype) override {
@@ -142,8 +141,8 @@ class NcclCommunicator final : public Communicator {
         status = ncclSend(static_cast<const uint8_t*>(input) + static_cast<size_t>(peer) * chunk, count, type, peer,
                           comm_, stream_);
         if (status == ncclSuccess) {
-          status = ncclRecv(static_cast<uint8_t*>(output) + static_cast<size_t>(peer) * chunk, count, type, peer,
-                            comm_, stream_);
+          status = ncclRecv(static_cast<uint8_t*>(output) + static_cast<size_t>(peer) * chunk, count, type, peer, comm_,
+                            stream_);
         }
       }
       ncclResult_t end = ncclGroupEnd();
@@ -162,13 +161,12 @@ class NcclCommunicator final : public Communicator {
 
   void RunBarrier() override {
     if (barrier_ == nullptr) CheckCuda(cudaMalloc(&barrier_, sizeof(int32_t)), "cudaMalloc");
-    Run("Barrier",
-        [&] { return ncclAllReduce(barrier_, barrier_, 1, ncclInt32, ncclSum, comm_, stream_); });
+    Run("Barrier", [&] { return ncclAllReduce(barrier_, barrier_, 1, ncclInt32, ncclSum, comm_, stream_); });
   }
 
   std::unique_ptr<Communicator> RunNewGroup(const std::vector<int>& world_ranks, const std::string& key) override {
-    MSRT_CHECK(!failure_, Describe("NewGroup"), ": the communicator is unusable after an earlier failure: ",
-               failure_.value_or(""));
+    MSRT_CHECK(!failure_, Describe("NewGroup"),
+               ": the communicator is unusable after an earlier failure: ", failure_.value_or(""));
     int own = this->world_ranks()[static_cast<size_t>(rank())];
     int group_rank = static_cast<int>(std::find(world_ranks.begin(), world_ranks.end(), own) - world_ranks.begin());
     return std::make_unique<NcclCommunicator>(group_rank, world_ranks, key, options_, store_);
@@ -178,8 +176,8 @@ class NcclCommunicator final : public Communicator {
   // Enqueues a call and waits for it, up to the timeout.
   template <typename Enqueue>
   void Run(std::string_view call, Enqueue&& enqueue) {
-    MSRT_CHECK(!failure_, Describe(call), ": the communicator is unusable after an earlier failure: ",
-               failure_.value_or(""));
+    MSRT_CHECK(!failure_, Describe(call),
+               ": the communicator is unusable after an earlier failure: ", failure_.value_or(""));
     CheckCuda(cudaSetDevice(device_), "cudaSetDevice");
     ncclResult_t status = enqueue();
     if (status != ncclSuccess) {

@@ -20,14 +20,13 @@ using parallel::testing::ConnectStore;
 using parallel::testing::Failures;
 using parallel::testing::RunRanks;
 
-constexpr DType kAllDTypes[] = {DType::kBool,    DType::kUInt8,    DType::kInt8,    DType::kInt16,
-                                DType::kInt32,   DType::kInt64,    DType::kFloat16, DType::kBFloat16,
-                                DType::kFloat32, DType::kFloat64};
+constexpr DType kAllDTypes[] = {DType::kBool,  DType::kUInt8,   DType::kInt8,     DType::kInt16,   DType::kInt32,
+                                DType::kInt64, DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64};
 constexpr ReduceOp kAllOps[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kProd};
 
 // Failures inside a rank process are exceptions (the harness reports them).
-#define RANK_CHECK(cond, ...)                                                                            \
-  do {                                                                                                   \
+#define RANK_CHECK(cond, ...)                                                                                        \
+  do {                                                                                                               \
     if (!(cond)) throw std::runtime_error(::msrt::StrCat(#cond, " failed at line ", __LINE__, ": ", ##__VA_ARGS__)); \
   } while (0)
 
@@ -166,7 +165,8 @@ TEST_F(GlooCommunicatorTest, AllReduceEveryDTypeAndOpOnFourRanks) { AllReduceEve
 void OtherCollectives(int ranks) {
   ExpectRanksSucceed(ranks, [ranks](int rank, uint16_t port) {
     auto comm = Connect(rank, ranks, port);
-    for (DType dtype : {DType::kFloat32, DType::kInt64, DType::kFloat16, DType::kBFloat16, DType::kInt8, DType::kBool}) {
+    for (DType dtype :
+         {DType::kFloat32, DType::kInt64, DType::kFloat16, DType::kBFloat16, DType::kInt8, DType::kBool}) {
       // AllGather: rank r contributes (2, 3) of r*10 + i; output (2*ranks, 3).
       std::vector<double> mine(6);
       for (size_t i = 0; i < 6; ++i) mine[i] = dtype == DType::kBool ? (rank + i) % 2 : rank * 10 + i;
@@ -295,11 +295,10 @@ std::string ErrorOf(Fn&& fn) {
   return "(no error)";
 }
 
-#define RANK_EXPECT_ERROR(statement, kind, text)                                                             \
-  do {                                                                                                       \
-    std::string error_ = ErrorOf([&] { statement; });                                                        \
-    RANK_CHECK(error_.rfind(kind, 0) == 0 && error_.find(text) != std::string::npos, #statement, " raised ", \
-               error_);                                                                                      \
+#define RANK_EXPECT_ERROR(statement, kind, text)                                                                      \
+  do {                                                                                                                \
+    std::string error_ = ErrorOf([&] { statement; });                                                                 \
+    RANK_CHECK(error_.rfind(kind, 0) == 0 && error_.find(text) != std::string::npos, #statement, " raised ", error_); \
   } while (0)
 
 TEST_F(GlooCommunicatorTest, LocalChecksRaiseTypedErrorsBeforeSending) {

@@ -69,7 +69,7 @@ inline std::vector<RankOutcome> RunRanks(int ranks, const std::function<void(int
   std::vector<bool> done(static_cast<size_t>(ranks), false);
   auto end = std::chrono::steady_clock::now() + deadline;
   int remaining = ranks;
-  bool failed = false;
+  bool failed = false;  // once a rank fails, the others are stopped
   while (remaining > 0) {
     bool timed_out = std::chrono::steady_clock::now() > end;
     for (size_t i = 0; i < children.size(); ++i) {
@@ -88,7 +88,8 @@ inline std::vector<RankOutcome> RunRanks(int ranks, const std::function<void(int
       if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
       if (message.empty()) {
         message = "rank " + std::to_string(i) +
-                  (timed_out ? " did not finish within the deadline"
+                  (timed_out             ? " did not finish within the deadline"
+                   : failed              ? " was stopped after another rank failed"
                    : WIFSIGNALED(status) ? " was killed by signal " + std::to_string(WTERMSIG(status))
                                          : " exited with status " + std::to_string(WEXITSTATUS(status)));
       }

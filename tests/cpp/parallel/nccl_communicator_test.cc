@@ -64,9 +64,7 @@ TEST(NcclCommunicatorTest, WithoutADeviceCreatingOneSaysWhy) {
   EXPECT_EQ(testing::Failures(outcomes), "");
 }
 
-TEST(NcclCommunicatorTest, BadRankIsAValueError) {
-  EXPECT_THROW(CreateNcclCommunicator(nullptr, 3, 2), ValueError);
-}
+TEST(NcclCommunicatorTest, BadRankIsAValueError) { EXPECT_THROW(CreateNcclCommunicator(nullptr, 3, 2), ValueError); }
 
 }  // namespace
 }  // namespace msrt::parallel
