@@ -157,8 +157,8 @@ int main(int argc, char** argv) {
       double algbw = static_cast<double>(size) / time / 1e9;
       double busbw = algbw * 2.0 * (ranks - 1) / ranks;
       double copy = MemcpyBandwidth(size);
-      std::printf("%10s %12.1f %14.3f %14.3f %14.3f %13.3f\n", HumanBytes(size).c_str(), time * 1e6, algbw, busbw,
-                  copy, busbw / copy);
+      std::printf("%10s %12.1f %14.3f %14.3f %14.3f %13.3f\n", HumanBytes(size).c_str(), time * 1e6, algbw, busbw, copy,
+                  busbw / copy);
       std::fflush(stdout);
     }
     server->Stop();

@@ -186,6 +186,7 @@ void Communicator::Broadcast(void* buffer, size_t count, DType dtype, int root) 
 }
 
 void Communicator::AllToAll(const void* input, void* output, size_t count, DType dtype) {
+  MSRT_CHECK_VALUE(input != output || count == 0, "For 'AllToAll', the output must be a buffer other than the input");
   RunAllToAll(input, output, count, dtype);
 }
 

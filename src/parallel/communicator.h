@@ -57,7 +57,8 @@ struct CommunicatorOptions {
   std::string store_prefix = "msrt";
 };
 
-/// A group of processes that run collectives together.
+/// A group of processes that run collectives together. One thread at a time
+/// calls a communicator; calls block until this rank's part is done.
 class Communicator {
  public:
   virtual ~Communicator() = default;

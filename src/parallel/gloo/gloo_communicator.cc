@@ -81,6 +81,8 @@ class GlooCommunicator final : public Communicator {
       context->connectFullMesh(rendezvous, device_);
     } catch (const gloo::Exception& e) {
       ThrowError(ErrorKind::kRuntime, StrCat(Describe("connecting"), " failed: ", e.what()));
+    } catch (const Error& e) {  // the store's: a peer that never arrived, an aborted store
+      ThrowError(e.kind(), StrCat(Describe("connecting"), " failed: ", e.what()));
     }
     context_ = std::move(context);
   }

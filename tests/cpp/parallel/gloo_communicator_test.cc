@@ -371,6 +371,8 @@ TEST_F(GlooCommunicatorTest, PeersThatNeverArriveTimeOutConnecting) {
     auto store = ConnectStore(port);
     CommunicatorOptions options;
     options.timeout = 300ms;
+    RANK_EXPECT_ERROR(CreateGlooCommunicator(store, 0, 2, options), "RuntimeError",
+                      "connecting (gloo, rank 0 of 2) failed");
     RANK_EXPECT_ERROR(CreateGlooCommunicator(store, 0, 2, options), "RuntimeError", "timed out after 300 ms");
   });
   EXPECT_EQ(Failures(outcomes), "");
