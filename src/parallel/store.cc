@@ -205,6 +205,76 @@ std::optional<int64_t> ParseCounter(const Bytes& value) {
 
 }  // namespace
 
+namespace store_wire {
+
+Bytes EncodeRequest(const StoreRequest& request) {
+  Bytes payload;
+  switch (request.op) {
+    case StoreOp::kSet:
+      PutString(&payload, request.keys.at(0));
+      PutU32(&payload, static_cast<uint32_t>(request.value.size()));
+      payload.insert(payload.end(), request.value.begin(), request.value.end());
+      break;
+    case StoreOp::kGet:
+      PutString(&payload, request.keys.at(0));
+      PutU64(&payload, request.timeout_ms);
+      break;
+    case StoreOp::kWait:
+      PutU32(&payload, static_cast<uint32_t>(request.keys.size()));
+      for (const auto& key : request.keys) PutString(&payload, key);
+      PutU64(&payload, request.timeout_ms);
+      break;
+    case StoreOp::kAdd:
+      PutString(&payload, request.keys.at(0));
+      PutU64(&payload, static_cast<uint64_t>(request.delta));
+      break;
+    case StoreOp::kCheck:
+      PutU32(&payload, static_cast<uint32_t>(request.keys.size()));
+      for (const auto& key : request.keys) PutString(&payload, key);
+      break;
+    case StoreOp::kDelete: PutString(&payload, request.keys.at(0)); break;
+  }
+  return payload;
+}
+
+std::optional<StoreRequest> DecodeRequest(uint8_t op, const Bytes& payload, std::string* error) {
+  if (!IsKnownOp(op)) {
+    *error = StrCat("unknown operation ", static_cast<int>(op));
+    return std::nullopt;
+  }
+  StoreRequest request;
+  request.op = static_cast<StoreOp>(op);
+  Reader in(payload);
+  switch (request.op) {
+    case StoreOp::kSet:
+      request.keys.push_back(in.String());
+      request.value = in.Blob();
+      break;
+    case StoreOp::kGet:
+      request.keys.push_back(in.String());
+      request.timeout_ms = in.U64();
+      break;
+    case StoreOp::kWait:
+      request.keys = in.Strings();
+      request.timeout_ms = in.U64();
+      break;
+    case StoreOp::kAdd:
+      request.keys.push_back(in.String());
+      request.delta = static_cast<int64_t>(in.U64());
+      break;
+    case StoreOp::kCheck: request.keys = in.Strings(); break;
+    case StoreOp::kDelete: request.keys.push_back(in.String()); break;
+  }
+  if (!in.done()) {
+    static constexpr const char* kNames[] = {"", "set", "get", "wait", "add", "check", "delete"};
+    *error = StrCat("malformed ", kNames[op], " request (", payload.size(), " payload bytes)");
+    return std::nullopt;
+  }
+  return request;
+}
+
+}  // namespace store_wire
+
 // ---------------------------------------------------------------- server
 
 std::unique_ptr<StoreServer> StoreServer::Listen(const StoreServerOptions& options) {
@@ -345,40 +415,30 @@ void StoreServer::Serve(int fd) {
 }
 
 StoreStatus StoreServer::Handle(uint8_t op, const Bytes& payload, Bytes* reply) {
-  Reader in(payload);
-  auto bad = [&](std::string_view what) {
-    *reply = Text(StrCat("malformed ", what, " request (", payload.size(), " payload bytes)"));
+  std::string why;
+  std::optional<StoreRequest> request = store_wire::DecodeRequest(op, payload, &why);
+  if (!request) {
+    *reply = Text(why);
     return StoreStatus::kBadRequest;
+  }
+  const std::vector<std::string>& keys = request->keys;
+  auto all_present = [&] {
+    return std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return data_.contains(k); });
   };
   std::unique_lock<std::mutex> lock(mutex_);
   if (abort_reason_) {
     *reply = Text(*abort_reason_);
     return StoreStatus::kAborted;
   }
-  switch (static_cast<StoreOp>(op)) {
-    case StoreOp::kSet: {
-      std::string key = in.String();
-      Bytes value = in.Blob();
-      if (!in.done()) return bad("set");
-      data_[key] = std::move(value);
+  switch (request->op) {
+    case StoreOp::kSet:
+      data_[keys[0]] = std::move(request->value);
       lock.unlock();
       changed_.notify_all();
       return StoreStatus::kOk;
-    }
     case StoreOp::kGet:
     case StoreOp::kWait: {
-      std::vector<std::string> keys;
-      if (static_cast<StoreOp>(op) == StoreOp::kGet) {
-        keys.push_back(in.String());
-      } else {
-        keys = in.Strings();
-      }
-      uint64_t timeout_ms = std::min(in.U64(), kMaxTimeoutMs);
-      if (!in.done()) return bad(static_cast<StoreOp>(op) == StoreOp::kGet ? "get" : "wait");
-      auto all_present = [&] {
-        return std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return data_.contains(k); });
-      };
-      changed_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+      changed_.wait_for(lock, std::chrono::milliseconds(std::min(request->timeout_ms, kMaxTimeoutMs)),
                         [&] { return stopping_ || abort_reason_ || all_present(); });
       if (abort_reason_) {
         *reply = Text(*abort_reason_);
@@ -390,13 +450,11 @@ StoreStatus StoreServer::Handle(uint8_t op, const Bytes& payload, Bytes* reply) 
         }
         return StoreStatus::kTimeout;
       }
-      if (static_cast<StoreOp>(op) == StoreOp::kGet) *reply = data_[keys[0]];
+      if (request->op == StoreOp::kGet) *reply = data_[keys[0]];
       return StoreStatus::kOk;
     }
     case StoreOp::kAdd: {
-      std::string key = in.String();
-      auto delta = static_cast<int64_t>(in.U64());
-      if (!in.done()) return bad("add");
+      const std::string& key = keys[0];
       int64_t value = 0;
       auto it = data_.find(key);
       if (it != data_.end()) {
@@ -407,8 +465,8 @@ StoreStatus StoreServer::Handle(uint8_t op, const Bytes& payload, Bytes* reply) 
         }
         value = *parsed;
       }
-      if (__builtin_add_overflow(value, delta, &value)) {
-        *reply = Text(StrCat("adding ", delta, " to the counter at key '", key, "' overflows int64"));
+      if (__builtin_add_overflow(value, request->delta, &value)) {
+        *reply = Text(StrCat("adding ", request->delta, " to the counter at key '", key, "' overflows int64"));
         return StoreStatus::kRefused;
       }
       data_[key] = Text(std::to_string(value));
@@ -417,21 +475,11 @@ StoreStatus StoreServer::Handle(uint8_t op, const Bytes& payload, Bytes* reply) 
       changed_.notify_all();
       return StoreStatus::kOk;
     }
-    case StoreOp::kCheck: {
-      std::vector<std::string> keys = in.Strings();
-      if (!in.done()) return bad("check");
-      bool present = std::all_of(keys.begin(), keys.end(), [&](const std::string& k) { return data_.contains(k); });
-      reply->push_back(present ? 1 : 0);
-      return StoreStatus::kOk;
-    }
-    case StoreOp::kDelete: {
-      std::string key = in.String();
-      if (!in.done()) return bad("delete");
-      reply->push_back(data_.erase(key) > 0 ? 1 : 0);
-      return StoreStatus::kOk;
-    }
+    case StoreOp::kCheck: reply->push_back(all_present() ? 1 : 0); return StoreStatus::kOk;
+    case StoreOp::kDelete: reply->push_back(data_.erase(keys[0]) > 0 ? 1 : 0); return StoreStatus::kOk;
   }
-  return bad("unknown");
+  MSRT_INTERNAL_ASSERT(false, "DecodeRequest let through op ", static_cast<int>(op));
+  return StoreStatus::kBadRequest;
 }
 
 void StoreServer::Set(const std::string& key, Bytes value) {
@@ -540,7 +588,8 @@ StoreClient::~StoreClient() {
 
 std::string StoreClient::address() const { return Address(options_.host, options_.port); }
 
-StoreStatus StoreClient::Call(StoreOp op, const Bytes& payload, Bytes* reply, std::chrono::milliseconds wait) {
+StoreStatus StoreClient::Call(const StoreRequest& request, Bytes* reply, std::chrono::milliseconds wait) {
+  Bytes payload = store_wire::EncodeRequest(request);
   std::lock_guard<std::mutex> lock(mutex_);
   MSRT_CHECK(fd_ >= 0, "the connection to the rendezvous store at ", address(), " was lost earlier");
   auto lose = [&](const std::string& message) {
@@ -550,7 +599,7 @@ StoreStatus StoreClient::Call(StoreOp op, const Bytes& payload, Bytes* reply, st
   };
   MSRT_CHECK_VALUE(payload.size() <= options_.max_message_bytes, "a rendezvous store request of ", payload.size(),
                    " bytes exceeds the limit of ", options_.max_message_bytes);
-  Bytes frame = store_wire::Frame(static_cast<uint8_t>(op), payload);
+  Bytes frame = store_wire::Frame(static_cast<uint8_t>(request.op), payload);
   if (!WriteAll(fd_, frame.data(), frame.size())) {
     lose(StrCat("the rendezvous store at ", address(), " closed the connection"));
   }
@@ -583,22 +632,16 @@ StoreStatus StoreClient::Call(StoreOp op, const Bytes& payload, Bytes* reply, st
 }
 
 void StoreClient::Set(const std::string& key, const Bytes& value) {
-  Bytes payload;
-  PutString(&payload, key);
-  PutU32(&payload, static_cast<uint32_t>(value.size()));
-  payload.insert(payload.end(), value.begin(), value.end());
   Bytes reply;
-  Call(StoreOp::kSet, payload, &reply, std::chrono::milliseconds(0));
+  Call(StoreRequest{.op = StoreOp::kSet, .keys = {key}, .value = value}, &reply, std::chrono::milliseconds(0));
 }
 
 Bytes StoreClient::Get(const std::string& key, std::optional<std::chrono::milliseconds> timeout) {
   auto wait = timeout.value_or(options_.timeout);
   MSRT_CHECK_VALUE(wait.count() >= 0, "a timeout must not be negative, got ", wait.count(), " ms");
-  Bytes payload;
-  PutString(&payload, key);
-  PutU64(&payload, static_cast<uint64_t>(wait.count()));
   Bytes reply;
-  if (Call(StoreOp::kGet, payload, &reply, wait) == StoreStatus::kTimeout) {
+  StoreRequest request{.op = StoreOp::kGet, .keys = {key}, .timeout_ms = static_cast<uint64_t>(wait.count())};
+  if (Call(request, &reply, wait) == StoreStatus::kTimeout) {
     ThrowError(ErrorKind::kRuntime, StrCat("timed out after ", wait.count(), " ms waiting for key '", key,
                                            "' in the rendezvous store at ", address()));
   }
@@ -608,12 +651,9 @@ Bytes StoreClient::Get(const std::string& key, std::optional<std::chrono::millis
 void StoreClient::Wait(const std::vector<std::string>& keys, std::optional<std::chrono::milliseconds> timeout) {
   auto wait = timeout.value_or(options_.timeout);
   MSRT_CHECK_VALUE(wait.count() >= 0, "a timeout must not be negative, got ", wait.count(), " ms");
-  Bytes payload;
-  PutU32(&payload, static_cast<uint32_t>(keys.size()));
-  for (const auto& key : keys) PutString(&payload, key);
-  PutU64(&payload, static_cast<uint64_t>(wait.count()));
   Bytes reply;
-  if (Call(StoreOp::kWait, payload, &reply, wait) == StoreStatus::kTimeout) {
+  StoreRequest request{.op = StoreOp::kWait, .keys = keys, .timeout_ms = static_cast<uint64_t>(wait.count())};
+  if (Call(request, &reply, wait) == StoreStatus::kTimeout) {
     std::string missing;
     Reader in(reply);
     while (in.ok() && !in.done()) {
@@ -626,30 +666,22 @@ void StoreClient::Wait(const std::vector<std::string>& keys, std::optional<std::
 }
 
 int64_t StoreClient::Add(const std::string& key, int64_t delta) {
-  Bytes payload;
-  PutString(&payload, key);
-  PutU64(&payload, static_cast<uint64_t>(delta));
   Bytes reply;
-  Call(StoreOp::kAdd, payload, &reply, std::chrono::milliseconds(0));
+  Call(StoreRequest{.op = StoreOp::kAdd, .keys = {key}, .delta = delta}, &reply, std::chrono::milliseconds(0));
   MSRT_CHECK(reply.size() == 8, "the rendezvous store at ", address(), " sent a malformed add response");
   return static_cast<int64_t>(ReadU64(reply.data()));
 }
 
 bool StoreClient::Check(const std::vector<std::string>& keys) {
-  Bytes payload;
-  PutU32(&payload, static_cast<uint32_t>(keys.size()));
-  for (const auto& key : keys) PutString(&payload, key);
   Bytes reply;
-  Call(StoreOp::kCheck, payload, &reply, std::chrono::milliseconds(0));
+  Call(StoreRequest{.op = StoreOp::kCheck, .keys = keys}, &reply, std::chrono::milliseconds(0));
   MSRT_CHECK(reply.size() == 1, "the rendezvous store at ", address(), " sent a malformed check response");
   return reply[0] != 0;
 }
 
 bool StoreClient::Delete(const std::string& key) {
-  Bytes payload;
-  PutString(&payload, key);
   Bytes reply;
-  Call(StoreOp::kDelete, payload, &reply, std::chrono::milliseconds(0));
+  Call(StoreRequest{.op = StoreOp::kDelete, .keys = {key}}, &reply, std::chrono::milliseconds(0));
   MSRT_CHECK(reply.size() == 1, "the rendezvous store at ", address(), " sent a malformed delete response");
   return reply[0] != 0;
 }

@@ -48,6 +48,15 @@ enum class StoreOp : uint8_t { kSet = 1, kGet = 2, kWait = 3, kAdd = 4, kCheck =
 // kRefused: well-formed but not doable (`Add` on a value that is no counter).
 enum class StoreStatus : uint8_t { kOk = 0, kTimeout = 1, kBadRequest = 2, kAborted = 3, kRefused = 4 };
 
+/// One decoded request. `keys` holds one key except for kWait and kCheck.
+struct StoreRequest {
+  StoreOp op = StoreOp::kGet;
+  std::vector<std::string> keys{};
+  Bytes value{};            // kSet
+  uint64_t timeout_ms = 0;  // kGet, kWait
+  int64_t delta = 0;        // kAdd
+};
+
 /// Bytes of a frame header (op or status, then the payload length).
 inline constexpr size_t kStoreHeaderBytes = 5;
 /// The default limit on one frame's payload (keys and values are small:
@@ -154,7 +163,7 @@ class StoreClient {
   std::string address() const;
 
  private:
-  StoreStatus Call(StoreOp op, const Bytes& payload, Bytes* reply, std::chrono::milliseconds wait);
+  StoreStatus Call(const StoreRequest& request, Bytes* reply, std::chrono::milliseconds wait);
 
   StoreClientOptions options_;
   int fd_ = -1;
@@ -166,8 +175,15 @@ class StoreClient {
 Bytes ShareFromRoot(StoreClient& store, const std::string& key, int rank, const std::function<Bytes()>& make,
                     std::chrono::milliseconds timeout);
 
-/// Encoding helpers of the wire format, public for the protocol tests.
+/// The wire format (Note [Rendezvous store]), public for the protocol tests
+/// and the fuzz target.
 namespace store_wire {
+/// A request's payload.
+Bytes EncodeRequest(const StoreRequest& request);
+/// The request a frame with `op` and `payload` carries, or nullopt with
+/// `error` saying why it is malformed (unknown op, a field running past the
+/// payload, bytes left over). Trusts nothing in the bytes.
+std::optional<StoreRequest> DecodeRequest(uint8_t op, const Bytes& payload, std::string* error);
 void PutU32(Bytes* out, uint32_t value);
 void PutU64(Bytes* out, uint64_t value);
 void PutString(Bytes* out, std::string_view text);

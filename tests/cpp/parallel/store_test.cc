@@ -97,6 +97,34 @@ class RawConnection {
   int fd_;
 };
 
+TEST(RendezvousStoreTest, EveryRequestDecodesToWhatWasEncoded) {
+  std::vector<StoreRequest> requests = {
+      {.op = StoreOp::kSet, .keys = {"k"}, .value = B("v\0w"), .timeout_ms = 0, .delta = 0},
+      {.op = StoreOp::kGet, .keys = {"k"}, .value = {}, .timeout_ms = 1234, .delta = 0},
+      {.op = StoreOp::kWait, .keys = {"a", "", "c"}, .value = {}, .timeout_ms = 5, .delta = 0},
+      {.op = StoreOp::kAdd, .keys = {"n"}, .value = {}, .timeout_ms = 0, .delta = -9},
+      {.op = StoreOp::kCheck, .keys = {}, .value = {}, .timeout_ms = 0, .delta = 0},
+      {.op = StoreOp::kDelete, .keys = {"gone"}, .value = {}, .timeout_ms = 0, .delta = 0},
+  };
+  for (const auto& request : requests) {
+    std::string error;
+    auto decoded = store_wire::DecodeRequest(static_cast<uint8_t>(request.op), store_wire::EncodeRequest(request),
+                                             &error);
+    ASSERT_TRUE(decoded.has_value()) << error;
+    EXPECT_EQ(decoded->op, request.op);
+    EXPECT_EQ(decoded->keys, request.keys);
+    EXPECT_EQ(decoded->value, request.value);
+    EXPECT_EQ(decoded->timeout_ms, request.timeout_ms);
+    EXPECT_EQ(decoded->delta, request.delta);
+    // One byte less is malformed, never a shorter request.
+    Bytes cut = store_wire::EncodeRequest(request);
+    if (cut.empty()) continue;
+    cut.pop_back();
+    EXPECT_FALSE(store_wire::DecodeRequest(static_cast<uint8_t>(request.op), cut, &error).has_value());
+    EXPECT_NE(error.find("malformed"), std::string::npos) << error;
+  }
+}
+
 TEST(RendezvousStoreTest, SetGetAddCheckDelete) {
   auto server = Serve();
   StoreClient client(ClientOptions(server->port()));
