@@ -48,7 +48,6 @@ Bytes Frame(uint8_t op_or_status, const Bytes& payload) {
 namespace {
 
 using store_wire::PutString;
-using store_wire::PutU32;
 using store_wire::PutU64;
 using Clock = std::chrono::steady_clock;
 
