@@ -30,7 +30,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using msrt::parallel::Communicator;
 
-// Calls per size: about 0.5 GB moved, between 3 and 2000 calls.
+// memcpy calls per size: about 0.5 GB moved, between 3 and 2000 calls.
 int Iterations(size_t bytes) { return static_cast<int>(std::clamp<size_t>((512u << 20) / bytes, 3, 2000)); }
 
 std::vector<size_t> Sizes(size_t max_bytes) {
@@ -65,15 +65,22 @@ void RunRank(int rank, int ranks, uint16_t port, const std::vector<size_t>& size
   for (size_t bytes : sizes) {
     auto count = static_cast<int64_t>(bytes / sizeof(float));
     msrt::Tensor tensor = msrt::Tensor::Zeros({count}, msrt::DType::kFloat32);
-    int iterations = Iterations(bytes);
-    comm->AllReduce(tensor, msrt::parallel::ReduceOp::kSum);  // warm up
+    // Warm up and calibrate: about 0.2 s a run, as rank 0 measures it (every
+    // rank must make the same number of calls, so rank 0's count is broadcast).
+    comm->AllReduce(tensor, msrt::parallel::ReduceOp::kSum);
+    auto start = Clock::now();
+    for (int i = 0; i < 3; ++i) comm->AllReduce(tensor, msrt::parallel::ReduceOp::kSum);
+    double per_call = std::chrono::duration<double>(Clock::now() - start).count() / 3;
+    int64_t iterations = std::clamp<int64_t>(static_cast<int64_t>(0.2 / per_call), 3, 2000);
+    comm->Broadcast(&iterations, 1, msrt::DType::kInt64, 0);
     double best = 1e30;
     for (int run = 0; run < 3; ++run) {
       comm->Barrier();
-      auto start = Clock::now();
-      for (int i = 0; i < iterations; ++i) comm->AllReduce(tensor, msrt::parallel::ReduceOp::kSum);
+      start = Clock::now();
+      for (int64_t i = 0; i < iterations; ++i) comm->AllReduce(tensor, msrt::parallel::ReduceOp::kSum);
       comm->Barrier();
-      best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count() / iterations);
+      best = std::min(best,
+                      std::chrono::duration<double>(Clock::now() - start).count() / static_cast<double>(iterations));
     }
     if (rank == 0) {
       std::fprintf(report, "%zu %.9f\n", bytes, best);
