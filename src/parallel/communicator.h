@@ -3,22 +3,24 @@
 // Note [Communicator layering]
 //   Bottom to top:
 //   1. The rendezvous store (store.h): a TCP key-value store served by one
-//      process (a test's parent now, the scheduler process of a cluster
-//      later). Workers publish addresses and ids there and meet.
+//      process (the tests' and the benchmark's parent process; it is made to
+//      be hosted by a cluster's scheduler). Workers publish addresses and ids
+//      there and meet.
 //   2. `Communicator` (this file): rank and size within a group, the
 //      group-rank <-> world-rank map, and the collectives on msrt Tensors
 //      and on raw buffers. The Tensor forms check dtypes, shapes and devices
 //      here, once, and raise msrt's typed errors; then they call the raw
 //      forms, which check ranks and call the backend.
-//   3. Backends, chosen by CMake (src/parallel/CMakeLists.txt): gloo/ (CPU
+//   3. Backends, chosen by CMake (src/CMakeLists.txt): gloo/ (CPU
 //      tensors over Gloo's TCP transport) and nccl/ (CUDA tensors), or the
 //      no_gloo/ and no_nccl/ stand-ins, whose factories raise a RuntimeError
 //      saying what msrt was built without. Nothing above this file names a
 //      backend's types.
-//   Above it (built on this interface): the cluster bootstrap (MS_ROLE,
-//   MS_SCHED_HOST, ... read by a scheduler that hosts the StoreServer and
-//   assigns ranks), msrt.communication in Python, the collective OpDefs
-//   whose kernels call a Communicator, and data parallel's gradient reducer.
+//   Meant to stand on this interface (not written yet): the cluster
+//   bootstrap (a scheduler that reads MS_ROLE, MS_SCHED_HOST, ..., hosts the
+//   StoreServer and assigns ranks), msrt.communication in Python, the
+//   collective OpDefs whose kernels call a Communicator, and data parallel's
+//   gradient reducer.
 //
 //   Every member of a group must make the same calls in the same order (as
 //   with MPI, Gloo and NCCL); a call that fails its local checks raises before
