@@ -6,8 +6,10 @@ namespace msrt::parallel {
 
 bool BuiltWithGloo() { return false; }
 
-std::unique_ptr<Communicator> CreateGlooCommunicator(std::shared_ptr<StoreClient>, int rank, int size,
-                                                     const CommunicatorOptions&) {
+// The real backend's signature, which keeps the store client (a sink).
+std::unique_ptr<Communicator> CreateGlooCommunicator(
+    std::shared_ptr<StoreClient> /*store*/,  // NOLINT(performance-unnecessary-value-param)
+    int rank, int size, const CommunicatorOptions&) {
   CheckWorld(rank, size);
   ThrowError(ErrorKind::kRuntime,
              "msrt was built without Gloo, so it has no collectives on CPU tensors: install Gloo (Debian's "

@@ -14,8 +14,10 @@ bool BuiltWithNccl() { return false; }
 
 std::vector<uint8_t> MakeNcclUniqueId() { ThrowError(ErrorKind::kRuntime, kWhy); }
 
-std::unique_ptr<Communicator> CreateNcclCommunicator(std::shared_ptr<StoreClient>, int rank, int size,
-                                                     const CommunicatorOptions&) {
+// The real backend's signature, which keeps the store client (a sink).
+std::unique_ptr<Communicator> CreateNcclCommunicator(
+    std::shared_ptr<StoreClient> /*store*/,  // NOLINT(performance-unnecessary-value-param)
+    int rank, int size, const CommunicatorOptions&) {
   CheckWorld(rank, size);
   ThrowError(ErrorKind::kRuntime, kWhy);
 }
