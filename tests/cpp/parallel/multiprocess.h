@@ -13,10 +13,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,6 +45,11 @@ inline std::vector<RankOutcome> RunRanks(int ranks, const std::function<void(int
     int fds[2];
     if (::pipe(fds) != 0) std::abort();
     pid_t pid = ::fork();
+    if (pid < 0) {  // stop the ranks already started, then fail the test
+      for (pid_t child : children) ::kill(child, SIGKILL);
+      for (pid_t child : children) ::waitpid(child, nullptr, 0);
+      throw std::runtime_error("fork failed for rank " + std::to_string(rank));
+    }
     if (pid == 0) {
       ::close(fds[0]);
       std::string failure;
