@@ -161,6 +161,35 @@ TEST_F(GlooCommunicatorTest, AllReduceEveryDTypeAndOpOnTwoRanks) { AllReduceEver
 
 TEST_F(GlooCommunicatorTest, AllReduceEveryDTypeAndOpOnFourRanks) { AllReduceEverything(4); }
 
+// Three ranks: bcube's groups are not powers of two, the ring's chunks uneven.
+TEST_F(GlooCommunicatorTest, AllReduceAndReduceScatterOnThreeRanks) {
+  ExpectRanksSucceed(3, [](int rank, uint16_t port) {
+    auto comm = Connect(rank, 3, port);
+    for (size_t count : {size_t{2}, size_t{3}, size_t{1001}, size_t{100003}}) {
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+        std::vector<double> in(count);
+        for (size_t i = 0; i < count; ++i) in[i] = Input(DType::kFloat32, op, rank, i);
+        Tensor t = Make(in, DType::kFloat32);
+        comm->AllReduce(t, op);
+        std::vector<double> got = Values(t);
+        for (size_t i = 0; i < count; ++i) {
+          double want = Expected(DType::kFloat32, op, 3, i);
+          RANK_CHECK(got[i] == want, "count ", count, ": ", Where(DType::kFloat32, op, i, got[i], want));
+        }
+      }
+    }
+    std::vector<double> in(3 * 5);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<double>(i) * (rank + 1);
+    Tensor out = Tensor::Empty({5}, DType::kInt32);
+    comm->ReduceScatter(Make(in, DType::kInt32), out, ReduceOp::kSum);
+    std::vector<double> got = Values(out);
+    for (size_t j = 0; j < 5; ++j) {
+      double want = static_cast<double>(static_cast<size_t>(rank) * 5 + j) * 6;  // (1 + 2 + 3) * i
+      RANK_CHECK(got[j] == want, "ReduceScatter element ", j, ": got ", got[j], ", expected ", want);
+    }
+  });
+}
+
 // AllGather, ReduceScatter, Broadcast, AllToAll, Send/Recv, Barrier.
 void OtherCollectives(int ranks) {
   ExpectRanksSucceed(ranks, [ranks](int rank, uint16_t port) {
