@@ -219,10 +219,9 @@ void DecideFallback(std::string_view name, std::string_view failed_at, std::stri
                               "not allow. ",
                               error));
   }
-  Warn(WarningKind::kGeneral,
-       StrCat("'", name, "' runs in PYNATIVE mode instead of as a graph: the Python code at ", failed_at,
-              " depends on a Tensor's value, which graph capture cannot follow (", error,
-              "; set jit_syntax_level=STRICT to make this an error)."));
+  Warn(WarningKind::kGeneral, StrCat("'", name, "' runs in PYNATIVE mode instead of as a graph: the Python code at ",
+                                     failed_at, " depends on a Tensor's value, which graph capture cannot follow (",
+                                     error, "; set jit_syntax_level=STRICT to make this an error)."));
 }
 
 // --- the compile cache ----------------------------------------------------------------------
