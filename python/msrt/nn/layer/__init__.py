@@ -3,11 +3,11 @@ from .activation import (GELU, LeakyReLU, LogSoftmax, Mish, PReLU, ReLU, ReLU6, 
                          get_activation)
 from .basic import Dense, Dropout, Flatten, Identity, PixelShuffle, Upsample
 from .container import CellDict, CellList, SequentialCell
-from .conv import Conv1d, Conv1dTranspose, Conv2d, Conv2dTranspose
+from .conv import Conv1d, Conv1dTranspose, Conv2d, Conv2dTranspose, Conv3d, Conv3dTranspose
 from .embedding import Embedding
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm
-from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
-                      MaxPool2d)
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, AvgPool3d,
+                      MaxPool1d, MaxPool2d, MaxPool3d)
 from .rnns import GRU, LSTM, RNN
 from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 
@@ -16,10 +16,11 @@ __all__ = [
     "get_activation",
     "Dense", "Dropout", "Flatten", "Identity", "PixelShuffle", "Upsample",
     "CellDict", "CellList", "SequentialCell",
-    "Conv1d", "Conv1dTranspose", "Conv2d", "Conv2dTranspose",
+    "Conv1d", "Conv1dTranspose", "Conv2d", "Conv2dTranspose", "Conv3d", "Conv3dTranspose",
     "Embedding",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "LayerNorm",
-    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d",
+    "MaxPool2d", "MaxPool3d",
     "GRU", "LSTM", "RNN",
     "MultiheadAttention", "TransformerEncoder", "TransformerEncoderLayer",
 ]
