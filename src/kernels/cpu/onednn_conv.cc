@@ -46,6 +46,19 @@ ConvDims BackpropFilterGeometry(const KernelArgs& a) {
 // synchronizes threads once per image and was slower on 2 threads (8.9 ms
 // against 4.9 ms) and erratic when other processes compete for the cores.
 
+// Note [Convolution scratchpads]
+// The convolution primitives take their scratchpad (im2col buffers of the
+// plain-layout implementation, reduction buffers) from the call's Scratch,
+// not from oneDNN's per-thread global one: with the global one, a graph run
+// after eager calls of the same 3-D convolution (the same primitive built on
+// two threads, other libraries in the process sharing libdnnl) crashed inside
+// oneDNN's im2col, writing past that buffer.
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
 struct ConvDescs {
   memory::dims src, weights, dst, strides, dilates, pad_l, pad_r;
   DType dtype;
@@ -112,16 +125,19 @@ dn::Key ConvKey(std::string_view op, const ConvDims& g, DType dtype) {
 struct ConvForward {
   dnnl::convolution_forward primitive;
   dn::Layout src, weights, dst;
+  memory::desc scratchpad;
 };
 
 struct ConvBackwardData {
   dnnl::convolution_backward_data primitive;
   dn::Layout diff_dst, weights, diff_src;
+  memory::desc scratchpad;
 };
 
 struct ConvBackwardWeights {
   dnnl::convolution_backward_weights primitive;
   dn::Layout src, diff_dst, diff_weights;
+  memory::desc scratchpad;
 };
 
 void ConvOneDnn(KernelArgs& args) {
@@ -131,7 +147,7 @@ void ConvOneDnn(KernelArgs& args) {
   dn::Epilogue epilogue = dn::EpilogueOf(args.attrs);  // fused elementwise ops, as post-ops
   auto prim = dn::Cached<ConvForward>(ConvKey(args.op.name, g, dtype).Add(epilogue.ops), [&] {
     ConvDescs d(g, dtype);
-    dnnl::primitive_attr attr;
+    dnnl::primitive_attr attr = UserScratchpad();  // Note [Convolution scratchpads]
     attr.set_post_ops(epilogue.post_ops);
     auto pd = d.Forward(dnnl::prop_kind::forward_inference, attr);
     if (d.Padded(pd.src_desc(), d.src) || d.Padded(pd.dst_desc(), d.dst)) {
@@ -140,13 +156,14 @@ void ConvOneDnn(KernelArgs& args) {
     }
     return ConvForward{dnnl::convolution_forward(pd), dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
                        dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
-                       dn::Layout::Output(d.Stored(d.dst), pd.dst_desc())};
+                       dn::Layout::Output(d.Stored(d.dst), pd.dst_desc()), pd.scratchpad_desc()};
   });
   dn::Scratch scratch;
   memory dst = prim->dst.Out(args.outputs[0], scratch);
   dn::Execute(prim->primitive, {{DNNL_ARG_SRC, prim->src.In(args.inputs[0], scratch)},
                                 {DNNL_ARG_WEIGHTS, prim->weights.In(args.inputs[1], scratch)},
-                                {DNNL_ARG_DST, dst}});
+                                {DNNL_ARG_DST, dst},
+                                {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad)}});
   prim->dst.Finish(dst, args.outputs[0]);
 }
 
@@ -161,7 +178,7 @@ void ConvBackpropInputOneDnn(KernelArgs& args) {
           dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
                                                 d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates, d.pad_l,
                                                 d.pad_r),
-          dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
+          UserScratchpad(), dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
     };
     auto pd = build();
     if (d.Padded(pd.diff_src_desc(), d.src) || d.Padded(pd.diff_dst_desc(), d.dst)) {
@@ -170,13 +187,14 @@ void ConvBackpropInputOneDnn(KernelArgs& args) {
     }
     return ConvBackwardData{dnnl::convolution_backward_data(pd), dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
                             dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
-                            dn::Layout::Output(d.Stored(d.src), pd.diff_src_desc())};
+                            dn::Layout::Output(d.Stored(d.src), pd.diff_src_desc()), pd.scratchpad_desc()};
   });
   dn::Scratch scratch;
   memory diff_src = prim->diff_src.Out(args.outputs[0], scratch);
   dn::Execute(prim->primitive, {{DNNL_ARG_DIFF_DST, prim->diff_dst.In(args.inputs[0], scratch)},
                                 {DNNL_ARG_WEIGHTS, prim->weights.In(args.inputs[1], scratch)},
-                                {DNNL_ARG_DIFF_SRC, diff_src}});
+                                {DNNL_ARG_DIFF_SRC, diff_src},
+                                {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad)}});
   prim->diff_src.Finish(diff_src, args.outputs[0]);
 }
 
@@ -194,19 +212,20 @@ void ConvBackpropFilterOneDnn(KernelArgs& args) {
           dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
                                                    d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates, d.pad_l,
                                                    d.pad_r),
-          dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
+          UserScratchpad(), dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
     };
     auto pd = build();
     return ConvBackwardWeights{dnnl::convolution_backward_weights(pd),
                                dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
                                dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
-                               dn::Layout::Output(d.Plain(d.weights), pd.diff_weights_desc())};
+                               dn::Layout::Output(d.Plain(d.weights), pd.diff_weights_desc()), pd.scratchpad_desc()};
   });
   dn::Scratch scratch;
   memory diff_weights = prim->diff_weights.Out(args.outputs[0], scratch);
   dn::Execute(prim->primitive, {{DNNL_ARG_SRC, prim->src.In(args.inputs[1], scratch)},
                                 {DNNL_ARG_DIFF_DST, prim->diff_dst.In(args.inputs[0], scratch)},
-                                {DNNL_ARG_DIFF_WEIGHTS, diff_weights}});
+                                {DNNL_ARG_DIFF_WEIGHTS, diff_weights},
+                                {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad)}});
   prim->diff_weights.Finish(diff_weights, args.outputs[0]);
 }
 
