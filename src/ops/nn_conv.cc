@@ -34,15 +34,15 @@ std::vector<AttrSpec> ConvAttrSpecs(const ConvFamily& f, std::vector<AttrSpec> e
   bool three = f.spatial == 3;
   AttrType window = three ? AttrType::kTriple : AttrType::kPair;
   Value ones = three ? IntList({1, 1, 1}) : IntList({1, 1});
-  specs.push_back({"stride", ones, three ? "(d, h, w) stride, or an int for all" : "(h, w) stride, or an int for both",
-                   window});
+  specs.push_back(
+      {"stride", ones, three ? "(d, h, w) stride, or an int for all" : "(h, w) stride, or an int for both", window});
   specs.push_back({"pad_mode", Value("same"), "'same', 'valid' or 'pad'", AttrType::kPadMode});
   if (three) {
     specs.push_back({"pad", IntList({0, 0, 0, 0, 0, 0}),
                      "(front, back, top, bottom, left, right) padding for pad_mode 'pad'", AttrType::kPadding6});
   } else {
-    specs.push_back({"pad", IntList({0, 0, 0, 0}), "(top, bottom, left, right) padding for pad_mode 'pad'",
-                     AttrType::kPadding});
+    specs.push_back(
+        {"pad", IntList({0, 0, 0, 0}), "(top, bottom, left, right) padding for pad_mode 'pad'", AttrType::kPadding});
   }
   specs.push_back({"dilation", ones,
                    three ? "(d, h, w) dilation, or an int for all" : "(h, w) dilation, or an int for both", window});
@@ -156,7 +156,8 @@ OpDef BackpropInputOp(const ConvFamily& f, std::string_view input_doc, std::stri
         if (g.needs[1]) d_w = BackpropFilter(f, dy, ddx, w.shape(), g.attrs);
         return {d_dy, d_w};
       },
-      .props = {.layout = Layout(f, {.activation_inputs = {0}, .activation_outputs = {0}, .shape_attrs = {"input_shape"}})},
+      .props = {.layout =
+                    Layout(f, {.activation_inputs = {0}, .activation_outputs = {0}, .shape_attrs = {"input_shape"}})},
       .doc = doc,
       .attrs_check = CheckPadWithMode,
   };

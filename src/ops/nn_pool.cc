@@ -128,8 +128,8 @@ std::vector<AttrSpec> Pool3dAttrs(bool average) {
       {kDataFormatAttr, Value("NCDHW"), "layout of x, y and dy: 'NCDHW'", AttrType::kString, {"NCDHW"}},
   };
   if (average) {
-    specs.push_back({"count_include_pad", Value(true), "whether the padding counts in each window's mean",
-                     AttrType::kBool});
+    specs.push_back(
+        {"count_include_pad", Value(true), "whether the padding counts in each window's mean", AttrType::kBool});
   }
   return specs;
 }
@@ -258,8 +258,8 @@ const bool kPoolExtsRegistered = [] {
 // MindSpore's functional 3-D pooling: explicit padding (an int, one per axis
 // or one per side) always means pad_mode 'pad'; max_pool3d's stride
 // defaults to the window.
-OpDef Pool3dExt(std::string_view name, std::string_view pool, bool average, Value kernel_default,
-                std::string_view doc, ApiForm api) {
+OpDef Pool3dExt(std::string_view name, std::string_view pool, bool average, Value kernel_default, std::string_view doc,
+                ApiForm api) {
   std::vector<AttrSpec> attrs = {
       {"kernel_size", std::move(kernel_default), "(d, h, w) window, or an int for all", AttrType::kTriple},
       {"strides", Value(), "(d, h, w) stride, or an int for all; None: the window", AttrType::kTriple, {}, true},
@@ -273,8 +273,8 @@ OpDef Pool3dExt(std::string_view name, std::string_view pool, bool average, Valu
       {"ceil_mode", Value(false), "round the output size up", AttrType::kBool},
   };
   if (average) {
-    attrs.push_back({"count_include_pad", Value(true), "whether the padding counts in each window's mean",
-                     AttrType::kBool});
+    attrs.push_back(
+        {"count_include_pad", Value(true), "whether the padding counts in each window's mean", AttrType::kBool});
   }
   return OpDef{
       .name = name,

@@ -114,8 +114,8 @@ struct ConvDescs {
 
 dn::Key ConvKey(std::string_view op, const ConvDims& g, DType dtype) {
   // Small convolutions run on one thread: waking the pool costs more than it saves.
-  int64_t flops = 2 * g.batch * g.out_channels * g.out_d * g.out_h * g.out_w * (g.in_channels / g.group) *
-                  g.kernel_d * g.kernel_h * g.kernel_w;
+  int64_t flops = 2 * g.batch * g.out_channels * g.out_d * g.out_h * g.out_w * (g.in_channels / g.group) * g.kernel_d *
+                  g.kernel_h * g.kernel_w;
   return std::move(dn::Key(op, dn::ThreadLimitForFlops(flops))
                        .AddAll(dtype, g.input_shape(), g.filter_shape(), g.channels_last, g.group, g.stride_d,
                                g.stride_h, g.stride_w, g.dilation_d, g.dilation_h, g.dilation_w, g.pad_front,

@@ -92,8 +92,7 @@ bool IsMax(std::string_view op) { return op.starts_with("max"); }
 
 dnnl::algorithm Algorithm(std::string_view op, bool counts_padding) {
   if (IsMax(op)) return dnnl::algorithm::pooling_max;
-  return counts_padding ? dnnl::algorithm::pooling_avg_include_padding
-                        : dnnl::algorithm::pooling_avg_exclude_padding;
+  return counts_padding ? dnnl::algorithm::pooling_avg_include_padding : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
 // oneDNN's average with padding counted divides by the whole window, even
@@ -301,13 +300,16 @@ void AvgPoolGradReference(KernelArgs& args) {
 }
 
 // A pooling's oneDNN kernel (PoolOneDnnSupports) above its reference loop.
-#define MSRT_POOL_KERNELS(op_name, onednn_fn, reference_fn)                                                         \
-  MSRT_REGISTER_KERNEL(                                                                                            \
-      {.op = op_name, .impl = "onednn", .priority = dn::kOneDnnPriority, .supports = &PoolOneDnnSupports, .run = &onednn_fn}); \
-  MSRT_REGISTER_KERNEL({.op = op_name,                                                                             \
-                        .impl = "reference",                                                                       \
-                        .priority = kReferencePriority,                                                            \
-                        .supports = &dn::ReferenceSupports,                                                        \
+#define MSRT_POOL_KERNELS(op_name, onednn_fn, reference_fn) \
+  MSRT_REGISTER_KERNEL({.op = op_name,                      \
+                        .impl = "onednn",                   \
+                        .priority = dn::kOneDnnPriority,    \
+                        .supports = &PoolOneDnnSupports,    \
+                        .run = &onednn_fn});                \
+  MSRT_REGISTER_KERNEL({.op = op_name,                      \
+                        .impl = "reference",                \
+                        .priority = kReferencePriority,     \
+                        .supports = &dn::ReferenceSupports, \
                         .run = &reference_fn})
 
 MSRT_POOL_KERNELS("max_pool2d", PoolOneDnn, PoolReference);
