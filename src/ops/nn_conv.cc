@@ -143,7 +143,7 @@ OpDef BackpropInputOp(const ConvFamily& f, std::string_view input_doc, std::stri
         std::string_view op = f.backprop_input;
         CheckDType(op, "dy", in[0], DTypeClass::kFloat);
         CheckSameDType(op, "dy", in[0], "weight", in[1]);
-        Shape input_shape = ShapeAttrOfRank(op, attrs, "input_shape", static_cast<size_t>(f.spatial + 2));
+        Shape input_shape = ShapeAttrOfRank(op, attrs, "input_shape", static_cast<size_t>(f.spatial) + 2);
         CheckDy(op, in[0], ConvGeometry(op, input_shape, in[1].shape, attrs));
         return {{input_shape, in[0].dtype}};
       },
@@ -172,7 +172,7 @@ OpDef BackpropFilterOp(const ConvFamily& f, std::string_view filter_doc, std::st
         std::string_view op = f.backprop_filter;
         CheckDType(op, "dy", in[0], DTypeClass::kFloat);
         CheckSameDType(op, "dy", in[0], "x", in[1]);
-        Shape filter_shape = ShapeAttrOfRank(op, attrs, "filter_shape", static_cast<size_t>(f.spatial + 2));
+        Shape filter_shape = ShapeAttrOfRank(op, attrs, "filter_shape", static_cast<size_t>(f.spatial) + 2);
         CheckDy(op, in[0], ConvGeometry(op, in[1].shape, filter_shape, attrs));
         return {{filter_shape, in[0].dtype}};
       },
@@ -224,7 +224,8 @@ struct ConvPadding {
 ConvPadding ParseConvPadding(std::string_view op, const Value& padding, int spatial) {
   static const AttrSpec kMode{"padding", Value(), "", AttrType::kPadMode};
   if (padding.is_string()) {
-    return {ParseAttr(op, kMode, padding).as_string(), IntList(std::vector<int64_t>(2 * spatial, 0))};
+    return {ParseAttr(op, kMode, padding).as_string(),
+            IntList(std::vector<int64_t>(2 * static_cast<size_t>(spatial), 0))};
   }
   return {std::nullopt, ParseAxisPadding(op, padding, spatial)};
 }

@@ -107,7 +107,7 @@ ActivationSteps ActivationStrides(bool channels_last, int64_t c, int64_t d, int6
 ConvDims ConvGeometry(std::string_view op, const Shape& x, const Shape& w, const Dict& attrs) {
   int spatial = static_cast<int>(AttrInts(attrs, "stride").size());
   Activation dims = SplitActivation(op, x, attrs, spatial);
-  auto rank = static_cast<size_t>(spatial + 2);
+  size_t rank = static_cast<size_t>(spatial) + 2;
   if (w.size() != rank) {
     OpError(ErrorKind::kValue, op,
             StrCat("weight must be a ", rank, "-D tensor (out_channels, in_channels / group, ",

@@ -372,6 +372,7 @@ def test_conv3d_errors():
 @pytest.mark.parametrize("net, module", [(nn.MaxPool1d(3, 2), tnn.MaxPool1d(3, 2)),
                                          (nn.AvgPool1d(2, 2), tnn.AvgPool1d(2, 2)),
                                          (nn.AdaptiveAvgPool1d(3), tnn.AdaptiveAvgPool1d(3)),
+                                         (nn.AdaptiveMaxPool1d(3), tnn.AdaptiveMaxPool1d(3)),
                                          (nn.AdaptiveAvgPool2d((3, 2)), tnn.AdaptiveAvgPool2d((3, 2))),
                                          (nn.AdaptiveAvgPool2d(4), tnn.AdaptiveAvgPool2d(4)),
                                          (nn.AdaptiveMaxPool2d((2, 3)), tnn.AdaptiveMaxPool2d((2, 3)))])
@@ -485,6 +486,14 @@ def test_upsample_graph_mode_and_errors():
         nn.Upsample(scale_factor=2.0, mode="bilinear")(Tensor(rand(1, 1, 3)))
     with pytest.raises(ValueError, match="align_corners"):
         nn.Upsample(scale_factor=2.0, mode="nearest", align_corners=True)(x)
+
+
+def test_pixel_unshuffle():
+    compare(nn.PixelUnshuffle(2), tnn.PixelUnshuffle(2), [rand(2, 3, 6, 4)], {})
+    with pytest.raises(ValueError, match=r"H \* r, W \* r"):
+        nn.PixelUnshuffle(3)(Tensor(rand(1, 2, 6, 4)))
+    with pytest.raises(ValueError, match="downscale_factor"):
+        nn.PixelUnshuffle(0)
 
 
 def test_pixel_shuffle():

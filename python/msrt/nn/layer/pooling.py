@@ -4,7 +4,7 @@ from ..cell import Cell
 from .conv import _data_format, _padding6, _triple
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool2d"]
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
 
 def _pool_pair(value, arg, cls_name):
@@ -238,6 +238,13 @@ class AdaptiveAvgPool2d(_AdaptivePool):
     """Mean over adaptive windows of (N, C, H, W) or (C, H, W); None in output_size keeps that axis."""
 
     _op_name = "adaptive_avg_pool2d"
+
+
+class AdaptiveMaxPool1d(_AdaptivePool):
+    """Max over adaptive windows of the last axis of (N, C, L) or (C, L): the output has `output_size` elements."""
+
+    _op_name = "adaptive_max_pool1d"
+    _count = 1
 
 
 class AdaptiveMaxPool2d(_AdaptivePool):
