@@ -9,9 +9,9 @@ from msrt import Tensor, ops
 
 from .harness import check_grad, covers, run_op
 
-covers("layer_norm", "layer_norm_ext", "group_norm", "embedding", "prelu", "mish", "pixel_shuffle", "pixel_unshuffle",
-       "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "interpolate", "rnn_layer",
-       "multi_head_attention")
+covers("layer_norm", "layer_norm_ext", "group_norm", "embedding", "prelu", "mish", "pixel_shuffle",
+       "pixel_unshuffle", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+       "interpolate", "rnn_layer", "multi_head_attention")
 
 RNG = np.random.default_rng(3)
 
