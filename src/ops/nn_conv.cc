@@ -212,6 +212,89 @@ const bool kConvOpsRegistered = [] {
   return true;
 }();
 
+// MindSpore's Conv3DTranspose: conv3d_backprop_input of dout with weight
+// (in_channel, out_channel / group, kd, kh, kw), its output size along each
+// axis (in - 1) * stride - before - after + dilation * (k - 1) + 1 +
+// output_padding in pad mode; in * stride + output_padding ('same') and
+// (in - 1) * stride + dilation * (k - 1) + 1 + output_padding ('valid').
+std::vector<int64_t> OutputPadding(std::string_view op, const Value& v) {
+  static const AttrSpec kSpec{"output_padding", Value(), "", AttrType::kInts};
+  std::vector<int64_t> p = AttrInts(Dict{{"output_padding", ParseAttr(op, kSpec, v)}}, "output_padding");
+  if (p.size() == 1) p.assign(3, p[0]);
+  if (p.size() != 3 || std::any_of(p.begin(), p.end(), [](int64_t x) { return x < 0; })) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("'output_padding' must be a non-negative int or 3 of them; but got ", v.repr()));
+  }
+  return p;
+}
+
+void CheckConv3dTranspose(std::string_view op, const Dict& attrs) {
+  CheckPadWithMode(op, attrs);
+  const Value* output_padding = attrs.Find("output_padding");
+  const Value* stride = attrs.Find("stride");
+  const Value* dilation = attrs.Find("dilation");
+  if (output_padding == nullptr) return;
+  std::vector<int64_t> p = OutputPadding(op, *output_padding);
+  if (stride == nullptr || dilation == nullptr) return;
+  for (size_t i = 0; i < 3; ++i) {
+    int64_t s = stride->as_list()[i].as_int(), d = dilation->as_list()[i].as_int();
+    if (p[i] >= std::max(s, d)) {
+      OpError(ErrorKind::kValue, op,
+              StrCat("'output_padding' must be smaller than 'stride' or 'dilation' along each axis; but got ",
+                     output_padding->repr(), " with stride ", stride->repr(), " and dilation ", dilation->repr()));
+    }
+  }
+}
+
+MSRT_REGISTER_OP({
+    .name = "conv3d_transpose",
+    .inputs = {"dout", "weight"},
+    .attrs =
+        [] {
+          std::vector<AttrSpec> specs = ConvAttrSpecs(kConv3d);
+          specs[1].default_value = Value("valid");  // pad_mode
+          specs.push_back({"output_padding",
+                           Value(0),
+                           "extra size at the end of each axis: an int or (d, h, w)",
+                           AttrType::kAny,
+                           {},
+                           false,
+                           [](std::string_view op, const Value& v) { OutputPadding(op, v); }});
+          return specs;
+        }(),
+    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+      constexpr std::string_view op = "conv3d_transpose";
+      const Shape& x = in[0].shape();
+      const Shape& w = in[1].shape();
+      if (x.size() != 5 || w.size() != 5) {
+        OpError(ErrorKind::kValue, op,
+                StrCat("dout and weight must be 5-D; but got shapes ", ShapeRepr(x), " and ", ShapeRepr(w)));
+      }
+      std::vector<int64_t> stride = AttrInts(attrs, "stride"), dilation = AttrInts(attrs, "dilation");
+      std::vector<int64_t> pad = AttrInts(attrs, "pad");
+      std::vector<int64_t> extra = OutputPadding(op, Attr(attrs, "output_padding"));
+      std::string mode = AttrString(attrs, "pad_mode");
+      Shape input_shape{x[0], CheckedMul(w[1], AttrInt(attrs, "group"), op)};
+      for (size_t i = 0; i < 3; ++i) {
+        int64_t size = x[i + 2], extent = CheckedMul(dilation[i], w[i + 2] - 1, op) + 1;
+        int64_t out = mode == "same" ? CheckedMul(size, stride[i], op)
+                                     : CheckedAdd(CheckedMul(size - 1, stride[i], op), extent, op) -
+                                           (mode == "pad" ? pad[2 * i] + pad[2 * i + 1] : 0);
+        input_shape.push_back(out + extra[i]);
+      }
+      if (std::any_of(input_shape.begin() + 2, input_shape.end(), [](int64_t v) { return v <= 0; })) {
+        OpError(ErrorKind::kValue, op, StrCat("the output would be empty: shape ", ShapeRepr(input_shape)));
+      }
+      return {BackpropInput(kConv3d, in[0], in[1], input_shape, attrs)};
+    },
+    .doc = "MindSpore's Conv3DTranspose: conv3d_backprop_input of dout with weight (in, out / group, kd, kh, kw), "
+           "the output's size from the attributes (composite)",
+    .api = {Primitive("nn_ops.Conv3DTranspose(in_channel->~, out_channel->~, kernel_size->~, mode->~=1, stride=1, "
+                      "pad_mode='valid', pad=0, dilation=1, group=1, output_padding=0, "
+                      "data_format='NCDHW')(dout, weight)")},
+    .attrs_check = CheckConv3dTranspose,
+});
+
 // MindSpore's functional conv2d and conv3d spell padding their own way:
 // `padding` may name the pad mode ('same', 'valid', 'pad'), or give an int,
 // one int per spatial axis (both sides) or one per side; explicit padding

@@ -14,8 +14,8 @@ from .harness import _C, check_grad, covers, gradients, run_op
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
-covers("conv3d", "conv3d_backprop_input", "conv3d_backprop_filter", "conv3d_ext", "max_pool3d", "max_pool3d_grad",
-       "avg_pool3d", "avg_pool3d_grad", "max_pool3d_ext", "avg_pool3d_ext")
+covers("conv3d", "conv3d_backprop_input", "conv3d_backprop_filter", "conv3d_ext", "conv3d_transpose",
+       "max_pool3d", "max_pool3d_grad", "avg_pool3d", "avg_pool3d_grad", "max_pool3d_ext", "avg_pool3d_ext")
 
 FLOATS = [np.float32, np.float64]
 TOL = {np.float32: dict(rtol=2e-4, atol=2e-4), np.float64: dict(rtol=1e-10, atol=1e-10)}
@@ -213,6 +213,35 @@ def test_conv3d_primitive(mode):
     np.testing.assert_allclose(gx, xt.grad.numpy(), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(gw, wt.grad.numpy(), rtol=1e-4, atol=1e-4)
     assert ops.Conv3D in vars(ms.ops.operations.nn_ops).values()
+
+
+def test_conv3d_transpose_primitive(mode):
+    x, w = rand((2, 4, 3, 4, 3), np.float32), rand((4, 3, 3, 2, 3), np.float32)
+    deconv = ops.Conv3DTranspose(4, 6, (3, 2, 3), stride=(2, 1, 2), pad_mode="pad", pad=1, output_padding=(1, 0, 0),
+                                 group=2)
+    y, (gx, gw) = run_in_mode(mode, deconv, x, w)
+    xt, wt = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    yt = F.conv_transpose3d(xt, wt, stride=(2, 1, 2), padding=1, output_padding=(1, 0, 0), groups=2)
+    yt.sum().backward()
+    np.testing.assert_allclose(y, yt.detach().numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gx, xt.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(gw, wt.grad.numpy(), rtol=1e-4, atol=1e-4)
+    # 'valid' is PyTorch's padding 0; 'same' gives in * stride
+    valid = ops.Conv3DTranspose(4, 3, 3, stride=2)(Tensor(x), Tensor(w[:, :, :, :1, :]))
+    want = F.conv_transpose3d(torch.tensor(x), torch.tensor(w[:, :, :, :1, :]), stride=2)
+    np.testing.assert_allclose(valid.asnumpy(), want.numpy(), rtol=1e-4, atol=1e-4)
+    assert ops.Conv3DTranspose(4, 3, 3, stride=2, pad_mode="same")(Tensor(x), Tensor(w)).shape == (2, 3, 6, 8, 6)
+
+
+def test_conv3d_transpose_errors():
+    with pytest.raises(ValueError, match="output_padding"):
+        ops.Conv3DTranspose(4, 6, 3, stride=2, output_padding=2)
+    with pytest.raises(ValueError, match="output_padding"):
+        ops.Conv3DTranspose(4, 6, 3, output_padding=(1, 1))
+    with pytest.raises(ValueError, match="'pad' must be zero"):
+        ops.Conv3DTranspose(4, 6, 3, pad=1)
+    with pytest.raises(ValueError, match="5-D"):
+        ops.Conv3DTranspose(4, 6, 3)(Tensor(rand((1, 4, 3, 3), np.float32)), Tensor(rand((4, 6, 3, 3, 3), np.float32)))
 
 
 def test_functional_and_primitive_pools(mode):
