@@ -375,6 +375,20 @@ def test_disable_pass_keeps_a_graph_nchw_with_the_same_results(graph_mode):
     np.testing.assert_allclose(weight, plain_weight, rtol=1e-5, atol=1e-6)
 
 
+def test_a_relu_runs_inside_the_conv3d_kernel(graph_mode):
+    conv = nn.Conv3d(2, 4, 3, has_bias=False)
+    x = ms.Tensor(np.random.default_rng(4).standard_normal((2, 2, 5, 4, 6)).astype(np.float32))
+
+    @ms.jit
+    def features(x):
+        return ms.ops.relu(conv(x))
+
+    expected = ms.ops.relu(conv(x)).asnumpy()
+    ms.set_context(enable_graph_kernel=True)
+    np.testing.assert_allclose(features(x).asnumpy(), expected, rtol=1e-5, atol=1e-6)
+    assert ms._jit.compile_report(features)[-1]["fused_epilogues"] == 1
+
+
 def test_five_dimensional_convolutions_keep_their_layout(tmp_path):
     """The layout pass turns 4-D activations channels-last; a conv3d's 5-D ones (and the relu and pooling on
     them) keep NCDHW, also where a channels-last conv2d feeds them."""
