@@ -75,8 +75,9 @@ fuzz: setup
 bench: build
 	@scripts/setup.sh --bench
 	cmake -S . -B build-bench -G Ninja -DMSRT_BUILD_BENCHMARKS=ON -DMSRT_BUILD_PYTHON=OFF -DMSRT_BUILD_TESTS=OFF > /dev/null
-	cmake --build build-bench --target context_bench
+	cmake --build build-bench --target context_bench collective_bench
 	build-bench/benchmarks/context_bench
+	build-bench/benchmarks/collective_bench
 	$(PY) benchmarks/context_bench.py
 	$(PY) benchmarks/tensor_op_overhead.py
 	$(PY) benchmarks/lenet_step.py

@@ -18,6 +18,8 @@ packages=(
   libprotobuf-dev protobuf-compiler python3-protobuf
   # JPEG and PNG decoding for the data pipeline (src/io/image.cc).
   libturbojpeg0-dev libpng-dev
+  # Collectives between processes on CPU (src/parallel/gloo).
+  libgloo-dev
   # The linters `make lint` runs (scripts/lint.sh).
   clang-format clang-tidy flake8 python3-flake8-builtins python3-pep8-naming
   # The peer the gradient tests compare with.

@@ -99,7 +99,7 @@ TARGETS = {
     """,
     "mindspore.dataset.transforms": "TypeCast OneHot Compose PadEnd Fill Slice Concatenate",
     "mindspore.dataset.text": "Lookup Vocab WhitespaceTokenizer ToNumber SlidingWindow",
-    "mindspore.mindrecord": "FileWriter",
+    "mindspore.mindrecord": "FileWriter FileReader",
 }
 
 # Module paths MindSpore scripts import.
@@ -136,8 +136,7 @@ PARTIAL = {
     "mindspore.set_algo_parameters": "any effect: checked and stored, msrt searches no auto-parallel strategies",
     "mindspore.parallel.set_algo_parameters": "any effect: checked and stored, msrt searches no auto-parallel "
                                               "strategies",
-    "mindspore.dataset.MindDataset": "MindSpore's .mindrecord bytes (reads msrt's own layout), padded_sample, "
-                                     "num_padded, sharding with Shuffle.FILES / Shuffle.INFILE",
+    "mindspore.dataset.MindDataset": "padded_sample, num_padded, sharding with Shuffle.FILES / Shuffle.INFILE",
     "mindspore.dataset.ImageFolderDataset": "decode=True of formats other than JPEG and PNG",
     "mindspore.dataset.DistributedSampler": "offset other than -1",
     "mindspore.dataset.Dataset.map": "cache, callbacks",
@@ -146,13 +145,11 @@ PARTIAL = {
     "mindspore.dataset.vision.RandomResizedCrop": "interpolation other than Inter.LINEAR / Inter.NEAREST",
     "mindspore.dataset.text.WhitespaceTokenizer": "ICU's whitespace set (splits on Python's str.isspace, which also "
                                                   "counts U+001C to U+001F)",
-    "mindspore.train.SummaryCollector": "collect_specified_data other than collect_metric (graph, lineage, input "
-                                        "data, histograms, landscape), collect_tensor_freq, custom_lineage_data, "
-                                        "export_options, num_process",
-    "mindspore.train.callback.SummaryCollector": "collect_specified_data other than collect_metric (graph, lineage, "
-                                                 "input data, histograms, landscape), collect_tensor_freq, "
-                                                 "custom_lineage_data, export_options, num_process",
-    "mindspore.train.SummaryRecord": "plugins other than 'scalar' (image, tensor, histogram), network, "
+    "mindspore.train.SummaryCollector": "collect_specified_data's collect_graph, lineage, dataset graph and "
+                                        "landscape; custom_lineage_data, export_options, num_process",
+    "mindspore.train.callback.SummaryCollector": "collect_specified_data's collect_graph, lineage, dataset graph "
+                                                 "and landscape; custom_lineage_data, export_options, num_process",
+    "mindspore.train.SummaryRecord": "plugins 'graph', lineage, 'dataset_graph' and 'LossLandscape'; network, "
                                      "export_options, num_process, raise_exception",
 }
 

@@ -143,4 +143,4 @@ from .profiler import Profiler  # noqa: E402
 from .train import (  # noqa: E402,F401 - ms.Model etc., outside __all__ as in MindSpore
     BackupAndRestore, Callback, CheckpointConfig, DynamicLossScaleManager, EarlyStopping, FixedLossScaleManager,
     History, LambdaCallback, LossMonitor, LossScaleManager, Model, ModelCheckpoint, ReduceLROnPlateau, RunContext,
-    SummaryCollector, SummaryRecord, TimeMonitor)
+    SummaryCollector, SummaryRecord, TimeMonitor, data_sink)

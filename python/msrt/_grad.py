@@ -219,6 +219,17 @@ def _differentiable(fn):
 # graphs are, and falls back to eager execution as they do (jit_syntax_level).
 # Elsewhere (inside an eager function being differentiated) compiled calls
 # go through Note [Gradients of compiled calls] in msrt/_jit.py.
+def _dynamic_signature(fn, count):
+    """Note [Dynamic shapes] in msrt/_jit.py: the dynamic shapes `fn` declares
+    for its positional arguments (a Cell's set_inputs, a jit function's
+    input_signature), or None."""
+    if isinstance(fn, _jit.GraphOwner):
+        dynamic = _jit.dynamic_signature(fn.__dict__.get("_input_signature"))
+    else:
+        dynamic = getattr(fn, "__jit_dynamic__", None)
+    return dynamic if dynamic is not None and len(dynamic) == count else None
+
+
 def _compiles_whole(fn):
     if _C._is_recording() or _jit.capturing():
         return False
@@ -238,7 +249,7 @@ def _compiled(fn, body, kind):
         if not _compiles_whole(fn):
             return body(*args, **kwargs)
         args, kwargs = _jit.graph_arguments(args, kwargs)
-        return graphs(body, args, kwargs)
+        return graphs(body, args, kwargs, _dynamic_signature(fn, len(args)))
 
     call._graph_cache = graphs
     return call

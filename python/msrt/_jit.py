@@ -12,7 +12,9 @@ constants of the graph (another value compiles another graph).
 
 Host values (`host_value`, `host_call`) let Python-side state that changes
 per step — a learning-rate schedule computed on the host, a step counter —
-run on every execution of the graph rather than once at capture.
+run on every execution of the graph rather than once at capture. The values
+of summary ops (ops.ScalarSummary...) are extra outputs of the graph, handed
+to the summary store after every run (`summary`).
 
 Note [Gradients of compiled calls]
 A compiled call made while a gradient tape records (`ms.grad` of a jit
@@ -27,6 +29,21 @@ recompute leaves out what the forward already did (prints, writes to
 state such as BatchNorm's running statistics: Capture::set_replay). A call
 in which nothing is tracked runs the forward graph alone.
 
+Note [Dynamic shapes] (the C++ side is in src/compiler/dynamic_shape.h)
+`Cell.set_inputs` and `jit(input_signature=...)` may declare Tensors with
+None dimensions. Such a call is keyed by the declared shape, so every size
+runs one graph: the body is captured twice, its dynamic dimensions at each
+of the probe sizes (_C.DYNAMIC_PROBE_SIZES), and the two graphs must agree
+but for the dimensions that follow the sizes, which become -1. During the
+second capture a dimension that Python reads (`x.shape`, `len(x)`, `x.size`)
+and that differs from the first capture's read is a _DynamicDim: any use of
+its value (arithmetic, comparison, int(), str()) shows that the Python code
+depends on the size. Where the graphs differ or a size is used, the body is
+compiled once per shape instead (correct for every size, with a warning
+saying why); the callable then keys by concrete shapes for good
+(`_graph_cache.per_shape` holds the reason). The executor infers the shapes
+of each new input shape again and plans its memory for it.
+
 Tensor-dependent Python control flow (`if x.sum() > 0:`) cannot be traced:
 with jit_syntax_level=STRICT it is an error naming the line; with LAX or
 COMPATIBLE the callable runs eagerly instead, with a warning saying why
@@ -40,9 +57,9 @@ import traceback
 import warnings
 
 from . import _C
-from . import _custom_grad, _graph_files, _structure
+from . import _custom_grad, _graph_files, _structure, _summary_data
 from . import context as _context
-from ._tensor import _FLOAT_NAMES, Tensor, _wrap
+from ._tensor import _FLOAT_NAMES, Tensor, _shape_watch, _wrap
 from .common.jit_config import JitConfig
 from ._warnings import MsrtWarning
 
@@ -61,6 +78,7 @@ for _key, _user in (("jit_syntax_level", "graph capture (tensor-dependent contro
 class _State(threading.local):
     capture = None  # the _C.GraphCapture recording on this thread
     host = None     # host steps registered by the capture: [(kind, fn)]
+    summaries = None  # summary ops met by the capture: [(op name, tag, symbolic tensor)]; None: dropped
 
 
 _state = _State()
@@ -92,6 +110,28 @@ def host_call(fn):
         _state.host.append(("call", fn))
 
 
+def summary(op_name, tag, value):
+    """A summary op's value for the next SummaryRecord.record (msrt/_summary_data.py):
+    stored now when eager; inside a graph capture, an extra output of the graph,
+    stored after every run. A capture that replays the forward (a gradient graph)
+    or exports it drops the value."""
+    if _state.capture is None:
+        # a copy, detached: a Parameter updated later must not change what is recorded
+        _summary_data.store(op_name, tag, _wrap(_C.call("identity", [value._t._reshaped(value._t.shape)])[0]))
+    elif _state.summaries is not None:
+        _state.summaries.append((op_name, tag, value._t))
+
+
+def _store_summaries(entry, outs):
+    """The graph's own outputs of `outs`; the summary values after them are stored."""
+    if not entry.summaries:
+        return outs
+    count = len(outs) - len(entry.summaries)
+    for (op_name, tag), value in zip(entry.summaries, outs[count:]):
+        _summary_data.store(op_name, tag, _wrap(value))
+    return outs[:count]
+
+
 # --- structures of arguments and results ------------------------------------------
 def _is_result_slot(value):
     return isinstance(value, (Tensor, _graph_files._Slot))
@@ -115,24 +155,39 @@ def _symbolic(value, cap, names, path):
     return value
 
 
-def _user_frame(tb):
-    """(file, line, code) of the innermost traceback frame outside msrt."""
+def _is_msrt_frame(filename):
+    # msrt's own files, and the code of the op forms it generates ("<msrt op form ...>")
+    return filename.startswith("<msrt ") or os.path.abspath(filename).startswith(_PACKAGE_DIR)
+
+
+def _user_frame_of(frames, innermost_otherwise=True):
+    """(file, line, code) of the innermost of `frames` outside msrt (else the
+    innermost, or unknown when not `innermost_otherwise`)."""
     found = None
-    for frame in traceback.extract_tb(tb):
-        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR):
+    for frame in frames:
+        if not _is_msrt_frame(frame.filename):
             found = frame
+    if found is None and frames and innermost_otherwise:
+        found = frames[-1]
     if found is None:
         return "<unknown>", 0, ""
     return found.filename, found.lineno, (found.line or "").strip()
 
 
+def _user_frame(tb):
+    """(file, line, code) of the innermost traceback frame outside msrt."""
+    return _user_frame_of(traceback.extract_tb(tb), innermost_otherwise=False)
+
+
 # --- compiled entries -------------------------------------------------------------------
 class _Entry:
     __slots__ = ("compiled", "template", "weights", "host", "name", "body", "owner", "arguments",
-                 "backwards")
+                 "backwards", "summaries")
 
-    def __init__(self, compiled, template, weights, host, name, body=None, owner=None, arguments=None):
+    def __init__(self, compiled, template, weights, host, name, body=None, owner=None, arguments=None,
+                 summaries=()):
         self.compiled = compiled
+        self.summaries = list(summaries)  # (op name, tag) of the graph's extra outputs, after its own
         self.template = template
         self.weights = weights
         self.host = host
@@ -168,7 +223,7 @@ class _Entry:
             if differentiated is not None:
                 return _rebuild(self.template, iter([_wrap(o) for o in differentiated]))
         inputs += self.host_inputs()
-        outs = self.compiled.run(inputs, self.bound_weights())
+        outs = _store_summaries(self, self.compiled.run(inputs, self.bound_weights()))
         return _rebuild(self.template, iter([_wrap(o) for o in outs]))
 
     def _run_recorded(self, inputs):
@@ -184,7 +239,7 @@ class _Entry:
                                f"function whose gradient is taken, or inline it by calling it inside a compiled "
                                f"network.")
         host = self.host_inputs()
-        outs = self.compiled.run(inputs + host, self.bound_weights())
+        outs = _store_summaries(self, self.compiled.run(inputs + host, self.bound_weights()))
         fresh = [o._reshaped(o.shape) for o in outs]  # own identities on the tape
         tracked = [t for t, m in zip(inputs, input_mask) if m] + [w for w, m in zip(weights, weight_mask) if m]
         node = _BackwardCall(self, (input_mask, weight_mask), inputs, host, outs)
@@ -206,9 +261,11 @@ class _BackwardCall:
             raise RuntimeError(f"Higher-order gradients (grad of grad) through the compiled call '{entry.name}' are "
                                f"not supported: call the function eagerly (PYNATIVE_MODE, without ms.jit) inside "
                                f"the gradient that is differentiated again.")
-        graph = entry.backwards.get(self.masks)
+        # A graph compiled for dynamic shapes has one backward graph per input shapes.
+        key = (self.masks, tuple(tuple(t.shape) for t in self.inputs)) if entry.compiled.dynamic else self.masks
+        graph = entry.backwards.get(key)
         if graph is None:
-            graph = entry.backwards[self.masks] = _compile_backward(entry, self.masks, self.inputs, self.outs)
+            graph = entry.backwards[key] = _compile_backward(entry, self.masks, self.inputs, self.outs)
         sens = [d if d is not None else _C.call("zeros_like", [o])[0]
                 for d, o in zip(dys, self.outs) if _is_float(o)]
         return graph.run(self.inputs + sens + self.host, _bind_live(graph, entry))
@@ -236,9 +293,9 @@ def _compile_backward(entry, masks, inputs, outs):
     sym_sens = [cap.input(list(o.shape), o.dtype_name, f"sens.{i}") for i, o in enumerate(outs) if _is_float(o)]
     leaves = [s for s, m in zip(sym_inputs, input_mask) if m]
     flags = [(w, w.requires_grad) for w in tracked_weights]
-    outer = (_state.capture, _state.host)
+    outer = (_state.capture, _state.host, _state.summaries)
     host = []
-    _state.capture, _state.host = cap, host
+    _state.capture, _state.host, _state.summaries = cap, host, None
     try:
         with cap:
             tape = _C.GradTape()
@@ -257,7 +314,7 @@ def _compile_backward(entry, masks, inputs, outs):
                 for w, flag in flags:
                     w.requires_grad = flag
     finally:
-        _state.capture, _state.host = outer
+        _state.capture, _state.host, _state.summaries = outer
     if len(host) != len(entry.host):
         raise RuntimeError(f"The gradient of '{entry.name}' registered {len(host)} host steps, but its forward "
                            f"registered {len(entry.host)}: the function must capture the same way each time.")
@@ -291,18 +348,23 @@ def _param_table(owner):
     return table
 
 
-def _trace(body, args, kwargs, name, owner):
+def _trace(body, args, kwargs, name, owner, dynamic=None, keep_summaries=True):
     """Captures `body(*args, **kwargs)` and compiles it: an _Entry, or (where,
     error) when the body needs a tensor's value (C++ decides what follows:
-    Note [Capture fallback] in src/compiler/compiled_function.h)."""
+    Note [Capture fallback] in src/compiler/compiled_function.h). The values of
+    summary ops become extra outputs of the graph, unless not `keep_summaries`.
+    `dynamic`: the declared shapes of Tensors with dynamic dimensions, per
+    positional argument (Note [Dynamic shapes])."""
+    if dynamic is not None:
+        return _trace_dynamic(body, args, kwargs, name, owner, dynamic)
     get = _context.get_context
     whole_stack = get("debug_level") == 1 or get("save_graphs") >= 3
     cap = _C.GraphCapture(name, get("max_call_depth"), whole_stack)
     names = []
     sym_args, sym_kwargs = _symbolic((args, kwargs), cap, names, "arg")
-    outer = (_state.capture, _state.host)
-    host = []
-    _state.capture, _state.host = cap, host
+    outer = (_state.capture, _state.host, _state.summaries)
+    host, summaries = [], ([] if keep_summaries else None)
+    _state.capture, _state.host, _state.summaries = cap, host, summaries
     # A tape recording the caller's gradient keeps none of the symbolic ops.
     shadow = _C.GradTape() if _C._is_recording() else None
     try:
@@ -314,16 +376,196 @@ def _trace(body, args, kwargs, name, owner):
     finally:
         if shadow is not None:
             shadow.end()
-        _state.capture, _state.host = outer
+        _state.capture, _state.host, _state.summaries = outer
     flat = _structure.flatten(out)
-    compiled = cap.compile([t._t for t in flat])
+    compiled = cap.compile([t._t for t in flat] + [value for _, _, value in summaries or ()])
     return _Entry(compiled, out, _bind_weights(compiled, owner), host, name, body, owner,
+                  _argument_template(args, kwargs), [(op, tag) for op, tag, _ in summaries or ()])
+
+
+# --- dynamic shapes (Note [Dynamic shapes]) -----------------------------------------
+class NotPolymorphic(Exception):
+    """The body of a call with dynamic dimensions depends on their sizes."""
+
+
+def _not_polymorphic(name, reason):
+    warnings.warn(f"'{name}' is compiled once per input shape although its inputs declare dynamic dimensions "
+                  f"(None): {reason}.", MsrtWarning, stacklevel=3)
+    return NotPolymorphic(reason)
+
+
+class _ShapeReads:
+    """The shapes Python reads of symbolic tensors during one capture. Given
+    the first capture's reads, dimensions that differ from them come back as
+    _DynamicDim, and their first use is kept in `used`."""
+
+    def __init__(self, first=None):
+        self.reads = []
+        self.first = first
+        self.used = None
+        self.mismatch = False
+
+    def __call__(self, shape):
+        k = len(self.reads)
+        self.reads.append(shape)
+        if self.first is None:
+            return shape
+        if k >= len(self.first) or len(self.first[k]) != len(shape):
+            self.mismatch = True
+            return shape
+        return tuple(_DynamicDim(d, self) if d != f else d for d, f in zip(shape, self.first[k]))
+
+    def use(self):
+        if self.used is None:
+            file, line, code = _user_frame_of(traceback.extract_stack()[:-2])
+            self.used = f"{file}:{line}" + (f" ('{code}')" if code else "")
+
+
+class _DynamicDim(int):
+    """A dimension that follows a dynamic input size, as Python reads it
+    during the second capture; using its value is recorded."""
+
+    def __new__(cls, value, reads):
+        self = int.__new__(cls, value)
+        self._reads = reads
+        return self
+
+
+def _recording(name):
+    base = getattr(int, name)
+
+    def method(self, *args):
+        self._reads.use()
+        return base(self, *args)
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__", "__rfloordiv__",
+              "__truediv__", "__rtruediv__", "__mod__", "__rmod__", "__divmod__", "__rdivmod__", "__pow__",
+              "__rpow__", "__neg__", "__pos__", "__abs__", "__invert__", "__lshift__", "__rlshift__", "__rshift__",
+              "__rrshift__", "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__eq__", "__ne__",
+              "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__", "__index__", "__int__", "__float__",
+              "__round__", "__trunc__", "__floor__", "__ceil__", "__repr__", "__str__", "__format__"):
+    setattr(_DynamicDim, _name, _recording(_name))
+
+
+def dynamic_signature(signature):
+    """Per item of a declared input signature: the shape (-1 for None) of a
+    Tensor with dynamic dimensions, else None; None when there is none."""
+    if signature is None:
+        return None
+    shapes = []
+    for want in signature:
+        shape = want.__dict__.get("dynamic_shape") if isinstance(want, Tensor) else None
+        shapes.append(list(shape) if shape is not None and -1 in shape else None)
+    return shapes if any(s is not None for s in shapes) else None
+
+
+def check_signature(name, signature, args, declared="set_inputs"):
+    """Checks positional `args` against a declared input signature (count,
+    Tensor-ness, dtype, rank, fixed dimensions)."""
+    if len(args) != len(signature):
+        raise ValueError(f"For '{name}', it was called with {len(args)} inputs, but '{declared}' "
+                         f"declared {len(signature)}.")
+    for i, (arg, want) in enumerate(zip(args, signature)):
+        if not isinstance(want, Tensor):
+            continue
+        if not isinstance(arg, Tensor):
+            raise TypeError(f"For '{name}', the {i}th input must be a Tensor as '{declared}' declared, "
+                            f"but got {type(arg).__name__}.")
+        if arg.dtype != want.dtype:
+            raise TypeError(f"For '{name}', the dtype of the {i}th input must be {want.dtype} as "
+                            f"'{declared}' declared, but got {arg.dtype}.")
+        shape = want.__dict__.get("dynamic_shape", want.shape)
+        got = arg._t.shape
+        if len(got) != len(shape):
+            raise ValueError(f"For '{name}', the {i}th input must have {len(shape)} dimensions as "
+                             f"'{declared}' declared (shape {list(shape)}), but got shape {list(got)}.")
+        for axis, (have, expected) in enumerate(zip(got, shape)):
+            if expected != -1 and have != expected:
+                raise ValueError(f"For '{name}', dimension {axis} of the {i}th input must be "
+                                 f"{expected} as '{declared}' declared (shape {list(shape)}), but got shape "
+                                 f"{list(got)}.")
+
+
+def _capture_at(body, args, kwargs, name, dynamic, size, first_reads):
+    """One capture of `body` with its dynamic dimensions at `size`: (capture,
+    result, flat result tensors, host steps, shape reads)."""
+    get = _context.get_context
+    whole_stack = get("debug_level") == 1 or get("save_graphs") >= 3
+    cap = _C.GraphCapture(name, get("max_call_depth"), whole_stack)
+    names = []
+    sym_args = []
+    for i, (arg, shape) in enumerate(zip(args, dynamic)):
+        path = f"arg.0.{i}"
+        if shape is not None and isinstance(arg, Tensor):
+            names.append(path)
+            sized = [size if d == -1 else d for d in shape]
+            sym_args.append(_wrap(cap.input(sized, arg._t.dtype_name, path)))
+        else:
+            sym_args.append(_symbolic(arg, cap, names, path))
+    sym_kwargs = _symbolic(kwargs, cap, names, "arg.1")
+    reads = _ShapeReads(first_reads)
+    outer = (_state.capture, _state.host, _state.summaries, _shape_watch.watcher)
+    host, summaries = [], []
+    _state.capture, _state.host, _state.summaries, _shape_watch.watcher = cap, host, summaries, reads
+    shadow = _C.GradTape() if _C._is_recording() else None
+    try:
+        with cap:
+            out = body(*sym_args, **sym_kwargs)
+    finally:
+        if shadow is not None:
+            shadow.end()
+        _state.capture, _state.host, _state.summaries, _shape_watch.watcher = outer
+    if summaries:
+        # Their values are extra outputs of a per-shape graph (_trace); a dynamic graph has none.
+        raise _not_polymorphic(name, f"it holds the summary op '{summaries[0][0]}'")
+    flat = _structure.flatten(out)
+    return cap, out, flat, host, reads
+
+
+def _trace_dynamic(body, args, kwargs, name, owner, dynamic):
+    """_trace for a call with dynamic dimensions: one graph for every size, or
+    NotPolymorphic (having warned) when the body depends on the sizes."""
+    captures = []
+    first_reads = None
+    for size in _C.DYNAMIC_PROBE_SIZES:
+        try:
+            captured = _capture_at(body, args, kwargs, name, dynamic, size, first_reads)
+        except _GraphCaptureError as e:
+            file, line, code = _user_frame(e.__traceback__)
+            return f"{file}:{line}" + (f": '{code}'" if code else ""), str(e)
+        except NotPolymorphic:
+            raise
+        except Exception as e:  # an error at a probe size: the size matters (or the call fails at any size)
+            raise _not_polymorphic(name, f"capturing it with dimension size {size} failed ({type(e).__name__}: "
+                                         f"{e})") from None
+        first_reads = captured[4].reads
+        captures.append(captured)
+    (cap_a, out_a, flat_a, host_a, _), (cap_b, out_b, flat_b, host_b, reads) = captures
+    # The results' structure and Python values (comparing a _DynamicDim records its use).
+    if _structure.map_leaves(out_a, lambda _: None) != _structure.map_leaves(out_b, lambda _: None) or \
+            len(host_a) != len(host_b):
+        reads.use()
+    if reads.used is not None:
+        raise _not_polymorphic(name, f"the Python code uses the size of a dynamic dimension at {reads.used}")
+    if reads.mismatch:
+        raise _not_polymorphic(name, "the Python code reads other shapes at another size")
+    graph_a = cap_a.finish([t._t for t in flat_a])
+    graph_b = cap_b.finish([t._t for t in flat_b])
+    try:
+        compiled = _C.compile_dynamic(graph_a, graph_b)
+    except ValueError as e:
+        raise _not_polymorphic(name, str(e).rstrip(".")) from None
+    return _Entry(compiled, out_a, _bind_weights(compiled, owner), host_a, name, body, owner,
                   _argument_template(args, kwargs))
 
 
 def compile_for_export(body, args, name, owner):
     """An _Entry for `body(*args)`; a body that needs a tensor's value is an error."""
-    entry = _trace(body, args, {}, name, owner)
+    entry = _trace(body, args, {}, name, owner, keep_summaries=False)
     if isinstance(entry, tuple):
         _C.capture_fallback(name, entry[0], entry[1], False)
     return entry
@@ -352,6 +594,7 @@ class _FrontEnd:
 
     tensor_type = Tensor
     owner_type = GraphOwner
+    NotPolymorphic = NotPolymorphic
     trace = staticmethod(_trace)
     source_files = staticmethod(_graph_files.source_files)
 
@@ -375,6 +618,9 @@ class _FrontEnd:
         if unbound or (entry.weights is not None and None in entry.weights):
             return None, (f"'{entry.name}' uses tensors that are not parameters of the network, which a cached "
                           f"graph can not bind: it is not cached.")
+        if entry.summaries:
+            return None, (f"'{entry.name}' has summary ops, whose values a cached graph does not hand to "
+                          f"SummaryRecord: it is not cached.")
         if entry.host:
             return None, (f"'{entry.name}' runs Python code on every step (host values such as a host-computed "
                           f"learning rate), which a cached graph can not replay: it is not cached.")
@@ -412,8 +658,9 @@ def call_cell(cell, args, kwargs):
     if graphs is None:
         graphs = cell.__dict__["_graph_cache"] = compiled_function(f"{cell.cls_name}", cell, key_training=True)
     args, kwargs = graph_arguments(args, kwargs)
+    dynamic = dynamic_signature(cell.__dict__.get("_input_signature"))
     with _jit_config_scope(cell.__dict__.get("_jit_config"), "Cell.set_jit_config"):
-        return graphs(cell._run_top, args, kwargs)
+        return graphs(cell._run_top, args, kwargs, dynamic)
 
 
 def call_nested_cell(cell, args, kwargs):
@@ -442,10 +689,22 @@ def jit(function=None, mode="PSJit", input_signature=None, hash_args=None, jit_c
     Usable as `@jit` or `@jit(...)`. A method of a Cell compiles with the
     cell's parameters as the graph's weights. With `compile_once`, functions
     made again from the same code (closures) share their compiled graphs,
-    which then keep the free variables they were first compiled with."""
+    which then keep the free variables they were first compiled with.
+    `input_signature`: a Tensor or a tuple of them (and other values), one per
+    positional argument, as `Cell.set_inputs` takes them: calls are checked
+    against it, and None dimensions compile one graph for every size
+    (Note [Dynamic shapes])."""
     if mode not in ("PSJit", "PIJit"):
         raise ValueError(f"For 'jit', the 'mode' must be 'PSJit' or 'PIJit', but got {mode!r}.")
     _jit_config_scope(jit_config, "jit")  # checks its type now
+    if input_signature is not None:
+        if isinstance(input_signature, Tensor):
+            input_signature = (input_signature,)
+        if not isinstance(input_signature, (tuple, list)):
+            raise TypeError(f"For 'jit', the 'input_signature' must be a Tensor or a tuple of Tensors, but got "
+                            f"{type(input_signature).__name__}.")
+        input_signature = tuple(input_signature)
+    dynamic = dynamic_signature(input_signature)
 
     def wrap(fn):
         if not callable(fn):
@@ -460,12 +719,15 @@ def jit(function=None, mode="PSJit", input_signature=None, hash_args=None, jit_c
         def compiled(*args, **kwargs):
             if _state.capture is not None:  # inside another capture: inline
                 return fn(*args, **kwargs)
+            if input_signature is not None:
+                check_signature(name, input_signature, args, "input_signature")
             args, kwargs = graph_arguments(args, kwargs)
             with _jit_config_scope(jit_config, "jit"):
-                return graphs(fn, args, kwargs)
+                return graphs(fn, args, kwargs, dynamic)
 
         compiled._graph_cache = graphs
         compiled.__wrapped_jit__ = fn
+        compiled.__jit_dynamic__ = dynamic
         return compiled
 
     if function is not None:

@@ -6,7 +6,9 @@ recording and error messages are the core's. The hot path (`x + y`) is kept
 short: no introspection per call, outputs wrapped without re-validation,
 Python scalars turned into cached 0-d tensors of the other operand's dtype.
 """
+import math
 import numbers
+import threading
 
 import numpy as np
 
@@ -23,6 +25,15 @@ _NOATTRS = {}  # shared empty attribute dict; never mutated
 _DTYPES = mstype._BY_CORE_NAME
 _FLOAT_NAMES = frozenset(("float16", "bfloat16", "float32", "float64"))
 _INT_NAMES = frozenset(("uint8", "int8", "int16", "int32", "int64"))
+
+
+class _ShapeWatch(threading.local):
+    # While a graph with dynamic dimensions is captured: called with each shape
+    # Python reads of a symbolic tensor (Note [Dynamic shapes] in msrt/_jit.py).
+    watcher = None
+
+
+_shape_watch = _ShapeWatch()
 
 
 def _wrap(base):
@@ -139,6 +150,8 @@ def _numpy_of(data, dtype):
     (float → float32, int → int64, bool → bool_)."""
     if isinstance(data, np.ndarray):
         array = data
+    elif isinstance(data, np.generic):  # before float: numpy.float64 is a float, and keeps its dtype
+        array = np.asarray(data)
     elif isinstance(data, bool):
         array = np.array(data, dtype=np.bool_)
     elif isinstance(data, int):
@@ -153,8 +166,6 @@ def _numpy_of(data, dtype):
             array = array.astype(np.int64)
         elif array.dtype.kind == "O" or array.dtype.kind in "US":
             raise TypeError(f"For 'Tensor', the list or tuple must hold numbers or bools only, but got {data!r}.")
-    elif isinstance(data, np.generic):
-        array = np.asarray(data)
     elif isinstance(data, numbers.Number) and not isinstance(data, complex):
         array = np.array(float(data), dtype=np.float32)
     else:
@@ -249,6 +260,9 @@ class Tensor:
     # --- attributes ------------------------------------------------------
     @property
     def shape(self):
+        watch = _shape_watch.watcher
+        if watch is not None and self._t.symbolic:
+            return watch(self._t.shape)
         return self._t.shape
 
     @property
@@ -261,6 +275,8 @@ class Tensor:
 
     @property
     def size(self):
+        if _shape_watch.watcher is not None:
+            return math.prod(self.shape)
         return self._t.size
 
     @property
@@ -269,6 +285,8 @@ class Tensor:
 
     @property
     def nbytes(self):
+        if _shape_watch.watcher is not None:
+            return self.size * self.itemsize
         return self._t.nbytes
 
     @property
@@ -276,7 +294,7 @@ class Tensor:
         """Bytes to step in each dimension (the data is contiguous)."""
         item = self.itemsize
         out = []
-        for d in reversed(self._t.shape):
+        for d in reversed(self.shape):
             out.append(item)
             item *= d
         return tuple(reversed(out))
@@ -313,7 +331,7 @@ class Tensor:
     ndimension = dim
 
     def numel(self):
-        return self._t.size
+        return self.size
 
     nelement = numel
 
@@ -321,7 +339,7 @@ class Tensor:
         """Elements to step in each dimension (MindSpore 2.x)."""
         item = 1
         out = []
-        for d in reversed(self._t.shape):
+        for d in reversed(self.shape):
             out.append(item)
             item *= d
         out = tuple(reversed(out))
@@ -385,16 +403,16 @@ class Tensor:
         return round(self.item(), ndigits)
 
     def __len__(self):
-        shape = self._t.shape
+        shape = self.shape
         if not shape:
             raise TypeError("len() of unsized object (a 0-d Tensor)")
-        return shape[0]
+        return int(shape[0])  # int(): a dynamic dimension's use is seen (Note [Dynamic shapes])
 
     def __iter__(self):
-        shape = self._t.shape
+        shape = self.shape
         if not shape:
             raise TypeError("iteration over a 0-d Tensor")
-        for i in range(shape[0]):
+        for i in range(int(shape[0])):
             yield self[i]
 
     def __repr__(self):

@@ -5,6 +5,7 @@
 #include "bindings.h"
 #include "compiler/capture.h"
 #include "compiler/compiled_function.h"
+#include "compiler/dynamic_shape.h"
 #include "compiler/pipeline.h"
 #include "ir/serialize.h"
 #include "msrt/context/context.h"
@@ -21,6 +22,11 @@ struct PyCapture {
 // A compiled graph with its compile report.
 struct PyCompiled {
   compiler::Compiled compiled;
+};
+
+// A captured graph not compiled yet (Note [Dynamic shapes]).
+struct PyGraph {
+  std::shared_ptr<ir::Graph> graph;
 };
 
 py::dict ReportDict(const compiler::CompileReport& r, const runtime::GraphExecutable& exe) {
@@ -44,6 +50,8 @@ py::dict ReportDict(const compiler::CompileReport& r, const runtime::GraphExecut
   d["intermediates"] = m.intermediate_count;
   d["memory_optimize_level"] = exe.options().memory_level;
   d["max_concurrent_kernels"] = exe.max_concurrent_kernels();
+  d["dynamic"] = exe.dynamic();
+  d["shape_plans"] = exe.shape_plans();
   return d;
 }
 
@@ -118,11 +126,18 @@ void WalkSignature(py::handle value, py::handle tensor_type, compiler::CallSigna
 // The Python callbacks of one call being compiled: `front` is msrt/_jit.py's _FRONT_END.
 class PyHooks final : public compiler::CallHooks {
  public:
-  PyHooks(py::handle front, py::handle body, py::handle args, py::handle kwargs, std::string name, py::handle owner)
-      : front_(front), body_(body), args_(args), kwargs_(kwargs), name_(std::move(name)), owner_(owner) {}
+  PyHooks(py::handle front, py::handle body, py::handle args, py::handle kwargs, std::string name, py::handle owner,
+          py::handle dynamic)
+      : front_(front),
+        body_(body),
+        args_(args),
+        kwargs_(kwargs),
+        name_(std::move(name)),
+        owner_(owner),
+        dynamic_(dynamic) {}
 
   compiler::TraceResult Trace() override {
-    py::object traced = front_.attr("trace")(body_, args_, kwargs_, name_, owner_);
+    py::object traced = front_.attr("trace")(body_, args_, kwargs_, name_, owner_, dynamic_);
     compiler::TraceResult result;
     if (py::isinstance<py::tuple>(traced)) {  // (where, error): the capture failed
       auto failure = traced.cast<py::tuple>();
@@ -160,6 +175,7 @@ class PyHooks final : public compiler::CallHooks {
   py::handle front_, body_, args_, kwargs_;
   std::string name_;
   py::handle owner_;
+  py::handle dynamic_;
 };
 
 // Which object a call compiles for (its parameters are the graph's weights).
@@ -176,8 +192,24 @@ struct PyCompiledFunction {
   py::object owner;        // OwnerPolicy::kBound's owner, or None
   OwnerPolicy policy = OwnerPolicy::kBound;
   bool key_training = false;  // the owner's training flag is part of the key
+  std::string per_shape;      // why the body is compiled per shape although dimensions were declared dynamic
 
-  py::object Call(const py::object& body, const py::tuple& args, const py::dict& kwargs) {
+  // `dynamic`: None, or per positional argument the declared shape of a
+  // Tensor with dynamic dimensions (-1) or None (Note [Dynamic shapes]).
+  py::object Call(const py::object& body, const py::tuple& args, const py::dict& kwargs, const py::object& dynamic) {
+    if (!dynamic.is_none() && per_shape.empty()) {
+      try {
+        return CallWith(body, args, kwargs, dynamic);
+      } catch (py::error_already_set& e) {
+        if (!e.matches(front.attr("NotPolymorphic"))) throw;
+        per_shape = py::str(e.value());
+      }
+    }
+    return CallWith(body, args, kwargs, py::none());
+  }
+
+  py::object CallWith(const py::object& body, const py::tuple& args, const py::dict& kwargs,
+                      const py::object& dynamic) {
     py::object call_owner = owner;
     if (policy == OwnerPolicy::kFirstArgument) {
       call_owner = args.size() > 0 && py::isinstance(args[0], owner_type) ? py::object(args[0]) : py::none();
@@ -189,7 +221,24 @@ struct PyCompiledFunction {
       if (key_training) training = call_owner.attr("training").cast<bool>();
     }
     compiler::CallSignature sig;
-    WalkSignature(py::make_tuple(args, kwargs), tensor_type, sig, 0);
+    if (dynamic.is_none()) {
+      WalkSignature(py::make_tuple(args, kwargs), tensor_type, sig, 0);
+    } else {  // as the walk of (args, kwargs), with the declared shapes
+      auto declared = dynamic.cast<std::vector<std::optional<Shape>>>();
+      if (declared.size() != args.size()) throw InternalError("a dynamic signature per positional argument");
+      sig.Begin("tuple");
+      sig.Begin("tuple");
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (declared[i] && py::isinstance(args[i], tensor_type)) {
+          sig.AddTensor(*declared[i], args[i].attr("_t").cast<Tensor>().dtype());
+        } else {
+          WalkSignature(args[i], tensor_type, sig, 2);
+        }
+      }
+      sig.End();
+      WalkSignature(kwargs, tensor_type, sig, 1);
+      sig.End();
+    }
     compiler::CallKey key = compiler::MakeCallKey(compiler::CallIdentity(owner_id, training), sig);
     auto entry = function.Lookup(key);
     if (entry == nullptr) {
@@ -197,7 +246,7 @@ struct PyCompiledFunction {
       std::string disk_key = StrCat(function.name(), " of ", owner_name,
                                     ", training=", training ? (*training ? "true" : "false") : "none", ": ",
                                     sig.text());
-      PyHooks hooks(front, body, args, kwargs, function.name(), call_owner);
+      PyHooks hooks(front, body, args, kwargs, function.name(), call_owner, dynamic);
       entry = function.Resolve(key, disk_key, hooks);
     }
     if (entry->eager()) return body(*args, **kwargs);
@@ -263,6 +312,13 @@ void BindGraph(py::module_& m) {
           py::return_value_policy::reference)
       .def("__exit__", [](PyCapture& c, const py::args&) { c.scope.reset(); })
       .def(
+          "finish",
+          [](PyCapture& c, const std::vector<Tensor>& outputs) {
+            if (c.scope != nullptr) throw RuntimeError("finish the capture after leaving its with-block");
+            return PyGraph{c.capture->Finish(outputs)};
+          },
+          "Ends capture with these outputs; the graph is compiled by compile_dynamic.")
+      .def(
           "compile",
           [](PyCapture& c, const std::vector<Tensor>& outputs) {
             if (c.scope != nullptr) throw RuntimeError("compile the capture after leaving its with-block");
@@ -271,6 +327,21 @@ void BindGraph(py::module_& m) {
             return PyCompiled{compiler::Compile(graph, id)};
           },
           "Ends capture with these outputs and compiles the graph.");
+
+  py::class_<PyGraph>(m, "CapturedGraph", "A finished capture, not compiled yet (GraphCapture.finish).")
+      .def("__repr__", [](const PyGraph& g) {
+        return StrCat("<CapturedGraph '", g.graph->name(), "' with ", g.graph->OpCount(), " ops>");
+      });
+  m.def(
+      "compile_dynamic",
+      [](const PyGraph& a, const PyGraph& b) {
+        auto general = compiler::GeneralizeGraphs(*a.graph, *b.graph);
+        return PyCompiled{compiler::Compile(general, compiler::NextGraphId())};
+      },
+      py::arg("a"), py::arg("b"),
+      "Note [Dynamic shapes]: one graph for two captures of a body at the probe sizes, with their differing "
+      "dimensions dynamic (-1), compiled; ValueError saying why when they differ otherwise.");
+  m.attr("DYNAMIC_PROBE_SIZES") = py::make_tuple(compiler::kProbeSizes[0], compiler::kProbeSizes[1]);
 
   py::class_<PyCompiled>(m, "CompiledGraph")
       .def(
@@ -300,6 +371,12 @@ void BindGraph(py::module_& m) {
       .def("execution_order", [](const PyCompiled& c) { return c.compiled.executable->ExecutionOrderText(); })
       .def("report", [](const PyCompiled& c) { return ReportDict(c.compiled.report, *c.compiled.executable); })
       .def_property_readonly("runs", [](const PyCompiled& c) { return c.compiled.executable->runs(); })
+      .def_property_readonly(
+          "dynamic", [](const PyCompiled& c) { return c.compiled.executable->dynamic(); },
+          "Whether the graph has dynamic dimensions (Note [Dynamic shapes]).")
+      .def_property_readonly(
+          "shape_plans", [](const PyCompiled& c) { return c.compiled.executable->shape_plans(); },
+          "A dynamic graph's executables made so far, one per input shapes.")
       .def(
           "serialize",
           [](const PyCompiled& c, bool embed_weights, const py::bytes& metadata) {
@@ -357,10 +434,14 @@ void BindGraph(py::module_& m) {
              py::object tensor_type = front.attr("tensor_type");
              py::object owner_type = front.attr("owner_type");
              return std::make_unique<PyCompiledFunction>(
-                 PyCompiledFunction{compiler::CompiledFunction(std::move(name), allow_fallback), std::move(front),
-                                    std::move(tensor_type), std::move(owner_type), std::move(owner),
+                 PyCompiledFunction{compiler::CompiledFunction(std::move(name), allow_fallback),
+                                    std::move(front),
+                                    std::move(tensor_type),
+                                    std::move(owner_type),
+                                    std::move(owner),
                                     owner_is_first_argument ? OwnerPolicy::kFirstArgument : OwnerPolicy::kBound,
-                                    key_training});
+                                    key_training,
+                                    {}});
            }),
            py::arg("name"), py::arg("front_end"), py::arg("owner") = py::none(),
            py::arg("owner_is_first_argument") = false, py::arg("key_training") = false,
@@ -379,7 +460,11 @@ void BindGraph(py::module_& m) {
           "jit(compile_once=True): one CompiledFunction per code object, made by make() the first time, so a "
           "function created again (a closure, a decorator applied in a loop) reuses its graphs.")
       .def_property_readonly("name", [](const PyCompiledFunction& f) { return f.function.name(); })
+      .def_property_readonly(
+          "per_shape", [](const PyCompiledFunction& f) { return f.per_shape; },
+          "Why dimensions declared dynamic are compiled per shape (Note [Dynamic shapes]); empty when they are not.")
       .def("__call__", &PyCompiledFunction::Call, py::arg("body"), py::arg("args"), py::arg("kwargs"),
+           py::arg("dynamic") = py::none(),
            "body(*args, **kwargs) through its compiled graph for this call's key (compiled or loaded on a miss), "
            "eagerly when its capture fell back, or None with precompile_only.")
       .def("report", &PyCompiledFunction::Report, "The compile reports of its graphs, in the order they were made.")

@@ -89,6 +89,11 @@ ir::ValueRef Capture::Lookup(const Tensor& t) {
 std::vector<Tensor> Capture::Run(const ops::OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
                                  const std::vector<ops::TensorMeta>& metas) {
   MSRT_INTERNAL_ASSERT(graph_ != nullptr, "capture used after Finish");
+  if (op.props.data_dependent_shape) {
+    // As reading a tensor's value (Note [Graph capture]): LAX runs the call eagerly, STRICT refuses it.
+    throw GraphCaptureError(StrCat("For '", op.name, "', the shape of the output depends on the input's values, ",
+                                   "which a compiled graph does not hold yet (graph '", graph_->name(), "')"));
+  }
   std::vector<int> written(op.props.writes_inputs.begin(), op.props.writes_inputs.end());
   if (op.props.inplace) written.push_back(0);
   if (replay_) {
@@ -177,7 +182,7 @@ std::vector<Tensor> InlineGraph(const ir::Graph& graph, const std::vector<Tensor
   for (size_t k = 0; k < inputs.size(); ++k) {
     auto id = static_cast<size_t>(graph.inputs()[k]);
     const ops::TensorMeta& want = nodes[id].outputs[0];
-    if (inputs[k].shape() != want.shape || inputs[k].dtype() != want.dtype) {
+    if (!ShapeMatches(want.shape, inputs[k].shape()) || inputs[k].dtype() != want.dtype) {
       throw ValueError(StrCat("The graph '", graph.name(), "' takes input ", k, " as ", DTypeName(want.dtype),
                               ShapeRepr(want.shape), ", but got ", DTypeName(inputs[k].dtype()),
                               ShapeRepr(inputs[k].shape()), "."));

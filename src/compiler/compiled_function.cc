@@ -221,8 +221,8 @@ void DecideFallback(std::string_view name, std::string_view failed_at, std::stri
   }
   Warn(WarningKind::kGeneral,
        StrCat("'", name, "' runs in PYNATIVE mode instead of as a graph: the Python code at ", failed_at,
-              " depends on a Tensor's value, which graph capture cannot follow (set jit_syntax_level=STRICT to "
-              "make this an error)."));
+              " depends on a Tensor's value, which graph capture cannot follow (", error,
+              "; set jit_syntax_level=STRICT to make this an error)."));
 }
 
 // --- the compile cache ----------------------------------------------------------------------

@@ -60,7 +60,7 @@ bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
     std::vector<ops::TensorMeta> metas;
     for (const ValueRef& v : n.inputs) {
       const ops::TensorMeta& m = graph.Meta(v);
-      if (m.shape != n.outputs[0].shape && NumElements(m.shape) != 1) return false;
+      if (m.shape != n.outputs[0].shape && (IsDynamic(m.shape) || NumElements(m.shape) != 1)) return false;
       metas.push_back(m);
     }
     const kernels::KernelDef* kernel = kernels::SelectKernel(n.op->name, device, metas, n.attrs);

@@ -94,7 +94,7 @@ std::optional<Role> ElementwiseRole(const Graph& graph, const Node& n) {
     const ops::TensorMeta& m = graph.Meta(n.inputs[i]);
     if (m.shape == n.outputs[0].shape) {
       role.inputs[i] = true;
-    } else if (NumElements(m.shape) != 1) {
+    } else if (IsDynamic(m.shape) || NumElements(m.shape) != 1) {
       return std::nullopt;  // a broadcast along some axes: the layout matters
     }
   }

@@ -1,6 +1,7 @@
 // The pass table (Note [Pass table] in pass_manager.h) and the generic
 // graph passes. The generic passes read op properties (OpDef::props), never
 // op names: an op joins a simplification by declaring it (op_def.h).
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <unordered_map>
@@ -123,7 +124,8 @@ bool FoldConstants(Graph& graph) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     auto id = static_cast<int32_t>(i);
     Node& n = nodes[i];
-    if (n.dead || !Pure(graph, id) || n.outputs.size() != 1 || NumElements(n.outputs[0].shape) > kFoldLimitElements) {
+    if (n.dead || !Pure(graph, id) || n.outputs.size() != 1 || IsDynamic(n.outputs[0].shape) ||
+        NumElements(n.outputs[0].shape) > kFoldLimitElements) {
       continue;
     }
     bool all_constant = true;
@@ -167,7 +169,11 @@ bool SimplifyAlgebra(Graph& graph) {
     bool returned = IsGraphOutput(graph, out);
     const ops::OpProperties& p = n.op->props;
     std::optional<ValueRef> same;
-    auto keeps = [&](ValueRef operand) { return SameMeta(graph.Meta(operand), n.outputs[0]); };
+    // Two unknown dimensions (Note [Dynamic shapes]) may be other sizes in the same positions.
+    auto keeps = [&](ValueRef operand) {
+      const Shape& shape = n.outputs[0].shape;
+      return SameMeta(graph.Meta(operand), n.outputs[0]) && std::count(shape.begin(), shape.end(), kDynamicDim) <= 1;
+    };
     if (p.noop_if_same_meta && keeps(n.inputs[0])) {
       same = n.inputs[0];
     } else if (n.inputs.size() == 2) {

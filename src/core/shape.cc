@@ -1,5 +1,6 @@
 #include "msrt/core/shape.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "msrt/core/errors.h"
@@ -37,6 +38,18 @@ int64_t CheckedProduct(const Shape& shape, int64_t item_size, bool* has_zero) {
 }
 
 }  // namespace
+
+bool IsDynamic(const Shape& shape) {
+  return std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d == kDynamicDim; });
+}
+
+bool ShapeMatches(const Shape& pattern, const Shape& concrete) {
+  if (pattern.size() != concrete.size()) return false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != kDynamicDim && pattern[i] != concrete[i]) return false;
+  }
+  return true;
+}
 
 std::string ShapeRepr(const Shape& shape) {
   std::string out = "(";

@@ -60,6 +60,10 @@ struct OpProperties {
   bool random = false;                  // draws from the generator (not pure)
   bool reduction = false;
   bool side_effect = false;  // has an effect beyond its outputs (printing, I/O): passes never drop or merge it
+  // Output shapes depend on the input values (unique): inference gives each
+  // output's largest shape, the kernel replaces an output with a view of the
+  // size it found. Eager calls run it synchronously; graph capture refuses it.
+  bool data_dependent_shape = false;
   // Algebraic simplification (graph mode): `x op c` (right) or `c op x`
   // (left) is x when c is a constant filled with this value and the result
   // keeps x's shape and dtype.

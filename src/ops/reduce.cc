@@ -51,22 +51,32 @@ InferFn ReduceInfer(std::string_view op, bool needs_elements, bool integer_gives
 
 struct ReduceInfo {
   std::vector<int64_t> axes;
-  Shape keep_shape;  // x's shape with reduced axes set to 1
-  int64_t count;     // elements reduced into each output
 };
 
 ReduceInfo Info(std::string_view op, const Tensor& x, const Dict& attrs) {
   ReduceInfo info;
   info.axes = ReductionAxes(op, IntsAttr(op, attrs, "axis"), x.ndim());
-  info.keep_shape = KeepDimsShape(x.shape(), info.axes);
-  info.count = 1;
-  for (int64_t a : info.axes) info.count *= x.shape()[a];
   return info;
 }
 
-// dy brought back to x's shape: reshape to keep-dims, broadcast.
-Tensor Spread(const Tensor& dy, const ReduceInfo& info, const Shape& shape) {
-  return fn::BroadcastTo(fn::Reshape(dy, info.keep_shape), shape);
+// A reduction's output `t` with its reduced axes kept (as size 1). The
+// gradients below give no op a size as an attribute (expand_dims, and a
+// multiply by ones to spread), so that a graph with dynamic dimensions keeps
+// one form at every size (Note [Dynamic shapes] in compiler/dynamic_shape.h).
+Tensor Kept(const Tensor& t, const ReduceInfo& info, const Dict& attrs) {
+  if (AttrBool(attrs, "keep_dims")) return t;
+  Tensor kept = t;
+  for (int64_t axis : info.axes) kept = fn::ExpandDims(kept, axis);  // ascending: each lands where it was
+  return kept;
+}
+
+// dy (the gradient of the reduction's output) spread over x's shape;
+// `scale_by_count`: divided by the number of elements reduced (reduce_mean).
+Tensor Spread(const Tensor& dy, const ReduceInfo& info, const Tensor& x, const Dict& attrs, bool scale_by_count) {
+  Tensor kept = Kept(dy, info, attrs);
+  Tensor ones = fn::OnesLike(x);
+  if (scale_by_count) ones = fn::Div(ones, fn::ReduceSum(ones, info.axes, true));
+  return fn::Mul(kept, ones);
 }
 
 MSRT_REGISTER_OP({.name = "reduce_sum",
@@ -76,7 +86,7 @@ MSRT_REGISTER_OP({.name = "reduce_sum",
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     const Tensor& x = a.inputs[0];
                     if (!a.dys[0].defined() || !IsFloating(x.dtype())) return {Tensor()};
-                    return {Spread(a.dys[0], Info("reduce_sum", x, a.attrs), x.shape())};
+                    return {Spread(a.dys[0], Info("reduce_sum", x, a.attrs), x, a.attrs, false)};
                   },
                   .props = kReduction,
                   .doc = "sum over axes"});
@@ -117,9 +127,7 @@ MSRT_REGISTER_OP({.name = "reduce_mean",
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     const Tensor& x = a.inputs[0];
                     if (!a.dys[0].defined() || !IsFloating(x.dtype())) return {Tensor()};
-                    ReduceInfo info = Info("reduce_mean", x, a.attrs);
-                    Tensor scaled = fn::Mul(a.dys[0], Scalar(1.0 / static_cast<double>(info.count), a.dys[0]));
-                    return {Spread(scaled, info, x.shape())};
+                    return {Spread(a.dys[0], Info("reduce_mean", x, a.attrs), x, a.attrs, true)};
                   },
                   .props = kReduction,
                   .doc = "mean over axes (integers give float32)",
@@ -133,9 +141,9 @@ GradFn MaxMinGrad(std::string_view op) {
     if (!a.dys[0].defined() || !IsFloating(x.dtype())) return {Tensor()};
     ReduceInfo info = Info(op, x, a.attrs);
     // Ties share the gradient equally.
-    Tensor mask = fn::Cast(fn::Equal(x, fn::Reshape(a.outputs[0], info.keep_shape)), x.dtype());
+    Tensor mask = fn::Cast(fn::Equal(x, Kept(a.outputs[0], info, a.attrs)), x.dtype());
     Tensor ties = fn::ReduceSum(mask, info.axes, true);
-    return {fn::Mul(fn::Div(mask, ties), fn::Reshape(a.dys[0], info.keep_shape))};
+    return {fn::Mul(fn::Div(mask, ties), Kept(a.dys[0], info, a.attrs))};
   };
 }
 
@@ -179,7 +187,7 @@ MSRT_REGISTER_OP({.name = "reduce_prod",
                     Tensor at_zero = fn::Select(one_zero, prod_nonzero, zero);
                     Tensor elsewhere = fn::Select(no_zero, fn::Div(prod_nonzero, nonzero_x), zero);
                     Tensor d = fn::Select(is_zero, at_zero, elsewhere);
-                    return {fn::Mul(d, fn::Reshape(a.dys[0], info.keep_shape))};
+                    return {fn::Mul(d, Kept(a.dys[0], info, a.attrs))};
                   },
                   .props = kReduction,
                   .doc = "product over axes",

@@ -12,13 +12,41 @@ namespace {
 
 using Metas = std::vector<TensorMeta>;
 
+// `t` in the shape of `like`, through reshape_like: no size in an attribute.
+Tensor ReshapeLike(const Tensor& t, const Tensor& like) {
+  if (t.shape() == like.shape()) return t;
+  return Call1("reshape_like", {t, like});
+}
+
 // The gradient of an op that only rearranges x's elements into another shape.
 GradFn ReshapeBack() {
   return [](const GradArgs& a) -> std::vector<Tensor> {
     if (!a.dys[0].defined()) return {Tensor()};
-    return {fn::Reshape(a.dys[0], a.inputs[0].shape())};
+    return {ReshapeLike(a.dys[0], a.inputs[0])};
   };
 }
+
+// What gradients use to bring a value back to an input's shape: the shape
+// comes from a tensor, so a graph with dynamic dimensions keeps one form at
+// every size (Note [Dynamic shapes] in compiler/dynamic_shape.h).
+MSRT_REGISTER_OP({.name = "reshape_like",
+                  .inputs = {"x", "like"},
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        if (NumElements(in[0].shape) != NumElements(in[1].shape)) {
+                          OpError(ErrorKind::kValue, "reshape_like",
+                                  StrCat("can not put the ", NumElements(in[0].shape), " elements of shape ",
+                                         ShapeRepr(in[0].shape), " in shape ", ShapeRepr(in[1].shape),
+                                         "; expected shapes of as many elements"));
+                        }
+                        return Metas{{in[1].shape, in[0].dtype}};
+                      },
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    if (!a.dys[0].defined()) return {Tensor(), Tensor()};
+                    return {ReshapeLike(a.dys[0], a.inputs[0]), Tensor()};
+                  },
+                  .props = {.noop_if_same_meta = true},
+                  .doc = "x's elements in the shape of `like` (gradients' reshape back to an input's shape)"});
 
 MSRT_REGISTER_OP(
     {.name = "reshape",

@@ -54,6 +54,18 @@ MSRT_REGISTER_OP({.name = "sort",
                           Method("sort(self->x, axis=-1, descending=False)"),
                           Primitive("array_ops.Sort(axis=-1, descending=False)(x)")}});
 
+MSRT_REGISTER_OP({.name = "unique",
+                  .inputs = {"x"},
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        // The most values there can be: the kernel returns as many as it finds.
+                        return Metas{{{NumElements(in[0].shape)}, in[0].dtype}, {in[0].shape, DType::kInt32}};
+                      },
+                  .props = {.data_dependent_shape = true},
+                  .doc = "(the distinct values of x in ascending order, 1-D; int32 indices of x's elements among "
+                         "them, x's shape); NaNs compare equal",
+                  .api = {Function("unique(input->x)"), Primitive("array_ops.Unique()(x)")}});
+
 MSRT_REGISTER_OP({.name = "argsort",
                   .inputs = {"x"},
                   .attrs = {{"axis", -1, "the axis to sort along", AttrType::kInt},

@@ -285,7 +285,7 @@ class EagerExecutor final : public ops::Executor {
 
     // Side effects (printing) happen at the call, after every earlier op, in
     // order with the caller's own output.
-    if (opts::PynativeSynchronize().Get() || op.props.side_effect) {
+    if (opts::PynativeSynchronize().Get() || op.props.side_effect || op.props.data_dependent_shape) {
       if (op.props.side_effect) GlobalDispatcher().WaitAll();
       for (const Tensor& t : inputs) t.Sync();
       try {

@@ -106,13 +106,126 @@ class SchedulerThreads {
   uint64_t generation_ = 0;
 };
 
+bool HasDynamicShapes(const ir::Graph& g) {
+  for (const ir::Node& n : g.nodes()) {
+    if (n.dead) continue;
+    for (const ops::TensorMeta& m : n.outputs) {
+      if (IsDynamic(m.shape)) return true;
+    }
+  }
+  return false;
+}
+
+// `general` with the shapes its nodes have for `inputs` (whose shapes fit the
+// graph's inputs): inference again, node by node. Every static dimension must
+// come out as compiled, and an operand of an elementwise op (fused or not)
+// that the graph gives its result's shape must have it still (fusion and the
+// layout pass rely on it: Note [Dynamic shapes]).
+std::shared_ptr<ir::Graph> SpecializeGraph(const ir::Graph& general, const std::vector<Tensor>& inputs) {
+  auto g = std::make_shared<ir::Graph>(general);
+  auto refuse = [&](int32_t id, const std::string& what) {
+    const ir::Node& n = g->node(id);
+    throw RuntimeError(StrCat("Graph '", g->name(), "' was compiled once for dynamic shapes, but with inputs ",
+                              Describe(inputs), ", node ", g->NodeName(id),
+                              n.op != nullptr ? StrCat(" ('", n.op->name, "')") : std::string(),
+                              n.source.empty() ? "" : ", defined at " + n.source, ", ", what,
+                              ". Leave the dimensions that make the difference fixed in set_inputs (or "
+                              "input_signature) to compile one graph per shape."));
+  };
+  auto settle = [&](int32_t id, const ops::TensorMeta& compiled, const ops::TensorMeta& now) {
+    if (now.dtype != compiled.dtype || !ShapeMatches(compiled.shape, now.shape)) {
+      refuse(id, StrCat("gives ", DTypeName(now.dtype), ShapeRepr(now.shape), " where the graph has ",
+                        DTypeName(compiled.dtype), ShapeRepr(compiled.shape)));
+    }
+  };
+  // Operands (compiled, now) against a result (compiled, now).
+  auto same_as_result = [&](int32_t id, const std::vector<ops::TensorMeta>& compiled_in,
+                            const std::vector<ops::TensorMeta>& now_in, const ops::TensorMeta& compiled_out,
+                            const ops::TensorMeta& now_out) {
+    for (size_t k = 0; k < compiled_in.size(); ++k) {
+      if (IsDynamic(compiled_in[k].shape) && compiled_in[k].shape == compiled_out.shape &&
+          now_in[k].shape != now_out.shape) {
+        refuse(id, StrCat("operand ", k, " is ", ShapeRepr(now_in[k].shape), " and its result ",
+                          ShapeRepr(now_out.shape), ", where the graph gives both ", ShapeRepr(compiled_out.shape)));
+      }
+    }
+  };
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    int32_t id = g->inputs()[k];
+    ops::TensorMeta now{inputs[k].shape(), inputs[k].dtype()};
+    settle(id, g->node(id).outputs[0], now);
+    g->node(id).outputs[0] = now;
+  }
+  for (size_t i = 0; i < g->nodes().size(); ++i) {
+    auto id = static_cast<int32_t>(i);
+    ir::Node& n = g->node(id);
+    if (n.dead || n.kind != ir::NodeKind::kOp) continue;
+    std::vector<ops::TensorMeta> compiled_in, now_in;
+    for (const ir::ValueRef& v : n.inputs) {
+      compiled_in.push_back(general.Meta(v));
+      now_in.push_back(g->Meta(v));
+    }
+    std::vector<ops::TensorMeta> now;
+    if (n.fused.empty()) {
+      now = n.op->infer(now_in, n.attrs);
+    } else {
+      for (ir::FusedOp& step : n.fused) {
+        std::vector<ops::TensorMeta> compiled_operands, operands;
+        for (int32_t o : step.operands) {
+          auto u = static_cast<size_t>(o >= 0 ? o : -o - 1);
+          compiled_operands.push_back(o >= 0 ? compiled_in.at(u) : general.node(id).fused.at(u).output);
+          operands.push_back(o >= 0 ? now_in.at(u) : n.fused.at(u).output);
+        }
+        ops::TensorMeta out = step.op->infer(operands, step.attrs).at(0);
+        settle(id, step.output, out);
+        same_as_result(id, compiled_operands, operands, step.output, out);
+        step.output = out;
+      }
+      for (int32_t step : n.fused_outputs) now.push_back(n.fused.at(static_cast<size_t>(step)).output);
+    }
+    if (now.size() != n.outputs.size()) refuse(id, "gives another number of outputs");
+    for (size_t k = 0; k < now.size(); ++k) {
+      settle(id, n.outputs[k], now[k]);
+      if (n.fused.empty() && n.op->props.elementwise) same_as_result(id, compiled_in, now_in, n.outputs[k], now[k]);
+      n.outputs[k] = now[k];
+    }
+  }
+  return g;
+}
+
 }  // namespace
 
 GraphExecutable::GraphExecutable(std::shared_ptr<const ir::Graph> graph, GraphOptions options)
     : graph_(std::move(graph)), options_(options) {
+  dynamic_ = HasDynamicShapes(*graph_);
+  if (dynamic_) {  // planned per input shapes, in Run
+    const auto& nodes = graph_->nodes();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (!nodes[i].dead && nodes[i].kind == ir::NodeKind::kWeight)
+        weight_bindings_.push_back({-1, static_cast<int32_t>(i)});
+    }
+    return;
+  }
   Build();
   PlanMemory();
   BuildDependencies();
+}
+
+std::shared_ptr<GraphExecutable> GraphExecutable::PlanFor(const std::vector<Tensor>& inputs) {
+  std::vector<Shape> key;
+  key.reserve(inputs.size());
+  for (const Tensor& t : inputs) key.push_back(t.shape());
+  for (auto it = plans_.begin(); it != plans_.end(); ++it) {
+    if (it->first == key) {
+      plans_.splice(plans_.begin(), plans_, it);
+      return plans_.front().second;
+    }
+  }
+  auto plan = std::make_shared<GraphExecutable>(SpecializeGraph(*graph_, inputs), options_);
+  plans_.emplace_front(std::move(key), plan);
+  ++plans_made_;
+  if (plans_.size() > kMaxShapePlans) plans_.pop_back();
+  return plan;
 }
 
 void GraphExecutable::BuildDependencies() {
@@ -352,13 +465,32 @@ std::vector<Tensor> GraphExecutable::CapturedWeights() const {
 std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, const std::vector<Tensor>& weights) {
   std::lock_guard lock(run_mutex_);
   const ir::Graph& g = *graph_;
-  if (inputs.size() != input_bindings_.size()) {
+  if (inputs.size() != g.inputs().size()) {
     throw TypeError(
-        StrCat("Graph '", g.name(), "' takes ", input_bindings_.size(), " inputs, but got ", inputs.size(), "."));
+        StrCat("Graph '", g.name(), "' takes ", g.inputs().size(), " inputs, but got ", inputs.size(), "."));
   }
   if (!weights.empty() && weights.size() != weight_bindings_.size()) {
     throw TypeError(
         StrCat("Graph '", g.name(), "' binds ", weight_bindings_.size(), " weights, but got ", weights.size(), "."));
+  }
+  if (dynamic_) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const ops::TensorMeta& m = g.node(g.inputs()[i]).outputs[0];
+      if (!inputs[i].defined() || m.dtype != inputs[i].dtype() || !ShapeMatches(m.shape, inputs[i].shape())) {
+        throw ValueError(StrCat("Graph '", g.name(), "' input ", i, " must be ", DTypeName(m.dtype), ShapeRepr(m.shape),
+                                " (-1: any size), but got ",
+                                inputs[i].defined() ? inputs[i].Describe() : "an undefined tensor", "."));
+      }
+    }
+    std::shared_ptr<GraphExecutable> plan = PlanFor(inputs);
+    std::vector<Tensor> results = plan->Run(inputs, weights);
+    ++runs_;
+    memory_stats_ = plan->memory_stats();
+    int best = max_concurrent_.load();
+    while (plan->max_concurrent_kernels() > best &&
+           !max_concurrent_.compare_exchange_weak(best, plan->max_concurrent_kernels())) {
+    }
+    return results;
   }
   Synchronize();  // eager ops queued before this call run first (they may read what the graph writes)
   run_interrupts_ = InterruptCount();  // an interrupt from now on stops the run before its next step
@@ -504,6 +636,11 @@ std::string GraphExecutable::ExecutionOrderText(int64_t failed_step) const {
       << ", memory_optimize_level: " << level << ", buffer reuse: " << (options_.buffer_reuse ? "on" : "off")
       << "\n# intermediates: " << memory_stats_.intermediate_count << ", planned bytes: " << memory_stats_.planned_bytes
       << ", peak live bytes: " << memory_stats_.peak_live_bytes << "\n";
+  if (dynamic_) {
+    out << "# dynamic shapes: kernels and memory are planned per input shapes when the graph runs ("
+        << plans_made_.load() << " so far)\n";
+    return out.str();
+  }
   if (failed_step >= 0) out << "# failed at step " << failed_step << " (marked =>)\n";
   out << "\n";
   for (size_t i = 0; i < steps_.size(); ++i) {

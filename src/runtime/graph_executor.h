@@ -16,6 +16,13 @@
 //    sys.mem_Reuse=false none do); the arena is allocated once and kept.
 // Graph outputs never live in the arena: they outlive the run.
 //
+// A graph with dynamic dimensions (Note [Dynamic shapes] in
+// src/compiler/dynamic_shape.h) has no steps of its own: each call infers
+// the graph's shapes for its input shapes, checks them against the graph,
+// and runs an executable made for those shapes (kernels chosen, memory
+// planned), kept for later calls with the same shapes (the
+// kMaxShapePlans most recently used).
+//
 // With inter_op_parallel_num = n > 1, steps whose inputs are ready run
 // concurrently on n scheduler threads (the caller and n - 1 helpers). The
 // order that matters is kept as dependencies: data, in-place writes after
@@ -26,6 +33,7 @@
 #pragma once
 
 #include <atomic>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -69,6 +77,11 @@ class GraphExecutable {
   std::string ExecutionOrderText(int64_t failed_step = -1) const;
   GraphMemoryStats memory_stats() const { return memory_stats_; }
   uint64_t runs() const { return runs_; }
+  /// Whether the graph has dynamic dimensions (planned per input shapes).
+  bool dynamic() const { return dynamic_; }
+  /// Dynamic graphs: how many per-shape executables were made so far.
+  size_t shape_plans() const { return plans_made_; }
+  static constexpr size_t kMaxShapePlans = 16;
   /// The most kernels that ran at the same time in any run so far.
   int max_concurrent_kernels() const { return max_concurrent_.load(); }
 
@@ -89,6 +102,7 @@ class GraphExecutable {
   };
 
   void Build();
+  std::shared_ptr<GraphExecutable> PlanFor(const std::vector<Tensor>& inputs);
   void PlanMemory();
   void BuildDependencies();
   void RunStep(size_t index, std::vector<Tensor>& slots, const Dict& attrs);
@@ -115,6 +129,10 @@ class GraphExecutable {
   GraphMemoryStats memory_stats_;
   std::mutex run_mutex_;
   uint64_t runs_ = 0;
+  bool dynamic_ = false;
+  // Dynamic graphs: executables by input shapes, most recently used first (under run_mutex_).
+  std::list<std::pair<std::vector<Shape>, std::shared_ptr<GraphExecutable>>> plans_;
+  std::atomic<size_t> plans_made_{0};
 };
 
 /// What failed in a graph execution.

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 out=build-fuzz
-targets=${TARGETS:-context_parsers checkpoint mindspore_checkpoint mnist_idx print_file graph_file graph_record image}
+targets=${TARGETS:-context_parsers checkpoint mindspore_checkpoint mnist_idx print_file graph_file graph_record image store_protocol}
 make -s -f tests/fuzz/fuzz.mk -j "${JOBS:-2}" OUT="$out" TARGETS="$targets"
 status=0
 for target in $targets; do

@@ -21,6 +21,17 @@ namespace msrt {
 
 using Shape = std::vector<int64_t>;
 
+/// A dimension of unknown size in a graph compiled for dynamic shapes
+/// (Note [Dynamic shapes] in src/compiler/dynamic_shape.h); never in a tensor.
+inline constexpr int64_t kDynamicDim = -1;
+
+/// Whether `shape` has a kDynamicDim.
+bool IsDynamic(const Shape& shape);
+
+/// Whether `concrete` fits `pattern`: the same rank, and every dimension of
+/// `pattern` that is not kDynamicDim equal.
+bool ShapeMatches(const Shape& pattern, const Shape& concrete);
+
 /// "(2, 3)" — Python tuple style.
 std::string ShapeRepr(const Shape& shape);
 

@@ -22,7 +22,8 @@ import warnings
 import numpy as np
 
 from . import _workers, config
-from ._blocks import _BLOCK_ROWS, _as_outputs, _concat_blocks, _is_vectorised, _num_rows, _row, _RunState, _stack
+from ._blocks import (_BLOCK_ROWS, _as_outputs, _concat_blocks, _is_vectorised, _num_rows, _row, _RunState, _stack,
+                      _take)
 from .iterators import DictIterator, TupleIterator
 from ._validate import (
     INT32_MAX,
@@ -130,6 +131,12 @@ class Dataset(abc.ABC):
     def skip(self, count):
         """All but the first `count` rows."""
         return SkipDataset(self, count)
+
+    def filter(self, predicate, input_columns=None, num_parallel_workers=None):
+        """Keeps the rows for which `predicate(*columns)` is true; `input_columns` (default:
+        all) name the columns it gets, one NumPy array each. The dataset's size is known only
+        by running the filter, as in MindSpore."""
+        return FilterDataset(self, predicate, input_columns, num_parallel_workers)
 
     def project(self, columns):
         """Keeps `columns`, in that order."""
@@ -927,6 +934,40 @@ class SkipDataset(Dataset):
                 block = [column[left:] for column in block]
                 left = 0
             yield block
+
+
+class FilterDataset(Dataset):
+    def __init__(self, input_dataset, predicate, input_columns=None, num_parallel_workers=None):
+        if not callable(predicate):
+            raise TypeError(f"Argument predicate with value {predicate!r} is not callable.")
+        if input_columns is not None:
+            check_columns(input_columns, "input_columns")
+        super().__init__([input_dataset], num_parallel_workers)
+        self.predicate = predicate
+        self._columns = list(input_dataset._columns)
+        names = self._columns if input_columns is None else as_column_list(input_columns)
+        self.input_columns = names
+        self._index = [input_dataset._column_index(n, "input column") for n in names]
+
+    def _size(self):  # known only by filtering
+        return sum(_num_rows(block) for block in self._run(_RunState()))
+
+    def _keep(self, block, i):
+        try:
+            kept = self.predicate(*[_row(block[j], i) for j in self._index])
+        except Exception as error:  # name the failing predicate, keep the type
+            if hasattr(error, "add_note"):
+                error.add_note(f"(raised by the filter predicate {self.predicate!r} on columns {self.input_columns})")
+            raise
+        return bool(np.asarray(kept).all()) if isinstance(kept, np.ndarray) else bool(kept)
+
+    def _run(self, state):
+        for block in self._child._run(state):
+            keep = [i for i in range(_num_rows(block)) if self._keep(block, i)]
+            if len(keep) == _num_rows(block):
+                yield block
+            elif keep:
+                yield [_take(column, keep) for column in block]
 
 
 class ProjectDataset(Dataset):

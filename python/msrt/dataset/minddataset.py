@@ -1,8 +1,8 @@
-"""MindDataset: reads MindRecord files written by `msrt.mindrecord.FileWriter`.
+"""MindDataset: reads MindRecord files, written by MindSpore's FileWriter or msrt's.
 
-The layout is msrt's own (Note [MindRecord layout] in msrt/mindrecord/_format.py).
-Each data file is checked when the dataset is created (header, row table, the
-`.db` index beside it); each row's checksum is checked when it is read.
+The format is MindSpore's (Note [MindRecord layout] in msrt/mindrecord/_format.py).
+Each data file is checked when the dataset is created (header, pages, the `.db`
+index beside it); each row is checked against the index when it is read.
 """
 import enum
 import os
@@ -66,21 +66,10 @@ def _shard_files(dataset_files):
         type_check(path, (str,), "dataset_files[i]")
         if not os.path.isfile(path) or not os.access(path, os.R_OK):
             raise ValueError(f"The file {path} does not exist or permission denied!")
-    shards = [_format.Shard(os.fspath(p)) for p in files]
     if isinstance(dataset_files, str):
-        first = shards[0]
-        folder = os.path.dirname(os.fspath(dataset_files))
-        paths = [os.path.join(folder, name) for name in first.addresses]
-        for path in paths:
-            if not os.path.isfile(path):
-                raise _format.MindRecordFormatError(
-                    f"Invalid MindRecord file '{dataset_files}': its shard '{path}' is missing.")
-        shards = [first if i == first.shard_id else _format.Shard(p) for i, p in enumerate(paths)]
-    for shard in shards:
-        _format.check_index(shard.path, shard)
-        if shard.schema != shards[0].schema:
-            raise _format.MindRecordFormatError(
-                f"Invalid MindRecord file '{shard.path}': its schema differs from that of '{shards[0].path}'.")
+        return _format.open_set(dataset_files)
+    shards = [_format.Shard(os.fspath(p)) for p in files]
+    _format.check_same_set(shards)
     return shards
 
 
@@ -89,7 +78,8 @@ class MindDataset(MappableDataset):
 
     Args:
         dataset_files (str or list[str]): one file of a set written by FileWriter (every
-            shard of the set is read), or a list of data files (exactly those are read).
+            shard of the set is read, found beside it by the names its header lists), or a
+            list of data files (exactly those are read, in that order).
         columns_list (list[str], optional): the fields to read, in that order. Default: all,
             in the sorted order of their names (MindSpore keeps its schema as a JSON object
             with sorted keys).
@@ -108,7 +98,7 @@ class MindDataset(MappableDataset):
         ValueError: a file does not exist; columns_list names no field of the schema.
         TypeError: an argument has the wrong type.
         MindRecordFormatError (a RuntimeError): a file or its index is missing, corrupt or
-            not written by msrt's FileWriter, named in the message.
+            not a MindRecord file, named in the message.
     """
 
     def __init__(self, dataset_files, columns_list=None, num_parallel_workers=None, shuffle=None, num_shards=None,
@@ -137,7 +127,6 @@ class MindDataset(MappableDataset):
             if name not in names:
                 raise ValueError(f"Invalid columns_list, column '{name}' is not in the MindRecord schema {names}.")
         self._select = [names.index(n) for n in wanted]
-        self._shapes = [schema[j][2] for j in self._select]
         self._columns = wanted
         counts = [s.row_count for s in self._shards]
         self._starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
@@ -149,14 +138,12 @@ class MindDataset(MappableDataset):
 
     def _read_rows(self, indices):
         which = np.searchsorted(self._starts, indices, side="right") - 1
-        rows = []
-        for shard_index, global_index in zip(which.tolist(), indices.tolist()):
-            values = self._shards[shard_index].decode(global_index - int(self._starts[shard_index]))
-            row = [values[j] for j in self._select]
-            for c, shape in enumerate(self._shapes):
-                if shape is not None:
-                    row[c] = row[c].reshape(shape)
-            rows.append(row)
+        rows = [None] * len(indices)
+        for shard_index in np.unique(which).tolist():
+            positions = np.nonzero(which == shard_index)[0]
+            local = indices[positions] - self._starts[shard_index]
+            for position, values in zip(positions.tolist(), self._shards[shard_index].read_rows(local)):
+                rows[position] = [values[j] for j in self._select]
         return rows
 
     def _blocks(self, indices):

@@ -1,26 +1,31 @@
-"""MindRecord files, as `mindspore.mindrecord`: `FileWriter` writes them and
-`msrt.dataset.MindDataset` reads them.
+"""MindRecord files, as `mindspore.mindrecord`: `FileWriter` writes them,
+`msrt.dataset.MindDataset` and `FileReader` read them.
 
-msrt writes and reads a layout of its own (Note [MindRecord layout] in
-_format.py), with MindSpore's API: files written by MindSpore cannot be read,
-nor files written by msrt by MindSpore.
+The files are MindSpore's MindRecord format (Note [MindRecord layout] in
+_format.py): MindSpore reads the files msrt writes, and msrt reads MindSpore's.
 """
 from ._format import MindRecordFormatError
 from .common_exceptions import (
     MindRecordException,
     MRMDefineIndexError,
+    MRMInvalidHeaderSizeError,
+    MRMInvalidPageSizeError,
     MRMInvalidSchemaError,
     MRMValidateDataError,
     ParamTypeError,
     ParamValueError,
 )
+from .filereader import FileReader
 from .filewriter import FileWriter
 
 SUCCESS = 0
 
 __all__ = [
+    "FileReader",
     "FileWriter",
     "MRMDefineIndexError",
+    "MRMInvalidHeaderSizeError",
+    "MRMInvalidPageSizeError",
     "MRMInvalidSchemaError",
     "MRMValidateDataError",
     "MindRecordException",

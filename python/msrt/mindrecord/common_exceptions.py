@@ -28,3 +28,11 @@ class MRMDefineIndexError(MindRecordException, RuntimeError):
 
 class MRMValidateDataError(MindRecordException, RuntimeError):
     """FileWriter is used out of order (data before a schema, writing after commit)."""
+
+
+class MRMInvalidHeaderSizeError(MindRecordException, RuntimeError):
+    """set_header_size was given a size out of range, or called after rows were written."""
+
+
+class MRMInvalidPageSizeError(MindRecordException, RuntimeError):
+    """set_page_size was given a size out of range, or called after rows were written."""

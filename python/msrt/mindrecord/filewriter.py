@@ -1,4 +1,6 @@
-"""FileWriter: writes rows into MindRecord files (see Note [MindRecord layout] in _format.py)."""
+"""FileWriter: writes rows into MindSpore's MindRecord files (Note [MindRecord layout] in
+_format.py; the page layout in _writer.py)."""
+import math
 import os
 import re
 import warnings
@@ -7,9 +9,11 @@ import numpy as np
 
 from .. import _files
 from .._warnings import MsrtWarning
-from . import _format
+from . import _format, _msgpack, _writer
 from .common_exceptions import (
     MRMDefineIndexError,
+    MRMInvalidHeaderSizeError,
+    MRMInvalidPageSizeError,
     MRMInvalidSchemaError,
     MRMValidateDataError,
     ParamTypeError,
@@ -64,7 +68,7 @@ def _validate_schema(content):
             raise MRMInvalidSchemaError(f"Field '{name}' 'shape' attribute should hold positive ints and at most "
                                         f"one -1, got {shape}.")
         schema.append((name, kind, list(shape)))
-    return schema
+    return sorted(schema)
 
 
 def _check_value(value, kind, shape):
@@ -77,29 +81,64 @@ def _check_value(value, kind, shape):
             return f"data type: 'ndarray' is not matched with the scalar type '{kind}'"
         if kind in _LIMITS and not _LIMITS[kind][0] <= int(value) <= _LIMITS[kind][1]:
             return f"value {value} is out of the range of {kind}"
+        if kind == "string":
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return "the string is not valid Unicode (it holds a lone surrogate)"
         return None
     if type_name != "ndarray":
         return f"data type: '{type_name}' is not matched with an array of '{kind}'"
-    if value.dtype.name != kind:
-        return f"array dtype '{value.dtype.name}' is not matched with '{kind}'"
-    fixed = int(np.prod([d for d in shape if d != -1]))
+    if value.dtype.kind not in "biuf":
+        return f"array dtype '{value.dtype}' is not numeric"
+    fixed = math.prod(d for d in shape if d != -1)
     if (-1 in shape and value.size % fixed) or (-1 not in shape and value.size != fixed):
         return f"array of {value.size} elements cannot take the shape {shape}"
     return None
 
 
+def _python_scalar(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _shard_paths(file_name, shard_num):
+    """The data files: `file_name`, or with shard_num > 1 `file_name` and the shard number,
+    zero-padded to the width of the largest (MindSpore's names)."""
+    if shard_num == 1:
+        return [file_name]
+    width = len(str(shard_num - 1))
+    return [f"{file_name}{str(k).rjust(width, '0')}" for k in range(shard_num)]
+
+
+def _check_size(value, low, high, name, error):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ParamTypeError(f"The type of {name} should be int, but got {type(value).__name__}.")
+    if not low <= value <= high or value % 4:
+        raise error(f"Invalid data, {name}: {value} should be in range [{low} bytes, {high} bytes] and divisible "
+                    f"by four.")
+    return value
+
+
 class FileWriter:
-    """Writes user rows into MindRecord files, as `mindspore.mindrecord.FileWriter`.
+    """Writes user rows into MindRecord files, as `mindspore.mindrecord.FileWriter`; the
+    files are MindSpore's (Note [MindRecord layout] in _format.py), read by MindSpore's
+    MindDataset as by msrt's.
 
     Args:
         file_name (str): the data file; with `shard_num` > 1 the files are `file_name`
-            followed by 0, 1, ... Each data file gets its index `<file>.db` beside it.
+            followed by 0, 1, ... (zero-padded to one width). Each data file gets its
+            index `<file>.db` beside it.
         shard_num (int): number of files, in [1, 1000]. Default: 1.
         overwrite (bool): replace files that exist. Default: False.
 
-    Rows are held in memory (encoded) until `commit`, which writes every file safely
-    (temporary file, fsync, rename): a failed or missing commit leaves no partial file.
-    The layout is msrt's own, not MindSpore's byte layout (Note [MindRecord layout]).
+    Rows go to temporary files beside the targets as they are written (placed in
+    pages as MindSpore places them); `commit` writes each header and puts each data
+    file in place atomically (fsync, rename; a symlink at the path is replaced, never
+    written through), then writes its `.db` index the same way. Without `commit` the
+    temporary files are removed and the targets are left as they were. Each
+    `write_raw_data` call spreads its rows over the shards in contiguous runs, the
+    first `len(rows) % shard_num` shards taking one row more (MindSpore picks those
+    shards at random). `parallel_writer=True` writes as False does.
 
     Raises:
         ParamTypeError, ParamValueError: a bad argument.
@@ -113,6 +152,8 @@ class FileWriter:
             raise ParamTypeError(f"The type of file_name should be str, but got {type(file_name).__name__}.")
         if not file_name:
             raise ParamValueError("File path is not allowed None or empty!")
+        if file_name.endswith(os.sep):
+            raise ParamValueError(f"File path can not end with '{os.sep}': {file_name}.")
         if not isinstance(shard_num, int) or isinstance(shard_num, bool):
             raise ParamTypeError(f"The type of shard_num should be int, but got {type(shard_num).__name__}.")
         if not MIN_SHARD_COUNT <= shard_num <= MAX_SHARD_COUNT:
@@ -124,25 +165,34 @@ class FileWriter:
         folder = os.path.dirname(os.path.abspath(file_name))
         if not os.path.isdir(folder):
             raise ParamValueError(f"The parent directory of MindRecord file '{file_name}' does not exist: {folder}.")
-        self._paths = [file_name] if shard_num == 1 else [f"{file_name}{i}" for i in range(shard_num)]
-        existing = [p for path in self._paths for p in (path, path + _format.INDEX_SUFFIX) if os.path.lexists(p)]
+        self._paths = _shard_paths(file_name, shard_num)
+        self._overwrite = overwrite
+        existing = self._existing()
         if existing and not overwrite:
             raise RuntimeError(f"Invalid file, mindrecord files already exist. Please check file path: "
                                f"{existing[0]} (pass overwrite=True to replace them).")
         self._schema = None
         self._desc = ""
         self._index_fields = []
-        self._rows = [[] for _ in self._paths]  # encoded rows of each shard
-        self._index_values = [[] for _ in self._paths]
+        self._header_size = _format.DEFAULT_HEADER_SIZE
+        self._page_size = _format.DEFAULT_PAGE_SIZE
+        self._compression_size = 0
+        self._version = _format.VERSION
+        self._shards = None  # the ShardWriters, made by the first write_raw_data or commit
         self._committed = False
+        self._append = False
+
+    def _existing(self):
+        return [p for path in self._paths for p in (path, path + _format.INDEX_SUFFIX) if os.path.lexists(p)]
 
     @classmethod
     def open_for_append(cls, file_name):
         """A FileWriter that adds rows to the existing set of files `file_name` belongs to
-        (its schema and index fields kept); `commit` rewrites every file of the set.
+        (its schema, index fields, header and page sizes kept); `commit` replaces every
+        file of the set, each atomically.
 
         Raises ParamTypeError/ParamValueError for a bad or missing file name, and
-        MindRecordFormatError for a file (or index) that is not a valid msrt MindRecord file.
+        MindRecordFormatError for a file (or index) that is not a valid MindRecord file.
         """
         if isinstance(file_name, os.PathLike):
             file_name = os.fspath(file_name)
@@ -150,27 +200,58 @@ class FileWriter:
             raise ParamTypeError(f"The type of file_name should be str, but got {type(file_name).__name__}.")
         if not os.path.isfile(file_name):
             raise ParamValueError(f"Invalid file, MindRecord file '{file_name}' does not exist.")
-        first = _format.Shard(file_name)
-        folder = os.path.dirname(file_name)
-        paths = [os.path.join(folder, name) for name in first.addresses]
-        shards = [first if k == first.shard_id else _format.Shard(path) for k, path in enumerate(paths)]
+        shards = _format.open_set(file_name)
+        first = shards[0]
         writer = cls.__new__(cls)
-        writer._paths = paths
+        writer._paths = [shard.path for shard in shards]
+        writer._overwrite = True
         writer._schema = first.schema
         writer._desc = first.desc
         writer._index_fields = list(first.index_fields)
-        writer._rows, writer._index_values = [], []
-        position = {name: j for j, (name, _, _) in enumerate(first.schema)}
-        for shard in shards:
-            _format.check_index(shard.path, shard)
-            writer._rows.append([shard.raw(i) for i in range(shard.row_count)])
-            values = []
-            for i in range(shard.row_count):
-                row = shard.decode(i)
-                values.append({f: row[position[f]].item() for f in first.index_fields})
-            writer._index_values.append(values)
+        writer._header_size, writer._page_size = first.header_size, first.page_size
+        writer._compression_size = first.compression_size
+        writer._version = first.version  # a "2.0" set stays "2.0": its int arrays are not compressed
         writer._committed = False
+        writer._append = True
+        writer._shards = []
+        try:
+            for shard in shards:
+                writer._shards.append(_writer.ShardWriter.reopen(shard))
+        except BaseException:
+            writer._discard()
+            raise
         return writer
+
+    def _discard(self):
+        for shard in self._shards or []:
+            shard.discard()
+
+    def _check_open(self, what):
+        if self._committed:
+            raise MRMValidateDataError(f"Failed to {what}: the FileWriter has been committed. To add rows, open the "
+                                       f"files again with FileWriter.open_for_append.")
+
+    def set_header_size(self, header_size):
+        """Sets the size of the header region of each file, in [16 KB, 128 MB] and divisible by
+        four (default 16 MB); before any row is written. MRMInvalidHeaderSizeError otherwise."""
+        self._check_open("set the header size")
+        _check_size(header_size, _format.MIN_HEADER_SIZE, _format.MAX_HEADER_SIZE, "header size",
+                    MRMInvalidHeaderSizeError)
+        if self._shards is not None:
+            raise MRMInvalidHeaderSizeError("Failed to set the header size: rows were written already.")
+        self._header_size = header_size
+        return 0
+
+    def set_page_size(self, page_size):
+        """Sets the size of the pages rows are stored in, in [32 KB, 256 MB] and divisible by
+        four (default 32 MB); a row's blob or other fields must fit one page. Before any
+        row is written; MRMInvalidPageSizeError otherwise."""
+        self._check_open("set the page size")
+        _check_size(page_size, _format.MIN_PAGE_SIZE, _format.MAX_PAGE_SIZE, "page size", MRMInvalidPageSizeError)
+        if self._shards is not None:
+            raise MRMInvalidPageSizeError("Failed to set the page size: rows were written already.")
+        self._page_size = page_size
+        return 0
 
     def add_schema(self, content, desc=None):
         """Declares the fields: `content` maps a name to {"type": ...} (int32, int64, float32,
@@ -180,18 +261,21 @@ class FileWriter:
             raise ParamTypeError(f"The type of desc should be str, but got {type(desc).__name__}.")
         schema = _validate_schema(content)
         if self._schema is not None:
-            raise MRMInvalidSchemaError("A schema was added already: a MindRecord file holds one schema.")
+            raise MRMInvalidSchemaError("The schema is added repeatedly: a MindRecord file holds one schema.")
         self._schema = schema
         self._desc = desc or ""
         return 0
 
     def add_index(self, index_fields):
         """Makes `index_fields` (names of scalar or string fields) index columns of the `.db`
-        index. MRMDefineIndexError for a field that is not in the schema or not a scalar."""
+        index; a later call adds more. Without it every scalar and string field is one.
+        MRMDefineIndexError for a field that is not in the schema, not a scalar or repeated."""
         if not isinstance(index_fields, list) or not index_fields:
             raise ParamTypeError(f"The type of index_fields should be a non-empty list of str, got {index_fields!r}.")
         if self._schema is None:
             raise MRMDefineIndexError("Failed to set index fields: call add_schema first.")
+        if self._shards is not None:
+            raise MRMDefineIndexError("Failed to set index fields: rows were written already.")
         kinds = {name: (kind, shape) for name, kind, shape in self._schema}
         for field in index_fields:
             if not isinstance(field, str):
@@ -201,15 +285,41 @@ class FileWriter:
             kind, shape = kinds[field]
             if kind == "bytes" or shape is not None:
                 raise MRMDefineIndexError(f"Failed to set field {field} since it's not primitive type.")
-        if len(set(index_fields)) != len(index_fields):
-            raise MRMDefineIndexError(f"Failed to set index fields {index_fields}: a field is repeated.")
-        self._index_fields = list(index_fields)
+        fields = self._index_fields + list(index_fields)
+        if len(set(fields)) != len(fields):
+            raise MRMDefineIndexError(f"The index fields {fields} repeat a field: add each field once.")
+        self._index_fields = fields
         return 0
+
+    def _open(self):
+        """Makes the shard writers (temporary files) and fixes the index fields."""
+        if self._shards is not None:
+            return
+        if not self._index_fields:
+            self._index_fields = [name for name, kind, shape in self._schema if shape is None and kind != "bytes"]
+        self._shards = []
+        try:
+            for k, path in enumerate(self._paths):
+                self._shards.append(_writer.ShardWriter(path, k, self._header_size, self._page_size))
+        except BaseException:
+            self._discard()
+            self._shards = None
+            raise
+
+    def _encode(self, row):
+        """(MessagePack of the raw fields, blob, bytes saved by compression, index values) of a row."""
+        raw = {}
+        for name, kind, shape in self._schema:
+            if shape is None and kind != "bytes":
+                value = _python_scalar(row[name])
+                raw[name] = float(value) if kind in ("float32", "float64") else value
+        blob, saved = _format.encode_blob(row, self._schema, _format.uses_compression(self._schema, self._version))
+        return _msgpack.encode(raw or _format.DUMMY_RAW), blob, saved, tuple(raw[f] for f in self._index_fields)
 
     def write_raw_data(self, raw_data, parallel_writer=False):
         """Adds `raw_data`, a list of dicts (field name -> value), spread over the shards in
         contiguous runs. As in MindSpore, a row that does not match the schema is dropped
-        with a warning naming it and why."""
+        with a warning naming it and why; an array is stored in its field's type."""
         if not isinstance(raw_data, list):
             raise ParamTypeError(f"The type of raw_data should be list, but got {type(raw_data).__name__}.")
         if not isinstance(parallel_writer, bool):
@@ -217,8 +327,8 @@ class FileWriter:
                                  f"{type(parallel_writer).__name__}.")
         if self._schema is None:
             raise MRMValidateDataError("Failed to write data: call add_schema first.")
-        if self._committed:
-            raise MRMValidateDataError("Failed to write data: the FileWriter has been committed.")
+        self._check_open("write data")
+        self._open()
         good = []
         for i, row in enumerate(raw_data):
             if not isinstance(row, dict):
@@ -237,36 +347,45 @@ class FileWriter:
                 warnings.warn(f"For schema, {i} th data is wrong, {problem}; the row is not written.", MsrtWarning,
                               stacklevel=2)
                 continue
-            good.append(row)
-        per_shard = len(good) // len(self._paths)
-        for k in range(len(self._paths)):
-            chunk = good[k * per_shard:(k + 1) * per_shard] if k < len(self._paths) - 1 else good[k * per_shard:]
-            for row in chunk:
-                self._rows[k].append(_format.encode_row(row, self._schema))
-                self._index_values[k].append(row)
+            good.append(self._encode(row))
+        for column, what in ((0, "raw fields"), (1, "blob")):
+            largest = max((8 + len(c[column]) for c in good), default=0)
+            if largest > self._page_size:
+                raise MRMValidateDataError(f"Page size {self._page_size} is too small to save the {what} of a row "
+                                           f"({largest} bytes); call set_page_size with a larger value (at most "
+                                           f"{_format.MAX_PAGE_SIZE}) before writing.")
+        count, extra = divmod(len(good), len(self._shards))
+        start = 0
+        for k, shard in enumerate(self._shards):
+            chunk = good[start:start + count + (k < extra)]
+            start += len(chunk)
+            shard.write([c[0] for c in chunk], [c[1] for c in chunk], [c[3] for c in chunk])
+        self._compression_size += sum(c[2] for c in good)
         return 0
 
     def commit(self):
-        """Writes every data file and its `.db` index. After it, the writer takes no more rows."""
+        """Writes each file's header, puts the data files in place and writes their `.db`
+        indexes. After it, the writer takes no more rows."""
         if self._schema is None:
             raise MRMValidateDataError("Failed to commit: call add_schema first.")
-        if self._committed:
-            raise MRMValidateDataError("Failed to commit: the FileWriter has been committed already.")
-        index_fields = self._index_fields or [name for name, kind, shape in self._schema
-                                              if shape is None and kind != "bytes"]
+        self._check_open("commit")
+        if not self._overwrite and self._existing():
+            raise RuntimeError(f"Invalid file, mindrecord files already exist. Please check file path: "
+                               f"{self._existing()[0]} (pass overwrite=True to replace them).")
+        self._open()
         names = [os.path.basename(p) for p in self._paths]
-        for k, path in enumerate(self._paths):
-            header = {"version": _format.VERSION, "shard_id": k, "shard_addresses": names,
-                      "schema": [list(f) for f in self._schema], "desc": self._desc, "index_fields": index_fields}
-            data, offsets, lengths = _format.encode_shard(header, self._rows[k])
-            values = [tuple(_python_scalar(row[f]) for f in index_fields) for row in self._index_values[k]]
-            index = _format.encode_index(names[k], self._schema, index_fields, values, offsets, lengths)
-            _files.write_atomic(path, data)
-            _files.write_atomic(path + _format.INDEX_SUFFIX, index)
+        kinds = {name: kind for name, kind, _ in self._schema}
+        try:
+            for shard in self._shards:
+                shard.header(_format.header_text(self._header_size, self._page_size, self._compression_size,
+                                                 self._schema, self._desc, self._index_fields, shard.pages, names,
+                                                 shard.shard_id, self._version))
+        except ValueError as error:
+            raise MRMValidateDataError(str(error)) from None
         self._committed = True
-        self._rows = self._index_values = None
+        try:
+            for shard in self._shards:
+                shard.commit([(name, kinds[name]) for name in self._index_fields])
+        finally:
+            self._discard()
         return 0
-
-
-def _python_scalar(value):
-    return value.item() if isinstance(value, np.generic) else value

@@ -12,6 +12,12 @@ from .layer import (GELU, GRU, LSTM, RNN, AdaptiveAvgPool1d, AdaptiveAvgPool2d, 
                     Mish, MultiheadAttention, PixelShuffle, PixelUnshuffle, PReLU, ReLU, ReLU6, SequentialCell,
                     Sigmoid, SiLU, Softmax, Tanh, TransformerEncoder, TransformerEncoderLayer, Upsample,
                     get_activation)
+from .layer import Transformer, TransformerDecoder, TransformerDecoderLayer
+from .layer import (CELU, ELU, GLU, Hardtanh, HShrink, LogSigmoid, SeLU, Softmin, Softplus, SoftShrink, Softsign,
+                    Tanhshrink, Threshold)
+from .layer import ClipByNorm, HSigmoid, HSwish, Dropout1d, Dropout2d, Dropout3d, Unflatten
+from .layer import (ConstantPad1d, ConstantPad2d, ConstantPad3d, Pad, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
+                    ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad2d)
 from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseDecayLR, LearningRateSchedule,
                                      NaturalExpDecayLR, PolynomialDecayLR, WarmUpLR)
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
@@ -22,15 +28,19 @@ from .wrap import (DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell, Forward
 
 __all__ = [
     "Cell", "GraphCell",
-    "AvgPool3d", "Conv3d", "Conv3dTranspose", "MaxPool3d",
     "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-    "AvgPool1d",
-    "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CellDict", "CellList", "Conv1d", "Conv1dTranspose",
-    "Conv2d", "Conv2dTranspose", "Dense", "Dropout", "Embedding", "Flatten", "GroupNorm", "Identity", "LayerNorm",
-    "LeakyReLU", "LogSoftmax", "MaxPool1d", "MaxPool2d", "Mish", "MultiheadAttention", "PixelShuffle", "PixelUnshuffle",
-    "PReLU", "ReLU",
+    "AvgPool1d", "AvgPool2d", "AvgPool3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CellDict", "CellList",
+    "Conv1d", "Conv1dTranspose", "Conv2d", "Conv2dTranspose", "Conv3d", "Conv3dTranspose", "Dense", "Dropout",
+    "Embedding", "Flatten", "GroupNorm", "Identity", "LayerNorm", "LeakyReLU", "LogSoftmax", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "Mish", "MultiheadAttention", "PixelShuffle", "PixelUnshuffle", "PReLU", "ReLU",
     "ReLU6", "SequentialCell", "Sigmoid", "SiLU", "Softmax", "Tanh", "TransformerEncoder", "TransformerEncoderLayer",
     "Upsample", "get_activation",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "ELU", "SeLU", "CELU", "Softplus", "Softsign", "LogSigmoid", "Hardtanh", "HShrink", "SoftShrink", "Tanhshrink",
+    "Threshold", "GLU", "Softmin",
+    "HSigmoid", "HSwish", "Dropout1d", "Dropout2d", "Dropout3d", "Unflatten", "ClipByNorm", "Pad",
+    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d",
+    "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
     "LossBase", "MarginRankingLoss", "MSELoss", "NLLLoss", "SmoothL1Loss", "SoftmaxCrossEntropyWithLogits",
     "SGD", "Adagrad", "Adam", "AdamWeightDecay", "Lamb", "Momentum", "Optimizer", "RMSProp",

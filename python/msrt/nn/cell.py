@@ -409,8 +409,12 @@ class Cell(_jit.GraphOwner):
         hold None for a dimension of any size, e.g.
         `Tensor(shape=[None, 3], dtype=ms.float32)`, and other values. Calls
         are checked against it (count, dtype, rank and the fixed
-        dimensions). msrt compiles one graph per concrete shape: a dynamic
-        dimension does not make one graph serve every size."""
+        dimensions). In GRAPH_MODE, None dimensions compile one graph for
+        every size (shown as -1 in save_graphs' IR): the executor infers the
+        shapes and plans memory per input shape when the graph runs. Where
+        the network's Python code depends on a size (reads `x.shape[0]` into
+        a reshape, branches on it), msrt warns and compiles one graph per
+        shape instead (Note [Dynamic shapes] in msrt/_jit.py)."""
         from .._tensor import Tensor
 
         if not inputs:
@@ -428,30 +432,7 @@ class Cell(_jit.GraphOwner):
         return list(signature) if signature is not None else None
 
     def _check_signature(self, args):
-        from .._tensor import Tensor
-
-        signature = self.__dict__["_input_signature"]
-        if len(args) != len(signature):
-            raise ValueError(f"For '{self.cls_name}', the cell was called with {len(args)} inputs, but 'set_inputs' "
-                             f"declared {len(signature)}.")
-        for i, (arg, want) in enumerate(zip(args, signature)):
-            if not isinstance(want, Tensor):
-                continue
-            if not isinstance(arg, Tensor):
-                raise TypeError(f"For '{self.cls_name}', the {i}th input must be a Tensor as 'set_inputs' declared, "
-                                f"but got {type(arg).__name__}.")
-            if arg.dtype != want.dtype:
-                raise TypeError(f"For '{self.cls_name}', the dtype of the {i}th input must be {want.dtype} as "
-                                f"'set_inputs' declared, but got {arg.dtype}.")
-            shape = want.__dict__.get("dynamic_shape", want.shape)
-            if len(arg.shape) != len(shape):
-                raise ValueError(f"For '{self.cls_name}', the {i}th input must have {len(shape)} dimensions as "
-                                 f"'set_inputs' declared (shape {list(shape)}), but got shape {list(arg.shape)}.")
-            for axis, (got, expected) in enumerate(zip(arg.shape, shape)):
-                if expected != -1 and got != expected:
-                    raise ValueError(f"For '{self.cls_name}', dimension {axis} of the {i}th input must be "
-                                     f"{expected} as 'set_inputs' declared (shape {list(shape)}), but got shape "
-                                     f"{list(arg.shape)}.")
+        _jit.check_signature(self.cls_name, self.__dict__["_input_signature"], args)
 
     # --- calling -------------------------------------------------------------
     def construct(self, *inputs, **kwargs):

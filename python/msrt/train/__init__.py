@@ -7,11 +7,12 @@ from .callback import (BackupAndRestore, Callback, CheckpointConfig, EarlyStoppi
 from .metrics import (F1, MAE, MSE, Accuracy, ConfusionMatrix, Fbeta, Loss, Metric, Precision, Recall,
                       Top1CategoricalAccuracy, Top5CategoricalAccuracy, TopKCategoricalAccuracy, get_metric_fn, names)
 from .model import Model
+from .data_sink import data_sink
 from .loss_scale_manager import DynamicLossScaleManager, FixedLossScaleManager, LossScaleManager
 from .summary import SummaryRecord
 
 
-__all__ = ["Model", "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager",
+__all__ = ["data_sink", "Model", "LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager",
            "Callback", "CheckpointConfig", "LossMonitor", "ModelCheckpoint", "ProgressBar", "RunContext",
            "TimeMonitor", "BackupAndRestore", "LambdaCallback", "EarlyStopping", "ReduceLROnPlateau", "MAE", "MSE",
            "Accuracy", "Loss", "Metric", "Top1CategoricalAccuracy",

@@ -94,6 +94,7 @@ MSRT_REGISTER_KERNEL({.op = "fill", .impl = "vectorized", .priority = 1, .run = 
 MSRT_REGISTER_KERNEL({.op = "arange", .impl = "vectorized", .priority = 1, .run = &Arange});
 // Tensors are contiguous, so these only copy.
 MSRT_REGISTER_KERNEL({.op = "reshape", .impl = "vectorized", .priority = 1, .run = &Copy});
+MSRT_REGISTER_KERNEL({.op = "reshape_like", .impl = "vectorized", .priority = 1, .run = &Copy});
 MSRT_REGISTER_KERNEL({.op = "expand_dims", .impl = "vectorized", .priority = 1, .run = &Copy});
 MSRT_REGISTER_KERNEL({.op = "squeeze", .impl = "vectorized", .priority = 1, .run = &Copy});
 MSRT_REGISTER_KERNEL({.op = "flatten", .impl = "vectorized", .priority = 1, .run = &Copy});

@@ -3,6 +3,7 @@
 // total order (NaN above every number, ties by index), so the result does
 // not depend on the thread count.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "kernels/cpu/axis_view.h"
@@ -84,7 +85,46 @@ void RunTopK(KernelArgs& args) {
               ops::AttrBool(args.attrs, "largest"));
 }
 
+// The distinct values in ascending order (through a stable sort of the
+// indices); output 0 becomes a view of the count found.
+void RunUnique(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  const int64_t n = x.numel();
+  const Tensor xc = ConvertTensor(x, NativeComputeType(x.dtype()));
+  int32_t* idx = args.outputs[1].raw<int32_t>();
+  std::vector<int64_t> firsts;  // per distinct value, the index of an element holding it
+  DispatchNative(xc.dtype(), [&]<typename T>() {
+    const T* v = xc.raw<T>();
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    auto before = [&](int64_t i, int64_t j) {
+      const bool i_nan = v[i] != v[i], j_nan = v[j] != v[j];  // NaN after every number
+      return i_nan || j_nan ? !i_nan && j_nan : v[i] < v[j];
+    };
+    std::stable_sort(order.begin(), order.end(), before);
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t i = order[static_cast<size_t>(k)];
+      if (k == 0 || before(order[static_cast<size_t>(k - 1)], i)) firsts.push_back(i);
+      idx[i] = static_cast<int32_t>(firsts.size() - 1);
+    }
+  });
+  Tensor& out = args.outputs[0];
+  const size_t item = ItemSize(x.dtype());
+  const auto* src = static_cast<const uint8_t*>(x.data());
+  auto* dst = static_cast<uint8_t*>(out.mutable_data());
+  for (size_t k = 0; k < firsts.size(); ++k) {
+    std::memcpy(dst + k * item, src + static_cast<size_t>(firsts[k]) * item, item);
+  }
+  auto view = std::make_shared<TensorImpl>();
+  view->storage = out.impl()->storage;
+  view->offset = out.impl()->offset;
+  view->dtype = out.dtype();
+  view->shape = {static_cast<int64_t>(firsts.size())};
+  out = Tensor(std::move(view));
+}
+
 MSRT_REGISTER_KERNEL({.op = "sort", .impl = "vectorized", .priority = 1, .run = &RunSort});
+MSRT_REGISTER_KERNEL({.op = "unique", .impl = "reference", .priority = 0, .run = &RunUnique});
 MSRT_REGISTER_KERNEL({.op = "topk", .impl = "vectorized", .priority = 1, .run = &RunTopK});
 
 }  // namespace

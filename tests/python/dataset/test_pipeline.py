@@ -1,5 +1,5 @@
 """Dataset operations and iterators: map, batch, shuffle, repeat, take, skip, project,
-rename, sizes, column information, tuple and dict iterators, epochs."""
+rename, filter, sizes, column information, tuple and dict iterators, epochs."""
 import numpy as np
 import pytest
 
@@ -195,6 +195,30 @@ def test_take_and_skip(mnist_dir, small_blocks):
         data.skip(-1)
     with pytest.raises(TypeError, match="count"):
         data.take("3")
+
+
+def test_filter(mnist_dir, small_blocks):
+    data = train(mnist_dir)
+    seen = []
+
+    def even(image, label):
+        seen.append((type(image), image.shape, label.shape))
+        return int(image[0, 0, 0]) % 2 == 0
+
+    kept = data.filter(even)
+    assert ids(kept) == list(range(0, 20, 2))
+    assert seen[0] == (np.ndarray, (28, 28, 1), ())
+    assert kept.get_dataset_size() == 10 and kept.get_col_names() == ["image", "label"]
+    by_image = data.filter(lambda image: image[0, 0, 0] >= 17, input_columns=["image"])
+    assert ids(by_image) == [17, 18, 19] and by_image.get_dataset_size() == 3
+    assert ids(data.filter(lambda image: False, input_columns="image")) == []
+    assert [len(b[0]) for b in rows(kept.batch(4))] == [4, 4, 2]
+    with pytest.raises(TypeError, match="predicate"):
+        data.filter(3)
+    with pytest.raises(RuntimeError, match="'pixels' does not exist"):
+        data.filter(lambda x: True, input_columns=["pixels"])
+    with pytest.raises(ZeroDivisionError):
+        rows(data.filter(lambda image: 1 // 0, input_columns="image"))
 
 
 # --------------------------------------------------------------------------

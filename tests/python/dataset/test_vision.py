@@ -259,7 +259,7 @@ def test_legacy_module_paths():
 
 
 # --------------------------------------------------------------------------
-# CenterCrop, RandomCrop, RandomResizedCrop, RandomHorizontalFlip, OneHot
+# CenterCrop, RandomCrop, RandomResizedCrop, RandomHorizontalFlip, RandomVerticalFlip, OneHot
 
 def windows(padded, crop_h, crop_w):
     """Every crop_h x crop_w window of `padded`."""
@@ -380,6 +380,29 @@ def test_random_horizontal_flip():
     assert 10 < sum(flipped) < 40
     with pytest.raises(ValueError, match="prob"):
         vision.RandomHorizontalFlip(1.5)
+
+
+def test_random_vertical_flip():
+    from msrt.dataset import config
+
+    image = RNG.integers(0, 256, size=(4, 5, 3), dtype=np.uint8)
+    np.testing.assert_array_equal(vision.RandomVerticalFlip(1.0)(image), image[::-1])
+    np.testing.assert_array_equal(vision.RandomVerticalFlip(0.0)(image), image)
+    gray = RNG.integers(0, 256, size=(4, 5), dtype=np.uint8)
+    np.testing.assert_array_equal(vision.RandomVerticalFlip(1)(gray), gray[::-1])
+    stack = RNG.integers(0, 256, size=(50, 4, 5), dtype=np.uint8)
+    config.set_seed(3)
+    rows = vision.RandomVerticalFlip()._apply_rows(stack)
+    config.set_seed(3)
+    one_by_one = vision.RandomVerticalFlip()
+    np.testing.assert_array_equal(rows, np.stack([one_by_one(x) for x in stack]))
+    flipped = [not np.array_equal(r, x) for r, x in zip(rows, stack)]
+    assert 10 < sum(flipped) < 40
+    assert all(np.array_equal(r, x[::-1]) for r, x, f in zip(rows, stack, flipped) if f)
+    with pytest.raises(ValueError, match="prob"):
+        vision.RandomVerticalFlip(-0.1)
+    with pytest.raises(TypeError, match="prob"):
+        vision.RandomVerticalFlip("0.5")
 
 
 def test_one_hot_against_numpy():

@@ -93,6 +93,20 @@ def test_transformer_classifier():
     assert before < 0.5 and after > 0.9
 
 
+def test_transformer_reverse(tmp_path):
+    out = run_example("transformer_reverse.py", "--epochs", "3", "--summary_dir", str(tmp_path))
+    losses = [float(v) for v in re.findall(r"^epoch: \d step: 64, loss is ([0-9.e+-]+)$", out, re.M)]
+    assert len(losses) == 3 and losses[-1] < losses[0]
+    before = number(r"^token accuracy before training: ([0-9.]+)$", out)
+    after = number(r"^token accuracy after training: ([0-9.]+)$", out)
+    assert before < 0.3 and after > 0.95
+    decoded = re.findall(r"^source \[.*\] -> decoded (\[.*\]) \(expected (\[.*\])\)$", out, re.M)
+    assert len(decoded) == 2 and all(got == want for got, want in decoded)
+    first, last = (number(p, out) for p in (r"token accuracy ([0-9.]+) at step 1 ->", r"-> ([0-9.]+) at step 192$"))
+    assert first < 0.3 and last > 0.9  # ops.ScalarSummary's values, read back from the summary file
+    assert "summary: histograms of 12 parameters" in out
+
+
 def _varint(data, pos):
     value = shift = 0
     while True:

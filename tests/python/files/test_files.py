@@ -78,6 +78,32 @@ def test_checkpoint_replaces_a_planted_symlink_and_ignores_predictable_temp_name
     assert ms.load_checkpoint(str(link))["w"].asnumpy().tolist() == [1, 1, 1]
 
 
+def test_pending_file_writes_pieces_replaces_symlinks_and_leaves_holes(tmp_path, outside):
+    from msrt import _files
+
+    link = tmp_path / "data.bin"
+    plant(link, outside)
+    pending = _files.PendingFile(str(link))
+    pending.write(1 << 20, b"tail")
+    pending.write(0, b"head")
+    assert pending.read(0, 4) == b"head"
+    with pytest.raises(OSError):
+        pending.read((1 << 20) + 2, 4)
+    pending.commit()
+    assert_untouched(outside, link)
+    data = link.read_bytes()
+    assert len(data) == (1 << 20) + 4 and data[:4] == b"head" and data[-4:] == b"tail" and not any(data[4:1 << 20])
+    assert os.stat(link).st_blocks * 512 < 1 << 20  # the gap is a hole
+    with pytest.raises(OSError, match="already"):
+        pending.commit()
+    dropped = _files.PendingFile(str(tmp_path / "never.bin"))
+    dropped.write(0, b"x")
+    del dropped
+    import gc
+    gc.collect()
+    assert sorted(os.listdir(tmp_path)) == ["data.bin", "outside.txt"]
+
+
 def test_export_replaces_a_planted_symlink(tmp_path, outside):
     link = tmp_path / "out" / "net.mindir"
     plant(link, outside)

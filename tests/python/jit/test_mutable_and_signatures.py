@@ -1,6 +1,7 @@
 """ms.mutable (a new value runs the same graph), ms.jit_class (instances used
 inside compiled code), Cell.set_inputs / get_inputs (calls checked against the
-declared signature; one graph per concrete shape)."""
+declared signature; tests/python/jit/test_dynamic_shapes.py covers compiling
+once for every size)."""
 import numpy as np
 import pytest
 

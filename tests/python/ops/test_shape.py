@@ -298,3 +298,20 @@ def test_fill():
     expect_error(ValueError, ["[fill]", "'shape'", ">= 0"], "fill", [], {"shape": [-2], "value": 1.0})
     expect_error(TypeError, ["[fill]", "'value'", "str"], "fill", [], {"shape": [1], "value": "1"})
     expect_error(TypeError, ["[fill]", "takes 0 inputs"], "fill", [np.ones(1)], {"shape": [1], "value": 1.0})
+
+
+# --- reshape_like (what gradients reshape back with) -------------------------------------------
+covers("reshape_like")
+
+
+def test_reshape_like_and_its_gradient():
+    for dtype in (np.float32, np.int64, np.uint8, np.float16, np.bool_):
+        x = (np.arange(6) % 3).astype(dtype).reshape(2, 3)
+        like = np.zeros((3, 1, 2), np.float32)
+        np.testing.assert_array_equal(run_op("reshape_like", [x, like])[0], x.reshape(3, 1, 2))
+    with pytest.raises(ValueError, match="reshape_like"):
+        run_op("reshape_like", [np.zeros((2, 3), np.float32), np.zeros(5, np.float32)])
+    check_grad("reshape_like", [RNG.standard_normal((2, 3)), np.zeros((6,))])
+    # The gradients of reshape, flatten, squeeze and expand_dims go back through it.
+    check_grad("reshape", [RNG.standard_normal((2, 3))], {"shape": [3, 2]})
+    check_grad("flatten", [RNG.standard_normal((2, 3, 2))])

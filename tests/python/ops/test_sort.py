@@ -173,3 +173,61 @@ def test_graph_mode():
     g_eager = ms.grad(lambda a: ops.topk(a, 2)[0].sum() * 2 + ops.sort(a, axis=0, descending=True)[0][0].sum())(x)
     np.testing.assert_array_equal(g.asnumpy(), g_eager.asnumpy())
     assert g.asnumpy().sum() == pytest.approx(2 * 2 * 4 + 5)
+
+
+# --- unique -------------------------------------------------------------------------------------
+covers("unique")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.int8, np.uint8, np.int16,
+                                   np.float16, np.bool_])
+def test_unique_against_numpy(dtype):
+    for shape in [(1,), (9,), (4, 7), (3, 5, 4), (0,)]:
+        x = rand(shape, dtype) if dtype is not np.bool_ else RNG.integers(0, 2, size=shape).astype(bool)
+        values, idx = ops.unique(ms.Tensor(x))
+        want, inverse = np.unique(x, return_inverse=True)
+        assert values.dtype == ms.Tensor(x).dtype and idx.dtype == ms.int32
+        assert values.shape == want.shape and idx.shape == x.shape
+        np.testing.assert_array_equal(values.asnumpy(), want)
+        np.testing.assert_array_equal(idx.asnumpy(), inverse.reshape(x.shape))
+        np.testing.assert_array_equal(values.asnumpy()[idx.asnumpy()], x)  # idx indexes the values
+
+
+def test_unique_forms_and_nan():
+    x = ms.Tensor(np.array([1, 2, 5, 2], np.int32))
+    y, idx = ops.Unique()(x)
+    np.testing.assert_array_equal(y.asnumpy(), [1, 2, 5])
+    np.testing.assert_array_equal(idx.asnumpy(), [0, 1, 2, 1])
+    z = np.array([3.0, np.nan, -1.0, np.nan, 3.0], np.float32)
+    y, idx = ops.unique(ms.Tensor(z))
+    np.testing.assert_array_equal(y.asnumpy(), [-1.0, 3.0, np.nan])  # NaNs are one value, last
+    np.testing.assert_array_equal(idx.asnumpy(), [1, 2, 0, 2, 1])
+    # The result is an ordinary tensor: later ops see its size.
+    np.testing.assert_allclose((y[:2] * 2).asnumpy(), [-2.0, 6.0])
+    with pytest.raises(TypeError):
+        ops.unique(np.array([1, 2]))
+    # Not differentiable (no gradient rule): nothing flows back to x.
+    grad = ms.grad(lambda t: ops.unique(t)[0].sum())(ms.Tensor(z))
+    np.testing.assert_array_equal(grad.asnumpy(), np.zeros(5, np.float32))
+
+
+def test_unique_in_graph_mode_runs_eagerly_or_is_refused_under_strict():
+    """Its output's shape depends on the data: as a read of a tensor's value,
+    LAX runs the call eagerly with a warning, STRICT refuses it."""
+    class Net(ms.nn.Cell):
+        def construct(self, x):
+            y, idx = ops.unique(x)
+            return y * 2, idx
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    x = ms.Tensor(np.array([3, 1, 3, 2], np.int32))
+    with pytest.warns(UserWarning, match="test_sort.py.*the shape of the output depends on the input.s values"):
+        y, idx = Net()(x)
+    np.testing.assert_array_equal(y.asnumpy(), [2, 4, 6])
+    np.testing.assert_array_equal(idx.asnumpy(), [2, 0, 2, 1])
+    ms.set_context(jit_syntax_level=ms.STRICT)
+    try:
+        with pytest.raises(RuntimeError, match="depends on the input's values"):
+            Net()(x)
+    finally:
+        ms.set_context(jit_syntax_level=ms.LAX)

@@ -26,6 +26,9 @@ def arr(t):
     (np.zeros((2, 3), np.float64), ms.float64, (2, 3)),
     (np.zeros((2,), np.int32), ms.int32, (2,)),
     (np.float32(2.0), ms.float32, ()),
+    (np.float64(2.5), ms.float64, ()),  # a NumPy scalar keeps its dtype, though numpy.float64 is a float
+    (np.int32(-4), ms.int32, ()),
+    (np.bool_(True), ms.bool_, ()),
 ])
 def test_default_dtypes_follow_mindspore_2(data, dtype, shape):
     t = ms.Tensor(data)

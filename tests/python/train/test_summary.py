@@ -89,7 +89,7 @@ def test_summary_record_writes_framed_events_protobuf_reads(tmp_path):
     event_class = _event_class()
     events = [event_class.FromString(bytes(d)) for d in _records(open(path, "rb").read())]
     assert [e.step for e in events] == [0, 3, 7]
-    assert events[0].version == "Mindspore.Event:1" and not events[0].HasField("summary")
+    assert events[0].version == "MindSpore.Event:1" and not events[0].HasField("summary")
     assert [(v.tag, v.scalar_value) for v in events[1].summary.value] == [("loss", 0.25), ("acc", 0.75)]
     assert [(v.tag, v.scalar_value) for v in events[2].summary.value] == [("loss", -1.5)]
     assert read_back(path) == {"loss": [(3, 0.25), (7, -1.5)], "acc": [(3, 0.75)]}
@@ -173,8 +173,26 @@ def test_summary_record_stops_at_max_file_size(tmp_path):
 
 def test_summary_record_argument_errors(tmp_path):
     record = ms.SummaryRecord(str(tmp_path))
-    with pytest.raises(ValueError, match="plugin 'scalar' only"):
-        record.add_value("image", "x", 1.0)
+    with pytest.raises(ValueError, match="no such plugin of 'images'"):
+        record.add_value("images", "x", 1.0)
+    with pytest.raises(ValueError, match="does not record the plugin 'graph'"):
+        record.add_value("graph", "x", 1.0)
+    with pytest.raises(TypeError, match="to be Tensor"):
+        record.add_value("image", "x", np.zeros((1, 3, 2, 2), np.float32))
+    with pytest.raises(ValueError, match="valid image"):
+        record.add_value("image", "x", ms.Tensor(np.zeros((3, 2, 2), np.float32)))
+    with pytest.raises(ValueError, match="1 or 3 channels"):
+        record.add_value("image", "x", ms.Tensor(np.zeros((1, 2, 2, 2), np.float32)))
+    with pytest.raises(ValueError, match="1 or 3 channels"):
+        record.add_value("image", "x", ms.Tensor(np.zeros((0, 3, 2, 2), np.float32)))
+    for plugin in ("tensor", "histogram"):
+        with pytest.raises(ValueError, match="should not be empty"):
+            record.add_value(plugin, "x", ms.Tensor(np.float32(1.0)))
+    with pytest.raises(ValueError, match="name"):
+        record.add_value("tensor", "", ms.Tensor(np.ones(2, np.float32)))
+    with pytest.raises(TypeError, match="plugin_filter"):
+        record.record(1, plugin_filter="scalar")
+    assert not record.record(1)  # the failed calls queued nothing
     with pytest.raises(ValueError, match="shape \\[2\\]"):
         record.add_value("scalar", "x", ms.Tensor(np.ones(2, np.float32)))
     with pytest.raises(TypeError, match="Tensor or a number"):
@@ -225,7 +243,8 @@ def test_history_records_loss_and_metrics_per_epoch(tmp_path):
 def test_summary_collector_writes_loss_lr_and_eval_metrics(tmp_path):
     history = ms.History()
     collector = ms.SummaryCollector(str(tmp_path / "summary"), collect_freq=3)
-    _, _, step_losses = _fit(tmp_path, [history, collector])
+    with pytest.warns(ms.MsrtWarning, match="not an image"):  # the input data here is (10, 2)
+        _, _, step_losses = _fit(tmp_path, [history, collector])
     scalars = summary.read_scalars(_only_file(tmp_path / "summary"))
     steps = [1, 3, 6, 9, 12]
     assert [s for s, _ in scalars["loss"]] == steps
@@ -247,7 +266,7 @@ def test_summary_collector_argument_errors(tmp_path):
         ms.SummaryCollector(str(tmp_path), collect_specified_data={"collect_everything": True})
     with pytest.raises(TypeError, match="collect_metric"):
         ms.SummaryCollector(str(tmp_path), collect_specified_data={"collect_metric": 1})
-    with pytest.warns(UserWarning, match="'collect_graph' is not collected"):
+    with pytest.warns(ms.MsrtWarning, match="does not collect 'collect_graph'"):
         ms.SummaryCollector(str(tmp_path), collect_specified_data={"collect_graph": True})
     assert os.listdir(tmp_path) == []  # nothing written before training begins
 

@@ -480,6 +480,29 @@ class RandomHorizontalFlip(TensorOperation):
         return out
 
 
+class RandomVerticalFlip(TensorOperation):
+    """Flips the image upside down with probability `prob`."""
+
+    _vectorised = True
+
+    def __init__(self, prob=0.5):
+        type_check(prob, (int, float), "prob")
+        check_value(prob, (0.0, 1.0), "prob")
+        self.prob = prob
+        self._rng = _random_generator(24)
+
+    def _apply(self, array):
+        h_axis = _image_axes(array, array.ndim, "RandomVerticalFlip")[0]
+        return np.flip(array, h_axis).copy() if self._rng.random() < self.prob else array
+
+    def _apply_rows(self, rows):
+        h_axis = _image_axes(rows, rows.ndim - 1, "RandomVerticalFlip")[0]
+        flip = self._rng.random(len(rows)) < self.prob
+        out = rows.copy()
+        out[flip] = np.flip(rows[flip], h_axis)
+        return out
+
+
 def decode_image(data):
     """The JPEG or PNG image in `data` (bytes, or a 1-D uint8 array of them) as an
     (H, W, 3) uint8 RGB array, decoded in C++ (src/io/image.cc, fuzzed)."""
@@ -519,4 +542,4 @@ class Decode(TensorOperation):
 
 
 __all__ = ["CenterCrop", "Decode", "HWC2CHW", "Normalize", "RandomCrop", "RandomHorizontalFlip", "RandomResizedCrop",
-           "Rescale", "Resize"]
+           "RandomVerticalFlip", "Rescale", "Resize"]

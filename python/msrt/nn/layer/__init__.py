@@ -9,7 +9,14 @@ from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, Lay
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d,
                       AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d)
 from .rnns import GRU, LSTM, RNN
-from .transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from ._more_activations import (CELU, ELU, GLU, Hardtanh, HShrink, LogSigmoid, SeLU, Softmin, Softplus, SoftShrink,
+                                Softsign, Tanhshrink, Threshold)
+from .activation import HSigmoid, HSwish
+from .basic import ClipByNorm, Dropout1d, Dropout2d, Dropout3d, Unflatten
+from .padding import (ConstantPad1d, ConstantPad2d, ConstantPad3d, Pad, ReflectionPad1d, ReflectionPad2d,
+                      ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad2d)
+from .transformer import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = [
     "GELU", "LeakyReLU", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "Sigmoid", "SiLU", "Softmax", "Tanh",
@@ -23,4 +30,10 @@ __all__ = [
     "AvgPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d",
     "GRU", "LSTM", "RNN",
     "MultiheadAttention", "TransformerEncoder", "TransformerEncoderLayer",
+    "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "ELU", "SeLU", "CELU", "Softplus", "Softsign", "LogSigmoid", "Hardtanh", "HShrink", "SoftShrink", "Tanhshrink",
+    "Threshold", "GLU", "Softmin",
+    "HSigmoid", "HSwish", "Dropout1d", "Dropout2d", "Dropout3d", "Unflatten", "ClipByNorm", "Pad",
+    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d",
+    "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
 ]

@@ -9,7 +9,7 @@ from ..cell import Cell
 
 __all__ = [
     "ReLU", "ReLU6", "Sigmoid", "Tanh", "GELU", "SiLU", "Softmax", "LogSoftmax", "LeakyReLU", "Mish", "PReLU",
-    "get_activation",
+    "HSwish", "HSigmoid", "get_activation",
 ]
 
 
@@ -25,6 +25,20 @@ class ReLU6(Cell):
 
     def construct(self, x):
         return _op("relu6", x)
+
+
+class HSwish(Cell):
+    """Hard swish: x * relu6(x + 3) / 6."""
+
+    def construct(self, x):
+        return x * _op("relu6", x + 3) / 6
+
+
+class HSigmoid(Cell):
+    """Hard sigmoid: relu6(x + 3) / 6."""
+
+    def construct(self, x):
+        return _op("relu6", x + 3) / 6
 
 
 class Sigmoid(Cell):
@@ -153,7 +167,20 @@ _ACTIVATIONS = {
     "leakyrelu": LeakyReLU,
     "mish": Mish,
     "prelu": PReLU,
+    "hswish": HSwish,
+    "hsigmoid": HSigmoid,
 }
+
+
+def _add_composed():
+    from . import _more_activations as more
+
+    _ACTIVATIONS.update({"elu": more.ELU, "softsign": more.Softsign, "logsigmoid": more.LogSigmoid,
+                         "hardtanh": more.Hardtanh, "tanhshrink": more.Tanhshrink, "softshrink": more.SoftShrink,
+                         "hshrink": more.HShrink})
+
+
+_add_composed()
 
 
 def get_activation(name, prim_name=None):

@@ -11,7 +11,8 @@ from ...ops import _op
 from ..cell import Cell
 from .activation import get_activation
 
-__all__ = ["Dense", "Flatten", "Dropout", "Identity", "Upsample", "PixelShuffle", "PixelUnshuffle"]
+__all__ = ["Dense", "Flatten", "Dropout", "Identity", "Upsample", "PixelShuffle", "PixelUnshuffle", "Dropout1d",
+           "Dropout2d", "Dropout3d", "Unflatten", "ClipByNorm"]
 
 
 def _check_positive_int(value, arg, cls_name):
@@ -154,6 +155,116 @@ class Dropout(Cell):
 
     def extend_repr(self):
         return f"p={self.p}"
+
+
+class _DropoutNd(Cell):
+    """Zeroes whole channels (every element of a sample's channel together) with probability p while
+    training and scales the others by 1/(1 - p); the identity in eval mode. The input is (N, C, *spatial)
+    or, unbatched, (C, *spatial) with `_spatial` spatial axes."""
+
+    _spatial = 0
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        name = self.cls_name
+        if not isinstance(p, (int, float)) or isinstance(p, bool):
+            raise TypeError(f"For '{name}', the argument 'p' must be float, but got {type(p).__name__}.")
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"For '{name}', the 'p' must be a number in range [0, 1], but got {p}.")
+        self.p = float(p)
+
+    def construct(self, x):
+        rank = len(x.shape)
+        if rank not in (self._spatial + 1, self._spatial + 2):
+            raise ValueError(f"For '{self.cls_name}', the input must be {self._spatial + 2}-D (N, C, ...) or "
+                             f"{self._spatial + 1}-D (C, ...), but got shape {x.shape}.")
+        if not self.training or self.p == 0.0:
+            return x
+        if self.p == 1.0:
+            return x * 0
+        # one draw per channel: the dropout op on ones of the shape (N, C, 1, ...)
+        mask_shape = list(x.shape[:rank - self._spatial]) + [1] * self._spatial
+        ones = _op("fill", shape=mask_shape, value=1.0, dtype=x._t.dtype_name)
+        mask, _ = _op("dropout", ones, keep_prob=1.0 - self.p)
+        return x * mask
+
+    def extend_repr(self):
+        return f"p={self.p}"
+
+
+class Dropout1d(_DropoutNd):
+    """Channel dropout of (N, C, L) or (C, L) inputs."""
+
+    _spatial = 1
+
+
+class Dropout2d(_DropoutNd):
+    """Channel dropout of (N, C, H, W) or (C, H, W) inputs."""
+
+    _spatial = 2
+
+
+class Dropout3d(_DropoutNd):
+    """Channel dropout of (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _spatial = 3
+
+
+class Unflatten(Cell):
+    """Splits axis `axis` into `unflattened_size` (whose product must be that axis's length)."""
+
+    def __init__(self, axis, unflattened_size):
+        super().__init__()
+        if not isinstance(axis, int) or isinstance(axis, bool):
+            raise TypeError(f"For 'Unflatten', the argument 'axis' must be int, but got {type(axis).__name__}.")
+        if not isinstance(unflattened_size, (tuple, list)) or not all(
+                isinstance(d, int) and not isinstance(d, bool) for d in unflattened_size):
+            raise TypeError(f"For 'Unflatten', the argument 'unflattened_size' must be a tuple or list of ints, "
+                            f"but got {unflattened_size!r}.")
+        self.axis = axis
+        self.unflattened_size = tuple(unflattened_size)
+
+    def construct(self, x):
+        shape = list(x.shape)
+        axis = self.axis + len(shape) if self.axis < 0 else self.axis
+        if not 0 <= axis < len(shape):
+            raise ValueError(f"For 'Unflatten', the 'axis' must be in range [{-len(shape)}, {len(shape)}), "
+                             f"but got {self.axis}.")
+        size = 1
+        for d in self.unflattened_size:
+            size *= d
+        if size != shape[axis]:
+            raise ValueError(f"For 'Unflatten', the product of 'unflattened_size' {self.unflattened_size} must equal "
+                             f"the size of axis {self.axis} ({shape[axis]}) of the input of shape {tuple(shape)}.")
+        return _op("reshape", x, shape=shape[:axis] + list(self.unflattened_size) + shape[axis + 1:])
+
+    def extend_repr(self):
+        return f"axis={self.axis}, unflattened_size={self.unflattened_size}"
+
+
+class ClipByNorm(Cell):
+    """x * clip_norm / max(||x||_2, clip_norm): x rescaled so that its L2 norm over `axis` (None:
+    all axes) is at most clip_norm. construct(x, clip_norm)."""
+
+    def __init__(self, axis=None):
+        super().__init__()
+        if axis is not None and not (isinstance(axis, int) and not isinstance(axis, bool)) and not (
+                isinstance(axis, (tuple, list)) and all(isinstance(a, int) and not isinstance(a, bool) for a in axis)):
+            raise TypeError(f"For 'ClipByNorm', the argument 'axis' must be None, an int or a tuple of ints, "
+                            f"but got {axis!r}.")
+        self.axis = axis
+
+    def construct(self, x, clip_norm):
+        from ... import ops
+
+        axis = tuple(range(len(x.shape))) if self.axis is None else self.axis
+        squares = (x * x).sum(axis=axis, keepdims=True)
+        positive = squares > 0
+        # the norm, with a zero sum kept away from sqrt's infinite gradient at 0
+        norm = ops.where(positive, ops.sqrt(ops.where(positive, squares, ops.ones_like(squares))), squares)
+        clip_norm = clip_norm if isinstance(clip_norm, Tensor) else Tensor(clip_norm, x.dtype)
+        clip_norm = ops.cast(clip_norm, x.dtype)
+        return x * clip_norm / ops.maximum(norm, clip_norm)
 
 
 class Identity(Cell):

@@ -1,6 +1,6 @@
-"""MultiheadAttention, TransformerEncoderLayer and TransformerEncoder, as MindSpore 2.3 has them
-(PyTorch's semantics). The attention is one multi_head_attention op (Note [multi_head_attention]
-in src/ops/nn_layers.cc); the encoder layers are compositions of cells."""
+"""MultiheadAttention, the Transformer encoder and decoder layers and stacks, and Transformer, as
+MindSpore 2.3 has them (PyTorch's semantics). The attention is one multi_head_attention op (Note
+[multi_head_attention] in src/ops/nn_layers.cc); the layers are compositions of cells."""
 import copy
 
 from ...common import dtype as mstype
@@ -13,7 +13,8 @@ from .basic import Dense, Dropout
 from .container import CellList
 from .normalization import LayerNorm
 
-__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
+__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+           "TransformerDecoder", "Transformer"]
 
 
 def _positive_int(value, arg, cls_name):
@@ -30,6 +31,41 @@ def _probability(value, cls_name):
     if not 0.0 <= value < 1.0:
         raise ValueError(f"For '{cls_name}', the 'dropout' must be a number in range [0, 1), but got {value}.")
     return float(value)
+
+
+def _activation(activation, cls_name):
+    """The feed-forward activation: "relu", "gelu" (the erf form, as MindSpore's and PyTorch's), or a
+    Cell or function applied as given."""
+    if isinstance(activation, str):
+        if activation not in ("relu", "gelu"):
+            raise ValueError(f"For '{cls_name}', the 'activation' must be 'relu', 'gelu', a Cell or a function, "
+                             f"but got {activation!r}.")
+        return ReLU() if activation == "relu" else GELU(approximate=False)
+    if not callable(activation):
+        raise ValueError(f"For '{cls_name}', the 'activation' must be str, a Cell or a function, "
+                         f"but got {type(activation).__name__}.")
+    return activation
+
+
+def _check_bool(value, arg, cls_name):
+    if not isinstance(value, bool):
+        raise TypeError(f"For '{cls_name}', the argument '{arg}' must be bool, but got {type(value).__name__}.")
+
+
+def _check_padding_mask(mask, arg):
+    """MindSpore's check on the encoders' key padding mask: bool or floating point."""
+    if mask is not None and mask.dtype not in (mstype.bool_, mstype.bfloat16) + mstype.float_type:
+        raise AssertionError(f"only bool and floating types of key_padding_mask are supported, "
+                             f"but '{arg}' has dtype {mask.dtype}")
+
+
+class _LayerConfig:
+    """The constructor arguments a layer keeps as attributes (MindSpore's names)."""
+
+    def _keep_config(self, d_model, nhead, dim_feedforward, dropout, layer_norm_eps, batch_first, norm_first, dtype):
+        self.d_model, self.nhead, self.dim_feedforward = d_model, nhead, dim_feedforward
+        self.dropout_num, self.layernorm_eps, self.batch_first = dropout, layer_norm_eps, batch_first
+        self.norm_first, self.dtype = norm_first, dtype
 
 
 class MultiheadAttention(Cell):
@@ -75,7 +111,13 @@ class MultiheadAttention(Cell):
 
     def construct(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                   average_attn_weights=True):
-        if self.batch_first:
+        # unbatched inputs, (L, E) and (S, E), run as a batch of one
+        unbatched = len(query.shape) == 2
+        if unbatched:
+            query, key, value = (_op("expand_dims", t, axis=1) for t in (query, key, value))
+            if key_padding_mask is not None:
+                key_padding_mask = _op("expand_dims", key_padding_mask, axis=0)
+        elif self.batch_first:
             query, key, value = (_op("transpose", t, perm=[1, 0, 2]) for t in (query, key, value))
         if self._qkv_same_embed_dim:
             q_w, k_w, v_w = _op("split", self.in_proj_weight, axis=0, output_num=3)
@@ -85,7 +127,10 @@ class MultiheadAttention(Cell):
                            self.out_proj.weight, self.out_proj.bias, attn_mask, key_padding_mask,
                            num_heads=self.num_heads, dropout=self.dropout, training=self.training,
                            average_attn_weights=average_attn_weights)
-        if self.batch_first:
+        if unbatched:
+            out = _op("squeeze", out, axis=[1])
+            weights = _op("squeeze", weights, axis=[0])
+        elif self.batch_first:
             out = _op("transpose", out, perm=[1, 0, 2])
         return out, (weights if need_weights else None)
 
@@ -93,7 +138,7 @@ class MultiheadAttention(Cell):
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
 
 
-class TransformerEncoderLayer(Cell):
+class TransformerEncoderLayer(_LayerConfig, Cell):
     """Self-attention then a feed-forward block, each with a residual connection and a LayerNorm (after
     it, or before it with norm_first). construct(src, src_mask=None, src_key_padding_mask=None)."""
 
@@ -102,9 +147,7 @@ class TransformerEncoderLayer(Cell):
         super().__init__()
         name = self.cls_name
         _positive_int(dim_feedforward, "dim_feedforward", name)
-        if not isinstance(norm_first, bool):
-            raise TypeError(f"For '{name}', the argument 'norm_first' must be bool, "
-                            f"but got {type(norm_first).__name__}.")
+        _check_bool(norm_first, "norm_first", name)
         p = _probability(dropout, name)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=p, batch_first=batch_first, dtype=dtype)
         self.linear1 = Dense(d_model, dim_feedforward, dtype=dtype)
@@ -115,16 +158,9 @@ class TransformerEncoderLayer(Cell):
         self.norm2 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
         self.dropout1 = Dropout(p=p)
         self.dropout2 = Dropout(p=p)
-        if isinstance(activation, str):
-            if activation not in ("relu", "gelu"):
-                raise ValueError(f"For '{name}', the 'activation' must be 'relu', 'gelu', a Cell or a function, "
-                                 f"but got {activation!r}.")
-            # PyTorch's and MindSpore's 'gelu' here is the erf form
-            activation = ReLU() if activation == "relu" else GELU(approximate=False)
-        elif not callable(activation):
-            raise TypeError(f"For '{name}', the 'activation' must be str, a Cell or a function, "
-                            f"but got {type(activation).__name__}.")
-        self.activation = activation
+        self.activation1 = activation
+        self.activation = _activation(activation, name)
+        self._keep_config(d_model, nhead, dim_feedforward, p, layer_norm_eps, batch_first, norm_first, dtype)
 
     def _sa_block(self, x, attn_mask, key_padding_mask):
         x = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False, attn_mask=attn_mask)[0]
@@ -134,6 +170,7 @@ class TransformerEncoderLayer(Cell):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def construct(self, src, src_mask=None, src_key_padding_mask=None):
+        _check_padding_mask(src_key_padding_mask, "src_key_padding_mask")
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask)
@@ -159,9 +196,144 @@ class TransformerEncoder(Cell):
         self.norm = norm
 
     def construct(self, src, mask=None, src_key_padding_mask=None):
+        _check_padding_mask(src_key_padding_mask, "src_key_padding_mask")
         output = src
         for layer in self.layers:
             output = layer(output, mask, src_key_padding_mask)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+class TransformerDecoderLayer(_LayerConfig, Cell):
+    """Self-attention over tgt, attention from tgt to memory, then a feed-forward block; each with a
+    residual connection and a LayerNorm (after it, or before it with norm_first).
+    construct(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+    memory_key_padding_mask=None)."""
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, dtype=mstype.float32):
+        super().__init__()
+        name = self.cls_name
+        _positive_int(dim_feedforward, "dim_feedforward", name)
+        _check_bool(norm_first, "norm_first", name)
+        p = _probability(dropout, name)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=p, batch_first=batch_first, dtype=dtype)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=p, batch_first=batch_first, dtype=dtype)
+        self.linear1 = Dense(d_model, dim_feedforward, dtype=dtype)
+        self.dropout = Dropout(p=p)
+        self.linear2 = Dense(dim_feedforward, d_model, dtype=dtype)
+        self.norm1 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
+        self.norm2 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
+        self.norm3 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
+        self.dropout1 = Dropout(p=p)
+        self.dropout2 = Dropout(p=p)
+        self.dropout3 = Dropout(p=p)
+        self.activation1 = activation
+        self.activation = _activation(activation, name)
+        self._keep_config(d_model, nhead, dim_feedforward, p, layer_norm_eps, batch_first, norm_first, dtype)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        x = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False, attn_mask=attn_mask)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, memory, attn_mask, key_padding_mask):
+        x = self.multihead_attn(x, memory, memory, key_padding_mask=key_padding_mask, need_weights=False,
+                                attn_mask=attn_mask)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def construct(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                  memory_key_padding_mask=None):
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask)
+            return x + self._ff_block(self.norm3(x))
+        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask))
+        x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask))
+        return self.norm3(x + self._ff_block(x))
+
+
+class TransformerDecoder(Cell):
+    """`num_layers` copies of `decoder_layer` (in layers "0", "1", ...), then `norm` if given."""
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        if not isinstance(decoder_layer, TransformerDecoderLayer):
+            raise TypeError(f"For 'TransformerDecoder', the 'decoder_layer' must be a TransformerDecoderLayer, "
+                            f"but got {type(decoder_layer).__name__}.")
+        _positive_int(num_layers, "num_layers", "TransformerDecoder")
+        if norm is not None and not isinstance(norm, Cell):
+            raise TypeError(f"For 'TransformerDecoder', the 'norm' must be a Cell or None, "
+                            f"but got {type(norm).__name__}.")
+        self.layers = CellList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def construct(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                  memory_key_padding_mask=None):
+        output = tgt
+        for layer in self.layers:
+            output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                           tgt_key_padding_mask=tgt_key_padding_mask,
+                           memory_key_padding_mask=memory_key_padding_mask)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class Transformer(Cell):
+    """An encoder (`num_encoder_layers` TransformerEncoderLayers and a LayerNorm, or `custom_encoder`)
+    and a decoder (`num_decoder_layers` TransformerDecoderLayers and a LayerNorm, or `custom_decoder`).
+    Every parameter of two or more dimensions starts XavierUniform, as in MindSpore.
+    construct(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+    tgt_key_padding_mask=None, memory_key_padding_mask=None) returns the decoder's output."""
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
+                 dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, dtype=mstype.float32):
+        super().__init__()
+        name = self.cls_name
+        _check_bool(batch_first, "batch_first", name)
+        for arg, value in (("custom_encoder", custom_encoder), ("custom_decoder", custom_decoder)):
+            if value is not None and not isinstance(value, Cell):
+                raise TypeError(f"For '{name}', the '{arg}' must be a Cell or None, but got {type(value).__name__}.")
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                                            batch_first, norm_first, dtype=dtype)
+            self.encoder = TransformerEncoder(layer, num_encoder_layers,
+                                              LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                                            batch_first, norm_first, dtype=dtype)
+            self.decoder = TransformerDecoder(layer, num_decoder_layers,
+                                              LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
+        for param in self.get_parameters():
+            if len(param.shape) > 1:
+                param.set_data(initializer(XavierUniform(), param.shape, param.dtype))
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def construct(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+                  tgt_key_padding_mask=None, memory_key_padding_mask=None):
+        if len(src.shape) == 3:
+            axis = 0 if self.batch_first else 1
+            if len(tgt.shape) != 3 or src.shape[axis] != tgt.shape[axis]:
+                raise ValueError(f"For 'Transformer', the number of batch size for 'src' and 'tgt' must be equal, "
+                                 f"but got src shape {src.shape} and tgt shape {tgt.shape} "
+                                 f"(batch_first={self.batch_first}).")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise ValueError(f"For 'Transformer', the number of features for 'src' and 'tgt' must be equal to "
+                             f"`d_model` {self.d_model}, but got src shape {src.shape} and tgt shape {tgt.shape}.")
+        memory = self.encoder(src, src_mask, src_key_padding_mask)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask)

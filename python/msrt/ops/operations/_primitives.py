@@ -18,6 +18,7 @@ __all__ = [  # written here; the declared ones are added below
     "Primitive", "PrimitiveWithInfer", "PrimitiveWithCheck", "prim_attr_register",
     "Shape", "Rank", "Size", "DType", "Depend", "StopGradient", "HookBackward",
     "Print", "ScalarToTensor", "TupleToArray",
+    "ScalarSummary", "ImageSummary", "TensorSummary", "HistogramSummary",
 ]
 
 
@@ -122,6 +123,60 @@ class Print(Primitive):
 
     def __call__(self, *input_x):
         return F.print_(*input_x)
+
+
+class _Summary(Primitive):
+    """A summary op: `op(name, value)` hands `value` to the next `SummaryRecord.record`
+    in train mode (or SummaryCollector's), under the tag `name`; in a graph, on every
+    run of the graph (msrt/_summary_data.py). Returns None."""
+
+    def __init__(self):
+        super().__init__()
+        self.add_prim_attr("side_effect_io", True)
+
+    def _check_value(self, value):
+        """ValueError unless `value`'s shape suits the plugin."""
+
+    def __call__(self, name, value):
+        from ... import _jit
+
+        where = type(self).__name__
+        if not isinstance(name, str):
+            raise TypeError(f"For '{where}', the name must be valid string, but got {type(name).__name__}.")
+        if not name:
+            raise ValueError(f"For '{where}', the name must be valid string, but got ''.")
+        if not isinstance(value, Tensor):
+            raise TypeError(f"For '{where}', the parameter 'value' expect to be Tensor, but got "
+                            f"{type(value).__name__}.")
+        self._check_value(value)
+        _jit.summary(where, name, value)
+
+
+class ScalarSummary(_Summary):
+    def _check_value(self, value):
+        if len(value.shape) > 1 or value.size != 1:
+            raise ValueError(f"For 'ScalarSummary', the value must hold one number (rank 0 or 1), but got shape "
+                             f"{list(value.shape)}.")
+
+
+class ImageSummary(_Summary):
+    def _check_value(self, value):
+        if len(value.shape) != 4:
+            raise ValueError(f"For 'ImageSummary', the tensor seems not to hold a valid image: its rank must be 4 "
+                             f"(N, C, H, W), but got shape {list(value.shape)}.")
+
+
+class TensorSummary(_Summary):
+    def _check_value(self, value):
+        if not value.shape:
+            raise ValueError("For 'TensorSummary', the value should not be empty: its rank must be greater than 0.")
+
+
+class HistogramSummary(_Summary):
+    def _check_value(self, value):
+        if not value.shape:
+            raise ValueError("For 'HistogramSummary', the value should not be empty: its rank must be greater "
+                             "than 0.")
 
 
 class StopGradient(Primitive):
