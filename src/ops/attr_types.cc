@@ -133,23 +133,30 @@ Value ParseAttr(std::string_view op, const AttrSpec& spec, const Value& v) {
       out = Value(std::move(s));
       break;
     }
-    case AttrType::kPair: {
-      constexpr std::string_view kExpected = "a positive int or 2 of them (or 4 beginning with 1, 1)";
-      std::vector<int64_t> p = Ints(op, spec, v, 1, kExpected);
-      if (p.size() == 1) p = {p[0], p[0]};
-      if (p.size() == 4) {
-        if (p[0] != 1 || p[1] != 1) Bad(ErrorKind::kValue, op, spec, kExpected, v);
-        p = {p[2], p[3]};
+    case AttrType::kPair:
+    case AttrType::kTriple: {
+      // n positive ints, from one int, n ints, or n + 2 beginning with 1, 1 (NCHW / NCDHW strides).
+      size_t n = spec.type == AttrType::kPair ? 2 : 3;
+      std::string_view expected = n == 2 ? "a positive int or 2 of them (or 4 beginning with 1, 1)"
+                                         : "a positive int or 3 of them (or 5 beginning with 1, 1)";
+      std::vector<int64_t> p = Ints(op, spec, v, 1, expected);
+      if (p.size() == 1) p.assign(n, p[0]);
+      if (p.size() == n + 2) {
+        if (p[0] != 1 || p[1] != 1) Bad(ErrorKind::kValue, op, spec, expected, v);
+        p.erase(p.begin(), p.begin() + 2);
       }
-      if (p.size() != 2) Bad(ErrorKind::kValue, op, spec, kExpected, v);
+      if (p.size() != n) Bad(ErrorKind::kValue, op, spec, expected, v);
       out = IntList(p);
       break;
     }
-    case AttrType::kPadding: {
-      constexpr std::string_view kExpected = "a non-negative int or a list of 4 (top, bottom, left, right)";
-      std::vector<int64_t> p = Ints(op, spec, v, 0, kExpected);
-      if (p.size() == 1) p = {p[0], p[0], p[0], p[0]};
-      if (p.size() != 4) Bad(ErrorKind::kValue, op, spec, kExpected, v);
+    case AttrType::kPadding:
+    case AttrType::kPadding6: {
+      size_t n = spec.type == AttrType::kPadding ? 4 : 6;
+      std::string_view expected = n == 4 ? "a non-negative int or a list of 4 (top, bottom, left, right)"
+                                         : "a non-negative int or a list of 6 (front, back, top, bottom, left, right)";
+      std::vector<int64_t> p = Ints(op, spec, v, 0, expected);
+      if (p.size() == 1) p.assign(n, p[0]);
+      if (p.size() != n) Bad(ErrorKind::kValue, op, spec, expected, v);
       out = IntList(p);
       break;
     }

@@ -1,6 +1,7 @@
 // Layers' computations built from other ops (composites): embedding lookup,
-// prelu, mish, pixel_shuffle, adaptive pooling, interpolation, one layer of a
-// recurrent network (RNN, GRU, LSTM) in one direction and multi-head attention.
+// prelu, mish, pixel_shuffle and pixel_unshuffle, adaptive pooling,
+// interpolation, one layer of a recurrent network (RNN, GRU, LSTM) in one
+// direction and multi-head attention.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -112,6 +113,44 @@ MSRT_REGISTER_OP({.name = "pixel_shuffle",
                   .doc = "rearranges (*, C * r^2, H, W) into (*, C, H * r, W * r) (composite)",
                   .api = {Function("pixel_shuffle(input->x, upscale_factor)")}});
 
+MSRT_REGISTER_OP({.name = "pixel_unshuffle",
+                  .inputs = {"x"},
+                  .attrs = {{"downscale_factor",
+                             Value(),
+                             "r: C channels r times taller and wider become C * r^2 channels",
+                             AttrType::kInt,
+                             {},
+                             false,
+                             [](std::string_view op, const Value& v) {
+                               if (v.as_int() < 1) {
+                                 OpError(ErrorKind::kValue, op,
+                                         StrCat("'downscale_factor' must be positive; but got ", v.as_int()));
+                               }
+                             }}},
+                  .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    constexpr std::string_view op = "pixel_unshuffle";
+                    const Tensor& x = in[0];
+                    const Shape& s = x.shape();
+                    const int64_t r = AttrInt(attrs, "downscale_factor");
+                    if (s.size() < 3 || s[s.size() - 2] % r != 0 || s[s.size() - 1] % r != 0) {
+                      OpError(ErrorKind::kValue, op,
+                              StrCat("input must be (*, C, H * r, W * r) with r = ", r, "; but got shape ",
+                                     ShapeRepr(s)));
+                    }
+                    const size_t lead = s.size() - 3;
+                    int64_t batch = 1;
+                    for (size_t i = 0; i < lead; ++i) batch *= s[i];
+                    const int64_t c = s[lead], h = s[lead + 1] / r, w = s[lead + 2] / r;
+                    Tensor t = fn::Reshape(x, {batch, c, h, r, w, r});
+                    t = fn::Transpose(t, {0, 1, 3, 5, 2, 4});
+                    Shape out(s.begin(), s.begin() + static_cast<int64_t>(lead));
+                    out.insert(out.end(), {CheckedMul(c, CheckedMul(r, r, op), op), h, w});
+                    return {fn::Reshape(t, out)};
+                  },
+                  .doc = "rearranges (*, C, H * r, W * r) into (*, C * r^2, H, W), pixel_shuffle's inverse "
+                         "(composite)",
+                  .api = {Function("pixel_unshuffle(input->x, downscale_factor)")}});
+
 // --- Adaptive pooling --------------------------------------------------------------------------------------
 // Output cell i of an axis of size n pooled to m covers [floor(i n / m),
 // ceil((i + 1) n / m)). Windows are rectangles, so the pool runs one axis at
@@ -202,6 +241,9 @@ OpDef AdaptivePool(std::string_view name, size_t axes, std::string_view reduce, 
   RegisterOp(AdaptivePool("adaptive_avg_pool1d", 1, "reduce_mean",
                           "mean over adaptive windows of the last axis of (N, C, L) or (C, L) (composite)",
                           {Function("adaptive_avg_pool1d(input->x, output_size)")}));
+  RegisterOp(AdaptivePool("adaptive_max_pool1d", 1, "reduce_max",
+                          "max over adaptive windows of the last axis of (N, C, L) or (C, L) (composite)",
+                          {Function("adaptive_max_pool1d(input->x, output_size)")}));
   RegisterOp(AdaptivePool("adaptive_avg_pool2d", 2, "reduce_mean",
                           "mean over adaptive windows of the last two axes of (N, C, H, W) or (C, H, W) (composite)",
                           {Function("adaptive_avg_pool2d(input->x, output_size)"),

@@ -1,7 +1,8 @@
-// 2-D max and average pooling and their gradient ops (shape rules: Note
+// 2-D and 3-D max and average pooling and their gradient ops (shape rules: Note
 // [Same padding] in nn_geometry.h). Average pooling divides by the number of
 // input elements under the window, padding excluded, as MindSpore does.
-// max_pool2d_ext and avg_pool2d_ext are MindSpore's functional forms.
+// (3-D: unless count_include_pad). max_pool2d_ext, avg_pool2d_ext,
+// max_pool3d_ext and avg_pool3d_ext are MindSpore's functional forms.
 #include "ops/call.h"
 #include "ops/nn_geometry.h"
 #include "ops/op_checks.h"
@@ -27,16 +28,16 @@ const std::vector<AttrSpec> kPoolAttrs = {
      AttrType::kDataFormat},
 };
 
-Dict PoolAttrs(const Dict& attrs) {
+// The attributes of `specs` in `attrs` (what a pooling passes to its gradient op).
+Dict PoolAttrs(const Dict& attrs, const std::vector<AttrSpec>& specs = kPoolAttrs) {
   Dict out;
-  using Names = std::initializer_list<std::string_view>;
-  for (std::string_view name : Names{"kernel_size", "strides", "pad_mode", kDataFormatAttr}) {
-    out.Set(std::string(name), Attr(attrs, name));
+  for (const AttrSpec& spec : specs) {
+    if (const Value* v = attrs.Find(spec.name)) out.Set(std::string(spec.name), *v);
   }
   return out;
 }
 
-void CheckOutputShaped(std::string_view op, std::string_view input, const TensorMeta& meta, const Pool2dGeometry& g) {
+void CheckOutputShaped(std::string_view op, std::string_view input, const TensorMeta& meta, const PoolDims& g) {
   if (meta.shape != g.output_shape()) {
     OpError(ErrorKind::kValue, op,
             StrCat("input '", input, "' must have the pooling's output shape; expected ", ShapeRepr(g.output_shape()),
@@ -71,7 +72,7 @@ MSRT_REGISTER_OP({
       CheckDType(op, "x", in[0], DTypeClass::kFloat);
       CheckSameDType(op, "x", in[0], "y", in[1]);
       CheckSameDType(op, "x", in[0], "dy", in[2]);
-      Pool2dGeometry g = PoolGeometry(op, in[0].shape, attrs);
+      PoolDims g = PoolGeometry(op, in[0].shape, attrs);
       CheckOutputShaped(op, "y", in[1], g);
       CheckOutputShaped(op, "dy", in[2], g);
       return {{in[0].shape, in[0].dtype}};
@@ -114,6 +115,113 @@ MSRT_REGISTER_OP({
     .doc = "Gradient of avg_pool2d: dy spread evenly over each window's input elements.",
 });
 
+// 3-D pooling of NCDHW x: explicit padding (pad_mode 'pad'), ceil_mode and,
+// for the average, count_include_pad (Note [Ceil mode] in nn_geometry.h).
+std::vector<AttrSpec> Pool3dAttrs(bool average) {
+  std::vector<AttrSpec> specs = {
+      {"kernel_size", IntList({1, 1, 1}), "(d, h, w) window, or an int for all", AttrType::kTriple},
+      {"strides", IntList({1, 1, 1}), "(d, h, w) stride, or an int for all", AttrType::kTriple},
+      {"pad_mode", Value("valid"), "'same', 'valid' or 'pad', any case", AttrType::kPadMode},
+      {"pad", IntList({0, 0, 0, 0, 0, 0}), "(front, back, top, bottom, left, right) padding for pad_mode 'pad'",
+       AttrType::kPadding6},
+      {"ceil_mode", Value(false), "round the output size up (pad_mode 'pad'); None: False", AttrType::kBool, {}, true},
+      {kDataFormatAttr, Value("NCDHW"), "layout of x, y and dy: 'NCDHW'", AttrType::kString, {"NCDHW"}},
+  };
+  if (average) {
+    specs.push_back(
+        {"count_include_pad", Value(true), "whether the padding counts in each window's mean", AttrType::kBool});
+  }
+  return specs;
+}
+const std::vector<AttrSpec> kMaxPool3dAttrs = Pool3dAttrs(false);
+const std::vector<AttrSpec> kAvgPool3dAttrs = Pool3dAttrs(true);
+
+// Explicit padding needs pad_mode 'pad', and each side's padding must be
+// smaller than the window, so that every window meets the input.
+void CheckPool3dPadding(std::string_view op, const Dict& attrs) {
+  CheckPadWithMode(op, attrs);
+  const Value* kernel = attrs.Find("kernel_size");
+  const Value* pad = attrs.Find("pad");
+  if (kernel == nullptr || pad == nullptr) return;
+  const List& k = kernel->as_list();
+  const List& p = pad->as_list();
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i].as_int() >= k[i / 2].as_int()) {
+      OpError(ErrorKind::kValue, op,
+              StrCat("each 'pad' must be smaller than the window along its axis; but got pad ", pad->repr(),
+                     " with kernel_size ", kernel->repr()));
+    }
+  }
+}
+
+MSRT_REGISTER_OP({
+    .name = "max_pool3d",
+    .inputs = {"x"},
+    .attrs = kMaxPool3dAttrs,
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) { return InferPool("max_pool3d", in, attrs); },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      return {Call1("max_pool3d_grad", {g.inputs[0], g.outputs[0], g.dys[0]}, PoolAttrs(g.attrs, kMaxPool3dAttrs))};
+    },
+    .doc = "Maximum over each window of NCDHW x (padding never wins).",
+    .api = {Primitive("nn_ops.MaxPool3D(kernel_size=1, strides=1, pad_mode='VALID', pad_list->pad=0, "
+                      "ceil_mode=None, data_format='NCDHW')(x)")},
+    .attrs_check = CheckPool3dPadding,
+});
+
+MSRT_REGISTER_OP({
+    .name = "max_pool3d_grad",
+    .inputs = {"x", "y", "dy"},
+    .attrs = kMaxPool3dAttrs,
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      constexpr std::string_view op = "max_pool3d_grad";
+      CheckDType(op, "x", in[0], DTypeClass::kFloat);
+      CheckSameDType(op, "x", in[0], "y", in[1]);
+      CheckSameDType(op, "x", in[0], "dy", in[2]);
+      PoolDims g = PoolGeometry(op, in[0].shape, attrs);
+      CheckOutputShaped(op, "y", in[1], g);
+      CheckOutputShaped(op, "dy", in[2], g);
+      return {{in[0].shape, in[0].dtype}};
+    },
+    .doc = "Gradient of max_pool3d: dy routed to the first maximum of each window.",
+    .attrs_check = CheckPool3dPadding,
+});
+
+MSRT_REGISTER_OP({
+    .name = "avg_pool3d",
+    .inputs = {"x"},
+    .attrs = kAvgPool3dAttrs,
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) { return InferPool("avg_pool3d", in, attrs); },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      return {Call1("avg_pool3d_grad", {g.inputs[0], g.dys[0]}, PoolAttrs(g.attrs, kAvgPool3dAttrs))};
+    },
+    .doc = "Mean over each window of NCDHW x; with count_include_pad the padding counts (a ceil_mode window's "
+           "part past the padding never does), else only the input elements.",
+    .api = {Primitive("nn_ops.AvgPool3D(kernel_size=1, strides=1, pad_mode='valid', pad=0, ceil_mode=False, "
+                      "count_include_pad=True, divisor_override->!=0, data_format='NCDHW')(x)")},
+    .attrs_check = CheckPool3dPadding,
+});
+
+MSRT_REGISTER_OP({
+    .name = "avg_pool3d_grad",
+    .inputs = {"x", "dy"},
+    .attrs = kAvgPool3dAttrs,
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      constexpr std::string_view op = "avg_pool3d_grad";
+      CheckDType(op, "x", in[0], DTypeClass::kFloat);
+      CheckSameDType(op, "x", in[0], "dy", in[1]);
+      CheckOutputShaped(op, "dy", in[1], PoolGeometry(op, in[0].shape, attrs));
+      return {{in[0].shape, in[0].dtype}};
+    },
+    // Linear in dy; x only gives the shape.
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      Tensor d_dy;
+      if (g.needs[1]) d_dy = Call1("avg_pool3d", {g.dys[0]}, PoolAttrs(g.attrs, kAvgPool3dAttrs));
+      return {Tensor(), d_dy};
+    },
+    .doc = "Gradient of avg_pool3d: dy spread over each window's input elements, divided as the mean was.",
+    .attrs_check = CheckPool3dPadding,
+});
+
 // MindSpore's functional pooling: the stride defaults to the window; msrt has
 // no explicit padding, dilation or ceil mode (their forms refuse them).
 OpDef PoolExt(std::string_view name, std::string_view pool, Value kernel_default, std::string_view doc,
@@ -144,6 +252,58 @@ const bool kPoolExtsRegistered = [] {
                      "avg_pool2d over 'valid' windows, the stride defaulting to the window (composite)",
                      {Function("avg_pool2d(input_x->x, kernel_size=1, stride->strides=1, padding->!=0, "
                                "ceil_mode->!=False, count_include_pad->~=True, divisor_override->!=None)")}));
+  return true;
+}();
+
+// MindSpore's functional 3-D pooling: explicit padding (an int, one per axis
+// or one per side) always means pad_mode 'pad'; max_pool3d's stride
+// defaults to the window.
+OpDef Pool3dExt(std::string_view name, std::string_view pool, bool average, Value kernel_default, std::string_view doc,
+                ApiForm api) {
+  std::vector<AttrSpec> attrs = {
+      {"kernel_size", std::move(kernel_default), "(d, h, w) window, or an int for all", AttrType::kTriple},
+      {"strides", Value(), "(d, h, w) stride, or an int for all; None: the window", AttrType::kTriple, {}, true},
+      {"padding",
+       Value(0),
+       "an int, (d, h, w) or (front, back, top, bottom, left, right)",
+       AttrType::kAny,
+       {},
+       false,
+       [](std::string_view op, const Value& v) { ParseAxisPadding(op, v, 3); }},
+      {"ceil_mode", Value(false), "round the output size up", AttrType::kBool},
+  };
+  if (average) {
+    attrs.push_back(
+        {"count_include_pad", Value(true), "whether the padding counts in each window's mean", AttrType::kBool});
+  }
+  return OpDef{
+      .name = name,
+      .inputs = {"x"},
+      .attrs = std::move(attrs),
+      .composite = [name, pool, average](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+        const Value& strides = Attr(attrs, "strides");
+        Dict call{{"kernel_size", Attr(attrs, "kernel_size")},
+                  {"strides", strides.is_none() ? Attr(attrs, "kernel_size") : strides},
+                  {"pad_mode", Value("pad")},
+                  {"pad", ParseAxisPadding(name, Attr(attrs, "padding"), 3)},
+                  {"ceil_mode", Attr(attrs, "ceil_mode")}};
+        if (average) call.Set("count_include_pad", Attr(attrs, "count_include_pad"));
+        return {Call1(pool, {in[0]}, call)};
+      },
+      .doc = doc,
+      .api = {std::move(api)},
+  };
+}
+
+const bool kPool3dExtsRegistered = [] {
+  RegisterOp(Pool3dExt("max_pool3d_ext", "max_pool3d", false, Value(),
+                       "max_pool3d with explicit padding, the stride defaulting to the window (composite)",
+                       Function("max_pool3d(x, kernel_size, stride->strides=None, padding=0, dilation->!=1, "
+                                "ceil_mode=False, return_indices->!=False)")));
+  RegisterOp(Pool3dExt("avg_pool3d_ext", "avg_pool3d", true, IntList({1, 1, 1}),
+                       "avg_pool3d with explicit padding (composite)",
+                       Function("avg_pool3d(input_x->x, kernel_size=1, stride->strides=1, padding=0, "
+                                "ceil_mode=False, count_include_pad=True, divisor_override->!=0)")));
   return true;
 }();
 

@@ -289,6 +289,8 @@ std::string_view AttrTypeName(AttrType type) {
     case AttrType::kPadMode: return "pad_mode";
     case AttrType::kPair: return "pair";
     case AttrType::kPadding: return "padding";
+    case AttrType::kTriple: return "triple";
+    case AttrType::kPadding6: return "padding6";
     case AttrType::kScalar: return "scalar";
   }
   return "any";

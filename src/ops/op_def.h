@@ -96,6 +96,8 @@ enum class AttrType {
   kPadMode,     // "valid", "same" or "pad", any case → lower case
   kPair,        // an int or 2 ints (or 4 with leading 1, 1) of positive ints → [h, w]
   kPadding,     // an int or 4 ints (top, bottom, left, right) ≥ 0 → 4 ints
+  kTriple,      // an int or 3 ints (or 5 with leading 1, 1) of positive ints → [d, h, w]
+  kPadding6,    // an int or 6 ints (front, back, top, bottom, left, right) ≥ 0 → 6 ints
   kScalar,      // a bool, an int or a float, kept as given (a composite may read its kind)
 };
 

@@ -5,12 +5,13 @@ from . import metrics  # imports nothing until a metric is asked for
 from .cell import Cell, GraphCell
 from .dynamic_lr import (cosine_decay_lr, exponential_decay_lr, inverse_decay_lr, natural_exp_decay_lr,
                          piecewise_constant_lr, polynomial_decay_lr, warmup_lr)
-from .layer import (GELU, GRU, LSTM, RNN, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d,
-                    AvgPool2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, CellDict, CellList, Conv1d, Conv1dTranspose,
-                    Conv2d, Conv2dTranspose, Dense, Dropout, Embedding, Flatten, GroupNorm, Identity, LayerNorm,
-                    LeakyReLU, LogSoftmax, MaxPool1d, MaxPool2d, Mish, MultiheadAttention, PixelShuffle, PReLU, ReLU,
-                    ReLU6, SequentialCell, Sigmoid, SiLU, Softmax, Tanh, TransformerEncoder, TransformerEncoderLayer,
-                    Upsample, get_activation)
+from .layer import (GELU, GRU, LSTM, RNN, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                    AvgPool1d, AvgPool2d, AvgPool3d, BatchNorm1d, BatchNorm2d, BatchNorm3d, CellDict, CellList, Conv1d,
+                    Conv1dTranspose, Conv2d, Conv2dTranspose, Conv3d, Conv3dTranspose, Dense, Dropout, Embedding,
+                    Flatten, GroupNorm, Identity, LayerNorm, LeakyReLU, LogSoftmax, MaxPool1d, MaxPool2d, MaxPool3d,
+                    Mish, MultiheadAttention, PixelShuffle, PixelUnshuffle, PReLU, ReLU, ReLU6, SequentialCell,
+                    Sigmoid, SiLU, Softmax, Tanh, TransformerEncoder, TransformerEncoderLayer, Upsample,
+                    get_activation)
 from .layer import Transformer, TransformerDecoder, TransformerDecoderLayer
 from .layer import (CELU, ELU, GLU, Hardtanh, HShrink, LogSigmoid, SeLU, Softmin, Softplus, SoftShrink, Softsign,
                     Tanhshrink, Threshold)
@@ -27,10 +28,11 @@ from .wrap import (DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell, Forward
 
 __all__ = [
     "Cell", "GraphCell",
-    "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d",
-    "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CellDict", "CellList", "Conv1d", "Conv1dTranspose",
-    "Conv2d", "Conv2dTranspose", "Dense", "Dropout", "Embedding", "Flatten", "GroupNorm", "Identity", "LayerNorm",
-    "LeakyReLU", "LogSoftmax", "MaxPool1d", "MaxPool2d", "Mish", "MultiheadAttention", "PixelShuffle", "PReLU", "ReLU",
+    "GELU", "GRU", "LSTM", "RNN", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "AvgPool1d", "AvgPool2d", "AvgPool3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CellDict", "CellList",
+    "Conv1d", "Conv1dTranspose", "Conv2d", "Conv2dTranspose", "Conv3d", "Conv3dTranspose", "Dense", "Dropout",
+    "Embedding", "Flatten", "GroupNorm", "Identity", "LayerNorm", "LeakyReLU", "LogSoftmax", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "Mish", "MultiheadAttention", "PixelShuffle", "PixelUnshuffle", "PReLU", "ReLU",
     "ReLU6", "SequentialCell", "Sigmoid", "SiLU", "Softmax", "Tanh", "TransformerEncoder", "TransformerEncoderLayer",
     "Upsample", "get_activation",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer",

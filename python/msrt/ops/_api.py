@@ -143,7 +143,8 @@ def _varinputs(values):
 
 
 _ATTR_CONVERTERS = {"dtype": "_dtype_attr", "ints": "_ints_attr", "shape": "_ints_attr", "axes": "_axes_attr",
-                    "axis": "_ints_attr", "pair": "_ints_attr", "padding": "_ints_attr", "int": "_number_attr",
+                    "axis": "_ints_attr", "pair": "_ints_attr", "padding": "_ints_attr", "triple": "_ints_attr",
+                    "padding6": "_ints_attr", "int": "_number_attr",
                     "float": "_number_attr", "scalar": "_scalar_attr", "any": "_plain_attr"}
 
 

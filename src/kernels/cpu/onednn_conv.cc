@@ -1,11 +1,13 @@
-// conv2d, conv2d_backprop_input and conv2d_backprop_filter on CPU: oneDNN
-// convolution forward / backward data / backward weights for float32 (and
-// bfloat16 where oneDNN has it), with oneDNN choosing the memory formats and
-// cached reorders from and to plain NCHW / OIHW -- NHWC activations
-// (data_format "NHWC") are computed as they are; reference loops for float64,
-// in either data format.
+// conv2d and conv3d, and their backprop_input and backprop_filter ops, on
+// CPU: oneDNN convolution forward / backward data / backward weights for
+// float32 (and bfloat16 where oneDNN has it), with oneDNN choosing the memory
+// formats and cached reorders from and to plain NCHW / OIHW (NCDHW / OIDHW)
+// -- NHWC activations (data_format "NHWC") are computed as they are;
+// reference loops for float64, in either data format. A 2-D convolution is
+// the 3-D one with depth 1 (ConvDims), so one set of code runs both.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/onednn_common.h"
@@ -17,16 +19,16 @@ namespace {
 
 namespace dn = onednn;
 using dnnl::memory;
-using ops::Conv2dGeometry;
+using ops::ConvDims;
 
 // Geometry of each op from its inputs and attributes (validated by inference).
-Conv2dGeometry ForwardGeometry(const KernelArgs& a) {
+ConvDims ForwardGeometry(const KernelArgs& a) {
   return ops::ConvGeometry(a.op.name, a.inputs[0].shape(), a.inputs[1].shape(), a.attrs);
 }
-Conv2dGeometry BackpropInputGeometry(const KernelArgs& a) {
+ConvDims BackpropInputGeometry(const KernelArgs& a) {
   return ops::ConvGeometry(a.op.name, a.outputs[0].shape(), a.inputs[1].shape(), a.attrs);
 }
-Conv2dGeometry BackpropFilterGeometry(const KernelArgs& a) {
+ConvDims BackpropFilterGeometry(const KernelArgs& a) {
   return ops::ConvGeometry(a.op.name, a.inputs[1].shape(), a.outputs[0].shape(), a.attrs);
 }
 
@@ -44,27 +46,50 @@ Conv2dGeometry BackpropFilterGeometry(const KernelArgs& a) {
 // synchronizes threads once per image and was slower on 2 threads (8.9 ms
 // against 4.9 ms) and erratic when other processes compete for the cores.
 
+// Note [Convolution scratchpads]
+// The convolution primitives take their scratchpad (im2col buffers of the
+// plain-layout implementation, reduction buffers) from the call's Scratch,
+// not from oneDNN's per-thread global one: with the global one, a graph run
+// after eager calls of the same 3-D convolution (the same primitive built on
+// two threads, other libraries in the process sharing libdnnl) crashed inside
+// oneDNN's im2col, writing past that buffer.
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
 struct ConvDescs {
   memory::dims src, weights, dst, strides, dilates, pad_l, pad_r;
   DType dtype;
   bool channels_last;
 
-  ConvDescs(const Conv2dGeometry& g, DType dt) : dtype(dt), channels_last(g.channels_last) {
-    src = {g.batch, g.in_channels, g.in_h, g.in_w};
-    dst = {g.batch, g.out_channels, g.out_h, g.out_w};
-    // Grouped weights (G, O/G, I/G, kh, kw) share OIHW's plain layout.
+  ConvDescs(const ConvDims& g, DType dt) : dtype(dt), channels_last(g.channels_last) {
+    // (h, w) and, for 3-D, (d, h, w): `spatial(d, h, w)` lists one axis' values.
+    bool three = g.spatial == 3;
+    auto spatial = [three](int64_t d, int64_t h, int64_t w) {
+      return three ? memory::dims{d, h, w} : memory::dims{h, w};
+    };
+    auto with = [](memory::dims head, const memory::dims& tail) {
+      head.insert(head.end(), tail.begin(), tail.end());
+      return head;
+    };
+    src = with({g.batch, g.in_channels}, spatial(g.in_d, g.in_h, g.in_w));
+    dst = with({g.batch, g.out_channels}, spatial(g.out_d, g.out_h, g.out_w));
+    // Grouped weights (G, O/G, I/G, k...) share OI...'s plain layout.
+    memory::dims kernel = spatial(g.kernel_d, g.kernel_h, g.kernel_w);
     if (g.group == 1) {
-      weights = {g.out_channels, g.in_channels, g.kernel_h, g.kernel_w};
+      weights = with({g.out_channels, g.in_channels}, kernel);
     } else {
-      weights = {g.group, g.out_channels / g.group, g.in_channels / g.group, g.kernel_h, g.kernel_w};
+      weights = with({g.group, g.out_channels / g.group, g.in_channels / g.group}, kernel);
     }
-    strides = {g.stride_h, g.stride_w};
-    dilates = {g.dilation_h - 1, g.dilation_w - 1};  // oneDNN counts the gaps
-    pad_l = {g.pad_top, g.pad_left};
-    pad_r = {g.pad_bottom, g.pad_right};
+    strides = spatial(g.stride_d, g.stride_h, g.stride_w);
+    dilates = spatial(g.dilation_d - 1, g.dilation_h - 1, g.dilation_w - 1);  // oneDNN counts the gaps
+    pad_l = spatial(g.pad_front, g.pad_top, g.pad_left);
+    pad_r = spatial(g.pad_back, g.pad_bottom, g.pad_right);
   }
   memory::desc Plain(const memory::dims& d) const { return dn::PlainDesc(d, dtype); }
-  // How an activation (x, y, dy, dx) is stored: NCHW, or NHWC with data_format "NHWC".
+  // How an activation (x, y, dy, dx) is stored: NC(D)HW, or NHWC with data_format "NHWC".
   memory::desc Stored(const memory::dims& d) const { return dn::ActivationDesc(d, dtype, channels_last); }
   // Formats for oneDNN to choose, or plain ones (see Note [Padded layouts]).
   bool plain_only = false;
@@ -87,39 +112,42 @@ struct ConvDescs {
   }
 };
 
-dn::Key ConvKey(std::string_view op, const Conv2dGeometry& g, DType dtype) {
+dn::Key ConvKey(std::string_view op, const ConvDims& g, DType dtype) {
   // Small convolutions run on one thread: waking the pool costs more than it saves.
-  int64_t flops = 2 * g.batch * g.out_channels * g.out_h * g.out_w * (g.in_channels / g.group) * g.kernel_h *
-                  g.kernel_w;
+  int64_t flops = 2 * g.batch * g.out_channels * g.out_d * g.out_h * g.out_w * (g.in_channels / g.group) * g.kernel_d *
+                  g.kernel_h * g.kernel_w;
   return std::move(dn::Key(op, dn::ThreadLimitForFlops(flops))
-                       .AddAll(dtype, g.input_shape(), g.filter_shape(), g.channels_last, g.group, g.stride_h,
-                               g.stride_w, g.dilation_h, g.dilation_w, g.pad_top, g.pad_bottom, g.pad_left,
-                               g.pad_right));
+                       .AddAll(dtype, g.input_shape(), g.filter_shape(), g.channels_last, g.group, g.stride_d,
+                               g.stride_h, g.stride_w, g.dilation_d, g.dilation_h, g.dilation_w, g.pad_front,
+                               g.pad_back, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
 }
 
 struct ConvForward {
   dnnl::convolution_forward primitive;
   dn::Layout src, weights, dst;
+  memory::desc scratchpad;
 };
 
 struct ConvBackwardData {
   dnnl::convolution_backward_data primitive;
   dn::Layout diff_dst, weights, diff_src;
+  memory::desc scratchpad;
 };
 
 struct ConvBackwardWeights {
   dnnl::convolution_backward_weights primitive;
   dn::Layout src, diff_dst, diff_weights;
+  memory::desc scratchpad;
 };
 
-void Conv2dOneDnn(KernelArgs& args) {
-  Conv2dGeometry g = ForwardGeometry(args);
+void ConvOneDnn(KernelArgs& args) {
+  ConvDims g = ForwardGeometry(args);
   DType dtype = args.inputs[0].dtype();
   if (args.outputs[0].numel() == 0) return;
   dn::Epilogue epilogue = dn::EpilogueOf(args.attrs);  // fused elementwise ops, as post-ops
-  auto prim = dn::Cached<ConvForward>(ConvKey("conv2d", g, dtype).Add(epilogue.ops), [&] {
+  auto prim = dn::Cached<ConvForward>(ConvKey(args.op.name, g, dtype).Add(epilogue.ops), [&] {
     ConvDescs d(g, dtype);
-    dnnl::primitive_attr attr;
+    dnnl::primitive_attr attr = UserScratchpad();  // Note [Convolution scratchpads]
     attr.set_post_ops(epilogue.post_ops);
     auto pd = d.Forward(dnnl::prop_kind::forward_inference, attr);
     if (d.Padded(pd.src_desc(), d.src) || d.Padded(pd.dst_desc(), d.dst)) {
@@ -128,28 +156,29 @@ void Conv2dOneDnn(KernelArgs& args) {
     }
     return ConvForward{dnnl::convolution_forward(pd), dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
                        dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
-                       dn::Layout::Output(d.Stored(d.dst), pd.dst_desc())};
+                       dn::Layout::Output(d.Stored(d.dst), pd.dst_desc()), pd.scratchpad_desc()};
   });
   dn::Scratch scratch;
   memory dst = prim->dst.Out(args.outputs[0], scratch);
   dn::Execute(prim->primitive, {{DNNL_ARG_SRC, prim->src.In(args.inputs[0], scratch)},
                                 {DNNL_ARG_WEIGHTS, prim->weights.In(args.inputs[1], scratch)},
-                                {DNNL_ARG_DST, dst}});
+                                {DNNL_ARG_DST, dst},
+                                {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad)}});
   prim->dst.Finish(dst, args.outputs[0]);
 }
 
-void Conv2dBackpropInputOneDnn(KernelArgs& args) {
-  Conv2dGeometry g = BackpropInputGeometry(args);
+void ConvBackpropInputOneDnn(KernelArgs& args) {
+  ConvDims g = BackpropInputGeometry(args);
   DType dtype = args.inputs[0].dtype();
   if (args.outputs[0].numel() == 0) return;
-  auto prim = dn::Cached<ConvBackwardData>(ConvKey("conv2d_backprop_input", g, dtype), [&] {
+  auto prim = dn::Cached<ConvBackwardData>(ConvKey(args.op.name, g, dtype), [&] {
     ConvDescs d(g, dtype);
     auto build = [&] {
       return dnnl::convolution_backward_data::primitive_desc(
           dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
                                                 d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates, d.pad_l,
                                                 d.pad_r),
-          dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
+          UserScratchpad(), dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
     };
     auto pd = build();
     if (d.Padded(pd.diff_src_desc(), d.src) || d.Padded(pd.diff_dst_desc(), d.dst)) {
@@ -158,90 +187,75 @@ void Conv2dBackpropInputOneDnn(KernelArgs& args) {
     }
     return ConvBackwardData{dnnl::convolution_backward_data(pd), dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
                             dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
-                            dn::Layout::Output(d.Stored(d.src), pd.diff_src_desc())};
+                            dn::Layout::Output(d.Stored(d.src), pd.diff_src_desc()), pd.scratchpad_desc()};
   });
   dn::Scratch scratch;
   memory diff_src = prim->diff_src.Out(args.outputs[0], scratch);
   dn::Execute(prim->primitive, {{DNNL_ARG_DIFF_DST, prim->diff_dst.In(args.inputs[0], scratch)},
                                 {DNNL_ARG_WEIGHTS, prim->weights.In(args.inputs[1], scratch)},
-                                {DNNL_ARG_DIFF_SRC, diff_src}});
+                                {DNNL_ARG_DIFF_SRC, diff_src},
+                                {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad)}});
   prim->diff_src.Finish(diff_src, args.outputs[0]);
 }
 
-void Conv2dBackpropFilterOneDnn(KernelArgs& args) {
-  Conv2dGeometry g = BackpropFilterGeometry(args);
+void ConvBackpropFilterOneDnn(KernelArgs& args) {
+  ConvDims g = BackpropFilterGeometry(args);
   DType dtype = args.inputs[0].dtype();
   if (args.inputs[0].numel() == 0) {  // an empty batch: no contributions
     std::memset(args.outputs[0].raw(), 0, args.outputs[0].nbytes());
     return;
   }
-  auto prim = dn::Cached<ConvBackwardWeights>(ConvKey("conv2d_backprop_filter", g, dtype), [&] {
+  auto prim = dn::Cached<ConvBackwardWeights>(ConvKey(args.op.name, g, dtype), [&] {
     ConvDescs d(g, dtype);
     auto build = [&] {
       return dnnl::convolution_backward_weights::primitive_desc(
           dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
                                                    d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates, d.pad_l,
                                                    d.pad_r),
-          dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
+          UserScratchpad(), dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
     };
     auto pd = build();
     return ConvBackwardWeights{dnnl::convolution_backward_weights(pd),
                                dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
                                dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
-                               dn::Layout::Output(d.Plain(d.weights), pd.diff_weights_desc())};
+                               dn::Layout::Output(d.Plain(d.weights), pd.diff_weights_desc()), pd.scratchpad_desc()};
   });
   dn::Scratch scratch;
   memory diff_weights = prim->diff_weights.Out(args.outputs[0], scratch);
   dn::Execute(prim->primitive, {{DNNL_ARG_SRC, prim->src.In(args.inputs[1], scratch)},
                                 {DNNL_ARG_DIFF_DST, prim->diff_dst.In(args.inputs[0], scratch)},
-                                {DNNL_ARG_DIFF_WEIGHTS, diff_weights}});
+                                {DNNL_ARG_DIFF_WEIGHTS, diff_weights},
+                                {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad)}});
   prim->diff_weights.Finish(diff_weights, args.outputs[0]);
 }
 
 // ---------------------------------------------------------------------------
 // Reference loops (sums in double).
 
-// Index helpers over the activations' layout (NCHW or NHWC) and OIHW weights.
+// Index helpers over the activations' layout (NC(D)HW or NHWC) and OI(D)HW
+// weights; a 2-D convolution has depth 1.
 struct Index {
-  const Conv2dGeometry& g;
-  ops::Strides4 xs = ops::ActivationStrides(g.channels_last, g.in_channels, g.in_h, g.in_w);
-  ops::Strides4 ys = ops::ActivationStrides(g.channels_last, g.out_channels, g.out_h, g.out_w);
+  const ConvDims& g;
+  ops::ActivationSteps xs = ops::ActivationStrides(g.channels_last, g.in_channels, g.in_d, g.in_h, g.in_w);
+  ops::ActivationSteps ys = ops::ActivationStrides(g.channels_last, g.out_channels, g.out_d, g.out_h, g.out_w);
   int64_t group_in() const { return g.in_channels / g.group; }
   int64_t group_out() const { return g.out_channels / g.group; }
-  int64_t x(int64_t n, int64_t c, int64_t h, int64_t w) const { return n * xs.n + c * xs.c + h * xs.h + w * xs.w; }
-  int64_t y(int64_t n, int64_t c, int64_t h, int64_t w) const { return n * ys.n + c * ys.c + h * ys.h + w * ys.w; }
-  int64_t k(int64_t o, int64_t i, int64_t h, int64_t w) const {
-    return ((o * group_in() + i) * g.kernel_h + h) * g.kernel_w + w;
+  int64_t x(int64_t n, int64_t c, int64_t d, int64_t h, int64_t w) const {
+    return n * xs.n + c * xs.c + d * xs.d + h * xs.h + w * xs.w;
+  }
+  int64_t y(int64_t n, int64_t c, int64_t d, int64_t h, int64_t w) const {
+    return n * ys.n + c * ys.c + d * ys.d + h * ys.h + w * ys.w;
+  }
+  int64_t k(int64_t o, int64_t i, int64_t d, int64_t h, int64_t w) const {
+    return (((o * group_in() + i) * g.kernel_d + d) * g.kernel_h + h) * g.kernel_w + w;
   }
 };
 
-template <typename T>
-void ConvForwardReference(const Conv2dGeometry& g, const T* x, const T* w, T* y) {
-  Index at{g};
-  ParallelFor(g.batch * g.out_channels, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t item = begin; item < end; ++item) {
-      int64_t n = item / g.out_channels, oc = item % g.out_channels;
-      int64_t first_in = (oc / at.group_out()) * at.group_in();
-      for (int64_t oh = 0; oh < g.out_h; ++oh) {
-        for (int64_t ow = 0; ow < g.out_w; ++ow) {
-          double acc = 0;
-          for (int64_t ic = 0; ic < at.group_in(); ++ic) {
-            for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
-              int64_t ih = oh * g.stride_h - g.pad_top + kh * g.dilation_h;
-              if (ih < 0 || ih >= g.in_h) continue;
-              for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-                int64_t iw = ow * g.stride_w - g.pad_left + kw * g.dilation_w;
-                if (iw < 0 || iw >= g.in_w) continue;
-                acc += static_cast<double>(x[at.x(n, first_in + ic, ih, iw)]) *
-                       static_cast<double>(w[at.k(oc, ic, kh, kw)]);
-              }
-            }
-          }
-          y[at.y(n, oc, oh, ow)] = static_cast<T>(acc);
-        }
-      }
-    }
-  });
+// Input position along one axis that output position `o` meets at kernel
+// tap `k`, or -1 when it falls in the padding.
+inline int64_t InputAt(int64_t o, int64_t k, int64_t pad, int64_t dilation, int64_t stride, int64_t in) {
+  int64_t i = o * stride - pad + k * dilation;
+  return i >= 0 && i < in ? i : -1;
 }
 
 // Output position along one axis that input position `i` meets at kernel
@@ -253,29 +267,89 @@ inline int64_t OutputAt(int64_t i, int64_t k, int64_t pad, int64_t dilation, int
   return v < out ? v : -1;
 }
 
+// Calls fn(od, oh, ow, kd, kh, kw, id, ih, iw) for every output position and
+// kernel tap that meets the input.
+template <typename Fn>
+void ForEachTap(const ConvDims& g, Fn&& fn) {
+  for (int64_t od = 0; od < g.out_d; ++od) {
+    for (int64_t kd = 0; kd < g.kernel_d; ++kd) {
+      int64_t id = InputAt(od, kd, g.pad_front, g.dilation_d, g.stride_d, g.in_d);
+      if (id < 0) continue;
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+          int64_t ih = InputAt(oh, kh, g.pad_top, g.dilation_h, g.stride_h, g.in_h);
+          if (ih < 0) continue;
+          for (int64_t ow = 0; ow < g.out_w; ++ow) {
+            for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+              int64_t iw = InputAt(ow, kw, g.pad_left, g.dilation_w, g.stride_w, g.in_w);
+              if (iw >= 0) fn(od, oh, ow, kd, kh, kw, id, ih, iw);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 template <typename T>
-void ConvBackpropInputReference(const Conv2dGeometry& g, const T* dy, const T* w, T* dx) {
+void ForwardLoops(const ConvDims& g, const T* x, const T* w, T* y) {
+  Index at{g};
+  int64_t positions = g.out_d * g.out_h * g.out_w;
+  ParallelFor(g.batch * g.out_channels, 1, [&](int64_t begin, int64_t end) {
+    std::vector<double> acc(static_cast<size_t>(positions));
+    for (int64_t item = begin; item < end; ++item) {
+      int64_t n = item / g.out_channels, oc = item % g.out_channels;
+      int64_t first_in = (oc / at.group_out()) * at.group_in();
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t ic = 0; ic < at.group_in(); ++ic) {
+        ForEachTap(g, [&](int64_t od, int64_t oh, int64_t ow, int64_t kd, int64_t kh, int64_t kw, int64_t id,
+                          int64_t ih, int64_t iw) {
+          acc[static_cast<size_t>((od * g.out_h + oh) * g.out_w + ow)] +=
+              static_cast<double>(x[at.x(n, first_in + ic, id, ih, iw)]) *
+              static_cast<double>(w[at.k(oc, ic, kd, kh, kw)]);
+        });
+      }
+      for (int64_t od = 0; od < g.out_d; ++od) {
+        for (int64_t oh = 0; oh < g.out_h; ++oh) {
+          for (int64_t ow = 0; ow < g.out_w; ++ow) {
+            y[at.y(n, oc, od, oh, ow)] = static_cast<T>(acc[static_cast<size_t>((od * g.out_h + oh) * g.out_w + ow)]);
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void BackpropInputLoops(const ConvDims& g, const T* dy, const T* w, T* dx) {
   Index at{g};
   ParallelFor(g.batch * g.in_channels, 1, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
       int64_t n = item / g.in_channels, c = item % g.in_channels;
       int64_t group = c / at.group_in(), ic = c % at.group_in();
-      for (int64_t ih = 0; ih < g.in_h; ++ih) {
-        for (int64_t iw = 0; iw < g.in_w; ++iw) {
-          double acc = 0;
-          for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
-            int64_t oh = OutputAt(ih, kh, g.pad_top, g.dilation_h, g.stride_h, g.out_h);
-            if (oh < 0) continue;
-            for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-              int64_t ow = OutputAt(iw, kw, g.pad_left, g.dilation_w, g.stride_w, g.out_w);
-              if (ow < 0) continue;
-              for (int64_t j = 0; j < at.group_out(); ++j) {
-                int64_t oc = group * at.group_out() + j;
-                acc += static_cast<double>(dy[at.y(n, oc, oh, ow)]) * static_cast<double>(w[at.k(oc, ic, kh, kw)]);
+      for (int64_t id = 0; id < g.in_d; ++id) {
+        for (int64_t ih = 0; ih < g.in_h; ++ih) {
+          for (int64_t iw = 0; iw < g.in_w; ++iw) {
+            double acc = 0;
+            for (int64_t kd = 0; kd < g.kernel_d; ++kd) {
+              int64_t od = OutputAt(id, kd, g.pad_front, g.dilation_d, g.stride_d, g.out_d);
+              if (od < 0) continue;
+              for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+                int64_t oh = OutputAt(ih, kh, g.pad_top, g.dilation_h, g.stride_h, g.out_h);
+                if (oh < 0) continue;
+                for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+                  int64_t ow = OutputAt(iw, kw, g.pad_left, g.dilation_w, g.stride_w, g.out_w);
+                  if (ow < 0) continue;
+                  for (int64_t j = 0; j < at.group_out(); ++j) {
+                    int64_t oc = group * at.group_out() + j;
+                    acc += static_cast<double>(dy[at.y(n, oc, od, oh, ow)]) *
+                           static_cast<double>(w[at.k(oc, ic, kd, kh, kw)]);
+                  }
+                }
               }
             }
+            dx[at.x(n, c, id, ih, iw)] = static_cast<T>(acc);
           }
-          dx[at.x(n, c, ih, iw)] = static_cast<T>(acc);
         }
       }
     }
@@ -283,59 +357,56 @@ void ConvBackpropInputReference(const Conv2dGeometry& g, const T* dy, const T* w
 }
 
 template <typename T>
-void ConvBackpropFilterReference(const Conv2dGeometry& g, const T* dy, const T* x, T* dw) {
+void BackpropFilterLoops(const ConvDims& g, const T* dy, const T* x, T* dw) {
   Index at{g};
+  int64_t taps = g.kernel_d * g.kernel_h * g.kernel_w;
   ParallelFor(g.out_channels, 1, [&](int64_t begin, int64_t end) {
+    std::vector<double> acc(static_cast<size_t>(taps));
     for (int64_t oc = begin; oc < end; ++oc) {
       int64_t first_in = (oc / at.group_out()) * at.group_in();
       for (int64_t ic = 0; ic < at.group_in(); ++ic) {
-        for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
-          for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-            double acc = 0;
-            for (int64_t n = 0; n < g.batch; ++n) {
-              for (int64_t oh = 0; oh < g.out_h; ++oh) {
-                int64_t ih = oh * g.stride_h - g.pad_top + kh * g.dilation_h;
-                if (ih < 0 || ih >= g.in_h) continue;
-                for (int64_t ow = 0; ow < g.out_w; ++ow) {
-                  int64_t iw = ow * g.stride_w - g.pad_left + kw * g.dilation_w;
-                  if (iw < 0 || iw >= g.in_w) continue;
-                  acc += static_cast<double>(dy[at.y(n, oc, oh, ow)]) *
-                         static_cast<double>(x[at.x(n, first_in + ic, ih, iw)]);
-                }
-              }
-            }
-            dw[at.k(oc, ic, kh, kw)] = static_cast<T>(acc);
-          }
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t n = 0; n < g.batch; ++n) {
+          ForEachTap(g, [&](int64_t od, int64_t oh, int64_t ow, int64_t kd, int64_t kh, int64_t kw, int64_t id,
+                            int64_t ih, int64_t iw) {
+            acc[static_cast<size_t>((kd * g.kernel_h + kh) * g.kernel_w + kw)] +=
+                static_cast<double>(dy[at.y(n, oc, od, oh, ow)]) *
+                static_cast<double>(x[at.x(n, first_in + ic, id, ih, iw)]);
+          });
         }
+        for (int64_t t = 0; t < taps; ++t) dw[at.k(oc, ic, 0, 0, 0) + t] = static_cast<T>(acc[static_cast<size_t>(t)]);
       }
     }
   });
 }
 
-void Conv2dReference(KernelArgs& args) {
-  Conv2dGeometry g = ForwardGeometry(args);
+void ConvReference(KernelArgs& args) {
+  ConvDims g = ForwardGeometry(args);
   dn::DispatchFloat(args.inputs[0].dtype(), args.op.name, [&]<typename T>() {
-    ConvForwardReference<T>(g, args.inputs[0].raw<T>(), args.inputs[1].raw<T>(), args.outputs[0].raw<T>());
+    ForwardLoops<T>(g, args.inputs[0].raw<T>(), args.inputs[1].raw<T>(), args.outputs[0].raw<T>());
   });
 }
 
-void Conv2dBackpropInputReference(KernelArgs& args) {
-  Conv2dGeometry g = BackpropInputGeometry(args);
+void ConvBackpropInputReference(KernelArgs& args) {
+  ConvDims g = BackpropInputGeometry(args);
   dn::DispatchFloat(args.inputs[0].dtype(), args.op.name, [&]<typename T>() {
-    ConvBackpropInputReference<T>(g, args.inputs[0].raw<T>(), args.inputs[1].raw<T>(), args.outputs[0].raw<T>());
+    BackpropInputLoops<T>(g, args.inputs[0].raw<T>(), args.inputs[1].raw<T>(), args.outputs[0].raw<T>());
   });
 }
 
-void Conv2dBackpropFilterReference(KernelArgs& args) {
-  Conv2dGeometry g = BackpropFilterGeometry(args);
+void ConvBackpropFilterReference(KernelArgs& args) {
+  ConvDims g = BackpropFilterGeometry(args);
   dn::DispatchFloat(args.inputs[0].dtype(), args.op.name, [&]<typename T>() {
-    ConvBackpropFilterReference<T>(g, args.inputs[0].raw<T>(), args.inputs[1].raw<T>(), args.outputs[0].raw<T>());
+    BackpropFilterLoops<T>(g, args.inputs[0].raw<T>(), args.inputs[1].raw<T>(), args.outputs[0].raw<T>());
   });
 }
 
-MSRT_ONEDNN_KERNELS("conv2d", Conv2dOneDnn, Conv2dReference);
-MSRT_ONEDNN_KERNELS("conv2d_backprop_input", Conv2dBackpropInputOneDnn, Conv2dBackpropInputReference);
-MSRT_ONEDNN_KERNELS("conv2d_backprop_filter", Conv2dBackpropFilterOneDnn, Conv2dBackpropFilterReference);
+MSRT_ONEDNN_KERNELS("conv2d", ConvOneDnn, ConvReference);
+MSRT_ONEDNN_KERNELS("conv2d_backprop_input", ConvBackpropInputOneDnn, ConvBackpropInputReference);
+MSRT_ONEDNN_KERNELS("conv2d_backprop_filter", ConvBackpropFilterOneDnn, ConvBackpropFilterReference);
+MSRT_ONEDNN_KERNELS("conv3d", ConvOneDnn, ConvReference);
+MSRT_ONEDNN_KERNELS("conv3d_backprop_input", ConvBackpropInputOneDnn, ConvBackpropInputReference);
+MSRT_ONEDNN_KERNELS("conv3d_backprop_filter", ConvBackpropFilterOneDnn, ConvBackpropFilterReference);
 
 }  // namespace
 }  // namespace msrt::kernels

@@ -22,14 +22,14 @@
 namespace msrt::kernels {
 namespace {
 
-using ops::Pool2dGeometry;
+using ops::PoolDims;
 
 constexpr int kPriority = 30;  // ahead of oneDNN (20) and the general loops
 
 bool Is2x2(const std::vector<ops::TensorMeta>& in, const Dict& attrs, std::string_view op) {
   if (in[0].dtype != DType::kFloat32 && in[0].dtype != DType::kFloat64) return false;
   if (in[0].shape.size() != 4) return false;
-  Pool2dGeometry g = ops::PoolGeometry(op, in[0].shape, attrs);
+  PoolDims g = ops::PoolGeometry(op, in[0].shape, attrs);
   return g.kernel_h == 2 && g.kernel_w == 2 && g.stride_h == 2 && g.stride_w == 2 && g.pad_top == 0 &&
          g.pad_bottom == 0 && g.pad_left == 0 && g.pad_right == 0 && g.out_h == g.in_h / 2 && g.out_w == g.in_w / 2;
 }
@@ -87,7 +87,7 @@ struct Route {
 struct Rows {
   int64_t count, in_h, out_h, out_w, channels, in_row, out_row;
 
-  explicit Rows(const Pool2dGeometry& g)
+  explicit Rows(const PoolDims& g)
       : count(g.batch * g.out_h * (g.channels_last ? 1 : g.channels)),
         in_h(g.in_h),
         out_h(g.out_h),
@@ -169,7 +169,7 @@ void MaxPool2x2(KernelArgs& args) {
 // so every covered input element is written exactly once. An odd last row
 // or column is no window's: it is zeroed first.
 void MaxPool2x2Grad(KernelArgs& args) {
-  Pool2dGeometry g = ops::PoolGeometry(args.op.name, args.inputs[0].shape(), args.attrs);
+  PoolDims g = ops::PoolGeometry(args.op.name, args.inputs[0].shape(), args.attrs);
   Rows rows(g);
   if (g.in_h % 2 != 0 || g.in_w % 2 != 0) std::memset(args.outputs[0].raw(), 0, args.outputs[0].nbytes());
   DispatchDType(args.inputs[0].dtype(), "max_pool2d_grad", kFloatTypes, [&]<typename T>() {

@@ -86,6 +86,8 @@ AttrParam ForAttr(const AttrSpec& spec) {
     case AttrType::kShape:
     case AttrType::kPair:
     case AttrType::kPadding:
+    case AttrType::kTriple:
+    case AttrType::kPadding6:
       if (required || IsIntList(d)) {
         std::string text;
         if (!required) {

@@ -31,6 +31,26 @@ TEST(NnAttrs, ConvAttributesTakeOneCanonicalForm) {
   EXPECT_EQ(AttrInt(attrs, "group"), 1);
 }
 
+TEST(NnAttrs, Conv3dAttributesTakeOneCanonicalForm) {
+  Dict attrs = NormalizeAttrs(GetOp("conv3d"), Dict{{"stride", Ints({1, 1, 2, 1, 3})},
+                                                    {"dilation", Value(2)},
+                                                    {"pad_mode", Value("Pad")},
+                                                    {"pad", Value(1)}});
+  EXPECT_EQ(AttrInts(attrs, "stride"), (std::vector<int64_t>{2, 1, 3}));
+  EXPECT_EQ(AttrInts(attrs, "dilation"), (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(AttrInts(attrs, "pad"), (std::vector<int64_t>{1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(AttrString(attrs, "data_format"), "NCDHW");
+  EXPECT_NE(Message<ValueError>([&] {
+              NormalizeAttrs(GetOp("conv3d"), Dict{{"data_format", Value("NCHW")}});
+            }).find("[conv3d] attribute 'data_format'"),
+            std::string::npos);
+  EXPECT_NE(Message<ValueError>([&] {
+              NormalizeAttrs(GetOp("max_pool3d"),
+                             Dict{{"kernel_size", Value(2)}, {"pad_mode", Value("pad")}, {"pad", Value(2)}});
+            }).find("[max_pool3d] each 'pad' must be smaller than the window"),
+            std::string::npos);
+}
+
 TEST(NnAttrs, BadValuesNameTheOpAndAttribute) {
   const OpDef& conv = GetOp("conv2d");
   EXPECT_NE(Message<ValueError>([&] {

@@ -33,6 +33,20 @@ TEST(AttrTypeTest, IntListsTakeOneCanonicalForm) {
   EXPECT_EQ(Parse(AttrType::kShape, Ints({-1, 4})).repr(), Ints({-1, 4}).repr());
 }
 
+TEST(AttrTypeTest, ThreeDimensionalWindowsAndPaddingTakeOneCanonicalForm) {
+  EXPECT_EQ(Parse(AttrType::kTriple, Value(2)).repr(), Ints({2, 2, 2}).repr());
+  EXPECT_EQ(Parse(AttrType::kTriple, Ints({1, 2, 3})).repr(), Ints({1, 2, 3}).repr());
+  EXPECT_EQ(Parse(AttrType::kTriple, Ints({1, 1, 2, 3, 4})).repr(), Ints({2, 3, 4}).repr());
+  EXPECT_EQ(Parse(AttrType::kPadding6, Value(1)).repr(), Ints({1, 1, 1, 1, 1, 1}).repr());
+  EXPECT_EQ(Parse(AttrType::kPadding6, Ints({0, 1, 2, 3, 4, 5})).repr(), Ints({0, 1, 2, 3, 4, 5}).repr());
+  EXPECT_THROW(Parse(AttrType::kTriple, Ints({2, 2})), ValueError);
+  EXPECT_THROW(Parse(AttrType::kTriple, Ints({2, 1, 2, 3, 4})), ValueError);  // 5 must begin with 1, 1
+  EXPECT_THROW(Parse(AttrType::kTriple, Ints({0, 1, 1})), ValueError);
+  EXPECT_THROW(Parse(AttrType::kTriple, Value(1.5)), TypeError);
+  EXPECT_THROW(Parse(AttrType::kPadding6, Ints({1, 2, 3, 4})), ValueError);
+  EXPECT_THROW(Parse(AttrType::kPadding6, Ints({0, 0, 0, 0, 0, -1})), ValueError);
+}
+
 TEST(AttrTypeTest, ScalarsKeepTheirKind) {
   EXPECT_TRUE(Parse(AttrType::kScalar, Value(true)).is_bool());
   EXPECT_TRUE(Parse(AttrType::kScalar, Value(3)).is_int());

@@ -375,6 +375,45 @@ def test_disable_pass_keeps_a_graph_nchw_with_the_same_results(graph_mode):
     np.testing.assert_allclose(weight, plain_weight, rtol=1e-5, atol=1e-6)
 
 
+def test_a_relu_runs_inside_the_conv3d_kernel(graph_mode):
+    conv = nn.Conv3d(2, 4, 3, has_bias=False)
+    x = ms.Tensor(np.random.default_rng(4).standard_normal((2, 2, 5, 4, 6)).astype(np.float32))
+
+    @ms.jit
+    def features(x):
+        return ms.ops.relu(conv(x))
+
+    expected = ms.ops.relu(conv(x)).asnumpy()
+    ms.set_context(enable_graph_kernel=True)
+    np.testing.assert_allclose(features(x).asnumpy(), expected, rtol=1e-5, atol=1e-6)
+    assert ms._jit.compile_report(features)[-1]["fused_epilogues"] == 1
+
+
+def test_five_dimensional_convolutions_keep_their_layout(tmp_path):
+    """The layout pass turns 4-D activations channels-last; a conv3d's 5-D ones (and the relu and pooling on
+    them) keep NCDHW, also where a channels-last conv2d feeds them."""
+    ms.set_context(save_graphs=2, save_graphs_path=str(tmp_path))
+    conv2, conv3 = nn.Conv2d(3, 4, 3), nn.Conv3d(1, 2, 3, has_bias=True)
+    x = ms.Tensor(np.random.default_rng(3).standard_normal((2, 3, 6, 5)).astype(np.float32))
+
+    def body(x):
+        y = ms.ops.relu(conv2(x))  # (2, 4, 6, 5)
+        z = ms.ops.relu(conv3(ms.ops.expand_dims(y, 1)))  # (2, 2, 4, 6, 5)
+        return y, ms.ops.max_pool3d(z, 2, 1)
+
+    eager = [t.asnumpy() for t in body(x)]
+    features = ms.jit(body)
+    got = [t.asnumpy() for t in features(x)]
+    report = ms._jit.compile_report(features)[0]
+    assert report["channels_last_ops"] == 2  # conv2d and its relu
+    for g, e in zip(got, eager):
+        assert g.shape == e.shape
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+    backend = (tmp_path / next(n for n in _files(tmp_path) if "_backend_" in n)).read_text()
+    assert "data_format: 'NHWC'" in backend and "data_format: 'NCDHW'" in backend
+    assert "Float32(2, 2, 4, 6, 5)" in backend
+
+
 def test_returned_activations_come_back_nchw():
     conv = nn.Conv2d(3, 8, 3)
     x = ms.Tensor(np.random.default_rng(2).standard_normal((2, 3, 9, 7)).astype(np.float32))

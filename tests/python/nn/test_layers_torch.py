@@ -306,10 +306,73 @@ def test_conv_errors():
         nn.Conv1d(2, 2, 3)(Tensor(rand(1, 2, 3, 3)))
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_conv3d(mode):
+    net = nn.Conv3d(4, 6, (3, 2, 3), stride=(1, 2, 1), pad_mode="pad", padding=(1, 1, 0, 0, 2, 2),
+                    dilation=(2, 1, 1), group=2, has_bias=True)
+    assert tuple(net.weight.shape) == (6, 2, 3, 2, 3) and net.data_format == "NCDHW"
+    module = tnn.Conv3d(4, 6, (3, 2, 3), stride=(1, 2, 1), padding=(1, 0, 2), dilation=(2, 1, 1), groups=2)
+    compare(net, module, [rand(2, 4, 6, 7, 5)], {"weight": module.weight, "bias": module.bias}, mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_conv3d_same_and_valid(mode):
+    net = nn.Conv3d(3, 4, 3)  # pad_mode 'same', stride 1: PyTorch's padding 1
+    assert net.pad_mode == "same" and net.bias is None
+    module = tnn.Conv3d(3, 4, 3, padding=1, bias=False)
+    compare(net, module, [rand(2, 3, 5, 4, 6)], {"weight": module.weight}, mode)
+    net = nn.Conv3d(3, 4, (2, 3, 1), stride=2, pad_mode="valid")
+    module = tnn.Conv3d(3, 4, (2, 3, 1), stride=2, bias=False)
+    compare(net, module, [rand(1, 3, 7, 6, 5)], {"weight": module.weight}, mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_conv3d_transpose(mode):
+    net = nn.Conv3dTranspose(4, 6, 3, stride=(2, 1, 2), pad_mode="pad", padding=1, output_padding=(1, 0, 0),
+                             group=2, has_bias=True)
+    assert tuple(net.weight.shape) == (4, 3, 3, 3, 3)
+    module = tnn.ConvTranspose3d(4, 6, 3, stride=(2, 1, 2), padding=1, output_padding=(1, 0, 0), groups=2)
+    compare(net, module, [rand(2, 4, 3, 4, 3)], {"weight": module.weight, "bias": module.bias}, mode)
+
+
+@pytest.mark.parametrize("pad_mode, size", [("same", (6, 8, 10)), ("valid", (7, 9, 11))])
+def test_conv3d_transpose_output_sizes(pad_mode, size):
+    net = nn.Conv3dTranspose(2, 3, 3, stride=2, pad_mode=pad_mode)
+    assert net(Tensor(rand(1, 2, 3, 4, 5))).shape == (1, 3) + size
+
+
+def test_conv3d_errors():
+    with pytest.raises(ValueError, match="'padding' must be zero"):
+        nn.Conv3d(2, 2, 3, padding=1)
+    with pytest.raises(ValueError, match="pad_mode"):
+        nn.Conv3d(2, 2, 3, pad_mode="full")
+    with pytest.raises(TypeError, match="kernel_size"):
+        nn.Conv3d(2, 2, (3, 3))
+    with pytest.raises(TypeError, match="padding"):
+        nn.Conv3d(2, 2, 3, pad_mode="pad", padding=(1, 1, 1, 1))
+    with pytest.raises(ValueError, match="stride"):
+        nn.Conv3d(2, 2, 3, stride=0)
+    with pytest.raises(ValueError, match="divisible by 'group'"):
+        nn.Conv3d(3, 4, 3, group=2)
+    with pytest.raises(ValueError, match="data_format"):
+        nn.Conv3d(2, 2, 3, data_format="NDHWC")
+    with pytest.raises(ValueError, match="weight_init"):
+        nn.Conv3d(2, 2, 3, weight_init=Tensor(rand(2, 2, 3, 3)))
+    with pytest.raises(ValueError, match="5-D"):
+        nn.Conv3d(2, 2, 3)(Tensor(rand(1, 2, 3, 3)))
+    with pytest.raises(ValueError, match="channels"):
+        nn.Conv3d(2, 2, 3)(Tensor(rand(1, 3, 3, 3, 3)))
+    with pytest.raises(ValueError, match="output_padding"):
+        nn.Conv3dTranspose(2, 2, 3, stride=2, pad_mode="pad", output_padding=2)
+    with pytest.raises(ValueError, match="5-D"):
+        nn.Conv3dTranspose(2, 2, 3)(Tensor(rand(1, 2, 3, 3)))
+
+
 # --- Pooling ---------------------------------------------------------------------------
 @pytest.mark.parametrize("net, module", [(nn.MaxPool1d(3, 2), tnn.MaxPool1d(3, 2)),
                                          (nn.AvgPool1d(2, 2), tnn.AvgPool1d(2, 2)),
                                          (nn.AdaptiveAvgPool1d(3), tnn.AdaptiveAvgPool1d(3)),
+                                         (nn.AdaptiveMaxPool1d(3), tnn.AdaptiveMaxPool1d(3)),
                                          (nn.AdaptiveAvgPool2d((3, 2)), tnn.AdaptiveAvgPool2d((3, 2))),
                                          (nn.AdaptiveAvgPool2d(4), tnn.AdaptiveAvgPool2d(4)),
                                          (nn.AdaptiveMaxPool2d((2, 3)), tnn.AdaptiveMaxPool2d((2, 3)))])
@@ -335,6 +398,54 @@ def test_pool_errors():
         nn.MaxPool1d((2, 2))
     with pytest.raises(ValueError, match="rank 3 or 4"):
         nn.AdaptiveAvgPool2d(2)(Tensor(rand(4, 4)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("net, module", [
+    (lambda: nn.MaxPool3d(2, 2), lambda: tnn.MaxPool3d(2, 2)),
+    (lambda: nn.MaxPool3d((3, 2, 3), (2, 1, 2), pad_mode="pad", padding=(1, 1, 1), ceil_mode=True),
+     lambda: tnn.MaxPool3d((3, 2, 3), (2, 1, 2), padding=(1, 1, 1), ceil_mode=True)),
+    (lambda: nn.AvgPool3d(3, 2, pad_mode="pad", padding=1), lambda: tnn.AvgPool3d(3, 2, padding=1)),
+    (lambda: nn.AvgPool3d(3, 2, pad_mode="pad", padding=(1, 1, 0, 0, 1, 1), ceil_mode=True,
+                          count_include_pad=False),
+     lambda: tnn.AvgPool3d(3, 2, padding=(1, 0, 1), ceil_mode=True, count_include_pad=False)),
+    (lambda: nn.AvgPool3d((1, 2, 2)), lambda: tnn.AvgPool3d((1, 2, 2), 1)),
+])
+def test_pools_3d(mode, net, module):
+    compare(net(), module(), [rand(2, 3, 7, 6, 5)], {}, mode)
+
+
+def test_pools_3d_unbatched_and_same():
+    x = rand(3, 5, 6, 7)
+    y = nn.MaxPool3d(3, 2, pad_mode="same")(Tensor(x))
+    # 'same': out = ceil(in / 2); padding (1, 1), (0, 1), (1, 1) with the extra at the end
+    want = tnn.functional.max_pool3d(tnn.functional.pad(torch.tensor(x[None]), (1, 1, 0, 1, 1, 1), value=-np.inf),
+                                     3, 2)[0]
+    assert y.shape == (3, 3, 3, 4)
+    np.testing.assert_allclose(y.asnumpy(), want.numpy(), rtol=1e-6)
+
+
+def test_pool3d_errors():
+    with pytest.raises(ValueError, match="pad_mode"):
+        nn.MaxPool3d(2, pad_mode="full")
+    with pytest.raises(ValueError, match="'padding' must be zero"):
+        nn.AvgPool3d(2, padding=1)
+    with pytest.raises(TypeError, match="kernel_size"):
+        nn.MaxPool3d((2, 2))
+    with pytest.raises(ValueError, match="stride"):
+        nn.AvgPool3d(2, stride=0)
+    with pytest.raises(TypeError, match="ceil_mode"):
+        nn.MaxPool3d(2, ceil_mode=1)
+    with pytest.raises(NotImplementedError, match="dilation"):
+        nn.MaxPool3d(2, dilation=2)
+    with pytest.raises(NotImplementedError, match="return_indices"):
+        nn.MaxPool3d(2, return_indices=True)
+    with pytest.raises(NotImplementedError, match="divisor_override"):
+        nn.AvgPool3d(2, divisor_override=2)
+    with pytest.raises(ValueError, match=r"\(N, C, D, H, W\)"):
+        nn.MaxPool3d(2)(Tensor(rand(4, 4, 4)))
+    with pytest.raises(ValueError, match="smaller than the window"):
+        nn.AvgPool3d(2, pad_mode="pad", padding=2)(Tensor(rand(1, 1, 4, 4, 4)))
 
 
 # --- Upsample and PixelShuffle ---------------------------------------------------------------
@@ -375,6 +486,14 @@ def test_upsample_graph_mode_and_errors():
         nn.Upsample(scale_factor=2.0, mode="bilinear")(Tensor(rand(1, 1, 3)))
     with pytest.raises(ValueError, match="align_corners"):
         nn.Upsample(scale_factor=2.0, mode="nearest", align_corners=True)(x)
+
+
+def test_pixel_unshuffle():
+    compare(nn.PixelUnshuffle(2), tnn.PixelUnshuffle(2), [rand(2, 3, 6, 4)], {})
+    with pytest.raises(ValueError, match=r"H \* r, W \* r"):
+        nn.PixelUnshuffle(3)(Tensor(rand(1, 2, 6, 4)))
+    with pytest.raises(ValueError, match="downscale_factor"):
+        nn.PixelUnshuffle(0)
 
 
 def test_pixel_shuffle():

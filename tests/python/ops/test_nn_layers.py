@@ -10,8 +10,8 @@ from msrt import Tensor, ops
 from .harness import check_grad, covers, run_op
 
 covers("layer_norm", "layer_norm_ext", "group_norm", "embedding", "prelu", "mish", "pixel_shuffle",
-       "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "interpolate", "rnn_layer",
-       "multi_head_attention")
+       "pixel_unshuffle", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+       "interpolate", "rnn_layer", "multi_head_attention")
 
 RNG = np.random.default_rng(3)
 
@@ -151,6 +151,23 @@ def test_pixel_shuffle():
     np.testing.assert_array_equal(unbatched, want[0])
 
 
+def test_pixel_unshuffle():
+    x = rand(2, 2, 6, 4)
+    (y,) = run_op("pixel_unshuffle", [x], {"downscale_factor": 2})
+    want = x.reshape(2, 2, 3, 2, 2, 2).transpose(0, 1, 3, 5, 2, 4).reshape(2, 8, 3, 2)
+    np.testing.assert_array_equal(y, want)
+    (back,) = run_op("pixel_shuffle", [y], {"upscale_factor": 2})
+    np.testing.assert_array_equal(back, x)
+    check_grad("pixel_unshuffle", [rand(1, 1, 4, 6)], {"downscale_factor": 2})
+    (unbatched,) = run_op("pixel_unshuffle", [x[0]], {"downscale_factor": 2})
+    np.testing.assert_array_equal(unbatched, want[0])
+    np.testing.assert_array_equal(ops.pixel_unshuffle(Tensor(x), 2).asnumpy(), want)
+    with pytest.raises(ValueError, match=r"\(\*, C, H \* r, W \* r\)"):
+        run_op("pixel_unshuffle", [rand(1, 2, 5, 4)], {"downscale_factor": 2})
+    with pytest.raises(ValueError, match="downscale_factor"):
+        run_op("pixel_unshuffle", [x], {"downscale_factor": 0})
+
+
 def adaptive_ref(x, sizes, reduce):
     out = x
     for axis, m in zip(range(x.ndim - len(sizes), x.ndim), sizes):
@@ -164,6 +181,8 @@ def adaptive_ref(x, sizes, reduce):
                                                  ("adaptive_avg_pool1d", 7, np.mean),
                                                  ("adaptive_avg_pool2d", (3, 2), np.mean),
                                                  ("adaptive_avg_pool2d", (1, 1), np.mean),
+                                                 ("adaptive_max_pool1d", 3, np.max),
+                                                 ("adaptive_max_pool1d", 7, np.max),
                                                  ("adaptive_max_pool2d", (2, 4), np.max),
                                                  ("adaptive_max_pool2d", 3, np.max)])
 def test_adaptive_pools(name, sizes, reduce):

@@ -1,13 +1,13 @@
 """Layers: basic, activation, convolution, pooling, normalization, embedding, recurrent, attention, containers."""
 from .activation import (GELU, LeakyReLU, LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Tanh,
                          get_activation)
-from .basic import Dense, Dropout, Flatten, Identity, PixelShuffle, Upsample
+from .basic import Dense, Dropout, Flatten, Identity, PixelShuffle, PixelUnshuffle, Upsample
 from .container import CellDict, CellList, SequentialCell
-from .conv import Conv1d, Conv1dTranspose, Conv2d, Conv2dTranspose
+from .conv import Conv1d, Conv1dTranspose, Conv2d, Conv2dTranspose, Conv3d, Conv3dTranspose
 from .embedding import Embedding
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm
-from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
-                      MaxPool2d)
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d,
+                      AvgPool2d, AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d)
 from .rnns import GRU, LSTM, RNN
 from ._more_activations import (CELU, ELU, GLU, Hardtanh, HShrink, LogSigmoid, SeLU, Softmin, Softplus, SoftShrink,
                                 Softsign, Tanhshrink, Threshold)
@@ -21,12 +21,13 @@ from .transformer import (MultiheadAttention, Transformer, TransformerDecoder, T
 __all__ = [
     "GELU", "LeakyReLU", "LogSoftmax", "Mish", "PReLU", "ReLU", "ReLU6", "Sigmoid", "SiLU", "Softmax", "Tanh",
     "get_activation",
-    "Dense", "Dropout", "Flatten", "Identity", "PixelShuffle", "Upsample",
+    "Dense", "Dropout", "Flatten", "Identity", "PixelShuffle", "PixelUnshuffle", "Upsample",
     "CellDict", "CellList", "SequentialCell",
-    "Conv1d", "Conv1dTranspose", "Conv2d", "Conv2dTranspose",
+    "Conv1d", "Conv1dTranspose", "Conv2d", "Conv2dTranspose", "Conv3d", "Conv3dTranspose",
     "Embedding",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "LayerNorm",
-    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d",
+    "AvgPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d",
     "GRU", "LSTM", "RNN",
     "MultiheadAttention", "TransformerEncoder", "TransformerEncoderLayer",
     "Transformer", "TransformerDecoder", "TransformerDecoderLayer",

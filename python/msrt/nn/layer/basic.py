@@ -1,4 +1,4 @@
-"""Dense, Flatten, Dropout, Identity, Upsample and PixelShuffle."""
+"""Dense, Flatten, Dropout, Identity, Upsample, PixelShuffle and PixelUnshuffle."""
 import math
 import warnings
 
@@ -11,8 +11,8 @@ from ...ops import _op
 from ..cell import Cell
 from .activation import get_activation
 
-__all__ = ["Dense", "Flatten", "Dropout", "Identity", "Upsample", "PixelShuffle", "Dropout1d", "Dropout2d", "Dropout3d",
-           "Unflatten", "ClipByNorm"]
+__all__ = ["Dense", "Flatten", "Dropout", "Identity", "Upsample", "PixelShuffle", "PixelUnshuffle", "Dropout1d",
+           "Dropout2d", "Dropout3d", "Unflatten", "ClipByNorm"]
 
 
 def _check_positive_int(value, arg, cls_name):
@@ -312,3 +312,18 @@ class PixelShuffle(Cell):
 
     def extend_repr(self):
         return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Cell):
+    """Rearranges (*, C, H * r, W * r) into (*, C * r^2, H, W) (the pixel_unshuffle op)."""
+
+    def __init__(self, downscale_factor):
+        super().__init__()
+        _check_positive_int(downscale_factor, "downscale_factor", "PixelUnshuffle")
+        self.downscale_factor = downscale_factor
+
+    def construct(self, x):
+        return _op("pixel_unshuffle", x, downscale_factor=self.downscale_factor)
+
+    def extend_repr(self):
+        return f"downscale_factor={self.downscale_factor}"

@@ -1,4 +1,4 @@
-"""Conv1d, Conv2d, Conv1dTranspose and Conv2dTranspose (channels first)."""
+"""Conv1d, Conv2d, Conv3d, Conv1dTranspose, Conv2dTranspose and Conv3dTranspose (channels first)."""
 import math
 
 from ..._tensor import Tensor
@@ -8,7 +8,7 @@ from ...common.parameter import Parameter
 from ...ops import _op
 from ..cell import Cell
 
-__all__ = ["Conv1d", "Conv2d", "Conv1dTranspose", "Conv2dTranspose"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "Conv1dTranspose", "Conv2dTranspose", "Conv3dTranspose"]
 
 
 def _data_format(value, cls_name):
@@ -172,7 +172,7 @@ def _padding2(padding, cls_name):
 
 
 class _ConvNd(Cell):
-    """Parameters shared by Conv1d, Conv2dTranspose and Conv1dTranspose: a 4-D weight (1-D layers keep
+    """Parameters shared by Conv1d, Conv3d and the transposed layers: a 4-D or 5-D weight (1-D layers keep
     MindSpore's (out, in // group, 1, k)), HeUniform(sqrt(5)) by default, and a bias Uniform(1/sqrt(fan_in))."""
 
     def _make_params(self, shape, has_bias, bias_size, weight_init, bias_init, dtype):
@@ -189,7 +189,7 @@ class _ConvNd(Cell):
         self.bias = None
         if has_bias:
             if bias_init is None:
-                bias_init = Uniform(1.0 / math.sqrt(shape[1] * shape[2] * shape[3]))
+                bias_init = Uniform(1.0 / math.sqrt(math.prod(shape[1:])))
             self.bias = Parameter(initializer(bias_init, [bias_size], dtype), name="bias")
 
 
@@ -309,3 +309,129 @@ class Conv1dTranspose(Conv2dTranspose):
         if len(x.shape) != 3:
             raise ValueError(f"For '{self.cls_name}', the input must be 3-D (N, C, L), but got shape {x.shape}.")
         return _op("squeeze", super().construct(_op("expand_dims", x, axis=2)), axis=[2])
+
+
+def _triple(value, arg, cls_name, allow_zero=False):
+    """(d, h, w) from an int or a tuple of 3 ints."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value,) * 3
+    if (not isinstance(value, tuple) or len(value) != 3
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        raise TypeError(f"For '{cls_name}', the argument '{arg}' must be an int or a tuple of three ints, "
+                        f"but got {value!r}.")
+    low = 0 if allow_zero else 1
+    if any(v < low for v in value):
+        kind = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"For '{cls_name}', the argument '{arg}' must be {kind}, but got {value}.")
+    return value
+
+
+def _padding6(padding, cls_name):
+    """(front, back, top, bottom, left, right) from an int, (pad_d, pad_h, pad_w) or a 6-tuple."""
+    if isinstance(padding, int) and not isinstance(padding, bool):
+        padding = (padding,) * 6
+    elif isinstance(padding, tuple) and len(padding) == 3:
+        padding = (padding[0], padding[0], padding[1], padding[1], padding[2], padding[2])
+    if (not isinstance(padding, tuple) or len(padding) != 6
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in padding)):
+        raise TypeError(f"For '{cls_name}', the argument 'padding' must be an int or a tuple of 3 or 6 ints, "
+                        f"but got {padding!r}.")
+    if any(v < 0 for v in padding):
+        raise ValueError(f"For '{cls_name}', the argument 'padding' must be non-negative, but got {padding}.")
+    return padding
+
+
+def _check_ncdhw(data_format, cls_name):
+    if data_format != "NCDHW":
+        raise ValueError(f"For '{cls_name}', the 'data_format' must be 'NCDHW', but got {data_format!r}.")
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W) input, as MindSpore 2.3's `nn.Conv3d`; weight
+    (out_channels, in_channels // group, kd, kh, kw)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
+                 group=1, has_bias=False, weight_init=None, bias_init=None, data_format="NCDHW",
+                 dtype=mstype.float32):
+        super().__init__()
+        name = self.cls_name
+        _check_channels(name, in_channels, out_channels, group)
+        self.in_channels, self.out_channels, self.group = in_channels, out_channels, group
+        self.kernel_size = _triple(kernel_size, "kernel_size", name)
+        self.stride = _triple(stride, "stride", name)
+        self.dilation = _triple(dilation, "dilation", name)
+        self.padding = _padding6(padding, name)
+        self.pad_mode = _check_pad_mode(pad_mode, self.padding, name)
+        _check_ncdhw(data_format, name)
+        self.data_format = data_format
+        self._make_params([out_channels, in_channels // group, *self.kernel_size], has_bias, out_channels,
+                          weight_init, bias_init, dtype)
+        self._attrs = {"stride": list(self.stride), "pad_mode": self.pad_mode, "pad": list(self.padding),
+                       "dilation": list(self.dilation), "group": group}
+
+    def construct(self, x):
+        out = _op("conv3d", x, self.weight, **self._attrs)
+        if self.bias is not None:
+            out = _op("bias_add", out, self.bias)
+        return out
+
+    def extend_repr(self):
+        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
+                f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
+                f"padding={self.padding}, dilation={self.dilation}, group={self.group}, has_bias={self.has_bias}, "
+                f"weight_init={self.weight_init}, bias_init={self.bias_init}, format={self.data_format}")
+
+
+class Conv3dTranspose(_ConvNd):
+    """3-D transposed convolution over (N, C, D, H, W) input, as MindSpore 2.3's `nn.Conv3dTranspose`: the
+    gradient of a conv3d with respect to its input (conv3d_backprop_input), weight
+    (in_channels, out_channels // group, kd, kh, kw)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
+                 group=1, output_padding=0, has_bias=False, weight_init=None, bias_init=None, data_format="NCDHW",
+                 dtype=mstype.float32):
+        super().__init__()
+        name = self.cls_name
+        _check_channels(name, in_channels, out_channels, group)
+        self.in_channels, self.out_channels, self.group = in_channels, out_channels, group
+        self.kernel_size = _triple(kernel_size, "kernel_size", name)
+        self.stride = _triple(stride, "stride", name)
+        self.dilation = _triple(dilation, "dilation", name)
+        self.padding = _padding6(padding, name)
+        self.output_padding = _triple(output_padding, "output_padding", name, allow_zero=True)
+        self.pad_mode = _check_pad_mode(pad_mode, self.padding, name)
+        _check_ncdhw(data_format, name)
+        self.data_format = data_format
+        if self.pad_mode != "pad" and any(self.output_padding):
+            raise ValueError(f"For '{name}', the 'output_padding' must be zero when 'pad_mode' is not 'pad', "
+                             f"but got {self.output_padding}.")
+        for op_, s, d in zip(self.output_padding, self.stride, self.dilation):
+            if op_ >= max(s, d):
+                raise ValueError(f"For '{name}', the 'output_padding' must be smaller than 'stride' or "
+                                 f"'dilation', but got output_padding {self.output_padding}, stride {self.stride} "
+                                 f"and dilation {self.dilation}.")
+        self._make_params([in_channels, out_channels // group, *self.kernel_size], has_bias, out_channels,
+                          weight_init, bias_init, dtype)
+        self._attrs = {"stride": list(self.stride), "pad_mode": self.pad_mode, "pad": list(self.padding),
+                       "dilation": list(self.dilation), "group": group}
+
+    def _output_shape(self, shape):
+        n = shape[0]
+        sizes = [_transposed_size(shape[2 + i], self.kernel_size[i], self.stride[i], self.dilation[i],
+                                  self.pad_mode, self.padding[2 * i], self.padding[2 * i + 1],
+                                  self.output_padding[i]) for i in range(3)]
+        return [n, self.out_channels, *sizes]
+
+    def construct(self, x):
+        if len(x.shape) != 5:
+            raise ValueError(f"For '{self.cls_name}', the input must be 5-D (N, C, D, H, W), "
+                             f"but got shape {x.shape}.")
+        out = _op("conv3d_backprop_input", x, self.weight, input_shape=self._output_shape(x.shape), **self._attrs)
+        if self.bias is not None:
+            out = _op("bias_add", out, self.bias)
+        return out
+
+    def extend_repr(self):
+        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
+                f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
+                f"padding={self.padding}, dilation={self.dilation}, group={self.group}, has_bias={self.has_bias}")

@@ -1,10 +1,10 @@
 """Max and average pooling over fixed and adaptive windows (channels first)."""
 from ...ops import _op
 from ..cell import Cell
-from .conv import _data_format
+from .conv import _data_format, _padding6, _triple
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
 
 def _pool_pair(value, arg, cls_name):
@@ -125,6 +125,79 @@ class AvgPool1d(_Pool1d):
         super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode)
 
 
+class _Pool3d(Cell):
+    """A 3-D pool of (N, C, D, H, W) or (C, D, H, W) input: pad_mode 'same', 'valid' or 'pad' (with
+    padding and ceil_mode)."""
+
+    _op_name = ""
+
+    def __init__(self, kernel_size, stride, pad_mode, padding, ceil_mode, extra=None):
+        super().__init__()
+        name = self.cls_name
+        self.kernel_size = _triple(kernel_size, "kernel_size", name)
+        self.stride = _triple(stride, "stride", name)
+        if not isinstance(pad_mode, str) or pad_mode.upper() not in ("VALID", "SAME", "PAD"):
+            raise ValueError(f"For '{name}', the argument 'pad_mode' must be one of ['valid', 'same', 'pad'], "
+                             f"but got {pad_mode!r}.")
+        self.pad_mode = pad_mode.upper()
+        if isinstance(padding, (tuple, list)) and len(padding) == 1:
+            padding = padding[0]
+        self.padding = _padding6(tuple(padding) if isinstance(padding, list) else padding, name)
+        if self.pad_mode != "PAD" and any(self.padding):
+            raise ValueError(f"For '{name}', the 'padding' must be zero when 'pad_mode' is not 'pad', "
+                             f"but got padding {padding} with pad_mode {pad_mode!r}.")
+        if not isinstance(ceil_mode, bool):
+            raise TypeError(f"For '{name}', the argument 'ceil_mode' must be bool, but got {type(ceil_mode).__name__}.")
+        self.ceil_mode = ceil_mode
+        self._attrs = {"kernel_size": list(self.kernel_size), "strides": list(self.stride),
+                       "pad_mode": self.pad_mode.lower(), "pad": list(self.padding), "ceil_mode": ceil_mode,
+                       **(extra or {})}
+
+    def construct(self, x):
+        rank = len(x.shape)
+        if rank not in (4, 5):
+            raise ValueError(f"For '{self.cls_name}', the input must be (N, C, D, H, W) or (C, D, H, W), "
+                             f"but got shape {x.shape}.")
+        if rank == 4:
+            x = _op("expand_dims", x, axis=0)
+            return _op("squeeze", _op(self._op_name, x, **self._attrs), axis=[0])
+        return _op(self._op_name, x, **self._attrs)
+
+    def extend_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
+                f"padding={self.padding}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool3d(_Pool3d):
+    """Max over kernel_size windows of (N, C, D, H, W) moved by stride (MindSpore 2.x defaults)."""
+
+    _op_name = "max_pool3d"
+
+    def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        if dilation not in (1, (1,), (1, 1, 1)):
+            raise NotImplementedError("For 'MaxPool3d', 'dilation' is not supported by msrt yet.")
+        if return_indices:
+            raise NotImplementedError("For 'MaxPool3d', 'return_indices' is not supported by msrt yet.")
+        super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode)
+
+
+class AvgPool3d(_Pool3d):
+    """Mean over kernel_size windows of (N, C, D, H, W) moved by stride (MindSpore 2.x defaults)."""
+
+    _op_name = "avg_pool3d"
+
+    def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        if divisor_override is not None:
+            raise NotImplementedError("For 'AvgPool3d', 'divisor_override' is not supported by msrt yet.")
+        if not isinstance(count_include_pad, bool):
+            raise TypeError(f"For 'AvgPool3d', the argument 'count_include_pad' must be bool, "
+                            f"but got {type(count_include_pad).__name__}.")
+        super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, {"count_include_pad": count_include_pad})
+        self.count_include_pad = count_include_pad
+
+
 def _output_size(value, count, cls_name, allow_none):
     def ok(v):
         return (isinstance(v, int) and not isinstance(v, bool) and v > 0) or (allow_none and v is None)
@@ -165,6 +238,13 @@ class AdaptiveAvgPool2d(_AdaptivePool):
     """Mean over adaptive windows of (N, C, H, W) or (C, H, W); None in output_size keeps that axis."""
 
     _op_name = "adaptive_avg_pool2d"
+
+
+class AdaptiveMaxPool1d(_AdaptivePool):
+    """Max over adaptive windows of the last axis of (N, C, L) or (C, L): the output has `output_size` elements."""
+
+    _op_name = "adaptive_max_pool1d"
+    _count = 1
 
 
 class AdaptiveMaxPool2d(_AdaptivePool):
