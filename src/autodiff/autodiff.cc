@@ -76,6 +76,17 @@ void RecordCall(const ops::OpDef& op, const Dict& attrs, const std::vector<Tenso
   GradTape* tape = t_tape;
   bool tracked = std::any_of(inputs.begin(), inputs.end(), [tape](const Tensor& t) { return tape->Tracks(t); });
   if (!tracked) return;
+  // Note [Complex gradients]
+  // Gradients do not flow through complex values yet: a tracked value
+  // turning complex would cut its gradient path silently, so it is an error.
+  for (const Tensor& out : outputs) {
+    if (IsComplex(out.dtype())) {
+      throw NotImplementedError(StrCat("[", op.name, "] gradients through complex tensors are not supported: the op ",
+                                       "takes a value that requires a gradient and gives a ", DTypeName(out.dtype()),
+                                       " tensor. Compute it outside the gradient (ops.stop_gradient), or keep the ",
+                                       "differentiated values real."));
+    }
+  }
   auto node = std::make_shared<Node>();
   node->op = &op;
   node->attrs = attrs;
@@ -161,7 +172,13 @@ std::vector<Tensor> GradTape::Gradient(const std::vector<Tensor>& outputs, const
   std::map<NodeKey, Tensor> node_grads;
   std::unordered_map<const TensorImpl*, Tensor> leaf_grads;
   std::unordered_map<const TensorImpl*, bool> wanted;
-  for (const Tensor& w : wrt) wanted[w.impl()] = true;
+  for (const Tensor& w : wrt) {
+    if (IsComplex(w.dtype())) {  // Note [Complex gradients]
+      throw NotImplementedError(StrCat("gradients with respect to a ", DTypeName(w.dtype()),
+                                       " tensor are not supported; differentiate with respect to real tensors."));
+    }
+    wanted[w.impl()] = true;
+  }
 
   auto node_of = [this](const Tensor& t) -> const Node* {
     const auto& n = t.impl()->grad_node;

@@ -20,17 +20,31 @@ InferFn UnaryInfer(std::string_view op, DTypeClass cls) {
 
 // How a binary op types its output.
 enum class BinaryKind {
-  kArithmetic,  // promoted dtype, not bool
-  kDivision,    // promoted dtype; integers give float32
-  kComparison,  // any dtypes, bool output
-  kLogical,     // bool inputs, bool output
+  kArithmetic,      // promoted dtype, not bool
+  kRealArithmetic,  // as kArithmetic, not complex (ordering, rounding, powers)
+  kDivision,        // promoted dtype; integers give float32
+  kEquality,        // any dtypes, bool output
+  kComparison,      // any dtypes but complex (not ordered), bool output
+  kLogical,         // bool inputs, bool output
 };
+
+void CheckReal(std::string_view op, const Metas& in) {
+  CheckDType(op, "x", in[0], DTypeClass::kAny);
+  for (size_t i = 0; i < 2; ++i) {
+    if (IsComplex(in[i].dtype)) {
+      OpError(ErrorKind::kType, op,
+              StrCat("does not compute on complex values; expected real dtypes in 'x' and 'y', but got ",
+                     DTypeName(in[0].dtype), " and ", DTypeName(in[1].dtype)));
+    }
+  }
+}
 
 InferFn BinaryInfer(std::string_view op, BinaryKind kind) {
   return [op, kind](const Metas& in, const Dict&) {
     Shape shape = BroadcastShapes(op, in[0].shape, in[1].shape);
     DType promoted = PromoteTypes(in[0].dtype, in[1].dtype);
     switch (kind) {
+      case BinaryKind::kRealArithmetic: CheckReal(op, in); [[fallthrough]];
       case BinaryKind::kArithmetic:
       case BinaryKind::kDivision:
         if (promoted == DType::kBool) {
@@ -38,9 +52,12 @@ InferFn BinaryInfer(std::string_view op, BinaryKind kind) {
                   StrCat("does not compute on two Bool tensors; expected an integer or floating-point dtype in "
                          "'x' or 'y', but got Bool and Bool"));
         }
-        if (kind == BinaryKind::kDivision && !IsFloating(promoted)) promoted = DType::kFloat32;
+        if (kind == BinaryKind::kDivision && !IsFloating(promoted) && !IsComplex(promoted)) {
+          promoted = DType::kFloat32;
+        }
         return Metas{{shape, promoted}};
-      case BinaryKind::kComparison: return Metas{{shape, DType::kBool}};
+      case BinaryKind::kComparison: CheckReal(op, in); return Metas{{shape, DType::kBool}};
+      case BinaryKind::kEquality: return Metas{{shape, DType::kBool}};
       case BinaryKind::kLogical:
         CheckDType(op, "x", in[0], DTypeClass::kBool);
         CheckDType(op, "y", in[1], DTypeClass::kBool);
@@ -65,7 +82,7 @@ constexpr OpProperties kElementwise = {.elementwise = true};
 MSRT_REGISTER_OP(
     {.name = "neg",
      .inputs = {"x"},
-     .infer = UnaryInfer("neg", DTypeClass::kNumber),
+     .infer = UnaryInfer("neg", DTypeClass::kNumberOrComplex),
      .grad = Unary([](const Tensor&, const Tensor&, const Tensor& dy, const Dict&) { return fn::Neg(dy); }),
      .props = kElementwise,
      .doc = "-x",
@@ -73,7 +90,11 @@ MSRT_REGISTER_OP(
 
 MSRT_REGISTER_OP({.name = "abs",
                   .inputs = {"x"},
-                  .infer = UnaryInfer("abs", DTypeClass::kNumber),
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        CheckDType("abs", "x", in[0], DTypeClass::kNumberOrComplex);
+                        return Metas{{in[0].shape, RealPartDType(in[0].dtype)}};  // complex: the modulus
+                      },
                   .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
                     return fn::Mul(dy, Call1("sign", {x}));
                   }),
@@ -145,7 +166,7 @@ MSRT_REGISTER_OP({.name = "rsqrt",
 
 MSRT_REGISTER_OP({.name = "square",
                   .inputs = {"x"},
-                  .infer = UnaryInfer("square", DTypeClass::kNumber),
+                  .infer = UnaryInfer("square", DTypeClass::kNumberOrComplex),
                   .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
                     return fn::Mul(dy, fn::Mul(x, Scalar(2, x)));
                   }),
@@ -376,7 +397,7 @@ MSRT_REGISTER_OP({.name = "div",
 
 MSRT_REGISTER_OP({.name = "pow",
                   .inputs = {"x", "y"},
-                  .infer = BinaryInfer("pow", BinaryKind::kArithmetic),
+                  .infer = BinaryInfer("pow", BinaryKind::kRealArithmetic),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     const Tensor& dy = a.dys[0];
                     const Tensor& x = a.inputs[0];
@@ -404,7 +425,7 @@ MSRT_REGISTER_OP({.name = "pow",
 // remainder, as Python's // and %.
 MSRT_REGISTER_OP({.name = "floor_div",
                   .inputs = {"x", "y"},
-                  .infer = BinaryInfer("floor_div", BinaryKind::kArithmetic),
+                  .infer = BinaryInfer("floor_div", BinaryKind::kRealArithmetic),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     // Piecewise constant: zero almost everywhere.
                     return {IfNeeded(a, 0, [&] { return fn::ZerosLike(a.dys[0]); }),
@@ -417,7 +438,7 @@ MSRT_REGISTER_OP({.name = "floor_div",
 
 MSRT_REGISTER_OP({.name = "floor_mod",
                   .inputs = {"x", "y"},
-                  .infer = BinaryInfer("floor_mod", BinaryKind::kArithmetic),
+                  .infer = BinaryInfer("floor_mod", BinaryKind::kRealArithmetic),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     const Tensor& dy = a.dys[0];
                     // x - floor(x / y) * y: d/dx = 1, d/dy = -floor(x / y).
@@ -444,7 +465,7 @@ GradFn MinMaxGrad(std::string_view compare) {
 
 MSRT_REGISTER_OP({.name = "maximum",
                   .inputs = {"x", "y"},
-                  .infer = BinaryInfer("maximum", BinaryKind::kArithmetic),
+                  .infer = BinaryInfer("maximum", BinaryKind::kRealArithmetic),
                   .grad = MinMaxGrad("greater_equal"),
                   .props = kElementwise,
                   .doc = "elementwise max (NaN propagates)",
@@ -453,7 +474,7 @@ MSRT_REGISTER_OP({.name = "maximum",
 
 MSRT_REGISTER_OP({.name = "minimum",
                   .inputs = {"x", "y"},
-                  .infer = BinaryInfer("minimum", BinaryKind::kArithmetic),
+                  .infer = BinaryInfer("minimum", BinaryKind::kRealArithmetic),
                   .grad = MinMaxGrad("less_equal"),
                   .props = kElementwise,
                   .doc = "elementwise min (NaN propagates)",
@@ -471,11 +492,12 @@ OpDef ComparisonOp(std::string_view name, BinaryKind kind, std::string_view doc,
 
 const bool kComparisonsRegistered = [] {
   constexpr BinaryKind kCompare = BinaryKind::kComparison;
+  constexpr BinaryKind kEquality = BinaryKind::kEquality;
   constexpr BinaryKind kLogical = BinaryKind::kLogical;
-  RegisterOp(ComparisonOp("equal", kCompare, "x == y (bool)",
+  RegisterOp(ComparisonOp("equal", kEquality, "x == y (bool)",
                           {Function("equal(input->x, other->y)"), Method("equal(self->x, other->y)"),
                            Primitive("math_ops.Equal()(x, y)")}));
-  RegisterOp(ComparisonOp("not_equal", kCompare, "x != y (bool)",
+  RegisterOp(ComparisonOp("not_equal", kEquality, "x != y (bool)",
                           {Function("not_equal|ne(input->x, other->y)"), Primitive("math_ops.NotEqual()(x, y)")}));
   RegisterOp(ComparisonOp("less", kCompare, "x < y (bool)",
                           {Function("less|lt|tensor_lt(input->x, other->y)"), Primitive("math_ops.Less()(x, y)")}));
@@ -496,6 +518,55 @@ const bool kComparisonsRegistered = [] {
                           {Function("logical_xor(input->x, other->y)"), Primitive("math_ops.LogicalXor()(x, y)")}));
   return true;
 }();
+
+// ---- complex parts ----
+
+// real, imag and conj: a complex input's part (or conjugate); a real input
+// gives itself (real, conj) or zeros (imag), as MindSpore does.
+InferFn PartInfer(std::string_view op, bool conjugate) {
+  return [op, conjugate](const Metas& in, const Dict&) {
+    CheckDType(op, "x", in[0], DTypeClass::kNumberOrComplex);
+    return Metas{{in[0].shape, conjugate ? in[0].dtype : RealPartDType(in[0].dtype)}};
+  };
+}
+
+MSRT_REGISTER_OP({.name = "real",
+                  .inputs = {"x"},
+                  .infer = PartInfer("real", false),
+                  .props = kElementwise,
+                  .doc = "the real part of x (x itself when real)",
+                  .api = {Function("real(input->x)"), Method("real(self->x)"), Primitive("math_ops.Real()(input->x)")}});
+
+MSRT_REGISTER_OP({.name = "imag",
+                  .inputs = {"x"},
+                  .infer = PartInfer("imag", false),
+                  .props = kElementwise,
+                  .doc = "the imaginary part of x (zeros when x is real)",
+                  .api = {Function("imag(input->x)"), Method("imag(self->x)"), Primitive("math_ops.Imag()(input->x)")}});
+
+MSRT_REGISTER_OP({.name = "conj",
+                  .inputs = {"x"},
+                  .infer = PartInfer("conj", true),
+                  .props = kElementwise,
+                  .doc = "the complex conjugate of x (x itself when real)",
+                  .api = {Function("conj(input->x)"), Method("conj(self->x)"), Primitive("math_ops.Conj()(input->x)")}});
+
+MSRT_REGISTER_OP({.name = "complex",
+                  .inputs = {"real", "imag"},
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        constexpr std::string_view op = "complex";
+                        if (in[0].dtype != DType::kFloat32 && in[0].dtype != DType::kFloat64) {
+                          OpError(ErrorKind::kType, op,
+                                  StrCat("input 'real' has an unsupported dtype; expected Float32 or Float64, but got ",
+                                         DTypeName(in[0].dtype)));
+                        }
+                        CheckSameDType(op, "real", in[0], "imag", in[1]);
+                        return Metas{{BroadcastShapes(op, in[0].shape, in[1].shape), ComplexOfDType(in[0].dtype)}};
+                      },
+                  .props = kElementwise,
+                  .doc = "real + imag * 1j (float32 parts give complex64, float64 parts complex128)",
+                  .api = {Function("complex(real, imag)"), Primitive("math_ops.Complex()(real, imag)")}});
 
 MSRT_REGISTER_OP({.name = "addn",
                   .inputs = {"xs..."},

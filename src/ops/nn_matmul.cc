@@ -11,8 +11,9 @@ namespace {
 
 Dict Transposes(bool ta, bool tb) { return Dict{{"transpose_a", Value(ta)}, {"transpose_b", Value(tb)}}; }
 
-void CheckFloatPair(std::string_view op, const std::vector<TensorMeta>& in, std::string_view a, std::string_view b) {
-  CheckDType(op, a, in[0], DTypeClass::kFloat);
+void CheckFloatPair(std::string_view op, const std::vector<TensorMeta>& in, std::string_view a, std::string_view b,
+                    DTypeClass cls = DTypeClass::kFloat) {
+  CheckDType(op, a, in[0], cls);
   CheckSameDType(op, a, in[0], b, in[1]);
 }
 
@@ -62,7 +63,7 @@ MSRT_REGISTER_OP({
     .inputs = {"a", "b"},
     .attrs = kTransposeAttrs,
     .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
-      CheckFloatPair("matmul", in, "a", "b");
+      CheckFloatPair("matmul", in, "a", "b", DTypeClass::kFloatOrComplex);
       CheckRank("matmul", "a", in[0], 2);
       CheckRank("matmul", "b", in[1], 2);
       auto [m, n] = ProductDims("matmul", in[0].shape, in[1].shape, AttrBool(attrs, "transpose_a"),
@@ -85,7 +86,7 @@ MSRT_REGISTER_OP({
     .inputs = {"a", "b"},
     .attrs = kTransposeAttrs,
     .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
-      CheckFloatPair("batch_matmul", in, "a", "b");
+      CheckFloatPair("batch_matmul", in, "a", "b", DTypeClass::kFloatOrComplex);
       for (size_t i = 0; i < 2; ++i) {
         if (in[i].shape.size() < 3) {
           OpError(ErrorKind::kValue, "batch_matmul",
