@@ -157,7 +157,7 @@ def _numpy_of(data, dtype):
         array = np.array(data, dtype=np.int64)
     elif isinstance(data, float):
         array = np.array(data, dtype=np.float32)
-    elif isinstance(data, complex):
+    elif isinstance(data, complex) and not isinstance(data, np.generic):
         array = np.array(data, dtype=np.complex64)
     elif isinstance(data, (list, tuple)):
         array = np.array(data)

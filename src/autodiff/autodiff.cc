@@ -87,6 +87,7 @@ void RecordCall(const ops::OpDef& op, const Dict& attrs, const std::vector<Tenso
                                        "differentiated values real."));
     }
   }
+  if (!op.grad) return;  // not differentiable: the path ends here
   auto node = std::make_shared<Node>();
   node->op = &op;
   node->attrs = attrs;
