@@ -554,6 +554,18 @@ class Tensor:
     def float(self):
         return self.astype(mstype.float32)
 
+    def is_complex(self):
+        """Whether the dtype is complex64 or complex128."""
+        return self._t.dtype_name in _COMPLEX_NAMES
+
+    def is_floating_point(self):
+        """Whether the dtype is a real floating-point one."""
+        return self._t.dtype_name in _FLOAT_NAMES
+
+    def is_signed(self):
+        """Whether the dtype holds negative values (signed integers, floats, complex)."""
+        return self._t.dtype_name not in _UINT_NAMES and self._t.dtype_name != "bool_"
+
     def half(self):
         return self.astype(mstype.float16)
 

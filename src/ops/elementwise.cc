@@ -535,21 +535,24 @@ MSRT_REGISTER_OP({.name = "real",
                   .infer = PartInfer("real", false),
                   .props = kElementwise,
                   .doc = "the real part of x (x itself when real)",
-                  .api = {Function("real(input->x)"), Method("real(self->x)"), Primitive("math_ops.Real()(input->x)")}});
+                  .api = {Function("real(input->x)"), Method("real(self->x)"),
+                          Primitive("math_ops.Real()(input->x)")}});
 
 MSRT_REGISTER_OP({.name = "imag",
                   .inputs = {"x"},
                   .infer = PartInfer("imag", false),
                   .props = kElementwise,
                   .doc = "the imaginary part of x (zeros when x is real)",
-                  .api = {Function("imag(input->x)"), Method("imag(self->x)"), Primitive("math_ops.Imag()(input->x)")}});
+                  .api = {Function("imag(input->x)"), Method("imag(self->x)"),
+                          Primitive("math_ops.Imag()(input->x)")}});
 
 MSRT_REGISTER_OP({.name = "conj",
                   .inputs = {"x"},
                   .infer = PartInfer("conj", true),
                   .props = kElementwise,
                   .doc = "the complex conjugate of x (x itself when real)",
-                  .api = {Function("conj(input->x)"), Method("conj(self->x)"), Primitive("math_ops.Conj()(input->x)")}});
+                  .api = {Function("conj(input->x)"), Method("conj(self->x)"),
+                          Primitive("math_ops.Conj()(input->x)")}});
 
 MSRT_REGISTER_OP({.name = "complex",
                   .inputs = {"real", "imag"},

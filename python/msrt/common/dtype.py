@@ -181,8 +181,9 @@ all_types = (bool_, int8, uint8, int16, int32, int64, uint16, uint32, uint64, fl
              complex128)
 
 # The element types the C++ core holds, by the name it uses ("float32", "bool_"...).
-_BY_CORE_NAME = {t._name: t for t in (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-                                       uint16, uint32, uint64, complex64, complex128)}
+_CORE_TYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, uint16, uint32, uint64,
+               complex64, complex128)
+_BY_CORE_NAME = {t._name: t for t in _CORE_TYPES}
 _BY_CORE_NAME["bool"] = bool_
 
 _TO_NUMPY = {

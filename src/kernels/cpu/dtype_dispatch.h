@@ -12,7 +12,7 @@ namespace msrt::kernels {
 
 /// Sets of dtypes a kernel body is instantiated for.
 enum DTypeSet : unsigned {
-  kFloatTypes = 1u << 0,  // float32, float64
+  kFloatTypes = 1u << 0,    // float32, float64
   kIntTypes = 1u << 1,      // int8, int16, int32, int64, uint8, uint16, uint32, uint64
   kBoolType = 1u << 2,      // bool
   kHalfTypes = 1u << 3,     // float16, bfloat16 (stored as Half / BFloat16)

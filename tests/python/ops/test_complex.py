@@ -103,8 +103,8 @@ def test_matmul(mode, dtype, ta, tb):
     a, b = values(dtype, (37, 300)), values(dtype, (300, 290))  # n above one column block
     a_in = a.T.copy() if ta else a
     b_in = b.T.copy() if tb else b
-    got = MODES[mode](lambda p, q: ops.MatMul(transpose_a=ta, transpose_b=tb)(p, q))(ms.Tensor(a_in),
-                                                                                      ms.Tensor(b_in))
+    product = ops.MatMul(transpose_a=ta, transpose_b=tb)
+    got = MODES[mode](lambda p, q: product(p, q))(ms.Tensor(a_in), ms.Tensor(b_in))
     tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.complex64 else TOL[dtype]
     np.testing.assert_allclose(got.asnumpy(), a @ b, **tol)
 
@@ -192,3 +192,16 @@ def test_graph_mode_cell():
     y, m = Net()(ms.Tensor(a), ms.Tensor(b))
     np.testing.assert_allclose(y.asnumpy(), a @ b.conj() + a.sum(), rtol=1e-12)
     np.testing.assert_allclose(m.asnumpy(), np.abs(a), rtol=1e-12)
+
+
+def test_graph_simplification_keeps_imaginary_constants():
+    # x + 1j and x * (1 + 2j) must not be taken for x + 0 and x * 1 (their real parts).
+    x = ms.Tensor(values(np.complex64, (3,)))
+
+    @ms.jit
+    def f(t):
+        return t + ms.Tensor(np.array([1j, 1j, 1j], np.complex64)), t * ms.Tensor(np.array(1 + 2j, np.complex64))
+
+    a, b = f(x)
+    np.testing.assert_allclose(a.asnumpy(), x.asnumpy() + 1j, rtol=1e-6)
+    np.testing.assert_allclose(b.asnumpy(), x.asnumpy() * (1 + 2j), rtol=1e-6)

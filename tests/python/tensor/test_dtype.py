@@ -124,7 +124,7 @@ def test_asnumpy_round_trips(array):
     big_endian = array.astype(array.dtype.newbyteorder(">"))
     np.testing.assert_array_equal(ms.Tensor(big_endian).asnumpy(), array)
     if array.size == 1:
-        assert t.item() == array.item() and type(t.item()) is type(array.item())
+        assert t.item() == array.item() and isinstance(t.item(), type(array.item()))
 
 
 def test_python_scalars():
@@ -166,3 +166,13 @@ def test_checkpoint_round_trip_of_the_new_dtypes(tmp_path):
     for k, v in arrays.items():
         assert loaded[k].asnumpy().dtype == v.dtype
         np.testing.assert_array_equal(loaded[k].asnumpy(), v)
+
+
+def test_dtype_predicates():
+    c = ms.Tensor(np.array([1j], np.complex64))
+    u = ms.Tensor(np.array([1], np.uint32))
+    f = ms.Tensor([1.0])
+    assert c.is_complex() and not u.is_complex() and not f.is_complex()
+    assert f.is_floating_point() and not c.is_floating_point() and not u.is_floating_point()
+    assert c.is_signed() and f.is_signed() and not u.is_signed() and ms.Tensor([1]).is_signed()
+    assert not ms.Tensor([True]).is_signed()
