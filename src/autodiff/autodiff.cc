@@ -77,15 +77,25 @@ void RecordCall(const ops::OpDef& op, const Dict& attrs, const std::vector<Tenso
   bool tracked = std::any_of(inputs.begin(), inputs.end(), [tape](const Tensor& t) { return tape->Tracks(t); });
   if (!tracked) return;
   // Note [Complex gradients]
-  // Gradients do not flow through complex values yet: a tracked value
-  // turning complex would cut its gradient path silently, so it is an error.
+  // Gradients flow through complex values only through ops whose rule
+  // handles them (props.complex_grad): add, sub, mul, neg, matmul,
+  // reduce_sum, the parts (real, imag, conj, complex), cast, identity,
+  // reshape, transpose and expand_dims.
+  // Any other op on the path is an error rather than a gradient that is
+  // silently wrong or cut.
+  bool complex_in = std::any_of(inputs.begin(), inputs.end(),
+                                [tape](const Tensor& t) { return IsComplex(t.dtype()) && tape->Tracks(t); });
+  bool complex_out = false, continues = false;
   for (const Tensor& out : outputs) {
-    if (IsComplex(out.dtype())) {
-      throw NotImplementedError(StrCat("[", op.name, "] gradients through complex tensors are not supported: the op ",
-                                       "takes a value that requires a gradient and gives a ", DTypeName(out.dtype()),
-                                       " tensor. Compute it outside the gradient (ops.stop_gradient), or keep the ",
-                                       "differentiated values real."));
-    }
+    complex_out |= IsComplex(out.dtype());
+    continues |= IsFloating(out.dtype()) || IsComplex(out.dtype());
+  }
+  if ((complex_in || complex_out) && continues && !op.props.complex_grad) {
+    throw NotImplementedError(StrCat("[", op.name, "] has no gradient for complex values: a gradient would flow ",
+                                     complex_in ? "from a complex input" : "into a complex output",
+                                     ". Ops with complex gradients: add, sub, mul, neg, matmul, batch_matmul, ",
+                                     "reduce_sum, real, imag, conj, complex, cast, identity, reshape, transpose, ",
+                                     "expand_dims."));
   }
   if (!op.grad) return;  // not differentiable: the path ends here
   auto node = std::make_shared<Node>();
@@ -134,14 +144,14 @@ void GradTape::End() {
 }
 
 // Note [Integer gradients]
-// Gradients flow through floating-point values only. An integer or boolean
+// Gradients flow through floating-point (and complex) values only. An integer or boolean
 // tensor is never tracked, even with requires_grad set, and a recorded op's
 // integer outputs (argmax, a cast to int32, a comparison) carry no gradient;
 // asked for directly, an integer input's gradient is zeros of its dtype
 // (MindSpore returns zeros for inputs without a gradient path).
 bool GradTape::Tracks(const Tensor& t) const {
   const TensorImpl* impl = t.impl();
-  if (!IsFloating(impl->dtype)) return false;
+  if (!IsFloating(impl->dtype) && !IsComplex(impl->dtype)) return false;
   return impl->requires_grad || (impl->grad_node && impl->grad_node->tape_id == id_);
 }
 
@@ -173,13 +183,7 @@ std::vector<Tensor> GradTape::Gradient(const std::vector<Tensor>& outputs, const
   std::map<NodeKey, Tensor> node_grads;
   std::unordered_map<const TensorImpl*, Tensor> leaf_grads;
   std::unordered_map<const TensorImpl*, bool> wanted;
-  for (const Tensor& w : wrt) {
-    if (IsComplex(w.dtype())) {  // Note [Complex gradients]
-      throw NotImplementedError(StrCat("gradients with respect to a ", DTypeName(w.dtype()),
-                                       " tensor are not supported; differentiate with respect to real tensors."));
-    }
-    wanted[w.impl()] = true;
-  }
+  for (const Tensor& w : wrt) wanted[w.impl()] = true;
 
   auto node_of = [this](const Tensor& t) -> const Node* {
     const auto& n = t.impl()->grad_node;

@@ -64,9 +64,11 @@ std::vector<Tensor> Call(std::string_view name, const std::vector<Tensor>& input
   std::vector<Tensor> outputs = executor->Run(op, inputs, normalized, out_metas);
   // Ops without a gradient are seen too when they give complex values (Note
   // [Complex gradients] in autodiff.cc): the recorder rejects a gradient path into them.
-  const bool complex_out = std::any_of(out_metas.begin(), out_metas.end(),
-                                       [](const TensorMeta& m) { return IsComplex(m.dtype); });
-  if ((op.grad || complex_out) && g_recorder.active != nullptr && g_recorder.active()) {
+  const bool complex_io = std::any_of(out_metas.begin(), out_metas.end(),
+                                      [](const TensorMeta& m) { return IsComplex(m.dtype); }) ||
+                          std::any_of(inputs.begin(), inputs.end(),
+                                      [](const Tensor& t) { return IsComplex(t.dtype()); });
+  if ((op.grad || complex_io) && g_recorder.active != nullptr && g_recorder.active()) {
     g_recorder.record(op, normalized, inputs, outputs);
   }
   return outputs;

@@ -72,19 +72,21 @@ using UnaryGrad = Tensor (*)(const Tensor& x, const Tensor& y, const Tensor& dy,
 
 GradFn Unary(UnaryGrad rule) {
   return [rule](const GradArgs& a) -> std::vector<Tensor> {
-    if (!a.dys[0].defined() || !IsFloating(a.inputs[0].dtype())) return {Tensor()};
+    if (!a.dys[0].defined() || !Differentiable(a.inputs[0].dtype())) return {Tensor()};
     return {rule(a.inputs[0], a.outputs[0], a.dys[0], a.attrs)};
   };
 }
 
 constexpr OpProperties kElementwise = {.elementwise = true};
+// Elementwise, and its gradient rule handles complex values.
+const OpProperties kComplexElementwise = {.elementwise = true, .complex_grad = true};
 
 MSRT_REGISTER_OP(
     {.name = "neg",
      .inputs = {"x"},
      .infer = UnaryInfer("neg", DTypeClass::kNumberOrComplex),
      .grad = Unary([](const Tensor&, const Tensor&, const Tensor& dy, const Dict&) { return fn::Neg(dy); }),
-     .props = kElementwise,
+     .props = kComplexElementwise,
      .doc = "-x",
      .api = {Function("neg|negative(input->x)"), Method("neg|negative(self->x)"), Primitive("math_ops.Neg()(x)")}});
 
@@ -311,7 +313,7 @@ MSRT_REGISTER_OP({.name = "identity",
                   .inputs = {"x"},
                   .infer = UnaryInfer("identity", DTypeClass::kAny),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> { return {a.dys[0]}; },
-                  .props = kElementwise,
+                  .props = kComplexElementwise,
                   .doc = "a copy of x",
                   .api = {Function("identity(input->x)"), Method("copy|clone(self->x)"),
                           Primitive("array_ops.Identity()(x)")}});
@@ -324,12 +326,13 @@ MSRT_REGISTER_OP({.name = "cast",
                         return Metas{{in[0].shape, DTypeAttr("cast", attrs, "dtype")}};
                       },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
-                    if (!a.dys[0].defined() || !IsFloating(a.inputs[0].dtype()) || !IsFloating(a.dys[0].dtype())) {
+                    if (!a.dys[0].defined() || !Differentiable(a.inputs[0].dtype()) ||
+                        !Differentiable(a.dys[0].dtype())) {
                       return {Tensor()};
                     }
-                    return {fn::Cast(a.dys[0], a.inputs[0].dtype())};
+                    return {fn::Cast(a.dys[0], a.inputs[0].dtype())};  // complex to real: the real part
                   },
-                  .props = {.elementwise = true, .noop_if_same_meta = true},
+                  .props = {.elementwise = true, .noop_if_same_meta = true, .complex_grad = true},
                   .doc = "x converted to another dtype",
                   .api = {Function("cast(input->x, dtype)"), Method("to(self->x, dtype)"),
                           Primitive("array_ops.Cast()(input_x->x, dtype)")}});
@@ -339,7 +342,7 @@ MSRT_REGISTER_OP({.name = "cast",
 // Gradient of an input of a binary op, computed only when needed.
 template <typename F>
 Tensor IfNeeded(const GradArgs& a, size_t i, F make) {
-  if (!a.needs[i] || !a.dys[0].defined() || !IsFloating(a.inputs[i].dtype())) return Tensor();
+  if (!a.needs[i] || !a.dys[0].defined() || !Differentiable(a.inputs[i].dtype())) return Tensor();
   return GradFor(make(), a.inputs[i]);
 }
 
@@ -350,7 +353,7 @@ MSRT_REGISTER_OP({.name = "add",
                     const Tensor& dy = a.dys[0];
                     return {IfNeeded(a, 0, [&] { return dy; }), IfNeeded(a, 1, [&] { return dy; })};
                   },
-                  .props = {.elementwise = true, .right_identity = 0.0, .left_identity = 0.0},
+                  .props = {.elementwise = true, .right_identity = 0.0, .left_identity = 0.0, .complex_grad = true},
                   .doc = "x + y",
                   .api = {Function("add|tensor_add(input->x, other->y)"),
                           Primitive("math_ops.Add|TensorAdd()(x, y)")}});
@@ -362,24 +365,25 @@ MSRT_REGISTER_OP({.name = "sub",
                     const Tensor& dy = a.dys[0];
                     return {IfNeeded(a, 0, [&] { return dy; }), IfNeeded(a, 1, [&] { return fn::Neg(dy); })};
                   },
-                  .props = {.elementwise = true, .right_identity = 0.0},
+                  .props = {.elementwise = true, .right_identity = 0.0, .complex_grad = true},
                   .doc = "x - y",
                   .api = {Function("sub|tensor_sub(input->x, other->y)"), Primitive("math_ops.Sub()(x, y)")}});
 
-MSRT_REGISTER_OP(
-    {.name = "mul",
-     .inputs = {"x", "y"},
-     .infer = BinaryInfer("mul", BinaryKind::kArithmetic),
-     .grad = [](const GradArgs& a) -> std::vector<Tensor> {
-       const Tensor& dy = a.dys[0];
-       const Tensor& x = a.inputs[0];
-       const Tensor& y = a.inputs[1];
-       return {IfNeeded(a, 0, [&] { return fn::Mul(dy, y); }), IfNeeded(a, 1, [&] { return fn::Mul(dy, x); })};
-     },
-     .props = {.elementwise = true, .right_identity = 1.0, .left_identity = 1.0},
-     .doc = "x * y",
-     .api = {Function("mul|tensor_mul(input->x, other->y)"), Method("mul(self->x, other->y)"),
-             Primitive("math_ops.Mul()(x, y)")}});
+MSRT_REGISTER_OP({.name = "mul",
+                  .inputs = {"x", "y"},
+                  .infer = BinaryInfer("mul", BinaryKind::kArithmetic),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& dy = a.dys[0];
+                    const Tensor& x = a.inputs[0];
+                    const Tensor& y = a.inputs[1];
+                    // Complex: dy times the other factor's conjugate.
+                    return {IfNeeded(a, 0, [&] { return fn::Mul(dy, fn::Conj(y)); }),
+                            IfNeeded(a, 1, [&] { return fn::Mul(dy, fn::Conj(x)); })};
+                  },
+                  .props = {.elementwise = true, .right_identity = 1.0, .left_identity = 1.0, .complex_grad = true},
+                  .doc = "x * y",
+                  .api = {Function("mul|tensor_mul(input->x, other->y)"), Method("mul(self->x, other->y)"),
+                          Primitive("math_ops.Mul()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "div",
                   .inputs = {"x", "y"},
@@ -530,10 +534,24 @@ InferFn PartInfer(std::string_view op, bool conjugate) {
   };
 }
 
+// The parts' gradients, with the convention grad = dL/dre + i dL/dim.
+GradFn PartGrad(std::string_view part) {
+  return [part](const GradArgs& a) -> std::vector<Tensor> {
+    const Tensor& x = a.inputs[0];
+    const Tensor& dy = a.dys[0];
+    if (!dy.defined() || !Differentiable(x.dtype())) return {Tensor()};
+    if (part == "conj") return {fn::Conj(dy)};
+    if (part == "real") return {fn::Cast(dy, x.dtype())};
+    if (!IsComplex(x.dtype())) return {fn::ZerosLike(x)};  // imag of a real tensor: zeros
+    return {Call1("complex", {fn::ZerosLike(dy), dy})};    // imag: i dy
+  };
+}
+
 MSRT_REGISTER_OP({.name = "real",
                   .inputs = {"x"},
                   .infer = PartInfer("real", false),
-                  .props = kElementwise,
+                  .grad = PartGrad("real"),
+                  .props = kComplexElementwise,
                   .doc = "the real part of x (x itself when real)",
                   .api = {Function("real(input->x)"), Method("real(self->x)"),
                           Primitive("math_ops.Real()(input->x)")}});
@@ -541,7 +559,8 @@ MSRT_REGISTER_OP({.name = "real",
 MSRT_REGISTER_OP({.name = "imag",
                   .inputs = {"x"},
                   .infer = PartInfer("imag", false),
-                  .props = kElementwise,
+                  .grad = PartGrad("imag"),
+                  .props = kComplexElementwise,
                   .doc = "the imaginary part of x (zeros when x is real)",
                   .api = {Function("imag(input->x)"), Method("imag(self->x)"),
                           Primitive("math_ops.Imag()(input->x)")}});
@@ -549,7 +568,8 @@ MSRT_REGISTER_OP({.name = "imag",
 MSRT_REGISTER_OP({.name = "conj",
                   .inputs = {"x"},
                   .infer = PartInfer("conj", true),
-                  .props = kElementwise,
+                  .grad = PartGrad("conj"),
+                  .props = kComplexElementwise,
                   .doc = "the complex conjugate of x (x itself when real)",
                   .api = {Function("conj(input->x)"), Method("conj(self->x)"),
                           Primitive("math_ops.Conj()(input->x)")}});
@@ -567,7 +587,12 @@ MSRT_REGISTER_OP({.name = "complex",
                         CheckSameDType(op, "real", in[0], "imag", in[1]);
                         return Metas{{BroadcastShapes(op, in[0].shape, in[1].shape), ComplexOfDType(in[0].dtype)}};
                       },
-                  .props = kElementwise,
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& dy = a.dys[0];
+                    return {IfNeeded(a, 0, [&] { return Call1("real", {dy}); }),
+                            IfNeeded(a, 1, [&] { return Call1("imag", {dy}); })};
+                  },
+                  .props = kComplexElementwise,
                   .doc = "real + imag * 1j (float32 parts give complex64, float64 parts complex128)",
                   .api = {Function("complex(real, imag)"), Primitive("math_ops.Complex()(real, imag)")}});
 

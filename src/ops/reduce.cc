@@ -76,10 +76,10 @@ MSRT_REGISTER_OP({.name = "reduce_sum",
                   .infer = ReduceInfer("reduce_sum", false, false),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     const Tensor& x = a.inputs[0];
-                    if (!a.dys[0].defined() || !IsFloating(x.dtype())) return {Tensor()};
+                    if (!a.dys[0].defined() || !Differentiable(x.dtype())) return {Tensor()};
                     return {Spread(a.dys[0], Info("reduce_sum", x, a.attrs), x.shape())};
                   },
-                  .props = kReduction,
+                  .props = {.reduction = true, .complex_grad = true},
                   .doc = "sum over axes"});
 
 // all / any: whether every (some) element along the axes is nonzero, as

@@ -26,55 +26,33 @@ enum DTypeSet : unsigned {
 /// instantiated only for the types in `kAllowed`).
 template <unsigned kAllowed, typename Body>
 void DispatchDType(DType dtype, std::string_view op, Body&& body) {
-  auto fail = [&] { ops::OpError(ErrorKind::kType, op, StrCat("does not support dtype ", DTypeName(dtype))); };
-  switch (dtype) {
-    case DType::kFloat32:
-      if constexpr ((kAllowed & kFloatTypes) != 0) return body.template operator()<float>();
-      break;
-    case DType::kFloat64:
-      if constexpr ((kAllowed & kFloatTypes) != 0) return body.template operator()<double>();
-      break;
-    case DType::kInt32:
-      if constexpr ((kAllowed & kIntTypes) != 0) return body.template operator()<int32_t>();
-      break;
-    case DType::kInt64:
-      if constexpr ((kAllowed & kIntTypes) != 0) return body.template operator()<int64_t>();
-      break;
-    case DType::kInt16:
-      if constexpr ((kAllowed & kIntTypes) != 0) return body.template operator()<int16_t>();
-      break;
-    case DType::kInt8:
-      if constexpr ((kAllowed & kIntTypes) != 0) return body.template operator()<int8_t>();
-      break;
-    case DType::kUInt8:
-      if constexpr ((kAllowed & kIntTypes) != 0) return body.template operator()<uint8_t>();
-      break;
-    case DType::kUInt16:
-      if constexpr ((kAllowed & kIntTypes) != 0) return body.template operator()<uint16_t>();
-      break;
-    case DType::kUInt32:
-      if constexpr ((kAllowed & kIntTypes) != 0) return body.template operator()<uint32_t>();
-      break;
-    case DType::kUInt64:
-      if constexpr ((kAllowed & kIntTypes) != 0) return body.template operator()<uint64_t>();
-      break;
-    case DType::kComplex64:
-      if constexpr ((kAllowed & kComplexTypes) != 0) return body.template operator()<std::complex<float>>();
-      break;
-    case DType::kComplex128:
-      if constexpr ((kAllowed & kComplexTypes) != 0) return body.template operator()<std::complex<double>>();
-      break;
-    case DType::kBool:
-      if constexpr ((kAllowed & kBoolType) != 0) return body.template operator()<bool>();
-      break;
-    case DType::kFloat16:
-      if constexpr ((kAllowed & kHalfTypes) != 0) return body.template operator()<Half>();
-      break;
-    case DType::kBFloat16:
-      if constexpr ((kAllowed & kHalfTypes) != 0) return body.template operator()<BFloat16>();
-      break;
+  if constexpr ((kAllowed & kFloatTypes) != 0) {
+    if (dtype == DType::kFloat32) return body.template operator()<float>();
+    if (dtype == DType::kFloat64) return body.template operator()<double>();
   }
-  fail();
+  if constexpr ((kAllowed & kIntTypes) != 0) {
+    if (dtype == DType::kInt8) return body.template operator()<int8_t>();
+    if (dtype == DType::kInt16) return body.template operator()<int16_t>();
+    if (dtype == DType::kInt32) return body.template operator()<int32_t>();
+    if (dtype == DType::kInt64) return body.template operator()<int64_t>();
+    if (dtype == DType::kUInt8) return body.template operator()<uint8_t>();
+    if (dtype == DType::kUInt16) return body.template operator()<uint16_t>();
+    if (dtype == DType::kUInt32) return body.template operator()<uint32_t>();
+    if (dtype == DType::kUInt64) return body.template operator()<uint64_t>();
+  }
+  if constexpr ((kAllowed & kBoolType) != 0) {
+    if (dtype == DType::kBool) return body.template operator()<bool>();
+  }
+  if constexpr ((kAllowed & kHalfTypes) != 0) {
+    if (dtype == DType::kFloat16) return body.template operator()<Half>();
+    if (dtype == DType::kBFloat16) return body.template operator()<BFloat16>();
+  }
+  if constexpr ((kAllowed & kComplexTypes) != 0) {
+    if (dtype == DType::kComplex64) return body.template operator()<std::complex<float>>();
+    if (dtype == DType::kComplex128) return body.template operator()<std::complex<double>>();
+  }
+  // Every other dtype, whatever enum values are added later.
+  ops::OpError(ErrorKind::kType, op, StrCat("does not support dtype ", DTypeName(dtype)));
 }
 
 }  // namespace msrt::kernels

@@ -177,3 +177,15 @@ def test_graph_mode_cell():
     q, s = Net()(ms.Tensor(a), ms.Tensor(b))
     np.testing.assert_array_equal(q.asnumpy(), (a * b + a) // b)
     assert s.asnumpy() == a.sum(dtype=np.uint32)
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_sort_topk_cumsum_and_indexing(dtype):
+    a = values(dtype, (7,))
+    x = ms.Tensor(a)
+    np.testing.assert_array_equal(ops.sort(x)[0].asnumpy(), np.sort(a))
+    np.testing.assert_array_equal(ops.topk(x, 3)[0].asnumpy(), np.sort(a)[::-1][:3])
+    np.testing.assert_array_equal(ops.cumsum(x, 0).asnumpy(), np.cumsum(a, dtype=dtype))
+    np.testing.assert_array_equal(ops.gather(x, ms.Tensor([6, 0]), 0).asnumpy(), a[[6, 0]])
+    np.testing.assert_array_equal(x[2:5].asnumpy(), a[2:5])
+    np.testing.assert_array_equal(ops.concat((x, x)).asnumpy(), np.concatenate((a, a)))
