@@ -261,3 +261,19 @@ def test_data_movement(dtype):
     assert y.asnumpy()[0, 0] == 5j and x.asnumpy()[0, 0] == a[0, 0]
     np.testing.assert_array_equal(ops.full((2,), 3, dtype=ms.common.dtype._FROM_NUMPY[np.dtype(dtype)]).asnumpy(),
                                   [3, 3])
+
+
+def test_fused_chains_with_complex_and_unsigned_values():
+    a = values(np.complex64, (64, 300))
+    u = np.random.default_rng(2).integers(0, 2**64 - 1, size=(64, 300), dtype=np.uint64, endpoint=True)
+
+    @ms.jit
+    def f(z, w):
+        return (ops.abs(z * z - z) * 2.0 + 1.0, ops.real(ops.conj(z * z) + z) * 3.0, ops.imag(z + z) - 1.0,
+                (w * w + w) // 3)
+
+    r1, r2, r3, r4 = f(ms.Tensor(a), ms.Tensor(u))
+    np.testing.assert_allclose(r1.asnumpy(), np.abs(a * a - a) * 2 + 1, rtol=1e-5)
+    np.testing.assert_allclose(r2.asnumpy(), ((a * a).conj() + a).real * 3, rtol=1e-5)
+    np.testing.assert_allclose(r3.asnumpy(), (a + a).imag - 1, rtol=1e-6)
+    np.testing.assert_array_equal(r4.asnumpy(), (u * u + u) // 3)
