@@ -24,7 +24,9 @@ _new = object.__new__
 _NOATTRS = {}  # shared empty attribute dict; never mutated
 _DTYPES = mstype._BY_CORE_NAME
 _FLOAT_NAMES = frozenset(("float16", "bfloat16", "float32", "float64"))
-_INT_NAMES = frozenset(("uint8", "int8", "int16", "int32", "int64"))
+_UINT_NAMES = frozenset(("uint8", "uint16", "uint32", "uint64"))
+_INT_NAMES = frozenset(("int8", "int16", "int32", "int64")) | _UINT_NAMES
+_COMPLEX_NAMES = frozenset(("complex64", "complex128"))
 
 
 class _ShapeWatch(threading.local):
@@ -63,7 +65,9 @@ def _op(name, *tensors, **attrs):
 # --- Python scalars as tensors ----------------------------------------------
 # Scalars in binary ops become 0-d tensors of the other operand's dtype
 # (float scalars with integer or bool tensors become float32, int scalars with
-# bool tensors int64), as MindSpore promotes Python scalars. They are cached:
+# bool tensors int64, complex scalars with real tensors complex64, or
+# complex128 beside float64), as MindSpore promotes Python scalars. Ints
+# outside an integer dtype's range wrap as NumPy's astype does. They are cached:
 # they are never written and never require gradients.
 _scalar_cache = {}
 
@@ -76,22 +80,30 @@ def _scalar_base(value, like):
         return base
     cls = value.__class__
     if cls is float:
-        name = like if like in _FLOAT_NAMES else "float32"
+        name = like if like in _FLOAT_NAMES or like in _COMPLEX_NAMES else "float32"
     elif cls is bool:
         name = like
     elif cls is int:
         name = "int64" if like == "bool_" else like
+    elif cls is complex:
+        name = like if like in _COMPLEX_NAMES else ("complex128" if like == "float64" else "complex64")
     elif isinstance(value, np.generic):
         return _scalar_base(value.item(), like)
     elif isinstance(value, numbers.Integral):
         return _scalar_base(int(value), like)
     elif isinstance(value, numbers.Real):
         return _scalar_base(float(value), like)
+    elif isinstance(value, numbers.Complex):
+        return _scalar_base(complex(value), like)
     else:
         raise TypeError(f"unsupported scalar {value!r}")
-    if name in _INT_NAMES and cls is int and not -(1 << 63) <= value < (1 << 63):
+    if name in _INT_NAMES and cls is int and not -(1 << 63) <= value < (1 << (64 if name == "uint64" else 63)):
         raise OverflowError(f"The Python int {value} does not fit in a {name} tensor.")
-    base = _c_scalar(value, name)
+    if cls is complex or name in _COMPLEX_NAMES or (cls is int and name in _UINT_NAMES):
+        # Exact through NumPy: a double cannot hold every uint64, nor an imaginary part.
+        base = _TensorBase(np.asarray(value).astype(mstype._TO_NUMPY[_DTYPES[name]]))
+    else:
+        base = _c_scalar(value, name)
     if len(_scalar_cache) > 4096:
         _scalar_cache.clear()
     _scalar_cache[key] = base
@@ -103,7 +115,7 @@ def _as_base(value, like):
     0-d tensor (typed after `like`), or None when the operand is not supported."""
     if isinstance(value, Tensor):
         return value._t
-    if isinstance(value, (int, float, np.generic)):
+    if isinstance(value, (int, float, complex, np.generic)):
         return _scalar_base(value, like)
     if isinstance(value, (np.ndarray, list, tuple)):
         return Tensor(value)._t
@@ -139,7 +151,7 @@ def _as_tensor(value, like=None):
     """A Tensor for `value` (Tensors pass through; scalars follow `like`'s dtype)."""
     if isinstance(value, Tensor):
         return value
-    if like is not None and isinstance(value, (int, float, np.generic)):
+    if like is not None and isinstance(value, (int, float, complex, np.generic)):
         return _wrap(_scalar_base(value, like._t.dtype_name))
     return Tensor(value)
 
@@ -147,7 +159,7 @@ def _as_tensor(value, like=None):
 # --- construction -------------------------------------------------------------
 def _numpy_of(data, dtype):
     """A NumPy array for Python data, with MindSpore 2.x's default dtypes
-    (float → float32, int → int64, bool → bool_)."""
+    (float → float32, complex → complex64, int → int64, bool → bool_)."""
     if isinstance(data, np.ndarray):
         array = data
     elif isinstance(data, np.generic):  # before float: numpy.float64 is a float, and keeps its dtype
@@ -158,10 +170,14 @@ def _numpy_of(data, dtype):
         array = np.array(data, dtype=np.int64)
     elif isinstance(data, float):
         array = np.array(data, dtype=np.float32)
+    elif isinstance(data, complex) and not isinstance(data, np.generic):
+        array = np.array(data, dtype=np.complex64)
     elif isinstance(data, (list, tuple)):
         array = np.array(data)
         if array.dtype == np.float64:
             array = array.astype(np.float32)
+        elif array.dtype == np.complex128:
+            array = array.astype(np.complex64)
         elif array.dtype.kind == "i" and array.dtype != np.int64:
             array = array.astype(np.int64)
         elif array.dtype.kind == "O" or array.dtype.kind in "US":
@@ -220,8 +236,6 @@ def _make_base(input_data, dtype, shape, init):
             return input_data
         return _call("cast", [input_data], {"dtype": dtype._name})[0]
     array = _numpy_of(input_data, dtype)
-    if array.dtype.kind == "c":
-        raise TypeError("For 'Tensor', complex data is not supported by msrt.")
     if dtype is mstype.bfloat16:
         return _TensorBase(np.asarray(array, dtype=np.float32), "bfloat16")
     return _TensorBase(array)
@@ -557,6 +571,18 @@ class Tensor:
 
     def float(self):
         return self.astype(mstype.float32)
+
+    def is_complex(self):
+        """Whether the dtype is complex64 or complex128."""
+        return self._t.dtype_name in _COMPLEX_NAMES
+
+    def is_floating_point(self):
+        """Whether the dtype is a real floating-point one."""
+        return self._t.dtype_name in _FLOAT_NAMES
+
+    def is_signed(self):
+        """Whether the dtype holds negative values (signed integers, floats, complex)."""
+        return self._t.dtype_name not in _UINT_NAMES and self._t.dtype_name != "bool_"
 
     def half(self):
         return self.astype(mstype.float16)

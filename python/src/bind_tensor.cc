@@ -48,7 +48,20 @@ std::optional<DType> FromNumpy(const py::dtype& dt) {
   char kind = dt.kind();
   auto size = dt.itemsize();
   if (kind == 'b') return DType::kBool;
-  if (kind == 'u' && size == 1) return DType::kUInt8;
+  if (kind == 'u') {
+    switch (size) {
+      case 1: return DType::kUInt8;
+      case 2: return DType::kUInt16;
+      case 4: return DType::kUInt32;
+      case 8: return DType::kUInt64;
+    }
+  }
+  if (kind == 'c') {
+    switch (size) {
+      case 8: return DType::kComplex64;
+      case 16: return DType::kComplex128;
+    }
+  }
   if (kind == 'i') {
     switch (size) {
       case 1: return DType::kInt8;
@@ -79,6 +92,11 @@ py::dtype ToNumpy(DType dtype) {
     case DType::kBFloat16: return py::dtype("float32");  // NumPy has no bfloat16
     case DType::kFloat32: return py::dtype("float32");
     case DType::kFloat64: return py::dtype("float64");
+    case DType::kUInt16: return py::dtype("uint16");
+    case DType::kUInt32: return py::dtype("uint32");
+    case DType::kUInt64: return py::dtype("uint64");
+    case DType::kComplex64: return py::dtype("complex64");
+    case DType::kComplex128: return py::dtype("complex128");
   }
   return py::dtype("float32");
 }
@@ -94,8 +112,8 @@ Tensor FromArray(const py::array& input, std::optional<std::string> dtype_name) 
   auto dtype = FromNumpy(array.dtype());
   if (!dtype) {
     throw TypeError(StrCat("Tensor: NumPy dtype '", std::string(py::str(array.dtype())),
-                           "' is not supported; expected bool, uint8, int8, int16, int32, int64, float16, "
-                           "float32 or float64."));
+                           "' is not supported; expected bool, uint8, uint16, uint32, uint64, int8, int16, "
+                           "int32, int64, float16, float32, float64, complex64 or complex128."));
   }
   Shape shape(array.shape(), array.shape() + array.ndim());
   CheckShape(shape, *dtype, "Tensor");

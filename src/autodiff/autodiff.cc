@@ -76,6 +76,28 @@ void RecordCall(const ops::OpDef& op, const Dict& attrs, const std::vector<Tenso
   GradTape* tape = t_tape;
   bool tracked = std::any_of(inputs.begin(), inputs.end(), [tape](const Tensor& t) { return tape->Tracks(t); });
   if (!tracked) return;
+  // Note [Complex gradients]
+  // Gradients flow through complex values only through ops whose rule
+  // handles them (props.complex_grad): add, sub, mul, neg, matmul,
+  // reduce_sum, the parts (real, imag, conj, complex), cast, identity,
+  // reshape, transpose and expand_dims.
+  // Any other op on the path is an error rather than a gradient that is
+  // silently wrong or cut.
+  bool complex_in = std::any_of(inputs.begin(), inputs.end(),
+                                [tape](const Tensor& t) { return IsComplex(t.dtype()) && tape->Tracks(t); });
+  bool complex_out = false, continues = false;
+  for (const Tensor& out : outputs) {
+    complex_out |= IsComplex(out.dtype());
+    continues |= IsFloating(out.dtype()) || IsComplex(out.dtype());
+  }
+  if ((complex_in || complex_out) && continues && !op.props.complex_grad) {
+    throw NotImplementedError(StrCat("[", op.name, "] has no gradient for complex values: a gradient would flow ",
+                                     complex_in ? "from a complex input" : "into a complex output",
+                                     ". Ops with complex gradients: add, sub, mul, neg, matmul, batch_matmul, ",
+                                     "reduce_sum, real, imag, conj, complex, cast, identity, reshape, transpose, ",
+                                     "expand_dims."));
+  }
+  if (!op.grad) return;  // not differentiable: the path ends here
   auto node = std::make_shared<Node>();
   node->op = &op;
   node->attrs = attrs;
@@ -122,14 +144,14 @@ void GradTape::End() {
 }
 
 // Note [Integer gradients]
-// Gradients flow through floating-point values only. An integer or boolean
+// Gradients flow through floating-point (and complex) values only. An integer or boolean
 // tensor is never tracked, even with requires_grad set, and a recorded op's
 // integer outputs (argmax, a cast to int32, a comparison) carry no gradient;
 // asked for directly, an integer input's gradient is zeros of its dtype
 // (MindSpore returns zeros for inputs without a gradient path).
 bool GradTape::Tracks(const Tensor& t) const {
   const TensorImpl* impl = t.impl();
-  if (!IsFloating(impl->dtype)) return false;
+  if (!IsFloating(impl->dtype) && !IsComplex(impl->dtype)) return false;
   return impl->requires_grad || (impl->grad_node && impl->grad_node->tape_id == id_);
 }
 

@@ -2,6 +2,7 @@
 // graph passes. The generic passes read op properties (OpDef::props), never
 // op names: an op joins a simplification by declaring it (op_def.h).
 #include <algorithm>
+#include <complex>
 #include <cstring>
 #include <map>
 #include <unordered_map>
@@ -45,6 +46,11 @@ bool IsGraphOutput(const Graph& graph, ValueRef v) {
 // Whether every element of constant `t` equals `value`.
 bool FilledWith(const Tensor& t, double value) {
   if (t.numel() > kFoldLimitElements) return false;
+  if (IsComplex(t.dtype())) {  // both parts: a cast to float64 would drop the imaginary one
+    Tensor as_complex = ops::Call1("cast", {t}, {{"dtype", Value("complex128")}});
+    const auto* data = as_complex.data<std::complex<double>>();
+    return std::all_of(data, data + t.numel(), [value](std::complex<double> v) { return v == value; });
+  }
   Tensor as_double = ops::Call1("cast", {t}, {{"dtype", Value("float64")}});
   const auto* data = as_double.data<double>();
   for (int64_t i = 0; i < t.numel(); ++i) {

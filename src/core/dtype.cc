@@ -13,30 +13,62 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kInfo[kDTypeCount] = {
-    {DType::kBool, 1, "Bool", "bool_"},         {DType::kUInt8, 1, "UInt8", "uint8"},
-    {DType::kInt8, 1, "Int8", "int8"},          {DType::kInt16, 2, "Int16", "int16"},
-    {DType::kInt32, 4, "Int32", "int32"},       {DType::kInt64, 8, "Int64", "int64"},
-    {DType::kFloat16, 2, "Float16", "float16"}, {DType::kBFloat16, 2, "BFloat16", "bfloat16"},
-    {DType::kFloat32, 4, "Float32", "float32"}, {DType::kFloat64, 8, "Float64", "float64"},
+    {DType::kBool, 1, "Bool", "bool_"},
+    {DType::kUInt8, 1, "UInt8", "uint8"},
+    {DType::kInt8, 1, "Int8", "int8"},
+    {DType::kInt16, 2, "Int16", "int16"},
+    {DType::kInt32, 4, "Int32", "int32"},
+    {DType::kInt64, 8, "Int64", "int64"},
+    {DType::kFloat16, 2, "Float16", "float16"},
+    {DType::kBFloat16, 2, "BFloat16", "bfloat16"},
+    {DType::kFloat32, 4, "Float32", "float32"},
+    {DType::kFloat64, 8, "Float64", "float64"},
+    {DType::kUInt16, 2, "UInt16", "uint16"},
+    {DType::kUInt32, 4, "UInt32", "uint32"},
+    {DType::kUInt64, 8, "UInt64", "uint64"},
+    {DType::kComplex64, 8, "Complex64", "complex64"},
+    {DType::kComplex128, 16, "Complex128", "complex128"},
 };
 
 const DTypeInfo& Info(DType d) { return kInfo[static_cast<int>(d)]; }
 
-// Rank in the promotion lattice and the result for mixed signed/unsigned.
-int Rank(DType d) {
+// The kinds of the promotion lattice: a higher kind wins.
+enum class Kind { kBool, kInteger, kFloating, kComplex };
+
+Kind KindOf(DType d) {
+  if (d == DType::kBool) return Kind::kBool;
+  if (IsIntegral(d)) return Kind::kInteger;
+  if (IsFloating(d)) return Kind::kFloating;
+  return Kind::kComplex;
+}
+
+// Order of the floating types: wider (or, at equal width, bfloat16's range) wins.
+int FloatRank(DType d) {
   switch (d) {
-    case DType::kBool: return 0;
-    case DType::kUInt8: return 1;
-    case DType::kInt8: return 2;
-    case DType::kInt16: return 3;
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 5;
-    case DType::kFloat16: return 6;
-    case DType::kBFloat16: return 7;
-    case DType::kFloat32: return 8;
-    case DType::kFloat64: return 9;
+    case DType::kFloat16: return 0;
+    case DType::kBFloat16: return 1;
+    case DType::kFloat32: return 2;
+    default: return 3;
   }
-  return 0;
+}
+
+DType SignedOfSize(size_t bytes) {
+  switch (bytes) {
+    case 1: return DType::kInt8;
+    case 2: return DType::kInt16;
+    case 4: return DType::kInt32;
+    default: return DType::kInt64;
+  }
+}
+
+DType PromoteIntegers(DType a, DType b) {
+  if (IsUnsigned(a) == IsUnsigned(b)) return ItemSize(a) >= ItemSize(b) ? a : b;
+  DType u = IsUnsigned(a) ? a : b;
+  DType s = IsUnsigned(a) ? b : a;
+  if (ItemSize(s) > ItemSize(u)) return s;
+  // No integer type holds both uint64 and a signed range: NumPy gives float64.
+  if (ItemSize(u) == 8) return DType::kFloat64;
+  return SignedOfSize(2 * ItemSize(u));
 }
 
 }  // namespace
@@ -57,17 +89,44 @@ bool IsFloating(DType d) {
   return d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat32 || d == DType::kFloat64;
 }
 
-bool IsIntegral(DType d) { return !IsFloating(d) && d != DType::kBool; }
+bool IsUnsigned(DType d) {
+  return d == DType::kUInt8 || d == DType::kUInt16 || d == DType::kUInt32 || d == DType::kUInt64;
+}
+
+bool IsComplex(DType d) { return d == DType::kComplex64 || d == DType::kComplex128; }
+
+bool IsIntegral(DType d) {
+  return IsUnsigned(d) || d == DType::kInt8 || d == DType::kInt16 || d == DType::kInt32 || d == DType::kInt64;
+}
+
+DType RealPartDType(DType d) {
+  if (d == DType::kComplex64) return DType::kFloat32;
+  if (d == DType::kComplex128) return DType::kFloat64;
+  return d;
+}
+
+DType ComplexOfDType(DType d) { return d == DType::kFloat64 ? DType::kComplex128 : DType::kComplex64; }
 
 DType PromoteTypes(DType a, DType b) {
   if (a == b) return a;
-  // float16 with bfloat16 has no exact common narrow type.
-  if ((a == DType::kFloat16 && b == DType::kBFloat16) || (a == DType::kBFloat16 && b == DType::kFloat16)) {
-    return DType::kFloat32;
+  const Kind ka = KindOf(a), kb = KindOf(b);
+  if (ka != kb) {
+    DType high = ka > kb ? a : b;
+    DType low = ka > kb ? b : a;
+    // A float with a complex: parts wide enough for both.
+    if (KindOf(high) == Kind::kComplex && low == DType::kFloat64) return DType::kComplex128;
+    return high;
   }
-  // uint8 with int8 needs int16, as NumPy does.
-  if ((a == DType::kUInt8 && b == DType::kInt8) || (a == DType::kInt8 && b == DType::kUInt8)) return DType::kInt16;
-  return Rank(a) >= Rank(b) ? a : b;
+  switch (ka) {
+    case Kind::kInteger: return PromoteIntegers(a, b);
+    case Kind::kFloating:
+      // float16 with bfloat16 has no exact common narrow type.
+      if (ItemSize(a) == 2 && ItemSize(b) == 2) return DType::kFloat32;
+      return FloatRank(a) >= FloatRank(b) ? a : b;
+    case Kind::kComplex: return DType::kComplex128;
+    case Kind::kBool: break;
+  }
+  return a;
 }
 
 float HalfToFloat(Half h) {

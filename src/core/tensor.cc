@@ -2,6 +2,7 @@
 
 #include "core/interrupt.h"
 
+#include <complex>
 #include <cstring>
 
 #include "core/allocator.h"
@@ -96,6 +97,11 @@ Tensor Tensor::Scalar(double value, DType dtype) {
     case DType::kBFloat16: *static_cast<BFloat16*>(p) = FloatToBFloat16(static_cast<float>(value)); break;
     case DType::kFloat32: *static_cast<float*>(p) = static_cast<float>(value); break;
     case DType::kFloat64: *static_cast<double*>(p) = value; break;
+    case DType::kUInt16: *static_cast<uint16_t*>(p) = FloatToInt<uint16_t>(value); break;
+    case DType::kUInt32: *static_cast<uint32_t*>(p) = FloatToInt<uint32_t>(value); break;
+    case DType::kUInt64: *static_cast<uint64_t*>(p) = FloatToInt<uint64_t>(value); break;
+    case DType::kComplex64: *static_cast<std::complex<float>*>(p) = {static_cast<float>(value), 0.0F}; break;
+    case DType::kComplex128: *static_cast<std::complex<double>*>(p) = {value, 0.0}; break;
   }
   return t;
 }

@@ -1,4 +1,5 @@
 // Text (.ir) and graphviz (.dot) forms of a graph; docs/ir.md describes the text.
+#include <complex>
 #include <sstream>
 
 #include "ir/graph.h"
@@ -25,8 +26,33 @@ double ElementAsDouble(const Tensor& t, int64_t i) {
     case DType::kBFloat16: return BFloat16ToFloat(static_cast<const BFloat16*>(p)[i]);
     case DType::kFloat32: return static_cast<const float*>(p)[i];
     case DType::kFloat64: return static_cast<const double*>(p)[i];
+    case DType::kUInt16: return static_cast<const uint16_t*>(p)[i];
+    case DType::kUInt32: return static_cast<const uint32_t*>(p)[i];
+    case DType::kUInt64: return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
+    // Complex values print through ElementText.
+    case DType::kComplex64:
+    case DType::kComplex128: break;
   }
   return 0;
+}
+
+// One element: a number, or "re+imj" for complex values.
+std::string ElementText(const Tensor& t, int64_t i) {
+  std::ostringstream out;
+  if (t.dtype() == DType::kComplex64) {
+    std::complex<float> v = static_cast<const std::complex<float>*>(t.data())[i];
+    out << v.real() << (v.imag() < 0 ? "" : "+") << v.imag() << "j";
+  } else if (t.dtype() == DType::kComplex128) {
+    std::complex<double> v = static_cast<const std::complex<double>*>(t.data())[i];
+    out << v.real() << (v.imag() < 0 ? "" : "+") << v.imag() << "j";
+  } else if (t.dtype() == DType::kUInt64) {
+    out << static_cast<const uint64_t*>(t.data())[i];
+  } else if (t.dtype() == DType::kInt64) {
+    out << static_cast<const int64_t*>(t.data())[i];
+  } else {
+    out << ElementAsDouble(t, i);
+  }
+  return out.str();
 }
 
 // Small constants print their values: "[0.5]" or "[1, 2, 3]".
@@ -35,7 +61,7 @@ std::string ValueText(const Tensor& t) {
   if (t.numel() > kMaxShown) return "";
   std::ostringstream out;
   out << " = [";
-  for (int64_t i = 0; i < t.numel(); ++i) out << (i ? ", " : "") << ElementAsDouble(t, i);
+  for (int64_t i = 0; i < t.numel(); ++i) out << (i ? ", " : "") << ElementText(t, i);
   out << "]";
   return out.str();
 }

@@ -1,5 +1,7 @@
 #include "ops/call.h"
 
+#include <algorithm>
+
 #include "core/observer_list.h"
 #include "msrt/op_call.h"
 
@@ -60,7 +62,13 @@ std::vector<Tensor> Call(std::string_view name, const std::vector<Tensor>& input
   Executor* executor = t_executor != nullptr ? t_executor : g_default_executor;
   MSRT_INTERNAL_ASSERT(executor != nullptr, "no executor installed");
   std::vector<Tensor> outputs = executor->Run(op, inputs, normalized, out_metas);
-  if (op.grad && g_recorder.active != nullptr && g_recorder.active()) {
+  // Ops without a gradient are seen too when they give complex values (Note
+  // [Complex gradients] in autodiff.cc): the recorder rejects a gradient path into them.
+  const bool complex_io = std::any_of(out_metas.begin(), out_metas.end(),
+                                      [](const TensorMeta& m) { return IsComplex(m.dtype); }) ||
+                          std::any_of(inputs.begin(), inputs.end(),
+                                      [](const Tensor& t) { return IsComplex(t.dtype()); });
+  if ((op.grad || complex_io) && g_recorder.active != nullptr && g_recorder.active()) {
     g_recorder.record(op, normalized, inputs, outputs);
   }
   return outputs;

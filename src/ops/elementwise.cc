@@ -20,17 +20,31 @@ InferFn UnaryInfer(std::string_view op, DTypeClass cls) {
 
 // How a binary op types its output.
 enum class BinaryKind {
-  kArithmetic,  // promoted dtype, not bool
-  kDivision,    // promoted dtype; integers give float32
-  kComparison,  // any dtypes, bool output
-  kLogical,     // bool inputs, bool output
+  kArithmetic,      // promoted dtype, not bool
+  kRealArithmetic,  // as kArithmetic, not complex (ordering, rounding, powers)
+  kDivision,        // promoted dtype; integers give float32
+  kEquality,        // any dtypes, bool output
+  kComparison,      // any dtypes but complex (not ordered), bool output
+  kLogical,         // bool inputs, bool output
 };
+
+// TypeError when either operand is complex (ordering, rounding and powers).
+void CheckReal(std::string_view op, const Metas& in) {
+  for (size_t i = 0; i < 2; ++i) {
+    if (IsComplex(in[i].dtype)) {
+      OpError(ErrorKind::kType, op,
+              StrCat("does not compute on complex values; expected real dtypes in 'x' and 'y', but got ",
+                     DTypeName(in[0].dtype), " and ", DTypeName(in[1].dtype)));
+    }
+  }
+}
 
 InferFn BinaryInfer(std::string_view op, BinaryKind kind) {
   return [op, kind](const Metas& in, const Dict&) {
     Shape shape = BroadcastShapes(op, in[0].shape, in[1].shape);
     DType promoted = PromoteTypes(in[0].dtype, in[1].dtype);
     switch (kind) {
+      case BinaryKind::kRealArithmetic: CheckReal(op, in); [[fallthrough]];
       case BinaryKind::kArithmetic:
       case BinaryKind::kDivision:
         if (promoted == DType::kBool) {
@@ -38,9 +52,12 @@ InferFn BinaryInfer(std::string_view op, BinaryKind kind) {
                   StrCat("does not compute on two Bool tensors; expected an integer or floating-point dtype in "
                          "'x' or 'y', but got Bool and Bool"));
         }
-        if (kind == BinaryKind::kDivision && !IsFloating(promoted)) promoted = DType::kFloat32;
+        if (kind == BinaryKind::kDivision && !IsFloating(promoted) && !IsComplex(promoted)) {
+          promoted = DType::kFloat32;
+        }
         return Metas{{shape, promoted}};
-      case BinaryKind::kComparison: return Metas{{shape, DType::kBool}};
+      case BinaryKind::kComparison: CheckReal(op, in); return Metas{{shape, DType::kBool}};
+      case BinaryKind::kEquality: return Metas{{shape, DType::kBool}};
       case BinaryKind::kLogical:
         CheckDType(op, "x", in[0], DTypeClass::kBool);
         CheckDType(op, "y", in[1], DTypeClass::kBool);
@@ -55,25 +72,31 @@ using UnaryGrad = Tensor (*)(const Tensor& x, const Tensor& y, const Tensor& dy,
 
 GradFn Unary(UnaryGrad rule) {
   return [rule](const GradArgs& a) -> std::vector<Tensor> {
-    if (!a.dys[0].defined() || !IsFloating(a.inputs[0].dtype())) return {Tensor()};
+    if (!a.dys[0].defined() || !Differentiable(a.inputs[0].dtype())) return {Tensor()};
     return {rule(a.inputs[0], a.outputs[0], a.dys[0], a.attrs)};
   };
 }
 
 constexpr OpProperties kElementwise = {.elementwise = true};
+// Elementwise, and its gradient rule handles complex values.
+const OpProperties kComplexElementwise = {.elementwise = true, .complex_grad = true};
 
 MSRT_REGISTER_OP(
     {.name = "neg",
      .inputs = {"x"},
-     .infer = UnaryInfer("neg", DTypeClass::kNumber),
+     .infer = UnaryInfer("neg", DTypeClass::kNumberOrComplex),
      .grad = Unary([](const Tensor&, const Tensor&, const Tensor& dy, const Dict&) { return fn::Neg(dy); }),
-     .props = kElementwise,
+     .props = kComplexElementwise,
      .doc = "-x",
      .api = {Function("neg|negative(input->x)"), Method("neg|negative(self->x)"), Primitive("math_ops.Neg()(x)")}});
 
 MSRT_REGISTER_OP({.name = "abs",
                   .inputs = {"x"},
-                  .infer = UnaryInfer("abs", DTypeClass::kNumber),
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        CheckDType("abs", "x", in[0], DTypeClass::kNumberOrComplex);
+                        return Metas{{in[0].shape, RealPartDType(in[0].dtype)}};  // complex: the modulus
+                      },
                   .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
                     return fn::Mul(dy, Call1("sign", {x}));
                   }),
@@ -145,7 +168,7 @@ MSRT_REGISTER_OP({.name = "rsqrt",
 
 MSRT_REGISTER_OP({.name = "square",
                   .inputs = {"x"},
-                  .infer = UnaryInfer("square", DTypeClass::kNumber),
+                  .infer = UnaryInfer("square", DTypeClass::kNumberOrComplex),
                   .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
                     return fn::Mul(dy, fn::Mul(x, Scalar(2, x)));
                   }),
@@ -290,7 +313,7 @@ MSRT_REGISTER_OP({.name = "identity",
                   .inputs = {"x"},
                   .infer = UnaryInfer("identity", DTypeClass::kAny),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> { return {a.dys[0]}; },
-                  .props = kElementwise,
+                  .props = kComplexElementwise,
                   .doc = "a copy of x",
                   .api = {Function("identity(input->x)"), Method("copy|clone(self->x)"),
                           Primitive("array_ops.Identity()(x)")}});
@@ -303,12 +326,13 @@ MSRT_REGISTER_OP({.name = "cast",
                         return Metas{{in[0].shape, DTypeAttr("cast", attrs, "dtype")}};
                       },
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
-                    if (!a.dys[0].defined() || !IsFloating(a.inputs[0].dtype()) || !IsFloating(a.dys[0].dtype())) {
+                    if (!a.dys[0].defined() || !Differentiable(a.inputs[0].dtype()) ||
+                        !Differentiable(a.dys[0].dtype())) {
                       return {Tensor()};
                     }
-                    return {fn::Cast(a.dys[0], a.inputs[0].dtype())};
+                    return {fn::Cast(a.dys[0], a.inputs[0].dtype())};  // complex to real: the real part
                   },
-                  .props = {.elementwise = true, .noop_if_same_meta = true},
+                  .props = {.elementwise = true, .noop_if_same_meta = true, .complex_grad = true},
                   .doc = "x converted to another dtype",
                   .api = {Function("cast(input->x, dtype)"), Method("to(self->x, dtype)"),
                           Primitive("array_ops.Cast()(input_x->x, dtype)")}});
@@ -318,7 +342,7 @@ MSRT_REGISTER_OP({.name = "cast",
 // Gradient of an input of a binary op, computed only when needed.
 template <typename F>
 Tensor IfNeeded(const GradArgs& a, size_t i, F make) {
-  if (!a.needs[i] || !a.dys[0].defined() || !IsFloating(a.inputs[i].dtype())) return Tensor();
+  if (!a.needs[i] || !a.dys[0].defined() || !Differentiable(a.inputs[i].dtype())) return Tensor();
   return GradFor(make(), a.inputs[i]);
 }
 
@@ -329,7 +353,7 @@ MSRT_REGISTER_OP({.name = "add",
                     const Tensor& dy = a.dys[0];
                     return {IfNeeded(a, 0, [&] { return dy; }), IfNeeded(a, 1, [&] { return dy; })};
                   },
-                  .props = {.elementwise = true, .right_identity = 0.0, .left_identity = 0.0},
+                  .props = {.elementwise = true, .right_identity = 0.0, .left_identity = 0.0, .complex_grad = true},
                   .doc = "x + y",
                   .api = {Function("add|tensor_add(input->x, other->y)"),
                           Primitive("math_ops.Add|TensorAdd()(x, y)")}});
@@ -341,24 +365,25 @@ MSRT_REGISTER_OP({.name = "sub",
                     const Tensor& dy = a.dys[0];
                     return {IfNeeded(a, 0, [&] { return dy; }), IfNeeded(a, 1, [&] { return fn::Neg(dy); })};
                   },
-                  .props = {.elementwise = true, .right_identity = 0.0},
+                  .props = {.elementwise = true, .right_identity = 0.0, .complex_grad = true},
                   .doc = "x - y",
                   .api = {Function("sub|tensor_sub(input->x, other->y)"), Primitive("math_ops.Sub()(x, y)")}});
 
-MSRT_REGISTER_OP(
-    {.name = "mul",
-     .inputs = {"x", "y"},
-     .infer = BinaryInfer("mul", BinaryKind::kArithmetic),
-     .grad = [](const GradArgs& a) -> std::vector<Tensor> {
-       const Tensor& dy = a.dys[0];
-       const Tensor& x = a.inputs[0];
-       const Tensor& y = a.inputs[1];
-       return {IfNeeded(a, 0, [&] { return fn::Mul(dy, y); }), IfNeeded(a, 1, [&] { return fn::Mul(dy, x); })};
-     },
-     .props = {.elementwise = true, .right_identity = 1.0, .left_identity = 1.0},
-     .doc = "x * y",
-     .api = {Function("mul|tensor_mul(input->x, other->y)"), Method("mul(self->x, other->y)"),
-             Primitive("math_ops.Mul()(x, y)")}});
+MSRT_REGISTER_OP({.name = "mul",
+                  .inputs = {"x", "y"},
+                  .infer = BinaryInfer("mul", BinaryKind::kArithmetic),
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& dy = a.dys[0];
+                    const Tensor& x = a.inputs[0];
+                    const Tensor& y = a.inputs[1];
+                    // Complex: dy times the other factor's conjugate.
+                    return {IfNeeded(a, 0, [&] { return fn::Mul(dy, fn::Conj(y)); }),
+                            IfNeeded(a, 1, [&] { return fn::Mul(dy, fn::Conj(x)); })};
+                  },
+                  .props = {.elementwise = true, .right_identity = 1.0, .left_identity = 1.0, .complex_grad = true},
+                  .doc = "x * y",
+                  .api = {Function("mul|tensor_mul(input->x, other->y)"), Method("mul(self->x, other->y)"),
+                          Primitive("math_ops.Mul()(x, y)")}});
 
 MSRT_REGISTER_OP({.name = "div",
                   .inputs = {"x", "y"},
@@ -376,7 +401,7 @@ MSRT_REGISTER_OP({.name = "div",
 
 MSRT_REGISTER_OP({.name = "pow",
                   .inputs = {"x", "y"},
-                  .infer = BinaryInfer("pow", BinaryKind::kArithmetic),
+                  .infer = BinaryInfer("pow", BinaryKind::kRealArithmetic),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     const Tensor& dy = a.dys[0];
                     const Tensor& x = a.inputs[0];
@@ -404,7 +429,7 @@ MSRT_REGISTER_OP({.name = "pow",
 // remainder, as Python's // and %.
 MSRT_REGISTER_OP({.name = "floor_div",
                   .inputs = {"x", "y"},
-                  .infer = BinaryInfer("floor_div", BinaryKind::kArithmetic),
+                  .infer = BinaryInfer("floor_div", BinaryKind::kRealArithmetic),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     // Piecewise constant: zero almost everywhere.
                     return {IfNeeded(a, 0, [&] { return fn::ZerosLike(a.dys[0]); }),
@@ -417,7 +442,7 @@ MSRT_REGISTER_OP({.name = "floor_div",
 
 MSRT_REGISTER_OP({.name = "floor_mod",
                   .inputs = {"x", "y"},
-                  .infer = BinaryInfer("floor_mod", BinaryKind::kArithmetic),
+                  .infer = BinaryInfer("floor_mod", BinaryKind::kRealArithmetic),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     const Tensor& dy = a.dys[0];
                     // x - floor(x / y) * y: d/dx = 1, d/dy = -floor(x / y).
@@ -444,7 +469,7 @@ GradFn MinMaxGrad(std::string_view compare) {
 
 MSRT_REGISTER_OP({.name = "maximum",
                   .inputs = {"x", "y"},
-                  .infer = BinaryInfer("maximum", BinaryKind::kArithmetic),
+                  .infer = BinaryInfer("maximum", BinaryKind::kRealArithmetic),
                   .grad = MinMaxGrad("greater_equal"),
                   .props = kElementwise,
                   .doc = "elementwise max (NaN propagates)",
@@ -453,7 +478,7 @@ MSRT_REGISTER_OP({.name = "maximum",
 
 MSRT_REGISTER_OP({.name = "minimum",
                   .inputs = {"x", "y"},
-                  .infer = BinaryInfer("minimum", BinaryKind::kArithmetic),
+                  .infer = BinaryInfer("minimum", BinaryKind::kRealArithmetic),
                   .grad = MinMaxGrad("less_equal"),
                   .props = kElementwise,
                   .doc = "elementwise min (NaN propagates)",
@@ -471,11 +496,12 @@ OpDef ComparisonOp(std::string_view name, BinaryKind kind, std::string_view doc,
 
 const bool kComparisonsRegistered = [] {
   constexpr BinaryKind kCompare = BinaryKind::kComparison;
+  constexpr BinaryKind kEquality = BinaryKind::kEquality;
   constexpr BinaryKind kLogical = BinaryKind::kLogical;
-  RegisterOp(ComparisonOp("equal", kCompare, "x == y (bool)",
+  RegisterOp(ComparisonOp("equal", kEquality, "x == y (bool)",
                           {Function("equal(input->x, other->y)"), Method("equal(self->x, other->y)"),
                            Primitive("math_ops.Equal()(x, y)")}));
-  RegisterOp(ComparisonOp("not_equal", kCompare, "x != y (bool)",
+  RegisterOp(ComparisonOp("not_equal", kEquality, "x != y (bool)",
                           {Function("not_equal|ne(input->x, other->y)"), Primitive("math_ops.NotEqual()(x, y)")}));
   RegisterOp(ComparisonOp("less", kCompare, "x < y (bool)",
                           {Function("less|lt|tensor_lt(input->x, other->y)"), Primitive("math_ops.Less()(x, y)")}));
@@ -496,6 +522,79 @@ const bool kComparisonsRegistered = [] {
                           {Function("logical_xor(input->x, other->y)"), Primitive("math_ops.LogicalXor()(x, y)")}));
   return true;
 }();
+
+// ---- complex parts ----
+
+// real, imag and conj: a complex input's part (or conjugate); a real input
+// gives itself (real, conj) or zeros (imag), as MindSpore does.
+InferFn PartInfer(std::string_view op, bool conjugate) {
+  return [op, conjugate](const Metas& in, const Dict&) {
+    CheckDType(op, "x", in[0], DTypeClass::kNumberOrComplex);
+    return Metas{{in[0].shape, conjugate ? in[0].dtype : RealPartDType(in[0].dtype)}};
+  };
+}
+
+// The parts' gradients, with the convention grad = dL/dre + i dL/dim.
+GradFn PartGrad(std::string_view part) {
+  return [part](const GradArgs& a) -> std::vector<Tensor> {
+    const Tensor& x = a.inputs[0];
+    const Tensor& dy = a.dys[0];
+    if (!dy.defined() || !Differentiable(x.dtype())) return {Tensor()};
+    if (part == "conj") return {fn::Conj(dy)};
+    if (part == "real") return {fn::Cast(dy, x.dtype())};
+    if (!IsComplex(x.dtype())) return {fn::ZerosLike(x)};  // imag of a real tensor: zeros
+    return {Call1("complex", {fn::ZerosLike(dy), dy})};    // imag: i dy
+  };
+}
+
+MSRT_REGISTER_OP({.name = "real",
+                  .inputs = {"x"},
+                  .infer = PartInfer("real", false),
+                  .grad = PartGrad("real"),
+                  .props = kComplexElementwise,
+                  .doc = "the real part of x (x itself when real)",
+                  .api = {Function("real(input->x)"), Method("real(self->x)"),
+                          Primitive("math_ops.Real()(input->x)")}});
+
+MSRT_REGISTER_OP({.name = "imag",
+                  .inputs = {"x"},
+                  .infer = PartInfer("imag", false),
+                  .grad = PartGrad("imag"),
+                  .props = kComplexElementwise,
+                  .doc = "the imaginary part of x (zeros when x is real)",
+                  .api = {Function("imag(input->x)"), Method("imag(self->x)"),
+                          Primitive("math_ops.Imag()(input->x)")}});
+
+MSRT_REGISTER_OP({.name = "conj",
+                  .inputs = {"x"},
+                  .infer = PartInfer("conj", true),
+                  .grad = PartGrad("conj"),
+                  .props = kComplexElementwise,
+                  .doc = "the complex conjugate of x (x itself when real)",
+                  .api = {Function("conj(input->x)"), Method("conj(self->x)"),
+                          Primitive("math_ops.Conj()(input->x)")}});
+
+MSRT_REGISTER_OP({.name = "complex",
+                  .inputs = {"real", "imag"},
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        constexpr std::string_view op = "complex";
+                        if (in[0].dtype != DType::kFloat32 && in[0].dtype != DType::kFloat64) {
+                          OpError(ErrorKind::kType, op,
+                                  StrCat("input 'real' has an unsupported dtype; expected Float32 or Float64, but got ",
+                                         DTypeName(in[0].dtype)));
+                        }
+                        CheckSameDType(op, "real", in[0], "imag", in[1]);
+                        return Metas{{BroadcastShapes(op, in[0].shape, in[1].shape), ComplexOfDType(in[0].dtype)}};
+                      },
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    const Tensor& dy = a.dys[0];
+                    return {IfNeeded(a, 0, [&] { return Call1("real", {dy}); }),
+                            IfNeeded(a, 1, [&] { return Call1("imag", {dy}); })};
+                  },
+                  .props = kComplexElementwise,
+                  .doc = "real + imag * 1j (float32 parts give complex64, float64 parts complex128)",
+                  .api = {Function("complex(real, imag)"), Primitive("math_ops.Complex()(real, imag)")}});
 
 MSRT_REGISTER_OP({.name = "addn",
                   .inputs = {"xs..."},

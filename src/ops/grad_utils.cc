@@ -26,9 +26,12 @@ Tensor SumToShape(const Tensor& grad, const Shape& shape) {
 
 Tensor GradFor(const Tensor& grad, const Tensor& input) {
   Tensor g = SumToShape(grad, input.shape());
-  if (g.dtype() != input.dtype() && IsFloating(input.dtype())) g = fn::Cast(g, input.dtype());
+  // A real input of a complex result gets the real part, as in PyTorch.
+  if (g.dtype() != input.dtype() && Differentiable(input.dtype())) g = fn::Cast(g, input.dtype());
   return g;
 }
+
+bool Differentiable(DType dtype) { return IsFloating(dtype) || IsComplex(dtype); }
 
 Shape KeepDimsShape(const Shape& shape, const std::vector<int64_t>& axes) {
   Shape out = shape;
@@ -66,6 +69,7 @@ Tensor Neg(const Tensor& a) { return Call1("neg", {a}); }
 Tensor Square(const Tensor& a) { return Call1("square", {a}); }
 Tensor Exp(const Tensor& a) { return Call1("exp", {a}); }
 Tensor Log(const Tensor& a) { return Call1("log", {a}); }
+Tensor Conj(const Tensor& a) { return IsComplex(a.dtype()) ? Call1("conj", {a}) : a; }
 Tensor Cast(const Tensor& a, DType dtype) {
   if (a.dtype() == dtype) return a;
   return Call1("cast", {a}, Dict{{"dtype", Value(std::string(DTypeAttrName(dtype)))}});

@@ -20,6 +20,9 @@ Tensor SumToShape(const Tensor& grad, const Shape& shape);
 /// gets a float32 gradient).
 Tensor GradFor(const Tensor& grad, const Tensor& input);
 
+/// Whether gradients flow through values of `dtype`: floating and complex ones.
+bool Differentiable(DType dtype);
+
 /// The shape `x` has after reducing `axes` (normalised, sorted) with keep_dims.
 Shape KeepDimsShape(const Shape& shape, const std::vector<int64_t>& axes);
 
@@ -39,6 +42,7 @@ Tensor Square(const Tensor& a);
 Tensor Exp(const Tensor& a);
 Tensor Log(const Tensor& a);
 Tensor Cast(const Tensor& a, DType dtype);
+Tensor Conj(const Tensor& a);  // the complex conjugate; `a` itself when real
 Tensor Select(const Tensor& condition, const Tensor& a, const Tensor& b);
 Tensor Greater(const Tensor& a, const Tensor& b);
 Tensor Equal(const Tensor& a, const Tensor& b);

@@ -11,8 +11,9 @@ namespace {
 
 Dict Transposes(bool ta, bool tb) { return Dict{{"transpose_a", Value(ta)}, {"transpose_b", Value(tb)}}; }
 
-void CheckFloatPair(std::string_view op, const std::vector<TensorMeta>& in, std::string_view a, std::string_view b) {
-  CheckDType(op, a, in[0], DTypeClass::kFloat);
+void CheckFloatPair(std::string_view op, const std::vector<TensorMeta>& in, std::string_view a, std::string_view b,
+                    DTypeClass cls = DTypeClass::kFloat) {
+  CheckDType(op, a, in[0], cls);
   CheckSameDType(op, a, in[0], b, in[1]);
 }
 
@@ -32,9 +33,12 @@ std::pair<int64_t, int64_t> ProductDims(std::string_view op, const Shape& a, con
   return {m, n};
 }
 
-// Gradients of op(a) @ op(b) (the batch dims, if any, are those of dy).
-std::pair<Tensor, Tensor> ProductGrads(std::string_view op, const Tensor& a, const Tensor& b, const Tensor& dy, bool ta,
-                                       bool tb, bool need_a, bool need_b) {
+// Gradients of op(a) @ op(b) (the batch dims, if any, are those of dy);
+// complex operands enter conjugated (da = dy @ conj(b)^T...).
+std::pair<Tensor, Tensor> ProductGrads(std::string_view op, const Tensor& a_in, const Tensor& b_in, const Tensor& dy,
+                                       bool ta, bool tb, bool need_a, bool need_b) {
+  const Tensor a = need_b ? fn::Conj(a_in) : a_in;
+  const Tensor b = need_a ? fn::Conj(b_in) : b_in;
   Tensor da, db;
   if (!ta && !tb) {
     if (need_a) da = Call1(op, {dy, b}, Transposes(false, true));
@@ -62,7 +66,7 @@ MSRT_REGISTER_OP({
     .inputs = {"a", "b"},
     .attrs = kTransposeAttrs,
     .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
-      CheckFloatPair("matmul", in, "a", "b");
+      CheckFloatPair("matmul", in, "a", "b", DTypeClass::kFloatOrComplex);
       CheckRank("matmul", "a", in[0], 2);
       CheckRank("matmul", "b", in[1], 2);
       auto [m, n] = ProductDims("matmul", in[0].shape, in[1].shape, AttrBool(attrs, "transpose_a"),
@@ -74,7 +78,7 @@ MSRT_REGISTER_OP({
                                    AttrBool(g.attrs, "transpose_b"), g.needs[0], g.needs[1]);
       return {da, db};
     },
-    .props = {.accepts_epilogue = true},
+    .props = {.accepts_epilogue = true, .complex_grad = true},
     .doc = "op(a) @ op(b) for 2-D a and b, op transposing when asked.",
     .api = {Function("mm(input->a, mat2->b)"),
             Primitive("math_ops.MatMul(transpose_a=False, transpose_b=False)(x->a, y->b)")},
@@ -85,7 +89,7 @@ MSRT_REGISTER_OP({
     .inputs = {"a", "b"},
     .attrs = kTransposeAttrs,
     .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
-      CheckFloatPair("batch_matmul", in, "a", "b");
+      CheckFloatPair("batch_matmul", in, "a", "b", DTypeClass::kFloatOrComplex);
       for (size_t i = 0; i < 2; ++i) {
         if (in[i].shape.size() < 3) {
           OpError(ErrorKind::kValue, "batch_matmul",
@@ -109,6 +113,7 @@ MSRT_REGISTER_OP({
       if (db.defined()) db = SumToShape(db, g.inputs[1].shape());
       return {da, db};
     },
+    .props = {.complex_grad = true},
     .doc = "Batched op(a) @ op(b) over the leading dims, which broadcast.",
     .api = {Function("bmm(input_x->a, mat2->b)"),
             Function("batch_matmul(x->a, y->b, transpose_a=False, transpose_b=False)"),

@@ -6,6 +6,8 @@ std::string DescribeDTypeClass(DTypeClass cls) {
   switch (cls) {
     case DTypeClass::kFloat: return "Float16, BFloat16, Float32 or Float64";
     case DTypeClass::kNumber: return "an integer or floating-point dtype";
+    case DTypeClass::kNumberOrComplex: return "an integer, floating-point or complex dtype";
+    case DTypeClass::kFloatOrComplex: return "Float16, BFloat16, Float32, Float64, Complex64 or Complex128";
     case DTypeClass::kBool: return "Bool";
     case DTypeClass::kIndex: return "Int32 or Int64";
     case DTypeClass::kAny: return "any dtype";
@@ -16,7 +18,9 @@ std::string DescribeDTypeClass(DTypeClass cls) {
 bool InDTypeClass(DType dtype, DTypeClass cls) {
   switch (cls) {
     case DTypeClass::kFloat: return IsFloating(dtype);
-    case DTypeClass::kNumber: return dtype != DType::kBool;
+    case DTypeClass::kNumber: return dtype != DType::kBool && !IsComplex(dtype);
+    case DTypeClass::kNumberOrComplex: return dtype != DType::kBool;
+    case DTypeClass::kFloatOrComplex: return IsFloating(dtype) || IsComplex(dtype);
     case DTypeClass::kBool: return dtype == DType::kBool;
     case DTypeClass::kIndex: return dtype == DType::kInt32 || dtype == DType::kInt64;
     case DTypeClass::kAny: return true;
@@ -68,8 +72,8 @@ DType DTypeAttr(std::string_view op, const Dict& attrs, std::string_view name) {
   if (!dtype) {
     OpError(ErrorKind::kType, op,
             StrCat("attribute '", name,
-                   "' names an unknown dtype; expected one of bool, uint8, int8, int16, int32, "
-                   "int64, float16, bfloat16, float32, float64, but got '",
+                   "' names an unknown dtype; expected one of bool, uint8, uint16, uint32, uint64, int8, "
+                   "int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128, but got '",
                    v.as_string(), "'"));
   }
   return *dtype;

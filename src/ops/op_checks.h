@@ -12,8 +12,10 @@ namespace msrt::ops {
 
 /// Classes of dtypes an input may have.
 enum class DTypeClass {
-  kFloat,   // float16, bfloat16, float32, float64
-  kNumber,  // integers and floats, not bool
+  kFloat,            // float16, bfloat16, float32, float64
+  kNumber,           // integers and floats, not bool or complex
+  kNumberOrComplex,  // integers, floats and complex
+  kFloatOrComplex,   // floats and complex
   kBool,
   kIndex,  // int32, int64
   kAny,

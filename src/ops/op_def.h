@@ -75,6 +75,10 @@ struct OpProperties {
   // chosen kernel supports them.
   bool accepts_epilogue = false;
   std::optional<LayoutSpec> layout = std::nullopt;
+  // Its gradient rule handles complex values (conjugates where the chain
+  // rule needs them, as PyTorch and MindSpore do): a gradient may flow
+  // through it from or into a complex tensor (Note [Complex gradients]).
+  bool complex_grad = false;
 };
 
 /// How an attribute is read from what a caller gave. Every op shares these

@@ -95,6 +95,9 @@ std::pair<int64_t, int64_t> IntegerRange(DType dtype) {
     case DType::kUInt8: return {0, UINT8_MAX};
     case DType::kInt16: return {INT16_MIN, INT16_MAX};
     case DType::kInt32: return {INT32_MIN, INT32_MAX};
+    case DType::kUInt16: return {0, UINT16_MAX};
+    case DType::kUInt32: return {0, UINT32_MAX};
+    case DType::kUInt64: return {0, INT64_MAX};  // the bounds are int64 attributes
     default: return {INT64_MIN, INT64_MAX};
   }
 }

@@ -26,10 +26,11 @@ Shape ReducedShape(const Shape& shape, const std::vector<int64_t>& axes, bool ke
   return out;
 }
 
-// `needs_identity`: max and min have no value for an empty reduction.
+// `needs_elements`: max and min have no value for an empty reduction (and,
+// comparing, take no complex values; sum, mean and prod do).
 InferFn ReduceInfer(std::string_view op, bool needs_elements, bool integer_gives_float) {
   return [=](const Metas& in, const Dict& attrs) {
-    CheckDType(op, "x", in[0], DTypeClass::kNumber);
+    CheckDType(op, "x", in[0], needs_elements ? DTypeClass::kNumber : DTypeClass::kNumberOrComplex);
     bool keep = BoolAttr(op, attrs, "keep_dims");
     auto axes = ReductionAxes(op, IntsAttr(op, attrs, "axis"), static_cast<int64_t>(in[0].shape.size()));
     if (needs_elements) {
@@ -44,7 +45,7 @@ InferFn ReduceInfer(std::string_view op, bool needs_elements, bool integer_gives
       }
     }
     DType dtype = in[0].dtype;
-    if (integer_gives_float && !IsFloating(dtype)) dtype = DType::kFloat32;
+    if (integer_gives_float && !IsFloating(dtype) && !IsComplex(dtype)) dtype = DType::kFloat32;
     return Metas{{ReducedShape(in[0].shape, axes, keep), dtype}};
   };
 }
@@ -85,10 +86,10 @@ MSRT_REGISTER_OP({.name = "reduce_sum",
                   .infer = ReduceInfer("reduce_sum", false, false),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> {
                     const Tensor& x = a.inputs[0];
-                    if (!a.dys[0].defined() || !IsFloating(x.dtype())) return {Tensor()};
+                    if (!a.dys[0].defined() || !Differentiable(x.dtype())) return {Tensor()};
                     return {Spread(a.dys[0], Info("reduce_sum", x, a.attrs), x, a.attrs, false)};
                   },
-                  .props = kReduction,
+                  .props = {.reduction = true, .complex_grad = true},
                   .doc = "sum over axes"});
 
 // all / any: whether every (some) element along the axes is nonzero, as

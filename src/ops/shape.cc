@@ -57,7 +57,7 @@ MSRT_REGISTER_OP(
            return Metas{{ReshapeTarget("reshape", in[0].shape, ShapeAttr("reshape", attrs, "shape", -1)), in[0].dtype}};
          },
      .grad = ReshapeBack(),
-     .props = {.noop_if_same_meta = true},
+     .props = {.noop_if_same_meta = true, .complex_grad = true},
      .doc = "the same elements in another shape",
      .api = {Function("reshape(input->x, shape)"), Method("reshape(self->x, *shape)"), Method("view(self->x, *shape)"),
              Primitive("array_ops.Reshape()(input_x->x, input_shape->shape)")}});
@@ -81,6 +81,7 @@ MSRT_REGISTER_OP({.name = "transpose",
                     for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
                     return {fn::Transpose(a.dys[0], inverse)};
                   },
+                  .props = {.complex_grad = true},
                   .doc = "axes permuted: out.shape[i] = x.shape[perm[i]]",
                   .api = {Function("transpose(input->x, input_perm->perm)"), Function("permute(input->x, axis->perm)"),
                           Method("permute(self->x, *axis->perm)"),
@@ -98,6 +99,7 @@ MSRT_REGISTER_OP({.name = "expand_dims",
                         return Metas{{out, in[0].dtype}};
                       },
                   .grad = ReshapeBack(),
+                  .props = {.complex_grad = true},
                   .doc = "x with a size-1 axis inserted",
                   .api = {Function("expand_dims(input_x->x, axis)"), Function("unsqueeze(input->x, dim->axis)"),
                           Method("expand_dims(self->x, axis)"), Method("unsqueeze(self->x, dim->axis)"),

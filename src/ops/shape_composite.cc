@@ -276,8 +276,14 @@ double Item(std::string_view op, std::string_view name, const Tensor& t) {
     case DType::kBFloat16: return BFloat16ToFloat(*static_cast<const BFloat16*>(p));
     case DType::kFloat32: return *static_cast<const float*>(p);
     case DType::kFloat64: return *static_cast<const double*>(p);
+    case DType::kUInt16: return *static_cast<const uint16_t*>(p);
+    case DType::kUInt32: return *static_cast<const uint32_t*>(p);
+    case DType::kUInt64: return static_cast<double>(*static_cast<const uint64_t*>(p));
+    case DType::kComplex64:
+    case DType::kComplex128: break;
   }
-  return 0;
+  OpError(ErrorKind::kType, op,
+          StrCat("input '", name, "' must hold a real value; expected a real dtype, but got ", DTypeName(t.dtype())));
 }
 
 MSRT_REGISTER_OP(

@@ -53,6 +53,11 @@ std::string_view NpyDescr(DType dtype) {
     case DType::kBFloat16: return "<u2";
     case DType::kFloat32: return "<f4";
     case DType::kFloat64: return "<f8";
+    case DType::kUInt16: return "<u2";
+    case DType::kUInt32: return "<u4";
+    case DType::kUInt64: return "<u8";
+    case DType::kComplex64: return "<c8";
+    case DType::kComplex128: return "<c16";
   }
   return "|u1";
 }

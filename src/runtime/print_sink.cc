@@ -20,6 +20,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -73,36 +74,76 @@ double ElementAsDouble(const Tensor& t, int64_t i) {
     case DType::kBFloat16: return BFloat16ToFloat(load.operator()<BFloat16>());
     case DType::kFloat32: return load.operator()<float>();
     case DType::kFloat64: return load.operator()<double>();
+    case DType::kUInt16: return load.operator()<uint16_t>();
+    case DType::kUInt32: return load.operator()<uint32_t>();
+    case DType::kUInt64: return static_cast<double>(load.operator()<uint64_t>());
+    case DType::kComplex64:
+    case DType::kComplex128: break;  // ElementAsComplex reads them
   }
   return 0.0;
 }
 
-int64_t ElementAsInt(const Tensor& t, int64_t i) {
+// A complex element as (real, imaginary) in double.
+std::complex<double> ElementAsComplex(const Tensor& t, int64_t i) {
+  const char* p = static_cast<const char*>(t.raw()) + i * static_cast<int64_t>(ItemSize(t.dtype()));
+  if (t.dtype() == DType::kComplex64) {
+    std::complex<float> v;
+    std::memcpy(&v, p, sizeof(v));
+    return {v.real(), v.imag()};
+  }
+  std::complex<double> v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// An integer element in full (int64 and uint64 do not fit a double).
+std::string IntegerText(const Tensor& t, int64_t i) {
+  const char* p = static_cast<const char*>(t.raw()) + i * 8;
   if (t.dtype() == DType::kInt64) {
     int64_t v;
-    std::memcpy(&v, static_cast<const char*>(t.raw()) + i * 8, sizeof(v));
-    return v;
+    std::memcpy(&v, p, sizeof(v));
+    return std::to_string(v);
   }
-  return static_cast<int64_t>(ElementAsDouble(t, i));
+  if (t.dtype() == DType::kUInt64) {
+    uint64_t v;
+    std::memcpy(&v, p, sizeof(v));
+    return std::to_string(v);
+  }
+  return std::to_string(static_cast<int64_t>(ElementAsDouble(t, i)));
 }
 
 // An element inside an array, as NumPy prints it with Tensor.__repr__'s formatter.
 std::string FormatElement(const Tensor& t, int64_t i) {
   if (t.dtype() == DType::kBool) return ElementAsDouble(t, i) != 0 ? "True" : "False";
-  if (IsIntegral(t.dtype())) return std::to_string(ElementAsInt(t, i));
-  char buffer[64];
+  if (IsIntegral(t.dtype())) return IntegerText(t, i);
+  char buffer[128];
+  if (IsComplex(t.dtype())) {
+    std::complex<double> v = ElementAsComplex(t, i);
+    std::snprintf(buffer, sizeof(buffer), "% .8e%+.8ej", v.real(), v.imag());
+    return buffer;
+  }
   std::snprintf(buffer, sizeof(buffer), "% .8e", ElementAsDouble(t, i));
   return buffer;
 }
 
-// A 0-d tensor's value, as Python prints the scalar it holds.
-std::string FormatScalar(const Tensor& t) {
-  if (t.dtype() == DType::kBool || IsIntegral(t.dtype())) return FormatElement(t, 0);
-  double v = ElementAsDouble(t, 0);
+// A real value as Python's repr prints a float, integral ones without ".0".
+std::string ShortestText(double v) {
   if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e16) return std::to_string(static_cast<int64_t>(v));
   char buffer[64];
   auto result = std::to_chars(buffer, buffer + sizeof(buffer), v);
   return std::string(buffer, result.ptr);
+}
+
+// A 0-d tensor's value, as Python prints the scalar it holds ("(1+2j)" for complex).
+std::string FormatScalar(const Tensor& t) {
+  if (t.dtype() == DType::kBool || IsIntegral(t.dtype())) return FormatElement(t, 0);
+  if (IsComplex(t.dtype())) {
+    std::complex<double> v = ElementAsComplex(t, 0);
+    std::string imag = ShortestText(v.imag());
+    if (!std::signbit(v.imag()) && imag.front() != '+') imag = "+" + imag;
+    return StrCat("(", ShortestText(v.real()), imag, "j)");
+  }
+  return ShortestText(ElementAsDouble(t, 0));
 }
 
 // The indices shown along an axis of size n: all, or the edges around a gap (-1).
@@ -144,11 +185,11 @@ class ArrayFormatter {
     }
   }
 
-  // Integers and bools are right-aligned; floats keep the formatter's text
+  // Integers and bools are right-aligned; floats and complex values keep the formatter's text
   // (NumPy pads only what its own formatters produce).
   std::string Word(int64_t index) const {
     std::string text = FormatElement(t_, index);
-    if (IsFloating(t_.dtype())) return text;
+    if (IsFloating(t_.dtype()) || IsComplex(t_.dtype())) return text;
     return std::string(width_ - text.size(), ' ') + text;
   }
 

@@ -20,8 +20,14 @@ enum class DType : uint8_t {
   kBFloat16,
   kFloat32,
   kFloat64,
+  // Appended after the first ten so that stored dtype codes keep their meaning.
+  kUInt16,
+  kUInt32,
+  kUInt64,
+  kComplex64,   // two float32: real, imaginary
+  kComplex128,  // two float64
 };
-inline constexpr int kDTypeCount = 10;
+inline constexpr int kDTypeCount = 15;
 
 /// Bytes per element.
 size_t ItemSize(DType dtype);
@@ -32,10 +38,21 @@ std::string_view DTypeAttrName(DType dtype);
 /// Parses either form of name; nullopt when unknown.
 std::optional<DType> ParseDType(std::string_view name);
 
-bool IsFloating(DType dtype);
-bool IsIntegral(DType dtype);  // ints and uint8, not bool
-/// The type both operands of an arithmetic op are computed in (NumPy-like:
-/// bool < integers < floats; the wider or floating one wins).
+bool IsFloating(DType dtype);  // real floating point: float16, bfloat16, float32, float64
+bool IsIntegral(DType dtype);  // signed and unsigned integers, not bool
+bool IsUnsigned(DType dtype);  // uint8, uint16, uint32, uint64
+bool IsComplex(DType dtype);   // complex64, complex128
+/// The real dtype of a complex one's parts (complex64 -> float32); other dtypes unchanged.
+DType RealPartDType(DType dtype);
+/// The complex dtype with parts of a floating dtype (float64 -> complex128;
+/// float16, bfloat16 and float32 -> complex64).
+DType ComplexOfDType(DType dtype);
+/// The type both operands of an arithmetic op are computed in, as MindSpore
+/// and NumPy promote: bool < integers < floats < complex, the higher kind
+/// wins; among integers the narrowest type holding both ranges (uint8 with
+/// int8 -> int16, uint64 with a signed integer -> float64); a float with a
+/// complex gives the complex type wide enough for both (float64 with
+/// complex64 -> complex128).
 DType PromoteTypes(DType a, DType b);
 
 /// IEEE half and bfloat16, stored as raw bits.

@@ -4,8 +4,8 @@
 (`Float`, `Int`, `UInt`, `Bool`...); they print as MindSpore prints them
 ("Float32", "Int64", "Bool") and compare equal when they name the same type
 (`ms.Int(64) == ms.int64`). A type the C++ core can hold carries the name the
-core uses (`_name`, e.g. "float32"); the others (uint16, complex64...) exist
-so scripts that mention them import, and raise a TypeError when used.
+core uses (`_name`, e.g. "float32"); the abstract ones (`ms.number`, `ms.int_`...)
+raise a TypeError when used as a tensor's dtype.
 """
 import enum
 
@@ -17,7 +17,7 @@ __all__ = [
     "int8", "byte", "int16", "short", "int32", "intc", "int64", "intp",
     "uint8", "ubyte", "uint16", "ushort", "uint32", "uintc", "uint64", "uintp",
     "float16", "half", "float32", "single", "float64", "double", "bfloat16",
-    "bool_", "float_", "int_", "uint", "number", "complex64", "complex128",
+    "bool_", "float_", "int_", "uint", "number", "complex64", "complex128", "cfloat", "cdouble",
     "string", "list_", "tuple_", "type_none", "tensor", "tensor_type",
     "number_type", "int_type", "uint_type", "float_type", "signed_type", "complex_type", "all_types",
     "dtype_to_nptype", "dtype_to_pytype", "pytype_to_dtype", "get_py_obj_dtype", "type_size_in_bytes",
@@ -144,19 +144,20 @@ int16 = _make(Int, 16, "int16")
 int32 = _make(Int, 32, "int32")
 int64 = _make(Int, 64, "int64")
 uint8 = _make(UInt, 8, "uint8")
-uint16 = UInt(16)
-uint32 = UInt(32)
-uint64 = UInt(64)
+uint16 = _make(UInt, 16, "uint16")
+uint32 = _make(UInt, 32, "uint32")
+uint64 = _make(UInt, 64, "uint64")
 float16 = _make(Float, 16, "float16")
 float32 = _make(Float, 32, "float32")
 float64 = _make(Float, 64, "float64")
 bfloat16 = _make(BFloat, 16, "bfloat16")
-complex64 = Complex(64)
-complex128 = Complex(128)
+complex64 = _make(Complex, 64, "complex64")
+complex128 = _make(Complex, 128, "complex128")
 
 byte, short, intc, intp = int8, int16, int32, int64
 ubyte, ushort, uintc, uintp = uint8, uint16, uint32, uint64
 half, single, double = float16, float32, float64
+cfloat, cdouble = complex64, complex128
 
 number = Number()
 int_ = Int()
@@ -176,10 +177,13 @@ uint_type = (uint8, uint16, uint32, uint64)
 float_type = (float16, float32, float64)
 signed_type = (int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
 complex_type = (complex64, complex128)
-all_types = (bool_, int8, uint8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+all_types = (bool_, int8, uint8, int16, int32, int64, uint16, uint32, uint64, float16, float32, float64, complex64,
+             complex128)
 
 # The element types the C++ core holds, by the name it uses ("float32", "bool_"...).
-_BY_CORE_NAME = {t._name: t for t in (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)}
+_CORE_TYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, uint16, uint32, uint64,
+               complex64, complex128)
+_BY_CORE_NAME = {t._name: t for t in _CORE_TYPES}
 _BY_CORE_NAME["bool"] = bool_
 
 _TO_NUMPY = {
@@ -208,7 +212,8 @@ def _core_name(dtype, what="dtype"):
     if isinstance(dtype, Type):
         if dtype._name is None:
             raise TypeError(f"The {what} {dtype} is not supported by msrt; supported: "
-                            "bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64.")
+                            "bool_, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, "
+                            "float32, float64, complex64, complex128.")
         return dtype._name
     if isinstance(dtype, str) and dtype in _BY_CORE_NAME:
         return _BY_CORE_NAME[dtype]._name

@@ -29,11 +29,13 @@ from .._graph_files import load
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net", "parse_print", "export", "load"]
 
 # dtype codes, in the order of the core's DType enum; bfloat16 is stored as float32 values.
-_CODES = ("bool_", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
+_CODES = ("bool_", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+          "uint16", "uint32", "uint64", "complex64", "complex128")
 _CODE_OF = {name: i for i, name in enumerate(_CODES)}
 _NUMPY = {"bool_": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32,
           "int64": np.int64, "float16": np.float16, "bfloat16": np.float32, "float32": np.float32,
-          "float64": np.float64}
+          "float64": np.float64, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+          "complex64": np.complex64, "complex128": np.complex128}
 
 
 def _items_of(save_obj, op):

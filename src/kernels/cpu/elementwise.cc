@@ -2,6 +2,8 @@
 // drivers convert operands to the compute type (half types go through
 // float32), then run the contiguous, scalar or broadcast loop.
 #include <cmath>
+#include <complex>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/cpu/elementwise_loops.h"
@@ -19,6 +21,12 @@ template <typename T>
 inline constexpr bool kBoolOnly = std::is_same_v<T, bool>;
 template <typename T>
 inline constexpr bool kAnyNative = true;
+template <typename T>
+inline constexpr bool kNumberOrComplex = kNumber<T> || kIsComplex<T>;
+template <typename T>
+inline constexpr bool kFloatOrComplex = kIsFloat<T> || kIsComplex<T>;
+template <typename T>
+inline constexpr bool kOrdered = !kIsComplex<T>;  // complex values have no order
 
 // ---- unary ----
 
@@ -29,12 +37,12 @@ void RunUnary(KernelArgs& args) {
   const DType compute = NativeComputeType(x.dtype());
   Tensor xc = ConvertTensor(x, compute);
   Tensor yc = y.dtype() == compute ? y : Tensor::Empty(y.shape(), compute);
-  DispatchNative(compute, [&]<typename T>() {
+  DispatchNativeOrComplex(compute, args.op.name, [&]<typename T>() {
     if constexpr (Op::template kSupports<T>) {
       using S = StorageOf<T>;
       UnaryLoop(xc.raw<S>(), yc.raw<S>(), x.numel(), [](S v) { return static_cast<S>(Op::Apply(v)); });
     } else {
-      MSRT_INTERNAL_ASSERT(false, args.op.name, " has no kernel for ", DTypeName(compute));
+      NoKernelForDType(args.op.name, compute);
     }
   });
   if (!yc.same(y)) ConvertInto(yc, y);
@@ -42,7 +50,7 @@ void RunUnary(KernelArgs& args) {
 
 struct Neg {
   template <typename T>
-  static constexpr bool kSupports = kNumber<T>;
+  static constexpr bool kSupports = kNumberOrComplex<T>;
   template <typename T>
   static T Apply(T x) {
     return static_cast<T>(-x);
@@ -99,12 +107,62 @@ MSRT_FLOAT_UNARY(Silu, x* vecmath::Sigmoid(x))
 
 struct Square {
   template <typename T>
-  static constexpr bool kSupports = kNumber<T>;
+  static constexpr bool kSupports = kNumberOrComplex<T>;
   template <typename T>
   static T Apply(T x) {
     return static_cast<T>(x * x);
   }
 };
+
+// abs of a complex tensor is its real modulus; of a real one, RunUnary<Abs>.
+void RunAbs(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  if (!IsComplex(x.dtype())) return RunUnary<Abs>(args);
+  Tensor& y = args.outputs[0];
+  Dispatch(ComplexTypeList{}, x.dtype(), "abs", [&]<typename T>() {
+    using R = typename T::value_type;
+    UnaryLoop(x.raw<T>(), y.raw<R>(), x.numel(), [](T v) { return std::hypot(v.real(), v.imag()); });
+  });
+}
+
+// The parts of complex values: real, imag and conj; real inputs give
+// themselves (real, conj) or zeros (imag).
+enum class Part { kReal, kImag, kConj };
+
+template <Part kPart>
+void RunPart(KernelArgs& args) {
+  const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  if (!IsComplex(x.dtype())) {
+    if (kPart == Part::kImag) {
+      if (y.nbytes() > 0) std::memset(y.raw(), 0, y.nbytes());
+    } else {
+      ConvertInto(x, y);  // same dtype: a copy
+    }
+    return;
+  }
+  Dispatch(ComplexTypeList{}, x.dtype(), args.op.name, [&]<typename T>() {
+    using R = typename T::value_type;
+    if constexpr (kPart == Part::kReal) {
+      UnaryLoop(x.raw<T>(), y.raw<R>(), x.numel(), [](T v) { return v.real(); });
+    } else if constexpr (kPart == Part::kImag) {
+      UnaryLoop(x.raw<T>(), y.raw<R>(), x.numel(), [](T v) { return v.imag(); });
+    } else {
+      UnaryLoop(x.raw<T>(), y.raw<T>(), x.numel(), [](T v) { return std::conj(v); });
+    }
+  });
+}
+
+// complex(real, imag), broadcasting.
+void RunComplex(KernelArgs& args) {
+  const Tensor& re = args.inputs[0];
+  const Tensor& im = args.inputs[1];
+  Tensor& out = args.outputs[0];
+  Dispatch(FloatTypeList{}, re.dtype(), "complex", [&]<typename R>() {
+    BinaryLoop(re.raw<R>(), re.shape(), im.raw<R>(), im.shape(), out.raw<std::complex<R>>(), out.shape(),
+               [](R a, R b) { return std::complex<R>(a, b); });
+  });
+}
 
 struct Relu {
   template <typename T>
@@ -211,14 +269,14 @@ void RunBinary(KernelArgs& args) {
   Tensor bc = ConvertTensor(b, compute);
   const DType out_native = Op::kPredicate ? DType::kBool : compute;
   Tensor oc = out.dtype() == out_native ? out : Tensor::Empty(out.shape(), out_native);
-  DispatchNative(compute, [&]<typename T>() {
+  DispatchNativeOrComplex(compute, args.op.name, [&]<typename T>() {
     if constexpr (Op::template kSupports<T>) {
       using S = StorageOf<T>;  // bools as bytes
       using O = StorageOf<std::conditional_t<Op::kPredicate, bool, T>>;
       BinaryLoop(ac.raw<S>(), a.shape(), bc.raw<S>(), b.shape(), oc.raw<O>(), out.shape(),
                  [](S x, S y) { return static_cast<O>(Op::Apply(x, y)); });
     } else {
-      MSRT_INTERNAL_ASSERT(false, args.op.name, " has no kernel for ", DTypeName(compute));
+      NoKernelForDType(args.op.name, compute);
     }
   });
   if (!oc.same(out)) ConvertInto(oc, out);
@@ -234,18 +292,18 @@ void RunBinary(KernelArgs& args) {
       return expr;                                   \
     }                                                \
   };
-MSRT_BINARY(Add, kNumber, false, x + y)
-MSRT_BINARY(Sub, kNumber, false, x - y)
-MSRT_BINARY(Mul, kNumber, false, x* y)
-MSRT_BINARY(Div, kFloatOnly, false, x / y)
+MSRT_BINARY(Add, kNumberOrComplex, false, x + y)
+MSRT_BINARY(Sub, kNumberOrComplex, false, x - y)
+MSRT_BINARY(Mul, kNumberOrComplex, false, x* y)
+MSRT_BINARY(Div, kFloatOrComplex, false, x / y)
 MSRT_BINARY(Maximum, kNumber, false, (x >= y || x != x) ? x : y)  // NaN propagates
 MSRT_BINARY(Minimum, kNumber, false, (x <= y || x != x) ? x : y)
 MSRT_BINARY(Equal, kAnyNative, true, x == y)
 MSRT_BINARY(NotEqual, kAnyNative, true, x != y)
-MSRT_BINARY(Less, kAnyNative, true, x < y)
-MSRT_BINARY(LessEqual, kAnyNative, true, x <= y)
-MSRT_BINARY(Greater, kAnyNative, true, x > y)
-MSRT_BINARY(GreaterEqual, kAnyNative, true, x >= y)
+MSRT_BINARY(Less, kOrdered, true, x < y)
+MSRT_BINARY(LessEqual, kOrdered, true, x <= y)
+MSRT_BINARY(Greater, kOrdered, true, x > y)
+MSRT_BINARY(GreaterEqual, kOrdered, true, x >= y)
 MSRT_BINARY(LogicalAnd, kBoolOnly, false, x& y)  // bools arrive as bytes 0 or 1
 MSRT_BINARY(LogicalOr, kBoolOnly, false, x | y)
 MSRT_BINARY(LogicalXor, kBoolOnly, false, x ^ y)
@@ -365,7 +423,11 @@ void Select(KernelArgs& args) {
 #define MSRT_EW_KERNEL(op_name, fn) \
   MSRT_REGISTER_KERNEL({.op = op_name, .impl = "vectorized", .priority = 1, .run = fn})
 MSRT_EW_KERNEL("neg", &RunUnary<Neg>);
-MSRT_EW_KERNEL("abs", &RunUnary<Abs>);
+MSRT_EW_KERNEL("abs", &RunAbs);
+MSRT_EW_KERNEL("real", &RunPart<Part::kReal>);
+MSRT_EW_KERNEL("imag", &RunPart<Part::kImag>);
+MSRT_EW_KERNEL("conj", &RunPart<Part::kConj>);
+MSRT_EW_KERNEL("complex", &RunComplex);
 MSRT_EW_KERNEL("sign", &RunUnary<Sign>);
 MSRT_EW_KERNEL("exp", &RunUnary<Exp>);
 MSRT_EW_KERNEL("log", &RunUnary<Log>);

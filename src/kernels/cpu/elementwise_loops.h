@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -31,6 +32,8 @@ template <typename T>
 inline constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 template <typename T>
 inline constexpr bool kIsHalf = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <typename T>
+inline constexpr bool kIsComplex = std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
 
 /// The type loops read and write a T as: bool as its byte (0 or 1), since
 /// GCC does not vectorise loops that load bool.
@@ -42,10 +45,19 @@ inline bool IsHalfType(DType d) { return d == DType::kFloat16 || d == DType::kBF
 inline DType NativeComputeType(DType d) { return IsHalfType(d) ? DType::kFloat32 : d; }
 
 /// Converts between any two element types (half through float32).
+/// Complex to real keeps the real part (as MindSpore's and NumPy's casts do;
+/// to bool: whether the real part is nonzero); real to complex has a zero
+/// imaginary part.
 template <typename To, typename From>
 inline To ConvertValue(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
+  } else if constexpr (kIsComplex<From> && kIsComplex<To>) {
+    return To(static_cast<typename To::value_type>(v.real()), static_cast<typename To::value_type>(v.imag()));
+  } else if constexpr (kIsComplex<From>) {
+    return ConvertValue<To>(v.real());
+  } else if constexpr (kIsComplex<To>) {
+    return To(ConvertValue<typename To::value_type>(v), typename To::value_type(0));
   } else if constexpr (std::is_same_v<From, Half>) {
     return ConvertValue<To>(HalfToFloat(v));
   } else if constexpr (std::is_same_v<From, BFloat16>) {
@@ -84,6 +96,16 @@ inline constexpr DType kDTypeOf<int8_t> = DType::kInt8;
 template <>
 inline constexpr DType kDTypeOf<uint8_t> = DType::kUInt8;
 template <>
+inline constexpr DType kDTypeOf<uint16_t> = DType::kUInt16;
+template <>
+inline constexpr DType kDTypeOf<uint32_t> = DType::kUInt32;
+template <>
+inline constexpr DType kDTypeOf<uint64_t> = DType::kUInt64;
+template <>
+inline constexpr DType kDTypeOf<std::complex<float>> = DType::kComplex64;
+template <>
+inline constexpr DType kDTypeOf<std::complex<double>> = DType::kComplex128;
+template <>
 inline constexpr DType kDTypeOf<bool> = DType::kBool;
 template <>
 inline constexpr DType kDTypeOf<Half> = DType::kFloat16;
@@ -94,11 +116,19 @@ template <typename... Ts>
 struct TypeList {};
 using FloatTypeList = TypeList<float, double>;
 using IndexTypeList = TypeList<int32_t, int64_t>;
-using IntTypeList = TypeList<int32_t, int64_t, uint8_t, int8_t, int16_t>;
-using NumberTypeList = TypeList<float, double, int32_t, int64_t, uint8_t, int8_t, int16_t>;
+using IntTypeList = TypeList<int32_t, int64_t, uint8_t, int8_t, int16_t, uint16_t, uint32_t, uint64_t>;
+/// Real numbers (complex ones are not ordered: kernels that compare take these).
+using NumberTypeList =
+    TypeList<float, double, int32_t, int64_t, uint8_t, int8_t, int16_t, uint16_t, uint32_t, uint64_t>;
 /// Types with native kernels: half types are computed through float32.
-using NativeTypeList = TypeList<float, double, int32_t, int64_t, uint8_t, int8_t, int16_t, bool>;
-using AllTypeList = TypeList<float, double, int32_t, int64_t, uint8_t, int8_t, int16_t, bool, Half, BFloat16>;
+using NativeTypeList =
+    TypeList<float, double, int32_t, int64_t, uint8_t, int8_t, int16_t, uint16_t, uint32_t, uint64_t, bool>;
+using ComplexTypeList = TypeList<std::complex<float>, std::complex<double>>;
+/// The native types and the complex ones.
+using NativeOrComplexTypeList = TypeList<float, double, int32_t, int64_t, uint8_t, int8_t, int16_t, uint16_t, uint32_t,
+                                         uint64_t, bool, std::complex<float>, std::complex<double>>;
+using AllTypeList = TypeList<float, double, int32_t, int64_t, uint8_t, int8_t, int16_t, uint16_t, uint32_t, uint64_t,
+                             bool, Half, BFloat16, std::complex<float>, std::complex<double>>;
 
 /// Calls body.template operator()<T>() for the T in the list whose dtype is
 /// `dtype` (only those are instantiated); TypeError naming `op` otherwise.
@@ -114,6 +144,19 @@ void DispatchNative(DType dtype, Body&& body) {
   Dispatch(NativeTypeList{}, dtype, "kernel", std::forward<Body>(body));
 }
 
+/// Dispatch over the native compute types and complex64/complex128: for
+/// kernels whose bodies test `kSupports<T>` and reject the rest themselves.
+template <typename Body>
+void DispatchNativeOrComplex(DType dtype, std::string_view op, Body&& body) {
+  Dispatch(NativeOrComplexTypeList{}, dtype, op, std::forward<Body>(body));
+}
+
+/// TypeError "[op] has no CPU kernel for dtype X": for kernel bodies
+/// instantiated for a type their op does not compute.
+[[noreturn]] inline void NoKernelForDType(std::string_view op, DType dtype) {
+  ops::OpError(ErrorKind::kType, op, StrCat("has no CPU kernel for dtype ", DTypeName(dtype)));
+}
+
 /// Calls body.template operator()<U>() with an unsigned type of `size`
 /// bytes: for kernels that only move elements.
 template <typename Body>
@@ -123,6 +166,7 @@ void DispatchBytes(size_t size, Body&& body) {
     case 2: return body.template operator()<uint16_t>();
     case 4: return body.template operator()<uint32_t>();
     case 8: return body.template operator()<uint64_t>();
+    case 16: return body.template operator()<std::complex<double>>();  // moved whole, never computed on
   }
   MSRT_INTERNAL_ASSERT(false, "element size ", size);
 }

@@ -1,7 +1,9 @@
 // matmul, batch_matmul, dense and bias_add on CPU: oneDNN matmul / binary
-// primitives for float32 (and bfloat16 where oneDNN has it), and reference
-// loops (float64, and float32 when oneDNN declines a shape).
+// primitives for float32 (and bfloat16 where oneDNN has it), reference
+// loops (float64, and float32 when oneDNN declines a shape), and a blocked
+// loop for complex64 and complex128 matmul / batch_matmul.
 #include <algorithm>
+#include <complex>
 #include <cstring>
 
 #include "core/thread_pool.h"
@@ -154,7 +156,7 @@ bool TrivialProduct(const Product& p, Tensor& out, const Tensor* bias) {
   if (out.numel() == 0) return true;
   if (p.k != 0) return false;
   // An empty sum: zeros, plus the bias.
-  DispatchDType(out.dtype(), "matmul", kFloatTypes | kHalfTypes, [&]<typename T>() {
+  DispatchDType<kFloatTypes | kHalfTypes>(out.dtype(), "matmul", [&]<typename T>() {
     T* o = out.raw<T>();
     for (int64_t i = 0; i < out.numel(); ++i) {
       if (bias != nullptr) {
@@ -195,6 +197,87 @@ void MatmulReference(KernelArgs& args) {
   Product p = DescribeProduct(args.inputs[0], args.inputs[1], args.outputs[0], args.attrs);
   if (TrivialProduct(p, args.outputs[0], nullptr)) return;
   RunReferenceProduct(p, args.inputs[0], args.inputs[1], args.outputs[0], nullptr, args.op.name);
+}
+
+// ---------------------------------------------------------------------------
+// Complex products: rows of op(a) against op(b) packed row-major, in column
+// blocks whose real and imaginary accumulators stay in L1.
+
+template <typename R>
+void ComplexProduct(const Product& p, const std::complex<R>* a, const std::complex<R>* b, std::complex<R>* out) {
+  using C = std::complex<R>;
+  constexpr int64_t kBlockN = 256;
+  const int64_t batches = NumElements(p.batch);
+  const int64_t b_batches = NumElements(p.b_batch);
+  auto a_strides = Strides(p.a_batch);
+  auto b_strides = Strides(p.b_batch);
+  auto out_strides = Strides(p.batch);
+  const int64_t mk = p.m * p.k, kn = p.k * p.n;
+  const int64_t a_row = p.ta ? 1 : p.k, a_col = p.ta ? p.m : 1;
+  // op(b) as (k, n) rows: b itself, or its transpose packed once.
+  std::vector<C> packed;
+  const C* rows_b = b;
+  if (p.tb) {
+    packed.resize(static_cast<size_t>(b_batches * kn));
+    for (int64_t bb = 0; bb < b_batches; ++bb) {
+      for (int64_t q = 0; q < p.k; ++q) {
+        for (int64_t j = 0; j < p.n; ++j) packed[bb * kn + q * p.n + j] = b[bb * kn + j * p.k + q];
+      }
+    }
+    rows_b = packed.data();
+  }
+  ParallelFor(batches * p.m, 1, [&](int64_t begin, int64_t end) {
+    std::vector<R> acc_re(kBlockN), acc_im(kBlockN);
+    for (int64_t row = begin; row < end; ++row) {
+      CancellationPoint();
+      const int64_t bi = row / p.m, i = row % p.m;
+      int64_t a_off = 0, b_off = 0;
+      for (size_t d = 0; d < p.batch.size(); ++d) {
+        int64_t idx = (bi / out_strides[d]) % p.batch[d];
+        if (p.a_batch[d] != 1) a_off += idx * a_strides[d];
+        if (p.b_batch[d] != 1) b_off += idx * b_strides[d];
+      }
+      const C* pa = a + a_off * mk + i * a_row;
+      const C* pb = rows_b + b_off * kn;
+      C* po = out + row * p.n;
+      for (int64_t j0 = 0; j0 < p.n; j0 += kBlockN) {
+        const int64_t w = std::min(kBlockN, p.n - j0);
+        std::fill(acc_re.begin(), acc_re.begin() + w, R(0));
+        std::fill(acc_im.begin(), acc_im.begin() + w, R(0));
+        R* re = acc_re.data();
+        R* im = acc_im.data();
+        for (int64_t q = 0; q < p.k; ++q) {
+          const C av = pa[q * a_col];
+          const R ar = av.real(), ai = av.imag();
+          const R* brow = reinterpret_cast<const R*>(pb + q * p.n + j0);  // interleaved (re, im)
+          for (int64_t j = 0; j < w; ++j) {
+            const R br = brow[2 * j], bim = brow[2 * j + 1];
+            re[j] += ar * br - ai * bim;
+            im[j] += ar * bim + ai * br;
+          }
+        }
+        for (int64_t j = 0; j < w; ++j) po[j0 + j] = C(re[j], im[j]);
+      }
+    }
+  });
+}
+
+void MatmulComplex(KernelArgs& args) {
+  const Tensor& a = args.inputs[0];
+  Tensor& out = args.outputs[0];
+  Product p = DescribeProduct(a, args.inputs[1], out, args.attrs);
+  DispatchDType<kComplexTypes>(a.dtype(), args.op.name, [&]<typename C>() {
+    if (out.numel() == 0) return;
+    if (p.k == 0) {
+      std::fill(out.raw<C>(), out.raw<C>() + out.numel(), C(0));
+      return;
+    }
+    ComplexProduct<typename C::value_type>(p, a.raw<C>(), args.inputs[1].raw<C>(), out.raw<C>());
+  });
+}
+
+bool ComplexSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
+  return IsComplex(in[0].dtype) && !attrs.Contains(kEpilogueAttr);
 }
 
 // dense: rows of x times weight^T (weight is (out, in), i.e. transposed b).
@@ -267,6 +350,13 @@ void BiasAddReference(KernelArgs& args) {
 
 MSRT_ONEDNN_KERNELS("matmul", MatmulOneDnn, MatmulReference);
 MSRT_ONEDNN_KERNELS("batch_matmul", MatmulOneDnn, MatmulReference);
+MSRT_REGISTER_KERNEL(
+    {.op = "matmul", .impl = "blocked complex", .priority = 1, .supports = &ComplexSupports, .run = &MatmulComplex});
+MSRT_REGISTER_KERNEL({.op = "batch_matmul",
+                      .impl = "blocked complex",
+                      .priority = 1,
+                      .supports = &ComplexSupports,
+                      .run = &MatmulComplex});
 MSRT_ONEDNN_KERNELS("dense", DenseOneDnn, DenseReference);
 MSRT_ONEDNN_KERNELS("bias_add", BiasAddOneDnn, BiasAddReference);
 

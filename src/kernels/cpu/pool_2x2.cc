@@ -148,7 +148,7 @@ template <int64_t kChannels, typename T>
 
 void MaxPool2x2(KernelArgs& args) {
   Rows rows(ops::PoolGeometry(args.op.name, args.inputs[0].shape(), args.attrs));
-  DispatchDType(args.inputs[0].dtype(), "max_pool2d", kFloatTypes, [&]<typename T>() {
+  DispatchDType<kFloatTypes>(args.inputs[0].dtype(), "max_pool2d", [&]<typename T>() {
     if constexpr (std::is_floating_point_v<T>) {
       const T* x = args.inputs[0].raw<T>();
       T* y = args.outputs[0].raw<T>();
@@ -172,7 +172,7 @@ void MaxPool2x2Grad(KernelArgs& args) {
   PoolDims g = ops::PoolGeometry(args.op.name, args.inputs[0].shape(), args.attrs);
   Rows rows(g);
   if (g.in_h % 2 != 0 || g.in_w % 2 != 0) std::memset(args.outputs[0].raw(), 0, args.outputs[0].nbytes());
-  DispatchDType(args.inputs[0].dtype(), "max_pool2d_grad", kFloatTypes, [&]<typename T>() {
+  DispatchDType<kFloatTypes>(args.inputs[0].dtype(), "max_pool2d_grad", [&]<typename T>() {
     if constexpr (std::is_floating_point_v<T>) {
       const T* x = args.inputs[0].raw<T>();
       const T* dy = args.inputs[2].raw<T>();

@@ -69,6 +69,31 @@ void ReduceGroups(const T* x, T* out, std::vector<Group> groups) {
   }
 }
 
+// Sum or product of complex values over `axes`, element by element into the
+// output (complex values have no vector lanes here; the order is fixed).
+template <class Op, typename T>
+void ReduceComplex(const T* x, const Shape& shape, const std::vector<int64_t>& axes, T* out, int64_t out_numel) {
+  for (int64_t o = 0; o < out_numel; ++o) out[o] = Op::template Init<T>();
+  const int rank = static_cast<int>(shape.size());
+  // Output strides of each input dim: 0 for reduced dims.
+  Shape strides(shape.size(), 0);
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    if (std::find(axes.begin(), axes.end(), int64_t{d}) != axes.end()) continue;
+    strides[d] = stride;
+    stride *= shape[d];
+  }
+  const int64_t n = NumElements(shape);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t o = 0, rest = i;
+    for (int d = rank - 1; d >= 0; --d) {
+      o += (rest % shape[d]) * strides[d];
+      rest /= shape[d];
+    }
+    out[o] = Op::Combine(out[o], x[i]);
+  }
+}
+
 template <class Op>
 void RunReduce(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
@@ -80,8 +105,20 @@ void RunReduce(KernelArgs& args) {
   Tensor yc = y.dtype() == compute ? y : Tensor::Empty(y.shape(), compute);
   int64_t count = 1;
   for (int64_t a : axes) count *= x.shape()[a];
-  DispatchNative(compute, [&]<typename T>() {
-    if constexpr (!std::is_same_v<T, bool>) {
+  DispatchNativeOrComplex(compute, args.op.name, [&]<typename T>() {
+    if constexpr (kIsComplex<T>) {
+      if constexpr (std::is_same_v<Op, SumOp> || std::is_same_v<Op, ProdOp>) {
+        T* out = yc.raw<T>();
+        ReduceComplex<Op>(xc.raw<T>(), x.shape(), axes, out, yc.numel());
+        if (mean) {
+          using R = typename T::value_type;
+          const R scale = count == 0 ? std::numeric_limits<R>::quiet_NaN() : R(1) / static_cast<R>(count);
+          for (int64_t i = 0; i < yc.numel(); ++i) out[i] = count == 0 ? T(scale, scale) : out[i] * scale;
+        }
+      } else {
+        NoKernelForDType(args.op.name, compute);
+      }
+    } else if constexpr (!std::is_same_v<T, bool>) {
       T* out = yc.raw<T>();
       ReduceGroups<Op>(xc.raw<T>(), out, Groups(x.shape(), axes));
       if constexpr (kIsFloat<T>) {
@@ -92,7 +129,7 @@ void RunReduce(KernelArgs& args) {
         }
       }
     } else {
-      MSRT_INTERNAL_ASSERT(false, args.op.name, " on Bool");
+      NoKernelForDType(args.op.name, compute);
     }
   });
   if (!yc.same(y)) ConvertInto(yc, y);

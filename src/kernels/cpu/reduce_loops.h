@@ -40,6 +40,9 @@ MSRT_VECTOR_OF(int32_t)
 MSRT_VECTOR_OF(int16_t)
 MSRT_VECTOR_OF(int8_t)
 MSRT_VECTOR_OF(uint8_t)
+MSRT_VECTOR_OF(uint16_t)
+MSRT_VECTOR_OF(uint32_t)
+MSRT_VECTOR_OF(uint64_t)
 #undef MSRT_VECTOR_OF
 
 // Each op: Init, Combine on scalars (exact, NaN-propagating for max/min),

@@ -19,6 +19,7 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/types.h>
+#include <complex>
 
 #include <algorithm>
 #include <cstring>
@@ -51,6 +52,7 @@ void SetInput(Options& options, const void* data, size_t count, DType dtype) {
     case 2: options.setInput(static_cast<uint16_t*>(p), count); return;
     case 4: options.setInput(static_cast<uint32_t*>(p), count); return;
     case 8: options.setInput(static_cast<uint64_t*>(p), count); return;
+    case 16: options.setInput(static_cast<std::complex<double>*>(p), count); return;  // complex128
     default: MSRT_INTERNAL_ASSERT(false, "item size ", ItemSize(dtype));
   }
 }
@@ -62,6 +64,7 @@ void SetOutput(Options& options, void* data, size_t count, DType dtype) {
     case 2: options.setOutput(static_cast<uint16_t*>(data), count); return;
     case 4: options.setOutput(static_cast<uint32_t*>(data), count); return;
     case 8: options.setOutput(static_cast<uint64_t*>(data), count); return;
+    case 16: options.setOutput(static_cast<std::complex<double>*>(data), count); return;  // complex128
     default: MSRT_INTERNAL_ASSERT(false, "item size ", ItemSize(dtype));
   }
 }

@@ -1,5 +1,8 @@
 #include "parallel/gloo/reductions.h"
 
+#include <complex>
+
+#include "core/strings.h"
 #include "msrt/core/errors.h"
 
 namespace msrt::parallel::gloo_backend {
@@ -19,6 +22,18 @@ ReduceFunction ForOp(DType dtype) {
     case DType::kBFloat16: return &ReduceHalfLoop<BFloat16, &BFloat16ToFloat, &FloatToBFloat16, kOp>;
     case DType::kFloat32: return &ReduceLoop<float, kOp>;
     case DType::kFloat64: return &ReduceLoop<double, kOp>;
+    case DType::kUInt16: return &ReduceLoop<uint16_t, kOp>;
+    case DType::kUInt32: return &ReduceLoop<uint32_t, kOp>;
+    case DType::kUInt64: return &ReduceLoop<uint64_t, kOp>;
+    case DType::kComplex64:
+    case DType::kComplex128:
+      if constexpr (kOp == ReduceOp::kSum || kOp == ReduceOp::kProd) {
+        return dtype == DType::kComplex64 ? &ReduceLoop<std::complex<float>, kOp>
+                                          : &ReduceLoop<std::complex<double>, kOp>;
+      } else {
+        ThrowError(ErrorKind::kType, StrCat("The reduction '", ReduceOpName(kOp), "' is not defined for ",
+                                            DTypeName(dtype), " (complex numbers are not ordered); sum and prod are"));
+      }
   }
   MSRT_INTERNAL_ASSERT(false, "unknown dtype ", static_cast<int>(dtype));
   return nullptr;

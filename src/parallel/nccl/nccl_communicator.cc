@@ -49,10 +49,16 @@ ncclDataType_t NcclType(DType dtype, std::string_view call) {
     case DType::kBFloat16: return ncclBfloat16;
     case DType::kFloat32: return ncclFloat32;
     case DType::kFloat64: return ncclFloat64;
-    case DType::kInt16: break;
+    case DType::kUInt32: return ncclUint32;
+    case DType::kUInt64: return ncclUint64;
+    case DType::kInt16:
+    case DType::kUInt16:
+    case DType::kComplex64:
+    case DType::kComplex128: break;
   }
-  ThrowError(ErrorKind::kType, StrCat("For '", call, "', NCCL has no ", DTypeName(dtype), " type; supported: Bool, ",
-                                      "UInt8, Int8, Int32, Int64, Float16, BFloat16, Float32, Float64"));
+  ThrowError(ErrorKind::kType,
+             StrCat("For '", call, "', NCCL has no ", DTypeName(dtype), " type; supported: Bool, ",
+                    "UInt8, Int8, Int32, Int64, UInt32, UInt64, Float16, BFloat16, Float32, Float64"));
 }
 
 // bool is one byte of 0 or 1: sum and max are or (max), prod and min are and (min).

@@ -1,6 +1,8 @@
 // Collectives over Gloo in 1, 2 and 4 forked processes on 127.0.0.1, each
 // against values computed here.
 #include <gtest/gtest.h>
+#include <cmath>
+#include <complex>
 
 #include <cmath>
 #include <functional>
@@ -20,8 +22,10 @@ using parallel::testing::ConnectStore;
 using parallel::testing::Failures;
 using parallel::testing::RunRanks;
 
-constexpr DType kAllDTypes[] = {DType::kBool,  DType::kUInt8,   DType::kInt8,     DType::kInt16,   DType::kInt32,
-                                DType::kInt64, DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64};
+constexpr DType kAllDTypes[] = {DType::kBool,    DType::kUInt8,     DType::kInt8,      DType::kInt16,
+                                DType::kInt32,   DType::kInt64,     DType::kFloat16,   DType::kBFloat16,
+                                DType::kFloat32, DType::kFloat64,   DType::kUInt16,    DType::kUInt32,
+                                DType::kUInt64,  DType::kComplex64, DType::kComplex128};
 constexpr ReduceOp kAllOps[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kProd};
 
 // Failures inside a rank process are exceptions (the harness reports them).
@@ -55,6 +59,11 @@ Tensor Make(const std::vector<double>& values, DType dtype, Shape shape = {}) {
       case DType::kBFloat16: static_cast<BFloat16*>(p)[i] = FloatToBFloat16(static_cast<float>(v)); break;
       case DType::kFloat32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
       case DType::kFloat64: static_cast<double*>(p)[i] = v; break;
+      case DType::kUInt16: static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(v); break;
+      case DType::kUInt32: static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(v); break;
+      case DType::kUInt64: static_cast<uint64_t*>(p)[i] = static_cast<uint64_t>(v); break;
+      case DType::kComplex64: static_cast<std::complex<float>*>(p)[i] = {static_cast<float>(v), 0.0F}; break;
+      case DType::kComplex128: static_cast<std::complex<double>*>(p)[i] = {v, 0.0}; break;
     }
   }
   return t;
@@ -75,6 +84,20 @@ std::vector<double> Values(const Tensor& t) {
       case DType::kBFloat16: out[i] = BFloat16ToFloat(static_cast<const BFloat16*>(p)[i]); break;
       case DType::kFloat32: out[i] = static_cast<const float*>(p)[i]; break;
       case DType::kFloat64: out[i] = static_cast<const double*>(p)[i]; break;
+      case DType::kUInt16: out[i] = static_cast<const uint16_t*>(p)[i]; break;
+      case DType::kUInt32: out[i] = static_cast<const uint32_t*>(p)[i]; break;
+      case DType::kUInt64: out[i] = static_cast<double>(static_cast<const uint64_t*>(p)[i]); break;
+      // Complex values are made real (imaginary part 0); a nonzero one reads as NaN, which fails every check.
+      case DType::kComplex64: {
+        std::complex<float> c = static_cast<const std::complex<float>*>(p)[i];
+        out[i] = c.imag() == 0.0F ? c.real() : std::nan("");
+        break;
+      }
+      case DType::kComplex128: {
+        std::complex<double> c = static_cast<const std::complex<double>*>(p)[i];
+        out[i] = c.imag() == 0.0 ? c.real() : std::nan("");
+        break;
+      }
     }
   }
   return out;
@@ -86,7 +109,9 @@ double Input(DType dtype, ReduceOp op, int rank, size_t i) {
   if (dtype == DType::kBool) return static_cast<double>((static_cast<size_t>(rank) + i) % 3 == 0);
   if (op == ReduceOp::kProd) return 1.0 + static_cast<double>((static_cast<size_t>(rank) + i) % 2);
   double v = static_cast<double>((static_cast<size_t>(rank) * 7 + i * 3) % 11);
-  return dtype == DType::kUInt8 ? v : v - 5;
+  bool is_unsigned = dtype == DType::kUInt8 || dtype == DType::kUInt16 || dtype == DType::kUInt32 ||
+                     dtype == DType::kUInt64;
+  return is_unsigned ? v : v - 5;
 }
 
 double Expected(DType dtype, ReduceOp op, int size, size_t i) {
@@ -142,6 +167,17 @@ void AllReduceEverything(int ranks) {
           for (size_t i = 0; i < count; ++i) in[i] = Input(dtype, op, rank, i);
           Tensor t = Make(in, dtype);
           Tensor out = Tensor::Empty(t.shape(), dtype);
+          bool complex = dtype == DType::kComplex64 || dtype == DType::kComplex128;
+          if (complex && (op == ReduceOp::kMax || op == ReduceOp::kMin)) {  // not ordered: refused before sending
+            bool refused = false;
+            try {
+              comm->AllReduce(t, op);
+            } catch (const TypeError&) {
+              refused = true;
+            }
+            RANK_CHECK(refused, DTypeName(dtype), " ", ReduceOpName(op), " was not refused");
+            continue;
+          }
           comm->AllReduce(t, out, op);
           comm->AllReduce(t, op);
           std::vector<double> got = Values(t);

@@ -208,6 +208,8 @@ def test_kernels_are_onednn_then_reference(name):
         assert kernels == ["CPU:vectorized", "CPU:reference"]  # the 2x2 stride-2 loop first (pool_2x2.cc)
     elif name == "max_pool2d":
         assert kernels == ["CPU:vectorized", "CPU:onednn", "CPU:reference"]
+    elif name in ("matmul", "batch_matmul"):
+        assert kernels == ["CPU:onednn", "CPU:blocked complex", "CPU:reference"]  # complex: onednn_matmul.cc
     else:
         assert kernels == ["CPU:onednn", "CPU:reference"]
 

@@ -20,6 +20,11 @@ def arrays():
         np.array([7, 8], np.uint8),
         np.array([-1, 2], np.int8),
         np.array([300, -300], np.int16),
+        np.array([65535, 1], np.uint16),
+        np.array([4294967295, 2], np.uint32),
+        np.array([2**64 - 1, 3], np.uint64),
+        np.array([1 + 2j, -0.5j], np.complex64),
+        np.array([[1e300 - 1j]], np.complex128),
     ]
 
 

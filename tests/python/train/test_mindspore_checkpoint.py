@@ -45,7 +45,9 @@ def with_crc(body):
 DTYPES = [("bool_", "Bool", np.bool_), ("uint8", "UInt8", np.uint8), ("int8", "Int8", np.int8),
           ("int16", "Int16", np.int16), ("int32", "Int32", np.int32), ("int64", "Int64", np.int64),
           ("float16", "Float16", np.float16), ("bfloat16", "BFloat16", np.float32),
-          ("float32", "Float32", np.float32), ("float64", "Float64", np.float64)]
+          ("float32", "Float32", np.float32), ("float64", "Float64", np.float64), ("uint16", "UInt16", np.uint16),
+          ("uint32", "UInt32", np.uint32), ("uint64", "UInt64", np.uint64), ("complex64", "Complex64", np.complex64),
+          ("complex128", "Complex128", np.complex128)]
 
 
 def sample(np_type, shape, seed=0):
@@ -200,8 +202,8 @@ def test_crc_check(tmp_path):
     (b"", "is empty"),
     (b"PK\x03\x04 a zip file", "is not a checkpoint"),
     (record("w", [2, 3], "Float32", bytes(20)), "should hold 24 bytes, but its content has 20"),
-    (record("w", [2], "UInt16", bytes(4)), "tensor_type 'UInt16', which msrt does not support"),
-    (record("w", [2], "Complex64", bytes(16)), "'Complex64'"),
+    (record("w", [2], "Int4", bytes(1)), "tensor_type 'Int4', which msrt does not support"),
+    (record("w", [2], "Complex64", bytes(15)), "should hold 16 bytes, but its content has 15"),
     (record("w", [2], "Bool", b"\x01\x05"), "booleans are 0 or 1"),
     (record("w", [2**62, 2**62], "Float32", b""), "overflows"),
     (record("w", [2], "Int8", b"\x01\x02")[:-1], "is truncated"),
@@ -216,6 +218,22 @@ def test_faults_raise_value_error_naming_the_file(tmp_path, blob, message):
     with pytest.raises(ValueError, match=message) as info:
         ms.load_checkpoint(str(path))
     assert str(path) in str(info.value)
+
+
+def test_unsigned_and_complex_tensor_types_as_mindspore_names_them(tmp_path):
+    arrays = {"u16": np.array([1, 65535], np.uint16), "u32": np.array([7], np.uint32),
+              "u64": np.array([2**64 - 1], np.uint64), "c64": np.array([1 + 2j], np.complex64),
+              "c128": np.array([[3 - 4j]], np.complex128)}
+    names = {"u16": "UInt16", "u32": "UInt32", "u64": "UInt64", "c64": "Complex64", "c128": "Complex128"}
+    path = tmp_path / "hand.ckpt"
+    path.write_bytes(b"".join(record(k, list(v.shape), names[k], v.tobytes()) for k, v in arrays.items()))
+    loaded = ms.load_checkpoint(str(path))
+    for k, v in arrays.items():
+        assert loaded[k].dtype == getattr(ms, v.dtype.name)
+        np.testing.assert_array_equal(loaded[k].asnumpy(), v)
+    out = tmp_path / "written.ckpt"
+    ms.save_checkpoint({k: ms.Tensor(v) for k, v in arrays.items()}, str(out), crc_check=False)
+    assert out.read_bytes() == path.read_bytes()
 
 
 def test_an_empty_result_is_an_error_as_in_mindspore(tmp_path):
