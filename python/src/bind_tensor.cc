@@ -77,7 +77,7 @@ py::dtype ToNumpy(DType dtype) {
     case DType::kInt32: return py::dtype("int32");
     case DType::kInt64: return py::dtype("int64");
     case DType::kFloat16: return py::dtype("float16");
-    case DType::kBFloat16: return py::dtype("float32");  // NumPy has no bfloat16
+    case DType::kBFloat16:  // NumPy has no bfloat16
     case DType::kFloat32: return py::dtype("float32");
     case DType::kFloat64: return py::dtype("float64");
   }
@@ -281,7 +281,9 @@ void BindTensor(py::module_& m) {
   runtime::SetStackHook(&PythonStack);
 
   py::class_<Tensor>(m, "TensorBase")
-      .def(py::init([](const py::array& array, std::optional<std::string> dtype) { return FromArray(array, dtype); }),
+      .def(py::init([](const py::array& array, std::optional<std::string> dtype) {
+             return FromArray(array, std::move(dtype));
+           }),
            py::arg("array"), py::arg("dtype") = py::none())
       .def(py::init<const Tensor&>(), py::arg("other"), "Another handle on the same tensor (shares data).")
       .def_static("from_numpy", &ShareArray, py::arg("array"),

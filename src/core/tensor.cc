@@ -107,9 +107,9 @@ Tensor Tensor::FromHost(const void* data, size_t nbytes, const Shape& shape, DTy
 Tensor Tensor::FromStorage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype, size_t offset) {
   MSRT_CHECK(storage != nullptr, "FromStorage: no storage");
   size_t nbytes = NumBytes(shape, dtype);  // ValueError for negative or overflowing shapes
-  MSRT_CHECK_VALUE(offset <= storage->nbytes() && nbytes <= storage->nbytes() - offset, "FromStorage: a tensor of shape ",
-                   ShapeRepr(shape), " and dtype ", DTypeName(dtype), " (", nbytes, " bytes) from byte ", offset,
-                   " does not fit in a storage of ", storage->nbytes(), " bytes.");
+  MSRT_CHECK_VALUE(offset <= storage->nbytes() && nbytes <= storage->nbytes() - offset,
+                   "FromStorage: a tensor of shape ", ShapeRepr(shape), " and dtype ", DTypeName(dtype), " (", nbytes,
+                   " bytes) from byte ", offset, " does not fit in a storage of ", storage->nbytes(), " bytes.");
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
   impl->offset = offset;
