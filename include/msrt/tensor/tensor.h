@@ -50,8 +50,9 @@ class Storage {
  public:
   Storage(void* data, size_t nbytes, DeviceTarget device, void (*release)(void*, size_t))
       : data_(data), nbytes_(nbytes), device_(device), release_(release) {}
-  /// Memory msrt did not allocate: `release` runs once, on whichever thread
-  /// drops the last reference; no pool counts, caps or reuses it.
+  /// Memory msrt did not allocate: `release` (which must not throw) runs
+  /// once, on whichever thread drops the last reference; no pool counts,
+  /// caps or reuses it.
   static std::shared_ptr<Storage> Foreign(void* data, size_t nbytes, DeviceTarget device,
                                           std::function<void()> release);
   ~Storage();

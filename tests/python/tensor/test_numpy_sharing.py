@@ -58,8 +58,10 @@ def test_in_place_ops_write_the_array():
     out = ops.assign(t, ms.Tensor(np.array([1, 2, 3], np.float32)))
     np.testing.assert_array_equal(a, [1, 2, 3])  # seen at once, no read of the tensor needed
     assert out._t._same(t._t)
+    t[1] = 9  # __setitem__ writes in place
+    np.testing.assert_array_equal(a, [1, 9, 3])
     p = ms.Parameter(ms.Tensor.from_numpy(a), name="w")
-    p.set_data(ms.Tensor(np.array([4, 5, 6], np.float32)))
+    p.set_data(ms.Tensor(np.array([4, 5, 6], np.float32)))  # the Parameter shares the from_numpy tensor
     np.testing.assert_array_equal(a, [4, 5, 6])
     p.set_data(ms.Tensor(np.array([1, 1, 1], np.int32)))  # converted to the parameter's dtype, still in place
     np.testing.assert_array_equal(a, [1, 1, 1])
@@ -304,3 +306,29 @@ def test_module_level_from_numpy_is_the_same():
     t = ms.from_numpy(a)
     a[0] = 7
     np.testing.assert_array_equal(values(t), [7, 1, 1])
+
+
+def test_tensors_over_arrays_alive_at_exit(python_subprocess):
+    proc = python_subprocess("""
+        import threading
+        import numpy as np
+        kept = [ms.Tensor.from_numpy(np.arange(4, dtype=np.float32)) for _ in range(3)]
+        w = ms.Parameter(ms.Tensor.from_numpy(np.full(4, 2, np.float32)), name="w")
+
+        @ms.jit
+        def f(x):
+            return x * w
+
+        host = (kept[1] + 1).asnumpy()  # an array over pool memory, alive at exit too
+        held = threading.Event()
+
+        def hold():
+            t = ms.Tensor.from_numpy(np.ones(8, np.float32))  # never released: its thread never ends
+            held.set()
+            threading.Event().wait()
+
+        threading.Thread(target=hold, daemon=True).start()
+        held.wait()
+        print("RESULT=" + json.dumps([f(kept[0]).asnumpy().tolist(), host.tolist()]))
+    """)
+    assert proc.result == [[0, 2, 4, 6], [1, 2, 3, 4]]
