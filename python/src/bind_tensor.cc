@@ -114,20 +114,26 @@ Tensor FromArray(const py::array& input, std::optional<std::string> dtype_name) 
   return t;
 }
 
-bool InterpreterGone() {
+bool InterpreterFinalizing() {
 #if PY_VERSION_HEX >= 0x030D0000
-  return !Py_IsInitialized() || Py_IsFinalizing();
+  return Py_IsFinalizing();
 #else
-  return !Py_IsInitialized() || _Py_IsFinalizing();
+  return _Py_IsFinalizing();
 #endif
 }
 
 // Drops a reference the core holds on a Python object, from any thread: a
-// tensor may be freed on the eager dispatcher or a graph executor's worker.
-// After the interpreter has gone (C++ objects destroyed at exit) there is
-// nothing to return the object to, and it is left.
+// tensor may be freed on the eager dispatcher or a graph executor's worker,
+// which take the interpreter lock first. Once the interpreter is gone (C++
+// objects destroyed at exit), or going while this thread does not hold the
+// lock (it could not take it), the object is left as it is.
 void ReleasePythonReference(PyObject* object) {
-  if (InterpreterGone()) return;
+  if (!Py_IsInitialized()) return;
+  if (PyGILState_Check()) {
+    Py_DECREF(object);
+    return;
+  }
+  if (InterpreterFinalizing()) return;
   PyGILState_STATE gil = PyGILState_Ensure();
   Py_DECREF(object);
   PyGILState_Release(gil);
