@@ -55,6 +55,7 @@ from . import common  # noqa: E402  (first: the tensor modules import its dtype 
 from .common import dtype  # noqa: E402
 from .common.dtype import *  # noqa: E402,F401,F403
 from ._tensor import Tensor  # noqa: E402
+from_numpy = Tensor.from_numpy  # mindspore.from_numpy: shares the array's memory
 from .common.parameter import Parameter, ParameterTuple  # noqa: E402
 from .common.seed import get_seed, set_seed  # noqa: E402
 from ._grad import grad, value_and_grad  # noqa: E402
@@ -108,6 +109,7 @@ __all__ = [
     "ContextDeprecationWarning",
     "DeviceNotApplicableWarning",
     "Tensor",
+    "from_numpy",
     "Parameter",
     "ParameterTuple",
     "set_seed",

@@ -266,10 +266,13 @@ class Tensor:
 
     @staticmethod
     def from_numpy(array):
-        """A Tensor with the array's data and dtype (copied: msrt tensors own their memory)."""
+        """A Tensor over the array's memory, as MindSpore's: writes through either one are seen by the
+        other, and the Tensor keeps the array alive. An array that is not C-contiguous is copied to a
+        contiguous Tensor, as MindSpore does; so is a read-only, misaligned or byte-swapped one, which
+        msrt's in-place ops could not write."""
         if not isinstance(array, np.ndarray):
             raise TypeError(f"For 'Tensor.from_numpy', the input must be a numpy.ndarray, but got {type(array)}.")
-        return Tensor(array)
+        return _wrap(_TensorBase.from_numpy(array))
 
     # --- attributes ------------------------------------------------------
     @property

@@ -6,6 +6,7 @@
 #include <frameobject.h>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "autodiff/autodiff.h"
 #include "bindings.h"
@@ -89,7 +90,7 @@ py::dtype ToNumpy(DType dtype) {
     case DType::kInt32: return py::dtype("int32");
     case DType::kInt64: return py::dtype("int64");
     case DType::kFloat16: return py::dtype("float16");
-    case DType::kBFloat16: return py::dtype("float32");  // NumPy has no bfloat16
+    case DType::kBFloat16:  // NumPy has no bfloat16
     case DType::kFloat32: return py::dtype("float32");
     case DType::kFloat64: return py::dtype("float64");
     case DType::kUInt16: return py::dtype("uint16");
@@ -101,6 +102,16 @@ py::dtype ToNumpy(DType dtype) {
   return py::dtype("float32");
 }
 
+DType SupportedDType(const py::dtype& dt, std::string_view api) {
+  auto dtype = FromNumpy(dt);
+  if (!dtype) {
+    throw TypeError(StrCat(api, ": NumPy dtype '", std::string(py::str(py::handle(dt))),
+                           "' is not supported; expected bool, uint8, uint16, uint32, uint64, int8, int16, "
+                           "int32, int64, float16, float32, float64, complex64 or complex128."));
+  }
+  return *dtype;
+}
+
 Tensor FromArray(const py::array& input, std::optional<std::string> dtype_name) {
   py::array array = py::array::ensure(input, py::array::c_style);
   if (!array) throw py::error_already_set();
@@ -109,16 +120,11 @@ Tensor FromArray(const py::array& input, std::optional<std::string> dtype_name) 
     array = py::array::ensure(array.attr("astype")(array.dtype().attr("newbyteorder")("=")), py::array::c_style);
     if (!array) throw py::error_already_set();
   }
-  auto dtype = FromNumpy(array.dtype());
-  if (!dtype) {
-    throw TypeError(StrCat("Tensor: NumPy dtype '", std::string(py::str(array.dtype())),
-                           "' is not supported; expected bool, uint8, uint16, uint32, uint64, int8, int16, "
-                           "int32, int64, float16, float32, float64, complex64 or complex128."));
-  }
+  const DType dtype = SupportedDType(array.dtype(), "Tensor");
   Shape shape(array.shape(), array.shape() + array.ndim());
-  CheckShape(shape, *dtype, "Tensor");
-  Tensor t = Tensor::FromHost(array.data(), static_cast<size_t>(array.nbytes()), shape, *dtype);
-  if (dtype_name && *dtype_name != DTypeAttrName(*dtype)) {
+  CheckShape(shape, dtype, "Tensor");
+  Tensor t = Tensor::FromHost(array.data(), static_cast<size_t>(array.nbytes()), shape, dtype);
+  if (dtype_name && *dtype_name != DTypeAttrName(dtype)) {
     auto target = ParseDType(*dtype_name);
     if (!target) throw TypeError(StrCat("Tensor: unknown dtype '", *dtype_name, "'."));
     t = ops::Call1("cast", {t}, Dict{{"dtype", Value(std::string(DTypeAttrName(*target)))}});
@@ -126,18 +132,80 @@ Tensor FromArray(const py::array& input, std::optional<std::string> dtype_name) 
   return t;
 }
 
+bool InterpreterFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
+// Drops a reference the core holds on a Python object, from any thread: a
+// tensor may be freed on the eager dispatcher or a graph executor's worker,
+// which take the interpreter lock first. Once the interpreter is gone (C++
+// objects destroyed at exit), or going while this thread does not hold the
+// lock (it could not take it), the object is left as it is.
+void ReleasePythonReference(PyObject* object) {
+  if (!Py_IsInitialized()) return;
+  if (PyGILState_Check()) {
+    Py_DECREF(object);
+    return;
+  }
+  if (InterpreterFinalizing()) return;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  Py_DECREF(object);
+  PyGILState_Release(gil);
+}
+
+// Tensor.from_numpy: a tensor over the array's own memory (Note [Foreign and
+// host-shared memory] in src/core/tensor.cc), which keeps the array alive.
+// As in MindSpore, an array that is not C-contiguous is copied to a
+// contiguous tensor; so is one msrt cannot write in place: read-only,
+// misaligned or in the other byte order.
+Tensor ShareArray(py::array array) {
+  const DType dtype = SupportedDType(array.dtype(), "For 'Tensor.from_numpy'");
+  const int flags = array.flags();
+  const int needed = py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | py::detail::npy_api::NPY_ARRAY_ALIGNED_ |
+                     py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  if ((flags & needed) != needed || !array.dtype().attr("isnative").cast<bool>()) return FromArray(array, {});
+  Shape shape(array.shape(), array.shape() + array.ndim());
+  CheckShape(shape, dtype, "Tensor.from_numpy");
+  PyObject* owner = array.ptr();
+  auto storage = Storage::Foreign(array.mutable_data(), static_cast<size_t>(array.nbytes()), DeviceTarget::kCPU,
+                                  [owner] { ReleasePythonReference(owner); });
+  Py_INCREF(owner);  // after the storage exists: its release drops this reference
+  return Tensor::FromStorage(std::move(storage), shape, dtype);
+}
+
+// What an asnumpy() array keeps alive: the tensor's storage (not the tensor,
+// whose autodiff history it does not need), counted as a host view while the
+// array lives.
+struct HostView {
+  explicit HostView(std::shared_ptr<Storage> s) : storage(std::move(s)) { storage->AddHostView(); }
+  ~HostView() { storage->RemoveHostView(); }
+  HostView(const HostView&) = delete;
+  HostView& operator=(const HostView&) = delete;
+  std::shared_ptr<Storage> storage;
+};
+
 py::array ToArray(const Tensor& t) {
   {
     py::gil_scoped_release release;
     t.Sync();
+    // Queued ops may still read this memory; the array may write it next.
+    runtime::Synchronize();
+  }
+  if (t.device() != DeviceTarget::kCPU) {
+    throw RuntimeError(StrCat("asnumpy: the tensor lives on ", DeviceTargetName(t.device()),
+                              "; this build of msrt has no copy from that device to the host."));
   }
   Tensor source = t;
   if (t.dtype() == DType::kBFloat16) source = ops::Call1("cast", {t}, Dict{{"dtype", Value("float32")}});
   source.Sync();
   std::vector<py::ssize_t> shape(source.shape().begin(), source.shape().end());
-  // The array shares the tensor's memory; the capsule keeps the tensor alive.
-  auto* keep = new Tensor(source);
-  py::capsule owner(keep, [](void* p) { delete static_cast<Tensor*>(p); });
+  // The array shares the tensor's memory; the capsule keeps that memory alive.
+  auto* view = new HostView(source.impl()->storage);
+  py::capsule owner(view, [](void* p) { delete static_cast<HostView*>(p); });
   return py::array(ToNumpy(source.dtype()), shape, {}, source.raw(), owner);
 }
 
@@ -237,9 +305,20 @@ void BindTensor(py::module_& m) {
   runtime::SetStackHook(&PythonStack);
 
   py::class_<Tensor>(m, "TensorBase")
-      .def(py::init([](const py::array& array, std::optional<std::string> dtype) { return FromArray(array, dtype); }),
+      .def(py::init([](const py::array& array, std::optional<std::string> dtype) {
+             return FromArray(array, std::move(dtype));
+           }),
            py::arg("array"), py::arg("dtype") = py::none())
       .def(py::init<const Tensor&>(), py::arg("other"), "Another handle on the same tensor (shares data).")
+      .def_static("from_numpy", &ShareArray, py::arg("array"),
+                  "A tensor sharing the array's memory (a copy when it is not C-contiguous, aligned, writeable "
+                  "and in native byte order).")
+      .def_property_readonly(
+          "_host_shared", [](const Tensor& t) { return t.impl()->storage->shared_with_host(); },
+          "Whether Python may touch this tensor's memory between ops (from_numpy, or a live asnumpy() array).")
+      .def_property_readonly(
+          "_foreign", [](const Tensor& t) { return t.impl()->storage->foreign(); },
+          "Whether the memory is another owner's (from_numpy), not the memory pool's.")
       .def_property_readonly("shape",
                              [](const Tensor& t) {
                                py::tuple out(t.ndim());
@@ -284,6 +363,15 @@ void BindTensor(py::module_& m) {
         return ops::Call(op, given, ToDict(attrs));
       },
       py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict());
+  m.def(
+      "_testing_release_on_thread",
+      [](Tensor& handle) {
+        Tensor held = std::move(handle);  // the handle is left undefined: drop it
+        py::gil_scoped_release release;
+        std::thread([dropped = std::move(held)]() mutable { dropped = Tensor(); }).join();
+      },
+      py::arg("handle"),
+      "Test suites only: moves the tensor out of `handle` and drops that reference on a new C++ thread.");
   m.def("scalar", [](double value, const std::string& dtype) {
     auto d = ParseDType(dtype);
     if (!d) throw TypeError(StrCat("unknown dtype '", dtype, "'"));

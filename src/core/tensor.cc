@@ -46,8 +46,30 @@ std::exception_ptr Completion::error() const {
   return error_;
 }
 
+// Note [Foreign and host-shared memory]
+// A tensor's storage usually comes from the device's pool, which counts it
+// against max_device_memory and hands it out again once freed. Foreign
+// storage (Storage::Foreign) wraps memory another owner keeps, such as the
+// NumPy array of Tensor.from_numpy: the pool never sees it, and dropping the
+// last reference runs the owner's release callback instead (the Python
+// binding's takes the interpreter lock, as that may happen on a dispatcher
+// or executor thread). Memory is shared with the host while it is foreign
+// or a NumPy array from asnumpy() over it is alive: Python may then write
+// it between two calls, so the eager executor runs the ops that touch it at
+// the call instead of queueing them (src/runtime/eager.cc), and asnumpy()
+// waits for every queued op first. NumPy reads and writes are thus ordered
+// with the ops as the program orders them, as if every op ran at once.
+std::shared_ptr<Storage> Storage::Foreign(void* data, size_t nbytes, DeviceTarget device,
+                                          std::function<void()> release) {
+  auto storage = std::make_shared<Storage>(data, nbytes, device, nullptr);
+  storage->foreign_ = true;
+  storage->foreign_release_ = std::move(release);
+  return storage;
+}
+
 Storage::~Storage() {
   if (release_ != nullptr) release_(data_, nbytes_);
+  if (foreign_release_) foreign_release_();
 }
 
 Tensor Tensor::Symbolic(const Shape& shape, DType dtype, DeviceTarget device) {
@@ -81,6 +103,20 @@ Tensor Tensor::FromHost(const void* data, size_t nbytes, const Shape& shape, DTy
                    ShapeRepr(shape), " and dtype ", DTypeName(dtype), " (", t.nbytes(), " bytes).");
   if (nbytes != 0) std::memcpy(t.raw(), data, nbytes);
   return t;
+}
+
+Tensor Tensor::FromStorage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype, size_t offset) {
+  MSRT_CHECK(storage != nullptr, "FromStorage: no storage");
+  size_t nbytes = NumBytes(shape, dtype);  // ValueError for negative or overflowing shapes
+  MSRT_CHECK_VALUE(offset <= storage->nbytes() && nbytes <= storage->nbytes() - offset,
+                   "FromStorage: a tensor of shape ", ShapeRepr(shape), " and dtype ", DTypeName(dtype), " (", nbytes,
+                   " bytes) from byte ", offset, " does not fit in a storage of ", storage->nbytes(), " bytes.");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->offset = offset;
+  impl->shape = shape;
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
 }
 
 Tensor Tensor::Scalar(double value, DType dtype) {

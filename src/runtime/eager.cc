@@ -91,6 +91,13 @@ std::string DescribeInputs(const std::vector<Tensor>& inputs) {
   return out;
 }
 
+bool TouchesHostSharedMemory(const std::vector<Tensor>& inputs) {
+  for (const Tensor& t : inputs) {
+    if (t.defined() && t.impl()->storage->shared_with_host()) return true;
+  }
+  return false;
+}
+
 std::string Where(const std::string& origin) { return origin.empty() ? "" : StrCat(" (launched at ", origin, ")"); }
 
 void RunKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const std::vector<Tensor>& inputs,
@@ -284,9 +291,14 @@ class EagerExecutor final : public ops::Executor {
     }
 
     // Side effects (printing) happen at the call, after every earlier op, in
-    // order with the caller's own output.
-    if (opts::PynativeSynchronize().Get() || op.props.side_effect || op.props.data_dependent_shape) {
-      if (op.props.side_effect) GlobalDispatcher().WaitAll();
+    // order with the caller's own output. Ops on memory Python may touch
+    // between calls run at the call too (Note [Foreign and host-shared
+    // memory] in src/core/tensor.cc); one that writes an input first lets
+    // every queued op finish, as a queued op may still read that input.
+    const bool host_shared = TouchesHostSharedMemory(inputs);
+    if (opts::PynativeSynchronize().Get() || op.props.side_effect || op.props.data_dependent_shape || host_shared) {
+      const bool writes = op.props.inplace || !op.props.writes_inputs.empty();
+      if (op.props.side_effect || (host_shared && writes)) GlobalDispatcher().WaitAll();
       for (const Tensor& t : inputs) t.Sync();
       try {
         RunKernel(*kernel, op, inputs, outputs, *run_attrs, CurrentStep());

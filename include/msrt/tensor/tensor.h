@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,23 +42,42 @@ class Completion {
   std::exception_ptr error_;
 };
 
-/// A block of device memory, returned to its allocator when released.
+/// A block of device memory. Memory an allocator handed out goes back to it
+/// when the last reference goes; foreign memory (another library's buffer,
+/// e.g. a NumPy array's) never belongs to a pool: its owner's release
+/// callback runs instead (Note [Foreign and host-shared memory]).
 class Storage {
  public:
   Storage(void* data, size_t nbytes, DeviceTarget device, void (*release)(void*, size_t))
       : data_(data), nbytes_(nbytes), device_(device), release_(release) {}
+  /// Memory msrt did not allocate: `release` (which must not throw) runs
+  /// once, on whichever thread drops the last reference; no pool counts,
+  /// caps or reuses it.
+  static std::shared_ptr<Storage> Foreign(void* data, size_t nbytes, DeviceTarget device,
+                                          std::function<void()> release);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   DeviceTarget device() const { return device_; }
+  bool foreign() const { return foreign_; }
+
+  /// Host arrays (NumPy) handed out over this memory, counted while they live.
+  void AddHostView() { host_views_.fetch_add(1, std::memory_order_acq_rel); }
+  void RemoveHostView() { host_views_.fetch_sub(1, std::memory_order_acq_rel); }
+  /// Whether code outside msrt may read or write this memory between ops:
+  /// it is foreign, or a host array over it is alive.
+  bool shared_with_host() const { return foreign_ || host_views_.load(std::memory_order_acquire) > 0; }
 
  private:
   void* data_;
   size_t nbytes_;
   DeviceTarget device_;
   void (*release_)(void*, size_t);
+  bool foreign_ = false;
+  std::function<void()> foreign_release_;
+  std::atomic<int> host_views_{0};
 };
 
 namespace autodiff {
@@ -93,6 +113,9 @@ class Tensor {
   static Tensor Zeros(const Shape& shape, DType dtype, DeviceTarget device = DeviceTarget::kCPU);
   /// Copies `nbytes` from host memory; `nbytes` must match shape and dtype.
   static Tensor FromHost(const void* data, size_t nbytes, const Shape& shape, DType dtype);
+  /// A tensor over `storage` from byte `offset` (e.g. foreign memory,
+  /// Storage::Foreign); ValueError when the storage is too small for it.
+  static Tensor FromStorage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype, size_t offset = 0);
   /// A 0-d tensor holding `value` converted to `dtype`.
   static Tensor Scalar(double value, DType dtype);
   /// A value of a graph being captured: metadata and a storage identity, no data.

@@ -1,0 +1,123 @@
+// Storage: pool memory and foreign memory (Note [Foreign and host-shared
+// memory] in src/core/tensor.cc).
+#include "msrt/tensor/tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "memory/allocator.h"
+#include "msrt/core/errors.h"
+#include "ops/call.h"
+#include "runtime/eager.h"
+
+namespace msrt {
+namespace {
+
+// Foreign memory with a release callback that records how often and where it ran.
+struct Owner {
+  std::vector<float> data;
+  std::atomic<int> releases{0};
+  std::atomic<std::thread::id> released_on{};
+  std::shared_ptr<Storage> Share() {
+    return Storage::Foreign(data.data(), data.size() * sizeof(float), DeviceTarget::kCPU, [this] {
+      releases.fetch_add(1);
+      released_on.store(std::this_thread::get_id());
+    });
+  }
+};
+
+TEST(Storage, ForeignMemoryIsReleasedOnceWhenTheLastTensorGoes) {
+  Owner owner{.data = {1, 2, 3, 4, 5, 6}};
+  {
+    Tensor t = Tensor::FromStorage(owner.Share(), {2, 3}, DType::kFloat32);
+    EXPECT_TRUE(t.impl()->storage->foreign());
+    EXPECT_EQ(t.raw(), owner.data.data());
+    Tensor view = t.Reshaped({6});  // shares the storage
+    t = Tensor();
+    EXPECT_EQ(owner.releases.load(), 0);
+    EXPECT_EQ(view.data<float>()[5], 6.0f);
+  }
+  EXPECT_EQ(owner.releases.load(), 1);
+}
+
+TEST(Storage, ForeignMemoryIsNeverThePools) {
+  runtime::Synchronize();  // no earlier op frees pool memory meanwhile
+  const memory::PoolStats before = memory::Stats(DeviceTarget::kCPU);
+  Owner owner{.data = std::vector<float>(1 << 16, 1.0f)};
+  {
+    Tensor t = Tensor::FromStorage(owner.Share(), {1 << 16}, DType::kFloat32);
+    const memory::PoolStats during = memory::Stats(DeviceTarget::kCPU);
+    EXPECT_EQ(during.allocations, before.allocations);
+    EXPECT_EQ(during.allocated, before.allocated);
+  }
+  const memory::PoolStats after = memory::Stats(DeviceTarget::kCPU);
+  EXPECT_EQ(after.allocated, before.allocated);  // nothing was returned to the pool
+  EXPECT_EQ(after.live_pieces, before.live_pieces);
+  EXPECT_EQ(owner.releases.load(), 1);
+}
+
+TEST(Storage, ForeignMemoryMayBeReleasedOnAnotherThread) {
+  Owner owner{.data = {1, 2}};
+  Tensor t = Tensor::FromStorage(owner.Share(), {2}, DType::kFloat32);
+  std::thread::id worker_id;
+  std::thread worker([held = std::move(t), &worker_id]() mutable {
+    worker_id = std::this_thread::get_id();
+    held = Tensor();
+  });
+  worker.join();
+  EXPECT_EQ(owner.releases.load(), 1);
+  EXPECT_EQ(owner.released_on.load(), worker_id);
+  EXPECT_NE(worker_id, std::this_thread::get_id());
+}
+
+TEST(Storage, FromStorageRefusesATensorLargerThanTheMemory) {
+  Owner owner{.data = {1, 2, 3}};
+  auto storage = owner.Share();
+  EXPECT_THROW(Tensor::FromStorage(storage, {4}, DType::kFloat32), ValueError);
+  EXPECT_THROW(Tensor::FromStorage(storage, {1}, DType::kFloat32, 12), ValueError);
+  Tensor last = Tensor::FromStorage(storage, {1}, DType::kFloat32, 8);
+  EXPECT_EQ(last.data<float>()[0], 3.0f);
+  storage.reset();
+  last = Tensor();
+  EXPECT_EQ(owner.releases.load(), 1);
+}
+
+TEST(Storage, HostViewsMarkPoolMemoryShared) {
+  Tensor t = Tensor::Zeros({4}, DType::kFloat32);
+  Storage& s = *t.impl()->storage;
+  EXPECT_FALSE(s.foreign());
+  EXPECT_FALSE(s.shared_with_host());
+  s.AddHostView();
+  s.AddHostView();
+  EXPECT_TRUE(s.shared_with_host());
+  s.RemoveHostView();
+  EXPECT_TRUE(s.shared_with_host());
+  s.RemoveHostView();
+  EXPECT_FALSE(s.shared_with_host());
+}
+
+// Eager ops on foreign memory run at the call: a write to the memory right
+// after the call cannot reach an op still queued.
+TEST(Storage, EagerOpsOnForeignMemoryRunAtTheCall) {
+  Owner owner{.data = {1, 2, 3, 4}};
+  Tensor x = Tensor::FromStorage(owner.Share(), {4}, DType::kFloat32);
+  Tensor y = ops::Call1("mul", {x, x});
+  EXPECT_EQ(y.pending(), nullptr);  // already computed
+  owner.data[0] = 100;
+  EXPECT_EQ(y.data<float>()[0], 1.0f);
+  EXPECT_FALSE(y.impl()->storage->foreign());  // a new tensor in the pool's memory
+  // An in-place op writes the foreign memory itself.
+  ops::Call("assign", {x, y});
+  EXPECT_EQ(owner.data[3], 16.0f);
+  runtime::Synchronize();
+  x = Tensor();
+  y = Tensor();
+  EXPECT_EQ(owner.releases.load(), 1);
+}
+
+}  // namespace
+}  // namespace msrt
