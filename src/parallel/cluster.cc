@@ -504,6 +504,7 @@ struct World {
   std::unique_ptr<Scheduler> scheduler;  // rank 0 under mpirun or RANK_ID
   std::thread scheduler_thread;
   int scheduler_code = 0;
+  context::Subscription context_validator;
 };
 
 World& GetWorld() {
@@ -523,12 +524,21 @@ void CheckDeviceNum(int size) {
                    size);
 }
 
-void ApplyToContext(int rank, int size) {
+// Sets device_num and global_rank to the world's; the returned validator
+// refuses other values while the world exists.
+context::Subscription ApplyToContext(int rank, int size) {
   auto& store = context::Global();
   store.Set(context::Family::kAutoParallel, Dict{{"device_num", Value(size)}, {"global_rank", Value(rank)}});
-  const std::string reason = "msrt.communication.init() (the cluster's world size and this process's rank)";
-  store.MarkInEffect(context::Family::kAutoParallel, "device_num", reason);
-  store.MarkInEffect(context::Family::kAutoParallel, "global_rank", reason);
+  return store.AddValidator(
+      context::Family::kAutoParallel, {"device_num", "global_rank"}, "msrt.communication (the cluster's world)",
+      [rank, size](const context::Store::PendingGet& get) {
+        int64_t device_num = get(context::Family::kAutoParallel, "device_num").as_int();
+        int64_t global_rank = get(context::Family::kAutoParallel, "global_rank").as_int();
+        MSRT_CHECK_VALUE(device_num == size, "device_num is ", size,
+                         " (the cluster's world size, set by msrt.communication.init()) but got ", device_num);
+        MSRT_CHECK_VALUE(global_rank == rank, "global_rank is ", rank,
+                         " (this process's rank, set by msrt.communication.init()) but got ", global_rank);
+      });
 }
 
 std::string NormalizedBackend(const std::string& backend) {
@@ -595,7 +605,7 @@ WorldInfo InitWorld(const ClusterConfig& config, const std::string& backend, con
     info.world_name = name == "nccl" ? kNcclWorldGroup : kMcclWorldGroup;
     communicator->Barrier();  // every rank has connected before any may close
     RegisterGroup(info.world_name, communicator);
-    ApplyToContext(info.rank, info.size);
+    world.context_validator = ApplyToContext(info.rank, info.size);
     world.worker = std::move(worker);
     world.info = info;
     return info;
@@ -637,6 +647,7 @@ void ReleaseWorld() {
   std::lock_guard<std::mutex> lock(world.mutex);
   if (!world.info.has_value()) return;
   ClearGroups();
+  world.context_validator.Reset();
   world.worker->Release();
   world.worker.reset();
   world.info.reset();

@@ -130,6 +130,12 @@ def test_rank_zero_hosts_the_scheduler_under_rank_id_and_mpirun(rank_env):
         assert c.get_group_size() == 2
         assert c.get_rank() == int(os.environ["MY_RANK"])
         assert ms.get_auto_parallel_context("global_rank") == c.get_rank()
+        try:
+            ms.set_auto_parallel_context(device_num=3)
+        except ValueError as e:
+            assert "init()" in str(e), e
+        else:
+            raise AssertionError("device_num changed after init()")
         c.release()
         print("ok")
         """

@@ -2,6 +2,7 @@
 and jobs that fail: the failing rank is named and no process is left."""
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -110,6 +111,32 @@ def test_a_worker_that_never_registers_fails_the_job_after_cluster_time_out(tmp_
     assert done.returncode == 1
     assert "rank(s) 1 did not register" in done.stderr, done.stderr
     assert elapsed < 20
+    assert_gone(pids)
+
+
+def test_ctrl_c_stops_every_process(tmp_path):
+    script = tmp_path / "worker.py"
+    script.write_text("import time\nprint('up', flush=True)\ntime.sleep(60)\n")
+    argv = [sys.executable, "-m", "msrt.parallel.cluster.run", "--worker_num=2", "--local_worker_num=2",
+            f"--master_port={free_port()}", f"--log_dir={tmp_path / 'logs'}", "--join=True",
+            "--cluster_time_out=30", str(script)]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = [process.stdout.readline() for _ in range(3)]
+        pids = [int(p) for p in re.findall(r"\(pid (\d+)\)", "".join(lines))]
+        assert len(pids) == 3, lines
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not all(
+                "up" in (tmp_path / "logs" / f"worker_{r}.log").read_text() for r in range(2)):
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=JOB_TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, err
+    assert "interrupted" in err
     assert_gone(pids)
 
 
