@@ -33,8 +33,9 @@ uint64_t SharedContextHash() {
 }  // namespace
 
 void BindParallel(py::module_& m) {
-  m.def("_in_cluster_env", [] { return parallel::InClusterEnv(); },
-        "Whether MS_ROLE, OMPI_COMM_WORLD_SIZE or RANK_SIZE is set.");
+  m.def(
+      "_in_cluster_env", [] { return parallel::InClusterEnv(); },
+      "Whether MS_ROLE, OMPI_COMM_WORLD_SIZE or RANK_SIZE is set.");
   m.def(
       "_cluster_config",
       [] {

@@ -1,11 +1,11 @@
 #include "parallel/cluster.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -82,9 +82,9 @@ std::string RankList(const std::vector<int>& ranks) {
   return text;
 }
 
-std::string Describe(const NodeInfo& node) {
-  return StrCat("host ", node.host, ", pid ", node.pid);
-}
+std::string Describe(const NodeInfo& node) { return StrCat("host ", node.host, ", pid ", node.pid); }
+
+double Seconds(milliseconds duration) { return std::chrono::duration<double>(duration).count(); }
 
 // Whether process `pid` is gone (only meaningful on this host).
 bool ProcessGone(int64_t pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
@@ -115,8 +115,8 @@ ClusterConfig ReadClusterConfig(const EnvReader& env) {
     }
     if (required) {
       if (!env("MS_WORKER_NUM").has_value() || env("MS_WORKER_NUM")->empty()) missing.emplace_back("MS_WORKER_NUM");
-      MSRT_CHECK(missing.empty(), "MS_ROLE is '", *role, "' but these environment variables are not set: ",
-                 JoinNames(missing), ". ", LaunchHelp());
+      MSRT_CHECK(missing.empty(), "MS_ROLE is '", *role,
+                 "' but these environment variables are not set: ", JoinNames(missing), ". ", LaunchHelp());
     }
     if (auto host = env("MS_SCHED_HOST"); host.has_value() && !host->empty()) config.sched_host = *host;
     config.sched_port = kDefaultSchedulerPort;
@@ -127,8 +127,9 @@ ClusterConfig ReadClusterConfig(const EnvReader& env) {
   if (role.has_value()) {
     config.source = "MS_ROLE";
     if (*role == "MS_PSERVER") {
-      MSRT_CHECK(false, "MS_ROLE=MS_PSERVER: the parameter server is not supported yet; msrt runs MS_SCHED and "
-                        "MS_WORKER processes only");
+      MSRT_CHECK(false,
+                 "MS_ROLE=MS_PSERVER: the parameter server is not supported yet; msrt runs MS_SCHED and "
+                 "MS_WORKER processes only");
     }
     MSRT_CHECK_VALUE(*role == "MS_SCHED" || *role == "MS_WORKER",
                      "the environment variable MS_ROLE must be 'MS_SCHED' or 'MS_WORKER' ('MS_PSERVER' is not "
@@ -192,7 +193,7 @@ std::optional<NodeInfo> DecodeNodeInfo(const std::string& text) {
     fields[line.substr(0, eq)] = line.substr(eq + 1);
   }
   for (const char* name : {"worker_num", "version", "context", "host", "rank", "pid"}) {
-    if (fields.count(name) == 0) return std::nullopt;
+    if (!fields.contains(name)) return std::nullopt;
   }
   NodeInfo info;
   auto worker_num = ParseInt(fields["worker_num"]);
@@ -232,8 +233,8 @@ Scheduler::Scheduler(SchedulerOptions options, std::unique_ptr<StoreServer> serv
 Scheduler::~Scheduler() { server_->Stop(); }
 
 std::unique_ptr<Scheduler> Scheduler::Listen(const SchedulerOptions& options) {
-  MSRT_CHECK_VALUE(options.worker_num >= 1, "the scheduler needs at least one worker, got worker_num=",
-                   options.worker_num);
+  MSRT_CHECK_VALUE(options.worker_num >= 1,
+                   "the scheduler needs at least one worker, got worker_num=", options.worker_num);
   StoreServerOptions store;
   store.host = options.host;
   store.port = options.port;
@@ -275,8 +276,9 @@ bool Scheduler::Register(std::vector<NodeInfo>* nodes, int* failed_code) {
       } else if (node->version != options_.version) {
         refused = StrCat("it runs msrt ", node->version, " but the scheduler runs msrt ", options_.version);
       } else if (!nodes->empty() && node->context_hash != nodes->front().context_hash) {
-        refused = "its compile-affecting context (set_context / set_auto_parallel_context) differs from the first "
-                  "worker's; every worker must set the same";
+        refused =
+            "its compile-affecting context (set_context / set_auto_parallel_context) differs from the first "
+            "worker's; every worker must set the same";
       } else if (node->requested_rank >= expected) {
         refused = StrCat("it asks for rank ", node->requested_rank, " but MS_WORKER_NUM is ", expected);
       } else if (node->requested_rank >= 0) {
@@ -309,8 +311,9 @@ bool Scheduler::Register(std::vector<NodeInfo>* nodes, int* failed_code) {
         }
       }
       std::vector<int> missing(free_ranks.begin(), free_ranks.end());
-      missing.erase(missing.begin(), missing.begin() + std::min<size_t>(missing.size(), unrequested));
-      *failed_code = Fail(StrCat("cluster_time_out (", options_.cluster_timeout.count() / 1000.0, " s) passed with ",
+      auto dropped = static_cast<std::ptrdiff_t>(std::min(missing.size(), static_cast<size_t>(unrequested)));
+      missing.erase(missing.begin(), missing.begin() + dropped);
+      *failed_code = Fail(StrCat("cluster_time_out (", Seconds(options_.cluster_timeout), " s) passed with ",
                                  nodes->size(), " of ", expected, " workers registered; rank(s) ", RankList(missing),
                                  " did not register"));
       return false;
@@ -381,7 +384,7 @@ int Scheduler::Run() {
       }
       if (now - last_seen[r] > options_.heartbeat_timeout) {
         return Fail(StrCat("rank ", rank, " (", Describe(node), ") lost: no heartbeat for ",
-                           options_.heartbeat_timeout.count() / 1000.0, " s"));
+                           Seconds(options_.heartbeat_timeout), " s"));
       }
     }
     if (remaining > 0) std::this_thread::sleep_for(poll);
@@ -519,7 +522,8 @@ void CheckDeviceNum(int size) {
   bool is_set = device_num_source.source != context::Source::kDefault;
   int64_t device_num = device_num_source.requested.as_int();
   MSRT_CHECK_VALUE(!is_set || device_num == size, "set_auto_parallel_context(device_num=", device_num,
-                   ") does not match the cluster's ", size, " workers (MS_WORKER_NUM); leave device_num unset or "
+                   ") does not match the cluster's ", size,
+                   " workers (MS_WORKER_NUM); leave device_num unset or "
                    "set it to ",
                    size);
 }
@@ -529,23 +533,26 @@ void CheckDeviceNum(int size) {
 context::Subscription ApplyToContext(int rank, int size) {
   auto& store = context::Global();
   store.Set(context::Family::kAutoParallel, Dict{{"device_num", Value(size)}, {"global_rank", Value(rank)}});
-  return store.AddValidator(
-      context::Family::kAutoParallel, {"device_num", "global_rank"}, "msrt.communication (the cluster's world)",
-      [rank, size](const context::Store::PendingGet& get) {
-        int64_t device_num = get(context::Family::kAutoParallel, "device_num").as_int();
-        int64_t global_rank = get(context::Family::kAutoParallel, "global_rank").as_int();
-        MSRT_CHECK_VALUE(device_num == size, "device_num is ", size,
-                         " (the cluster's world size, set by msrt.communication.init()) but got ", device_num);
-        MSRT_CHECK_VALUE(global_rank == rank, "global_rank is ", rank,
-                         " (this process's rank, set by msrt.communication.init()) but got ", global_rank);
-      });
+  return store.AddValidator(context::Family::kAutoParallel, {"device_num", "global_rank"},
+                            "msrt.communication (the cluster's world)",
+                            [rank, size](const context::Store::PendingGet& get) {
+                              int64_t device_num = get(context::Family::kAutoParallel, "device_num").as_int();
+                              int64_t global_rank = get(context::Family::kAutoParallel, "global_rank").as_int();
+                              MSRT_CHECK_VALUE(device_num == size, "device_num is ", size,
+                                               " (the cluster's world size, set by msrt.communication.init()) but got ",
+                                               device_num);
+                              MSRT_CHECK_VALUE(global_rank == rank, "global_rank is ", rank,
+                                               " (this process's rank, set by msrt.communication.init()) but got ",
+                                               global_rank);
+                            });
 }
 
 std::string NormalizedBackend(const std::string& backend) {
   if (backend == "mccl" || backend == "gloo") return "mccl";
   if (backend == "nccl") return "nccl";
-  MSRT_CHECK(backend != "hccl", "init(backend_name='hccl'): msrt has no Ascend backend; use 'mccl' (CPU, over "
-                                "Gloo) or 'nccl' (GPU)");
+  MSRT_CHECK(backend != "hccl",
+             "init(backend_name='hccl'): msrt has no Ascend backend; use 'mccl' (CPU, over "
+             "Gloo) or 'nccl' (GPU)");
   MSRT_CHECK_VALUE(false, "init(): backend_name must be 'mccl' (CPU, over Gloo), 'nccl' (GPU) or 'hccl', but got '",
                    backend, "'");
 }
@@ -591,9 +598,11 @@ WorldInfo InitWorld(const ClusterConfig& config, const std::string& backend, con
     comm.timeout = config.cluster_timeout;
     comm.store_prefix = kStorePrefix;
     if (auto ip = ProcessEnv()("MSRT_HOST_IP"); ip.has_value() && !ip->empty()) comm.hostname = *ip;
-    std::shared_ptr<Communicator> communicator =
-        name == "nccl" ? CreateNcclCommunicator(worker->store(), worker->rank(), worker->size(), comm)
-                       : CreateGlooCommunicator(worker->store(), worker->rank(), worker->size(), comm);
+    std::shared_ptr<Communicator> communicator = name == "nccl"
+                                                     ? CreateNcclCommunicator(worker->store(), worker->rank(),
+                                                                              worker->size(), comm)
+                                                     : CreateGlooCommunicator(worker->store(), worker->rank(),
+                                                                              worker->size(), comm);
     WorldInfo info;
     info.rank = worker->rank();
     info.size = worker->size();

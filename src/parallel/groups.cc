@@ -50,7 +50,7 @@ void RegisterGroup(const std::string& name, std::shared_ptr<Communicator> comm) 
     MSRT_CHECK_VALUE(registry.world_name.empty(), "the world group is already registered as '", registry.world_name,
                      "'; call msrt.communication.release() before registering '", name, "'");
   }
-  MSRT_CHECK_VALUE(registry.groups.count(name) == 0, "the communication group '", name,
+  MSRT_CHECK_VALUE(!registry.groups.contains(name), "the communication group '", name,
                    "' already exists; choose another name or destroy_group('", name, "') first");
   registry.groups.emplace(name, std::move(comm));
   if (IsWorldGroupName(name)) registry.world_name = name;
@@ -74,7 +74,7 @@ std::shared_ptr<Communicator> GetGroup(const std::string& name) {
 bool HasGroup(const std::string& name) {
   Registry& registry = GetRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
-  return registry.groups.count(Resolve(registry, name)) != 0;
+  return registry.groups.contains(Resolve(registry, name));
 }
 
 void UnregisterGroup(const std::string& name) {

@@ -72,16 +72,19 @@ TEST(ClusterConfigTest, MissingVariablesAreListedWithTheMsrunCommandLine) {
   for (const char* name : {"MS_ROLE", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_WORKER_NUM", "msrun --worker_num"}) {
     EXPECT_NE(none.find(name), std::string::npos) << none;
   }
-  std::string some = MessageOf<RuntimeError>(
-      [] { ReadClusterConfig(FakeEnv({{"MS_ROLE", "MS_WORKER"}, {"MS_SCHED_HOST", "h"}})); });
+  std::string some = MessageOf<RuntimeError>([] {
+    ReadClusterConfig(FakeEnv({{"MS_ROLE", "MS_WORKER"}, {"MS_SCHED_HOST", "h"}}));
+  });
   EXPECT_NE(some.find("are not set: MS_SCHED_PORT, MS_WORKER_NUM. "), std::string::npos) << some;
 }
 
 TEST(ClusterConfigTest, RefusesTheParameterServerAndMalformedValues) {
   std::string pserver = MessageOf<RuntimeError>([] { ReadClusterConfig(FakeEnv({{"MS_ROLE", "MS_PSERVER"}})); });
   EXPECT_NE(pserver.find("parameter server is not supported yet"), std::string::npos) << pserver;
-  std::map<std::string, std::string> base = {
-      {"MS_ROLE", "MS_WORKER"}, {"MS_SCHED_HOST", "h"}, {"MS_SCHED_PORT", "9"}, {"MS_WORKER_NUM", "2"}};
+  std::map<std::string, std::string> base = {{"MS_ROLE", "MS_WORKER"},
+                                             {"MS_SCHED_HOST", "h"},
+                                             {"MS_SCHED_PORT", "9"},
+                                             {"MS_WORKER_NUM", "2"}};
   auto with = [&](const std::string& key, const std::string& value) {
     auto vars = base;
     vars[key] = value;
@@ -108,21 +111,27 @@ TEST(ClusterConfigTest, MpirunAndRankIdMakeRankZeroHostTheScheduler) {
   EXPECT_EQ(rank0.worker_num, 3);
   EXPECT_EQ(rank0.sched_host, "127.0.0.1");
   EXPECT_EQ(rank0.sched_port, kDefaultSchedulerPort);
-  auto rank2 = ReadClusterConfig(FakeEnv(
-      {{"RANK_ID", "2"}, {"RANK_SIZE", "4"}, {"MS_SCHED_HOST", "10.1.1.1"}, {"MS_SCHED_PORT", "9000"}}));
+  auto rank2 = ReadClusterConfig(
+      FakeEnv({{"RANK_ID", "2"}, {"RANK_SIZE", "4"}, {"MS_SCHED_HOST", "10.1.1.1"}, {"MS_SCHED_PORT", "9000"}}));
   EXPECT_EQ(rank2.source, "RANK_ID");
   EXPECT_FALSE(rank2.hosts_scheduler);
   EXPECT_EQ(rank2.requested_rank, 2);
   EXPECT_EQ(rank2.sched_host, "10.1.1.1");
   EXPECT_EQ(rank2.sched_port, 9000);
-  EXPECT_NE(MessageOf<RuntimeError>([] { ReadClusterConfig(FakeEnv({{"RANK_SIZE", "4"}})); }).find("RANK_ID"),
+  EXPECT_NE(MessageOf<RuntimeError>([] {
+              ReadClusterConfig(FakeEnv({{"RANK_SIZE", "4"}}));
+            }).find("RANK_ID"),
             std::string::npos);
   EXPECT_THROW(ReadClusterConfig(FakeEnv({{"RANK_ID", "4"}, {"RANK_SIZE", "4"}})), ValueError);
 }
 
 TEST(ClusterConfigTest, NodeInfoRoundTripsAndMalformedTextIsRefused) {
-  NodeInfo info{.worker_num = 4, .version = "0.1.0", .context_hash = 18446744073709551615ULL, .host = "h",
-                .requested_rank = 3, .pid = 1234};
+  NodeInfo info{.worker_num = 4,
+                .version = "0.1.0",
+                .context_hash = 18446744073709551615ULL,
+                .host = "h",
+                .requested_rank = 3,
+                .pid = 1234};
   auto decoded = DecodeNodeInfo(EncodeNodeInfo(info));
   ASSERT_TRUE(decoded.has_value());
   EXPECT_EQ(decoded->worker_num, 4);
@@ -158,8 +167,12 @@ class SchedulerTest : public ::testing::Test {
     options.cluster_timeout = milliseconds(5000);
     options.heartbeat_timeout = milliseconds(2000);
     options.exit_on_failure = false;
-    options.info = NodeInfo{.worker_num = worker_num, .version = "v1", .context_hash = 7, .host = LocalHostName(),
-                            .requested_rank = requested_rank, .pid = ::getpid()};
+    options.info = NodeInfo{.worker_num = worker_num,
+                            .version = "v1",
+                            .context_hash = 7,
+                            .host = LocalHostName(),
+                            .requested_rank = requested_rank,
+                            .pid = ::getpid()};
     return options;
   }
   void TearDown() override {

@@ -8,7 +8,6 @@ import textwrap
 
 import pytest
 
-import msrt as ms
 import msrt.communication as comm
 
 TIMEOUT = 60
