@@ -114,6 +114,32 @@ def test_a_worker_that_never_registers_fails_the_job_after_cluster_time_out(tmp_
     assert_gone(pids)
 
 
+def running(pid):
+    """Whether `pid` runs (a zombie left for an init that does not reap counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_without_join_msrun_returns_and_the_job_runs_to_its_end(tmp_path):
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    argv = [sys.executable, "-m", "msrt.parallel.cluster.run", "--worker_num=2", "--local_worker_num=2",
+            f"--master_port={free_port()}", f"--log_dir={tmp_path / 'logs'}", "--cluster_time_out=20", str(script)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=JOB_TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    pids = [int(p) for p in re.findall(r"\(pid (\d+)\)", done.stdout)]
+    assert len(pids) == 3
+    deadline = time.monotonic() + JOB_TIMEOUT
+    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(running(pid) for pid in pids)
+    for r in range(2):
+        assert f"Global rank id {r} of 2 done" in (tmp_path / "logs" / f"worker_{r}.log").read_text()
+
+
 def test_ctrl_c_stops_every_process(tmp_path):
     script = tmp_path / "worker.py"
     script.write_text("import time\nprint('up', flush=True)\ntime.sleep(60)\n")
