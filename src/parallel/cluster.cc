@@ -13,6 +13,7 @@
 #include <sstream>
 #include <utility>
 
+#include "context/options.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
 #include "parallel/communicator.h"
@@ -515,35 +516,37 @@ World& GetWorld() {
   return *world;
 }
 
-// device_num and global_rank follow the world (device_num set to another
-// size is refused); both stay fixed while the world exists.
+namespace parallel_options = context::parallel_options;
+
+// device_num set to another size than the world's is refused.
 void CheckDeviceNum(int size) {
-  context::Explanation device_num_source = context::Global().Explain(context::Family::kAutoParallel, "device_num");
-  bool is_set = device_num_source.source != context::Source::kDefault;
-  int64_t device_num = device_num_source.requested.as_int();
-  MSRT_CHECK_VALUE(!is_set || device_num == size, "set_auto_parallel_context(device_num=", device_num,
+  const auto& key = parallel_options::DeviceNum();
+  context::Explanation device_num = context::Global().Explain(key.family(), key.key());
+  bool is_set = device_num.source != context::Source::kDefault;
+  MSRT_CHECK_VALUE(!is_set || device_num.requested.as_int() == size,
+                   "set_auto_parallel_context(device_num=", device_num.requested.as_int(),
                    ") does not match the cluster's ", size,
-                   " workers (MS_WORKER_NUM); leave device_num unset or "
-                   "set it to ",
-                   size);
+                   " workers (MS_WORKER_NUM); leave device_num unset or set it to ", size);
 }
 
 // Sets device_num and global_rank to the world's; the returned validator
 // refuses other values while the world exists.
 context::Subscription ApplyToContext(int rank, int size) {
+  const auto& device_num = parallel_options::DeviceNum();
+  const auto& global_rank = parallel_options::GlobalRank();
   auto& store = context::Global();
-  store.Set(context::Family::kAutoParallel, Dict{{"device_num", Value(size)}, {"global_rank", Value(rank)}});
-  return store.AddValidator(context::Family::kAutoParallel, {"device_num", "global_rank"},
-                            "msrt.communication (the cluster's world)",
-                            [rank, size](const context::Store::PendingGet& get) {
-                              int64_t device_num = get(context::Family::kAutoParallel, "device_num").as_int();
-                              int64_t global_rank = get(context::Family::kAutoParallel, "global_rank").as_int();
-                              MSRT_CHECK_VALUE(device_num == size, "device_num is ", size,
+  store.Set(device_num.family(),
+            Dict{{std::string(device_num.key()), Value(size)}, {std::string(global_rank.key()), Value(rank)}});
+  return store.AddValidator({device_num, global_rank}, "msrt.communication (the cluster's world)",
+                            [rank, size, &device_num, &global_rank](const context::Store::PendingGet& get) {
+                              int64_t pending_size = device_num.Pending(get);
+                              int64_t pending_rank = global_rank.Pending(get);
+                              MSRT_CHECK_VALUE(pending_size == size, "device_num is ", size,
                                                " (the cluster's world size, set by msrt.communication.init()) but got ",
-                                               device_num);
-                              MSRT_CHECK_VALUE(global_rank == rank, "global_rank is ", rank,
+                                               pending_size);
+                              MSRT_CHECK_VALUE(pending_rank == rank, "global_rank is ", rank,
                                                " (this process's rank, set by msrt.communication.init()) but got ",
-                                               global_rank);
+                                               pending_rank);
                             });
 }
 
