@@ -144,3 +144,26 @@ def test_rank_zero_hosts_the_scheduler_under_rank_id_and_mpirun(rank_env):
     results = [finish(p) for p in procs]
     for returncode, out, err in results:
         assert returncode == 0 and "ok" in out, out + err
+
+
+def test_a_worker_that_exits_without_release_fails_the_job_and_the_others_learn_why():
+    port = str(free_port())
+    common = dict(MS_SCHED_HOST="127.0.0.1", MS_SCHED_PORT=port, MS_WORKER_NUM="2")
+    scheduler = start(SCHEDULER, MS_ROLE="MS_SCHED", **common)
+    code = """
+        import os, time
+        import msrt.communication as c
+        c.init()
+        if c.get_rank() == 1:
+            os._exit(3)  # no release, no atexit
+        time.sleep(30)  # ended by the cluster's failure
+        """
+    survivor = start(code, MS_ROLE="MS_WORKER", MS_NODE_ID="0", **common)
+    leaver = start(code, MS_ROLE="MS_WORKER", MS_NODE_ID="1", **common)
+    assert finish(leaver)[0] == 3
+    survivor_code, _, survivor_err = finish(survivor)
+    sched_code, _, sched_err = finish(scheduler)
+    assert sched_code == 1
+    assert "rank 1" in sched_err and "exited without msrt.communication.release()" in sched_err, sched_err
+    assert survivor_code == 1
+    assert "rank 0 stops" in survivor_err and "rank 1" in survivor_err, survivor_err
