@@ -102,6 +102,7 @@ void BindParallel(py::module_& m) {
       py::arg("group"), py::arg("rank_ids"));
   m.def("_destroy_group", &parallel::DestroyGroup, py::arg("group"));
   m.def("_group_names", &parallel::GroupNames);
+  m.def("_built_with_nccl", &parallel::BuiltWithNccl);
 }
 
 }  // namespace msrt::python

@@ -569,6 +569,9 @@ WorldInfo InitWorld(const ClusterConfig& config, const std::string& backend, con
   MSRT_CHECK(!world.info.has_value(), "msrt.communication.init() was already called; call release() first");
   MSRT_CHECK(config.role == ClusterRole::kWorker, "InitWorld runs on a worker (MS_ROLE=MS_WORKER)");
   const std::string name = NormalizedBackend(backend);
+  MSRT_CHECK(name != "nccl" || BuiltWithNccl(), "init(backend_name='nccl'): msrt was built without NCCL (no CUDA); "
+                                                "use 'mccl' (CPU, over Gloo)");
+  MSRT_CHECK(name != "mccl" || BuiltWithGloo(), "init(backend_name='mccl'): msrt was built without Gloo");
   CheckDeviceNum(config.worker_num);
   if (config.hosts_scheduler) {
     SchedulerOptions options;

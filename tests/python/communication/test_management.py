@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+import msrt as ms
 import msrt.communication as comm
 
 TIMEOUT = 60
@@ -167,3 +168,18 @@ def test_a_worker_that_exits_without_release_fails_the_job_and_the_others_learn_
     assert "rank 1" in sched_err and "exited without msrt.communication.release()" in sched_err, sched_err
     assert survivor_code == 1
     assert "rank 0 stops" in survivor_err and "rank 1" in survivor_err, survivor_err
+
+
+def test_backends_this_build_lacks_are_refused_before_joining(monkeypatch):
+    # No scheduler listens here: the refusals come before any connection.
+    for name, value in dict(MS_ROLE="MS_WORKER", MS_SCHED_HOST="127.0.0.1", MS_SCHED_PORT=str(free_port()),
+                            MS_WORKER_NUM="1", MS_TOPO_TIMEOUT="1").items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(RuntimeError, match="no Ascend backend"):
+        comm.init("hccl")
+    with pytest.raises(ValueError, match="'mccl'"):
+        comm.init("mpi")
+    if not ms._C._built_with_nccl():
+        with pytest.raises(RuntimeError, match="built without NCCL"):
+            comm.init("nccl")
+    assert not comm.GlobalComm.INITED
