@@ -1,5 +1,9 @@
 #include "parallel/cluster.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -214,6 +218,32 @@ std::optional<NodeInfo> DecodeNodeInfo(const std::string& text) {
   info.requested_rank = static_cast<int>(*rank);
   info.pid = *pid;
   return info;
+}
+
+std::string AddressToward(const std::string& host, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  std::string fallback = "127.0.0.1";
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0 || found == nullptr) {
+    return fallback;
+  }
+  std::string address = fallback;
+  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  // Connecting a datagram socket sends nothing; it only picks the route.
+  if (fd >= 0 && ::connect(fd, found->ai_addr, found->ai_addrlen) == 0) {
+    sockaddr_in local{};
+    socklen_t length = sizeof(local);
+    char text[INET_ADDRSTRLEN] = {};
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0 &&
+        ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof(text)) != nullptr) {
+      address = text;
+    }
+  }
+  if (fd >= 0) ::close(fd);
+  ::freeaddrinfo(found);
+  return address;
 }
 
 std::string LocalHostName() {
@@ -569,8 +599,9 @@ WorldInfo InitWorld(const ClusterConfig& config, const std::string& backend, con
   MSRT_CHECK(!world.info.has_value(), "msrt.communication.init() was already called; call release() first");
   MSRT_CHECK(config.role == ClusterRole::kWorker, "InitWorld runs on a worker (MS_ROLE=MS_WORKER)");
   const std::string name = NormalizedBackend(backend);
-  MSRT_CHECK(name != "nccl" || BuiltWithNccl(), "init(backend_name='nccl'): msrt was built without NCCL (no CUDA); "
-                                                "use 'mccl' (CPU, over Gloo)");
+  MSRT_CHECK(name != "nccl" || BuiltWithNccl(),
+             "init(backend_name='nccl'): msrt was built without NCCL (no CUDA); "
+             "use 'mccl' (CPU, over Gloo)");
   MSRT_CHECK(name != "mccl" || BuiltWithGloo(), "init(backend_name='mccl'): msrt was built without Gloo");
   CheckDeviceNum(config.worker_num);
   if (config.hosts_scheduler) {
@@ -603,7 +634,11 @@ WorldInfo InitWorld(const ClusterConfig& config, const std::string& backend, con
     CommunicatorOptions comm;
     comm.timeout = config.cluster_timeout;
     comm.store_prefix = kStorePrefix;
-    if (auto ip = ProcessEnv()("MSRT_HOST_IP"); ip.has_value() && !ip->empty()) comm.hostname = *ip;
+    if (auto ip = ProcessEnv()("MSRT_HOST_IP"); ip.has_value() && !ip->empty()) {
+      comm.hostname = *ip;
+    } else {
+      comm.hostname = AddressToward(config.sched_host, config.sched_port);
+    }
     std::shared_ptr<Communicator> communicator = name == "nccl"
                                                      ? CreateNcclCommunicator(worker->store(), worker->rank(),
                                                                               worker->size(), comm)

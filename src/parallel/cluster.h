@@ -96,6 +96,11 @@ std::string EncodeNodeInfo(const NodeInfo& info);
 /// nullopt when the text is malformed.
 std::optional<NodeInfo> DecodeNodeInfo(const std::string& text);
 
+/// This machine's IPv4 address on the route to `host` (how a worker's
+/// transport is reached when MSRT_HOST_IP is not set); "127.0.0.1" when
+/// `host` does not resolve.
+std::string AddressToward(const std::string& host, uint16_t port);
+
 /// This machine's host name (what local ranks are grouped by).
 std::string LocalHostName();
 

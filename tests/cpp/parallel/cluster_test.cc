@@ -143,6 +143,11 @@ TEST(ClusterConfigTest, NodeInfoRoundTripsAndMalformedTextIsRefused) {
   EXPECT_FALSE(DecodeNodeInfo(EncodeNodeInfo(info) + "rank=x\n").has_value());
 }
 
+TEST(ClusterConfigTest, AddressTowardTheSchedulerFollowsTheRoute) {
+  EXPECT_EQ(AddressToward("127.0.0.1", 8118), "127.0.0.1");
+  EXPECT_EQ(AddressToward("no-such-host.invalid", 8118), "127.0.0.1");
+}
+
 // A scheduler on a thread and workers on threads of this process (their
 // failures are recorded, not fatal).
 class SchedulerTest : public ::testing::Test {
