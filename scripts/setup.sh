@@ -51,3 +51,12 @@ fi
 # The package is used in place: a .pth file puts python/ on the path.
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$PWD/python" > "$site/msrt.pth"
+# msrun (python -m msrt.parallel.cluster.run) as a command of the venv.
+cat > .venv/bin/msrun.tmp <<LAUNCHER
+#!$PWD/.venv/bin/python
+import sys
+from msrt.parallel.cluster.run import main
+sys.exit(main())
+LAUNCHER
+chmod 755 .venv/bin/msrun.tmp
+mv -f .venv/bin/msrun.tmp .venv/bin/msrun

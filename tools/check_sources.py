@@ -24,7 +24,8 @@ LAYERS = [
      "handles, and the store"),
     ("memory", ["src/memory"], "the caching CPU allocator (implements core's `Allocator`)"),
     ("parallel", ["src/parallel"],
-     "the rendezvous store and the `Communicator` (collectives over Gloo on CPU, NCCL on GPU)"),
+     "the cluster bootstrap and group registry, the rendezvous store and the `Communicator` (collectives over "
+     "Gloo on CPU, NCCL on GPU)"),
     ("ops", ["src/ops", "include/msrt/op_call.h", "include/msrt/ops.h"],
      "one `OpDef` per op; the public op API (`op_call.h`, and `ops.h` generated from the declarations)"),
     ("autodiff", ["src/autodiff"], "the gradient tape"),

@@ -61,6 +61,7 @@ const OptionRef<std::string>& PrintFilePath();
 
 namespace parallel_options {
 const OptionRef<int64_t>& GlobalRank();
+const OptionRef<int64_t>& DeviceNum();
 }  // namespace parallel_options
 
 }  // namespace msrt::context

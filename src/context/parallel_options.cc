@@ -879,6 +879,7 @@ const FamilyTable& AutoParallelTable() {
 // Typed handles (options.h) of the records above that the runtime reads.
 namespace parallel_options {
 MSRT_OPTION_HANDLE(Family::kAutoParallel, int64_t, GlobalRank, keys::kGlobalRank)
+MSRT_OPTION_HANDLE(Family::kAutoParallel, int64_t, DeviceNum, "device_num")
 }  // namespace parallel_options
 
 }  // namespace msrt::context

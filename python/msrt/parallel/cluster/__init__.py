@@ -1,0 +1,1 @@
+"""`mindspore.parallel.cluster`: launching distributed jobs (`run`: msrun)."""
