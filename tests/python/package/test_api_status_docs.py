@@ -93,8 +93,10 @@ def test_absent_names_really_are_absent():
     rows = _rows(DOC.read_text(encoding="utf-8"))
     assert rows[("`mindspore.parallel`", "set_algo_parameters")][0] == "partial"  # stored, no effect yet
     absent = [(section, name) for (section, name), (status, _) in rows.items() if status == "absent"]
-    assert absent
     gen = _generator()
+    # The probes the classification rests on see what is missing (every listed name may exist by now).
+    assert gen.import_module("mindspore.no_such_module") is None
+    assert gen.import_module("mindspore.communication") is not None
     for section, name in absent:
         title = section.strip("`")
         if title == "Module paths":
