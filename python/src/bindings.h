@@ -25,5 +25,6 @@ void BindRuntime(py::module_& m);
 void BindMemory(py::module_& m);
 void BindProcess(py::module_& m);
 void BindIo(py::module_& m);
+void BindCollectives(py::module_& m);
 
 }  // namespace msrt::python

@@ -11,4 +11,5 @@ PYBIND11_MODULE(_C, m) {
   msrt::python::BindMemory(m);
   msrt::python::BindProcess(m);
   msrt::python::BindIo(m);
+  msrt::python::BindCollectives(m);
 }
