@@ -34,8 +34,8 @@ void BindCollectives(py::module_& m) {
         auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
         auto store = std::make_shared<parallel::StoreClient>(
             parallel::StoreClientOptions{.host = host, .port = port, .connect_timeout = timeout, .timeout = timeout});
-        std::shared_ptr<parallel::Communicator> world =
-            parallel::CreateGlooCommunicator(store, rank, size, {.timeout = timeout});
+        std::shared_ptr<parallel::Communicator> world = parallel::CreateGlooCommunicator(store, rank, size,
+                                                                                         {.timeout = timeout});
         parallel::RegisterGroup(parallel::kWorldGroup, world);
         parallel::RegisterGroup("hccl_world_group", world);  // MindSpore's other name of the world
       },

@@ -19,10 +19,12 @@ namespace {
 
 using Metas = std::vector<TensorMeta>;
 
-const AttrSpec kGroupAttr{"group", Value(parallel::kWorldGroup), "the communication group's name",
-                          AttrType::kString};
-const AttrSpec kReduceOpAttr{
-    "op", Value("sum"), "the reduction (ReduceOp.SUM, MAX, MIN or PROD)", AttrType::kString, {"sum", "max", "min", "prod"}};
+const AttrSpec kGroupAttr{"group", Value(parallel::kWorldGroup), "the communication group's name", AttrType::kString};
+const AttrSpec kReduceOpAttr{"op",
+                             Value("sum"),
+                             "the reduction (ReduceOp.SUM, MAX, MIN or PROD)",
+                             AttrType::kString,
+                             {"sum", "max", "min", "prod"}};
 
 // Dtypes a communicator moves: numbers and bool.
 const DTypeClass kCommDTypes = DTypeClass::kAny;
@@ -40,35 +42,35 @@ void CheckGroupRank(std::string_view op, const Dict& attrs, std::string_view nam
   int64_t rank = Attr(attrs, name).as_int();
   if (rank < 0 || rank >= size) {
     OpError(ErrorKind::kValue, op,
-            StrCat("attribute '", name, "' must be a rank of group '", Attr(attrs, "group").as_string(),
-                   "' in [0, ", size, "), but got ", rank));
+            StrCat("attribute '", name, "' must be a rank of group '", Attr(attrs, "group").as_string(), "' in [0, ",
+                   size, "), but got ", rank));
   }
 }
 
-MSRT_REGISTER_OP(
-    {.name = "all_reduce",
-     .inputs = {"x"},
-     .attrs = {kReduceOpAttr, kGroupAttr},
-     .infer =
-         [](const Metas& in, const Dict& attrs) {
-           CheckDType("all_reduce", "x", in[0], kCommDTypes);
-           GroupSize(attrs);
-           return Metas{in[0]};
-         },
-     .grad = [](const GradArgs& a) -> std::vector<Tensor> {
-       if (!a.dys[0].defined() || !a.needs[0]) return {Tensor()};
-       const std::string& op = Attr(a.attrs, "op").as_string();
-       if (op == "prod") {
-         OpError(ErrorKind::kRuntime, "all_reduce", "the gradient of AllReduce with ReduceOp.PROD is not supported");
-       }
-       Tensor dx = Call1("all_reduce", {a.dys[0]}, GroupAttrs(a.attrs, "sum"));
-       if (op == "sum") return {dx};
-       // max, min: the gradient reaches the elements that equal the result.
-       return {fn::Mul(dx, fn::Cast(fn::Equal(a.inputs[0], a.outputs[0]), dx.dtype()))};
-     },
-     .props = {.side_effect = true},
-     .doc = "reduces x across the group (sum, max, min or prod); every rank gets the result",
-     .api = {Primitive("comm_ops.AllReduce(op='sum', group='nccl_world_group')(input_x->x)")}});
+MSRT_REGISTER_OP({.name = "all_reduce",
+                  .inputs = {"x"},
+                  .attrs = {kReduceOpAttr, kGroupAttr},
+                  .infer =
+                      [](const Metas& in, const Dict& attrs) {
+                        CheckDType("all_reduce", "x", in[0], kCommDTypes);
+                        GroupSize(attrs);
+                        return Metas{in[0]};
+                      },
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    if (!a.dys[0].defined() || !a.needs[0]) return {Tensor()};
+                    const std::string& op = Attr(a.attrs, "op").as_string();
+                    if (op == "prod") {
+                      OpError(ErrorKind::kRuntime, "all_reduce",
+                              "the gradient of AllReduce with ReduceOp.PROD is not supported");
+                    }
+                    Tensor dx = Call1("all_reduce", {a.dys[0]}, GroupAttrs(a.attrs, "sum"));
+                    if (op == "sum") return {dx};
+                    // max, min: the gradient reaches the elements that equal the result.
+                    return {fn::Mul(dx, fn::Cast(fn::Equal(a.inputs[0], a.outputs[0]), dx.dtype()))};
+                  },
+                  .props = {.side_effect = true},
+                  .doc = "reduces x across the group (sum, max, min or prod); every rank gets the result",
+                  .api = {Primitive("comm_ops.AllReduce(op='sum', group='nccl_world_group')(input_x->x)")}});
 
 MSRT_REGISTER_OP({.name = "all_gather",
                   .inputs = {"x"},
@@ -230,25 +232,25 @@ MSRT_REGISTER_OP({.name = "send",
                   .api = {Primitive("comm_ops.Send(sr_tag, dest_rank, group='nccl_world_group', "
                                     "group_back->~='nccl_world_group')(input_x->x)")}});
 
-MSRT_REGISTER_OP(
-    {.name = "receive",
-     .inputs = {},
-     .attrs = {{"sr_tag", Value(), "the tag of the matching Send", AttrType::kInt},
-               {"src_rank", Value(), "the group rank sending", AttrType::kInt},
-               {"shape", Value(), "the received tensor's shape", AttrType::kShape},
-               {"dtype", Value(), "the received tensor's dtype", AttrType::kDType},
-               kGroupAttr},
-     .infer =
-         [](const Metas&, const Dict& attrs) {
-           CheckGroupRank("receive", attrs, "src_rank", GroupSize(attrs));
-           if (Attr(attrs, "sr_tag").as_int() < 0) OpError(ErrorKind::kValue, "receive", "attribute 'sr_tag' must be >= 0");
-           auto dims = ShapeAttr("receive", attrs, "shape", 0);
-           return Metas{{Shape(dims.begin(), dims.end()), DTypeAttr("receive", attrs, "dtype")}};
-         },
-     .props = {.side_effect = true},
-     .doc = "receives the tensor rank src_rank of the group sends with sr_tag",
-     .api = {Primitive("comm_ops.Receive(sr_tag, src_rank, shape, dtype, group='nccl_world_group', "
-                       "group_back->~='nccl_world_group')()")}});
+MSRT_REGISTER_OP({.name = "receive",
+                  .inputs = {},
+                  .attrs = {{"sr_tag", Value(), "the tag of the matching Send", AttrType::kInt},
+                            {"src_rank", Value(), "the group rank sending", AttrType::kInt},
+                            {"shape", Value(), "the received tensor's shape", AttrType::kShape},
+                            {"dtype", Value(), "the received tensor's dtype", AttrType::kDType},
+                            kGroupAttr},
+                  .infer =
+                      [](const Metas&, const Dict& attrs) {
+                        CheckGroupRank("receive", attrs, "src_rank", GroupSize(attrs));
+                        if (Attr(attrs, "sr_tag").as_int() < 0)
+                          OpError(ErrorKind::kValue, "receive", "attribute 'sr_tag' must be >= 0");
+                        auto dims = ShapeAttr("receive", attrs, "shape", 0);
+                        return Metas{{Shape(dims.begin(), dims.end()), DTypeAttr("receive", attrs, "dtype")}};
+                      },
+                  .props = {.side_effect = true},
+                  .doc = "receives the tensor rank src_rank of the group sends with sr_tag",
+                  .api = {Primitive("comm_ops.Receive(sr_tag, src_rank, shape, dtype, group='nccl_world_group', "
+                                    "group_back->~='nccl_world_group')()")}});
 
 }  // namespace
 }  // namespace msrt::ops
