@@ -211,7 +211,8 @@ MSRT_REGISTER_OP({.name = "barrier",
                         return Metas{{Shape{}, DType::kInt32}};
                       },
                   .props = {.side_effect = true},
-                  .doc = "returns (int32 0) when every rank of the group has entered it"});
+                  .doc = "returns (int32 0) when every rank of the group has entered it",
+                  .api = {Primitive("comm_ops.Barrier(group='nccl_world_group')()")}});
 
 MSRT_REGISTER_OP({.name = "send",
                   .inputs = {"x"},
@@ -227,6 +228,15 @@ MSRT_REGISTER_OP({.name = "send",
                         }
                         return Metas{in[0]};
                       },
+                  // MindSpore pairs Send's gradient with a Receive from dest_rank, which the
+                  // receiving side's gradient sends (pipeline parallel); msrt does not differentiate
+                  // Receive, so it refuses Send's gradient rather than wait for a tensor never sent.
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+                    if (!a.dys[0].defined() || !a.needs[0]) return {Tensor()};
+                    OpError(ErrorKind::kRuntime, "send",
+                            "the gradient of Send (pipeline parallel) is not supported; stop the gradient at the "
+                            "sent tensor");
+                  },
                   .props = {.side_effect = true},
                   .doc = "sends x to rank dest_rank of the group (its Receive names sr_tag); returns x",
                   .api = {Primitive("comm_ops.Send(sr_tag, dest_rank, group='nccl_world_group', "
