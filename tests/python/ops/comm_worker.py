@@ -107,6 +107,32 @@ def check_forward(tag, members, group):
     close(got, xs[prev], f"{tag} send/recv")
 
 
+def raises(kind, text, fn):
+    try:
+        fn()
+    except kind as e:
+        assert text in str(e), (text, str(e))
+        return
+    raise AssertionError(f"expected {kind.__name__} with {text!r}")
+
+
+def check_errors(group):
+    """Bad calls raise before anything is sent (every rank makes them, and the world still works after)."""
+    n = ms._C.parallel.group_size(group)
+    x = ms.Tensor(np.ones((3, 2), np.float32))
+    raises(ValueError, "divisible by the group size", lambda: ops.ReduceScatter(ReduceOp.SUM, group)(
+        ms.Tensor(np.ones((2 * n + 1, 2), np.float32))))
+    raises(ValueError, "at least 1 dimension", lambda: ops.AllGather(group)(ms.Tensor(np.float32(1))))
+    raises(ValueError, "'root_rank' must be a rank of group", lambda: ops.Broadcast(n, group)((x,)))
+    raises(ValueError, "'split_count' must equal the size", lambda: ops.AlltoAll(n + 1, 0, 0, group)(x))
+    raises(ValueError, "divisible by split_count", lambda: ops.AlltoAll(n, 0, 0, group)(
+        ms.Tensor(np.ones((n + 1, 2), np.float32))))
+    raises(ValueError, "'dest_rank' must be a rank of group", lambda: ops.Send(0, -1, group)(x))
+    raises(ValueError, "not a member of group", lambda: comm_func.broadcast(x, src=SIZE, group=group))
+    raises(TypeError, "must be a Tensor", lambda: comm_func.all_reduce(np.ones(3), group=group))
+    close(comm_func.all_reduce(x, group=group), np.full((3, 2), n, np.float32), "all_reduce after errors")
+
+
 def check_gradients(tag, members, group):
     """grad of sum(collective(x) * w) against the definition, w differing per rank."""
     n = len(members)
@@ -182,6 +208,7 @@ def main():
     ms._C.parallel.init_from_store(HOST, PORT, RANK, SIZE, 20.0)
     world = list(range(SIZE))
     check_forward("world", world, "nccl_world_group")
+    check_errors("nccl_world_group")
     check_forward("hccl alias", world, "hccl_world_group")
     # Sub-groups: ranks in reversed order, and (4 ranks) the even and the odd ranks.
     ms._C.parallel.new_group("reversed", world[::-1])
