@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 import msrt as ms
-from msrt import ops
+from msrt import nn, ops
 from msrt.communication import comm_func
 from msrt.ops import ReduceOp
 
@@ -195,6 +195,19 @@ def check_graph(tag, members, group):
         return a + b
 
     close(f(ms.Tensor(xs[RANK])), 2 * total, f"{tag} graph AllReduce twice")
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.all_reduce = ops.AllReduce(ReduceOp.MAX, group)
+            self.all_gather = ops.AllGather(group)
+
+        def construct(self, x):
+            return self.all_gather(self.all_reduce(x) * 2) + comm_func.broadcast(x, src=members[-1], group=group)[0]
+
+    got = Net()(ms.Tensor(xs[RANK]))  # GRAPH_MODE: the Cell compiles
+    want = np.concatenate([2 * np.max([xs[m] for m in members], axis=0)] * len(members)) + xs[members[-1]][0]
+    close(got, want, f"{tag} graph Cell")
     w = inputs((4, 2), np.float32)
 
     @ms.jit
