@@ -7,9 +7,11 @@
 //   drops, merges, folds or reorders them, the graph executor chains them in
 //   program order (one after another, the same order on every rank), and
 //   eager calls run them at the call, after every earlier op. Inference reads
-//   the group's size, so the group must exist when a call is made or a
-//   graph is compiled. Their gradients are MindSpore's: AllReduce(sum) and
-//   ReduceScatter(sum) <-> AllGather, AlltoAll with split and concat swapped.
+//   the group's size, so the group must exist when a call is made or a graph
+//   is compiled. They take every dtype (the communicators move them all).
+//   Their gradients are MindSpore's: AllReduce(sum) and ReduceScatter(sum)
+//   <-> AllGather, AlltoAll with split and concat swapped, Broadcast's passes
+//   through; AllReduce(max, min) reaches the elements equal to the result.
 #include "ops/grad_utils.h"
 #include "ops/op_checks.h"
 #include "parallel/groups.h"
@@ -25,9 +27,6 @@ const AttrSpec kReduceOpAttr{"op",
                              "the reduction (ReduceOp.SUM, MAX, MIN or PROD)",
                              AttrType::kString,
                              {"sum", "max", "min", "prod"}};
-
-// Dtypes a communicator moves: numbers and bool.
-const DTypeClass kCommDTypes = DTypeClass::kAny;
 
 int GroupSize(const Dict& attrs) { return parallel::GetGroup(Attr(attrs, "group").as_string())->size(); }
 
@@ -52,7 +51,6 @@ MSRT_REGISTER_OP({.name = "all_reduce",
                   .attrs = {kReduceOpAttr, kGroupAttr},
                   .infer =
                       [](const Metas& in, const Dict& attrs) {
-                        CheckDType("all_reduce", "x", in[0], kCommDTypes);
                         GroupSize(attrs);
                         return Metas{in[0]};
                       },
@@ -77,7 +75,6 @@ MSRT_REGISTER_OP({.name = "all_gather",
                   .attrs = {kGroupAttr},
                   .infer =
                       [](const Metas& in, const Dict& attrs) {
-                        CheckDType("all_gather", "x", in[0], kCommDTypes);
                         if (in[0].shape.empty()) {
                           OpError(ErrorKind::kValue, "all_gather",
                                   "input 'x' must have at least 1 dimension, but got a 0-d tensor");
@@ -100,7 +97,6 @@ MSRT_REGISTER_OP(
      .attrs = {kReduceOpAttr, kGroupAttr},
      .infer =
          [](const Metas& in, const Dict& attrs) {
-           CheckDType("reduce_scatter", "x", in[0], kCommDTypes);
            int size = GroupSize(attrs);
            if (in[0].shape.empty() || in[0].shape[0] % size != 0) {
              OpError(ErrorKind::kValue, "reduce_scatter",
@@ -130,7 +126,6 @@ MSRT_REGISTER_OP({.name = "broadcast",
                             kGroupAttr},
                   .infer =
                       [](const Metas& in, const Dict& attrs) {
-                        for (const TensorMeta& m : in) CheckDType("broadcast", "input_x", m, kCommDTypes);
                         CheckGroupRank("broadcast", attrs, "root_rank", GroupSize(attrs));
                         return in;
                       },
@@ -164,7 +159,6 @@ MSRT_REGISTER_OP(
                kGroupAttr},
      .infer =
          [](const Metas& in, const Dict& attrs) {
-           CheckDType("all_to_all", "x", in[0], kCommDTypes);
            int size = GroupSize(attrs);
            int64_t count = Attr(attrs, "split_count").as_int();
            int64_t split = Attr(attrs, "split_dim").as_int();
@@ -221,7 +215,6 @@ MSRT_REGISTER_OP({.name = "send",
                             kGroupAttr},
                   .infer =
                       [](const Metas& in, const Dict& attrs) {
-                        CheckDType("send", "x", in[0], kCommDTypes);
                         CheckGroupRank("send", attrs, "dest_rank", GroupSize(attrs));
                         if (Attr(attrs, "sr_tag").as_int() < 0) {
                           OpError(ErrorKind::kValue, "send", "attribute 'sr_tag' must be >= 0");
