@@ -399,6 +399,7 @@ void BindTensor(py::module_& m) {
     d["composite"] = static_cast<bool>(op.composite);
     d["elementwise"] = op.props.elementwise;
     d["inplace"] = op.props.inplace;
+    d["side_effect"] = op.props.side_effect;
     std::vector<std::string> kernels;
     for (const auto* k : kernels::KernelsOf(name)) {
       kernels.push_back(StrCat(DeviceTargetName(k->device), ":", k->impl));

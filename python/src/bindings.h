@@ -26,5 +26,6 @@ void BindMemory(py::module_& m);
 void BindProcess(py::module_& m);
 void BindIo(py::module_& m);
 void BindParallel(py::module_& m);
+void BindCollectives(py::module_& m);
 
 }  // namespace msrt::python

@@ -144,8 +144,8 @@ struct AttrSpec {
 /// variable: a Parameter stays the same object), not new Tensors.
 enum class ApiKind { kFunction, kMethod, kPrimitive };
 /// The modules of `ops.operations` a Primitive form may name.
-inline constexpr std::string_view kPrimitiveModules[] = {"array_ops", "math_ops",  "nn_ops",
-                                                         "other_ops", "debug_ops", "random_ops"};
+inline constexpr std::string_view kPrimitiveModules[] = {"array_ops", "math_ops",   "nn_ops",  "other_ops",
+                                                         "debug_ops", "random_ops", "comm_ops"};
 struct ApiForm {
   ApiKind kind;
   std::string signature;

@@ -16,11 +16,13 @@
 //      no_gloo/ and no_nccl/ stand-ins, whose factories raise a RuntimeError
 //      saying what msrt was built without. Nothing above this file names a
 //      backend's types.
+//   4. The named groups (groups.h) and the collective OpDefs (ops/comm.cc,
+//      Note [Collective ops]), whose kernels call the Communicator their
+//      `group` attribute names.
 //   Meant to stand on this interface (not written yet): the cluster
 //   bootstrap (a scheduler that reads MS_ROLE, MS_SCHED_HOST, ..., hosts the
-//   StoreServer and assigns ranks), msrt.communication in Python, the
-//   collective OpDefs whose kernels call a Communicator, and data parallel's
-//   gradient reducer.
+//   StoreServer and assigns ranks), msrt.communication's management API in
+//   Python, and data parallel's gradient reducer.
 //
 //   Every member of a group must make the same calls in the same order (as
 //   with MPI, Gloo and NCCL); a call that fails its local checks raises before

@@ -1,10 +1,12 @@
 """`mindspore.communication`: the cluster and its communication groups.
 
+`comm_func` holds the functional collectives (all_reduce, all_gather_into_tensor, ...).
 `init()` joins the cluster that the environment describes (msrun, mpirun, or
 MS_ROLE / MS_SCHED_HOST / MS_SCHED_PORT / MS_WORKER_NUM set by hand; see
 docs/distributed.md), creates the world group and makes the auto-parallel
 context's `device_num` and `global_rank` the cluster's.
 """
+from . import comm_func
 from .management import (
     HCCL_WORLD_COMM_GROUP,
     MCCL_WORLD_COMM_GROUP,
@@ -24,6 +26,7 @@ from .management import (
 )
 
 __all__ = [
+    "comm_func",
     "GlobalComm",
     "init",
     "release",

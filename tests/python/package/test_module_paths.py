@@ -6,7 +6,7 @@ import pytest
 
 import msrt as ms
 from msrt import ops
-from msrt.ops.operations import array_ops, debug_ops, math_ops, nn_ops, other_ops, random_ops
+from msrt.ops.operations import array_ops, comm_ops, debug_ops, math_ops, nn_ops, other_ops, random_ops
 
 
 @pytest.mark.parametrize("module, names", [
@@ -49,7 +49,7 @@ def test_jit_syntax_levels_at_top_level_set_the_context():
         assert ms.get_context("jit_syntax_level") == level
 
 
-_OPERATION_MODULES = (nn_ops, math_ops, array_ops, other_ops, debug_ops, random_ops)
+_OPERATION_MODULES = (nn_ops, math_ops, array_ops, other_ops, debug_ops, random_ops, comm_ops)
 
 
 def test_the_operations_modules_re_export_primitives_where_mindspore_keeps_them():
@@ -59,11 +59,15 @@ def test_the_operations_modules_re_export_primitives_where_mindspore_keeps_them(
     for module in _OPERATION_MODULES:
         for name in module.__all__:
             cls = getattr(module, name)
+            if name == "ReduceOp":  # comm_ops' constants class, also ops.ReduceOp
+                assert cls is ops.ReduceOp
+                continue
             assert cls is getattr(ops, name) and issubclass(cls, ops.Primitive), name
             homes.setdefault(name, []).append(module.__name__)
     assert {n: h for n, h in homes.items() if len(h) > 1} == {}
     assert nn_ops.Conv2D is ops.Conv2D and math_ops.MatMul is ops.MatMul and array_ops.Reshape is ops.Reshape
     assert other_ops.Assign is ops.Assign and debug_ops.Print is ops.Print
+    assert comm_ops.AllReduce is ops.AllReduce and comm_ops.ReduceOp.SUM == "sum"
     assert ops.operations.nn_ops is nn_ops  # `from mindspore.ops import operations as P; P.nn_ops.Conv2D`
 
 

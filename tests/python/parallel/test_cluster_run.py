@@ -31,9 +31,19 @@ WORKER = textwrap.dedent("""
     assert ms.get_auto_parallel_context("device_num") == n
     assert ms.get_auto_parallel_context("global_rank") == r
     assert c.GlobalComm.WORLD_COMM_GROUP == "mccl_world_group" and c.GlobalComm.INITED
+    # The collective ops find the world init() made, under any of its names.
+    import numpy as np
+    x = ms.Tensor(np.full(3, r + 1, np.float32))
+    for group in (c.GlobalComm.WORLD_COMM_GROUP, c.NCCL_WORLD_COMM_GROUP, c.HCCL_WORLD_COMM_GROUP):
+        total = ms.ops.AllReduce(group=group)(x).asnumpy()
+        assert (total == n * (n + 1) / 2).all(), total
+    gathered = c.comm_func.all_gather_into_tensor(ms.Tensor(np.array([r], np.int32))).asnumpy()
+    assert list(gathered) == list(range(n)), gathered
     evens = list(range(0, n, 2))
     if r in evens:
         c.create_group("evens", evens)
+        picked = ms.ops.AllReduce(ms.ops.ReduceOp.MAX, group="evens")(ms.Tensor(np.int32(r))).asnumpy()
+        assert picked == evens[-1], picked
         assert c.get_group_size("evens") == len(evens)
         assert c.get_rank("evens") == evens.index(r)
         assert c.get_process_group_ranks("evens") == evens
