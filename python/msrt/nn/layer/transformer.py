@@ -291,20 +291,17 @@ class Transformer(Cell):
         for arg, value in (("custom_encoder", custom_encoder), ("custom_decoder", custom_decoder)):
             if value is not None and not isinstance(value, Cell):
                 raise TypeError(f"For '{name}', the '{arg}' must be a Cell or None, but got {type(value).__name__}.")
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, dtype=dtype)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers,
-                                              LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, dtype=dtype)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers,
-                                              LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
+
+        def stack(custom, layer_class, stack_class, num_layers):
+            """`custom`, or num_layers layers of layer_class and a LayerNorm."""
+            if custom is not None:
+                return custom
+            layer = layer_class(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                                norm_first, dtype=dtype)
+            return stack_class(layer, num_layers, LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
+
+        self.encoder = stack(custom_encoder, TransformerEncoderLayer, TransformerEncoder, num_encoder_layers)
+        self.decoder = stack(custom_decoder, TransformerDecoderLayer, TransformerDecoder, num_decoder_layers)
         for param in self.get_parameters():
             if len(param.shape) > 1:
                 param.set_data(initializer(XavierUniform(), param.shape, param.dtype))
