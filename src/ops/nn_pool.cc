@@ -29,7 +29,7 @@ const std::vector<AttrSpec> kPoolAttrs = {
 };
 
 // The attributes of `specs` in `attrs` (what a pooling passes to its gradient op).
-Dict PoolAttrs(const Dict& attrs, const std::vector<AttrSpec>& specs = kPoolAttrs) {
+Dict PoolAttrs(const Dict& attrs, const std::vector<AttrSpec>& specs) {
   Dict out;
   for (const AttrSpec& spec : specs) {
     if (const Value* v = attrs.Find(spec.name)) out.Set(std::string(spec.name), *v);
@@ -45,19 +45,70 @@ void CheckOutputShaped(std::string_view op, std::string_view input, const Tensor
   }
 }
 
-std::vector<TensorMeta> InferPool(std::string_view op, const std::vector<TensorMeta>& in, const Dict& attrs) {
-  CheckDType(op, "x", in[0], DTypeClass::kFloat);
-  return {{PoolGeometry(op, in[0].shape, attrs).output_shape(), in[0].dtype}};
+// The pieces of the 2-D and 3-D pooling ops: `specs` names the attributes a
+// pooling passes on to its gradient op (and a gradient back to its pooling).
+
+// max_pool* and avg_pool*: a floating x pooled to the geometry's output shape.
+InferFn PoolInfer(std::string_view op) {
+  return [op](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+    CheckDType(op, "x", in[0], DTypeClass::kFloat);
+    return {{PoolGeometry(op, in[0].shape, attrs).output_shape(), in[0].dtype}};
+  };
+}
+
+// max_pool*_grad(x, y, dy): y and dy have the pooling's output shape; dx is x's.
+InferFn MaxPoolGradInfer(std::string_view op) {
+  return [op](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+    CheckDType(op, "x", in[0], DTypeClass::kFloat);
+    CheckSameDType(op, "x", in[0], "y", in[1]);
+    CheckSameDType(op, "x", in[0], "dy", in[2]);
+    PoolDims g = PoolGeometry(op, in[0].shape, attrs);
+    CheckOutputShaped(op, "y", in[1], g);
+    CheckOutputShaped(op, "dy", in[2], g);
+    return {{in[0].shape, in[0].dtype}};
+  };
+}
+
+// avg_pool*_grad(x, dy): dy has the pooling's output shape; dx is x's.
+InferFn AvgPoolGradInfer(std::string_view op) {
+  return [op](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+    CheckDType(op, "x", in[0], DTypeClass::kFloat);
+    CheckSameDType(op, "x", in[0], "dy", in[1]);
+    CheckOutputShaped(op, "dy", in[1], PoolGeometry(op, in[0].shape, attrs));
+    return {{in[0].shape, in[0].dtype}};
+  };
+}
+
+// The gradient of max_pool*: its gradient op `grad_op` on (x, y, dy).
+GradFn MaxPoolGrad(std::string_view grad_op, const std::vector<AttrSpec>& specs) {
+  return [grad_op, &specs](const GradArgs& g) -> std::vector<Tensor> {
+    return {Call1(grad_op, {g.inputs[0], g.outputs[0], g.dys[0]}, PoolAttrs(g.attrs, specs))};
+  };
+}
+
+// The gradient of avg_pool*: its gradient op `grad_op` on (x, dy).
+GradFn AvgPoolGrad(std::string_view grad_op, const std::vector<AttrSpec>& specs) {
+  return [grad_op, &specs](const GradArgs& g) -> std::vector<Tensor> {
+    return {Call1(grad_op, {g.inputs[0], g.dys[0]}, PoolAttrs(g.attrs, specs))};
+  };
+}
+
+// The gradient of avg_pool*_grad: linear in dy, so the pooling `pool` of the
+// incoming gradient; x only gives the shape.
+GradFn AvgPoolGradGrad(std::string_view pool, const std::vector<AttrSpec>& specs) {
+  return [pool, &specs](const GradArgs& g) -> std::vector<Tensor> {
+    Tensor d_dy;
+    if (g.needs[1]) d_dy = Call1(pool, {g.dys[0]}, PoolAttrs(g.attrs, specs));
+    return {Tensor(), d_dy};
+  };
 }
 
 MSRT_REGISTER_OP({
     .name = "max_pool2d",
     .inputs = {"x"},
     .attrs = kPoolAttrs,
-    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) { return InferPool("max_pool2d", in, attrs); },
-    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
-      return {Call1("max_pool2d_grad", {g.inputs[0], g.outputs[0], g.dys[0]}, PoolAttrs(g.attrs))};
-    },
+    .infer = PoolInfer("max_pool2d"),
+    .grad = MaxPoolGrad("max_pool2d_grad", kPoolAttrs),
     .props = {.layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
     .doc = "Maximum over each window of NCHW (or NHWC) x (padding never wins).",
     .api = {Primitive("nn_ops.MaxPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x)")},
@@ -67,16 +118,7 @@ MSRT_REGISTER_OP({
     .name = "max_pool2d_grad",
     .inputs = {"x", "y", "dy"},
     .attrs = kPoolAttrs,
-    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
-      constexpr std::string_view op = "max_pool2d_grad";
-      CheckDType(op, "x", in[0], DTypeClass::kFloat);
-      CheckSameDType(op, "x", in[0], "y", in[1]);
-      CheckSameDType(op, "x", in[0], "dy", in[2]);
-      PoolDims g = PoolGeometry(op, in[0].shape, attrs);
-      CheckOutputShaped(op, "y", in[1], g);
-      CheckOutputShaped(op, "dy", in[2], g);
-      return {{in[0].shape, in[0].dtype}};
-    },
+    .infer = MaxPoolGradInfer("max_pool2d_grad"),
     .props = {.layout = LayoutSpec{.activation_inputs = {0, 1, 2}, .activation_outputs = {0}}},
     .doc = "Gradient of max_pool2d: dy routed to the first maximum of each window.",
 });
@@ -85,10 +127,8 @@ MSRT_REGISTER_OP({
     .name = "avg_pool2d",
     .inputs = {"x"},
     .attrs = kPoolAttrs,
-    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) { return InferPool("avg_pool2d", in, attrs); },
-    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
-      return {Call1("avg_pool2d_grad", {g.inputs[0], g.dys[0]}, PoolAttrs(g.attrs))};
-    },
+    .infer = PoolInfer("avg_pool2d"),
+    .grad = AvgPoolGrad("avg_pool2d_grad", kPoolAttrs),
     .props = {.layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
     .doc = "Mean over each window of NCHW (or NHWC) x (padding excluded from the count).",
     .api = {Primitive("nn_ops.AvgPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x)")},
@@ -98,19 +138,8 @@ MSRT_REGISTER_OP({
     .name = "avg_pool2d_grad",
     .inputs = {"x", "dy"},
     .attrs = kPoolAttrs,
-    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
-      constexpr std::string_view op = "avg_pool2d_grad";
-      CheckDType(op, "x", in[0], DTypeClass::kFloat);
-      CheckSameDType(op, "x", in[0], "dy", in[1]);
-      CheckOutputShaped(op, "dy", in[1], PoolGeometry(op, in[0].shape, attrs));
-      return {{in[0].shape, in[0].dtype}};
-    },
-    // Linear in dy; x only gives the shape.
-    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
-      Tensor d_dy;
-      if (g.needs[1]) d_dy = Call1("avg_pool2d", {g.dys[0]}, PoolAttrs(g.attrs));
-      return {Tensor(), d_dy};
-    },
+    .infer = AvgPoolGradInfer("avg_pool2d_grad"),
+    .grad = AvgPoolGradGrad("avg_pool2d", kPoolAttrs),
     .props = {.layout = LayoutSpec{.activation_inputs = {0, 1}, .activation_outputs = {0}}},
     .doc = "Gradient of avg_pool2d: dy spread evenly over each window's input elements.",
 });
@@ -158,10 +187,8 @@ MSRT_REGISTER_OP({
     .name = "max_pool3d",
     .inputs = {"x"},
     .attrs = kMaxPool3dAttrs,
-    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) { return InferPool("max_pool3d", in, attrs); },
-    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
-      return {Call1("max_pool3d_grad", {g.inputs[0], g.outputs[0], g.dys[0]}, PoolAttrs(g.attrs, kMaxPool3dAttrs))};
-    },
+    .infer = PoolInfer("max_pool3d"),
+    .grad = MaxPoolGrad("max_pool3d_grad", kMaxPool3dAttrs),
     .doc = "Maximum over each window of NCDHW x (padding never wins).",
     .api = {Primitive("nn_ops.MaxPool3D(kernel_size=1, strides=1, pad_mode='VALID', pad_list->pad=0, "
                       "ceil_mode=None, data_format='NCDHW')(x)")},
@@ -172,16 +199,7 @@ MSRT_REGISTER_OP({
     .name = "max_pool3d_grad",
     .inputs = {"x", "y", "dy"},
     .attrs = kMaxPool3dAttrs,
-    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
-      constexpr std::string_view op = "max_pool3d_grad";
-      CheckDType(op, "x", in[0], DTypeClass::kFloat);
-      CheckSameDType(op, "x", in[0], "y", in[1]);
-      CheckSameDType(op, "x", in[0], "dy", in[2]);
-      PoolDims g = PoolGeometry(op, in[0].shape, attrs);
-      CheckOutputShaped(op, "y", in[1], g);
-      CheckOutputShaped(op, "dy", in[2], g);
-      return {{in[0].shape, in[0].dtype}};
-    },
+    .infer = MaxPoolGradInfer("max_pool3d_grad"),
     .doc = "Gradient of max_pool3d: dy routed to the first maximum of each window.",
     .attrs_check = CheckPool3dPadding,
 });
@@ -190,10 +208,8 @@ MSRT_REGISTER_OP({
     .name = "avg_pool3d",
     .inputs = {"x"},
     .attrs = kAvgPool3dAttrs,
-    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) { return InferPool("avg_pool3d", in, attrs); },
-    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
-      return {Call1("avg_pool3d_grad", {g.inputs[0], g.dys[0]}, PoolAttrs(g.attrs, kAvgPool3dAttrs))};
-    },
+    .infer = PoolInfer("avg_pool3d"),
+    .grad = AvgPoolGrad("avg_pool3d_grad", kAvgPool3dAttrs),
     .doc = "Mean over each window of NCDHW x; with count_include_pad the padding counts (a ceil_mode window's "
            "part past the padding never does), else only the input elements.",
     .api = {Primitive("nn_ops.AvgPool3D(kernel_size=1, strides=1, pad_mode='valid', pad=0, ceil_mode=False, "
@@ -205,19 +221,8 @@ MSRT_REGISTER_OP({
     .name = "avg_pool3d_grad",
     .inputs = {"x", "dy"},
     .attrs = kAvgPool3dAttrs,
-    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
-      constexpr std::string_view op = "avg_pool3d_grad";
-      CheckDType(op, "x", in[0], DTypeClass::kFloat);
-      CheckSameDType(op, "x", in[0], "dy", in[1]);
-      CheckOutputShaped(op, "dy", in[1], PoolGeometry(op, in[0].shape, attrs));
-      return {{in[0].shape, in[0].dtype}};
-    },
-    // Linear in dy; x only gives the shape.
-    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
-      Tensor d_dy;
-      if (g.needs[1]) d_dy = Call1("avg_pool3d", {g.dys[0]}, PoolAttrs(g.attrs, kAvgPool3dAttrs));
-      return {Tensor(), d_dy};
-    },
+    .infer = AvgPoolGradInfer("avg_pool3d_grad"),
+    .grad = AvgPoolGradGrad("avg_pool3d", kAvgPool3dAttrs),
     .doc = "Gradient of avg_pool3d: dy spread over each window's input elements, divided as the mean was.",
     .attrs_check = CheckPool3dPadding,
 });

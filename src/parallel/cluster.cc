@@ -590,6 +590,18 @@ std::string NormalizedBackend(const std::string& backend) {
                    backend, "'");
 }
 
+// The options of the scheduler a job's configuration describes.
+SchedulerOptions SchedulerOptionsFor(const ClusterConfig& config, const std::string& version) {
+  SchedulerOptions options;
+  options.host = config.sched_host;
+  options.port = config.sched_port;
+  options.worker_num = config.worker_num;
+  options.version = version;
+  options.cluster_timeout = config.cluster_timeout;
+  options.heartbeat_timeout = config.heartbeat_timeout;
+  return options;
+}
+
 }  // namespace
 
 WorldInfo InitWorld(const ClusterConfig& config, const std::string& backend, const std::string& version,
@@ -605,14 +617,7 @@ WorldInfo InitWorld(const ClusterConfig& config, const std::string& backend, con
   MSRT_CHECK(name != "mccl" || BuiltWithGloo(), "init(backend_name='mccl'): msrt was built without Gloo");
   CheckDeviceNum(config.worker_num);
   if (config.hosts_scheduler) {
-    SchedulerOptions options;
-    options.host = config.sched_host;
-    options.port = config.sched_port;
-    options.worker_num = config.worker_num;
-    options.version = version;
-    options.cluster_timeout = config.cluster_timeout;
-    options.heartbeat_timeout = config.heartbeat_timeout;
-    world.scheduler = Scheduler::Listen(options);
+    world.scheduler = Scheduler::Listen(SchedulerOptionsFor(config, version));
     world.scheduler_thread = std::thread([&world, scheduler = world.scheduler.get()] {
       int code = scheduler->Run();
       world.scheduler_code = code;
@@ -723,15 +728,8 @@ void DestroyGroup(const std::string& name) {
 }
 
 int RunSchedulerProcess(const ClusterConfig& config, const std::string& version) {
-  SchedulerOptions options;
   // The scheduler listens on every address when MS_SCHED_HOST names another host's view of it.
-  options.host = config.sched_host;
-  options.port = config.sched_port;
-  options.worker_num = config.worker_num;
-  options.version = version;
-  options.cluster_timeout = config.cluster_timeout;
-  options.heartbeat_timeout = config.heartbeat_timeout;
-  auto scheduler = Scheduler::Listen(options);
+  auto scheduler = Scheduler::Listen(SchedulerOptionsFor(config, version));
   int code = scheduler->Run();
   if (code != 0) {
     std::fprintf(stderr, "msrt scheduler: the job failed: %s\n", scheduler->error().c_str());

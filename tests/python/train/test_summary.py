@@ -11,6 +11,8 @@ import msrt.dataset as ds
 from msrt import nn
 from msrt.train import summary
 
+from .summaryfile import message_class, only_file
+
 
 def _crc32c(data):
     crc = 0xFFFFFFFF
@@ -41,7 +43,7 @@ def _records(raw):
 
 def _event_class():
     """MindSpore's Event/Summary messages (the fields msrt uses, and an image) for Google's protobuf."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import descriptor_pb2
 
     fdp = descriptor_pb2.FileDescriptorProto(name="msrt_test_summary.proto", package="msrt_test", syntax="proto2")
     F = descriptor_pb2.FieldDescriptorProto  # noqa: N806 - protobuf's own spelling
@@ -61,17 +63,7 @@ def _event_class():
     value.field.add(name="scalar_value", number=3, type=F.TYPE_FLOAT, label=F.LABEL_OPTIONAL)
     value.field.add(name="image", number=4, type=F.TYPE_MESSAGE, label=F.LABEL_OPTIONAL,
                     type_name=".msrt_test.Summary.Image")
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(fdp)
-    desc = pool.FindMessageTypeByName("msrt_test.Event")
-    get = getattr(message_factory, "GetMessageClass", None)
-    return get(desc) if get else message_factory.MessageFactory(pool).GetPrototype(desc)
-
-
-def _only_file(directory):
-    names = os.listdir(directory)
-    assert len(names) == 1, names
-    return os.path.join(directory, names[0])
+    return message_class(fdp, "msrt_test.Event")
 
 
 def test_summary_record_writes_framed_events_protobuf_reads(tmp_path):
@@ -83,7 +75,7 @@ def test_summary_record_writes_framed_events_protobuf_reads(tmp_path):
         assert not record.record(4)  # nothing queued
         record.add_value("scalar", "loss", np.float64(-1.5))
         record.record(7)
-    path = _only_file(tmp_path)
+    path = only_file(tmp_path)
     name = os.path.basename(path)
     assert name.startswith("run.out.events.summary.") and name.endswith("_MS") and f".{os.getpid()}_" in name
     event_class = _event_class()
@@ -123,7 +115,7 @@ def test_read_summary_rejects_damaged_files(tmp_path):
     with ms.SummaryRecord(str(tmp_path)) as record:
         record.add_value("scalar", "loss", 1.0)
         record.record(1)
-    raw = bytearray(open(_only_file(tmp_path), "rb").read())
+    raw = bytearray(open(only_file(tmp_path), "rb").read())
     damaged = tmp_path / "damaged"
     for position, message in ((len(raw) - 6, "data checksum of the record at byte"),
                               (len(raw) - 1, "data checksum"),
@@ -162,7 +154,7 @@ def test_summary_record_stops_at_max_file_size(tmp_path):
         for step in range(1, 6):
             record.add_value("scalar", "loss", float(step))
             written.append(record.record(step))
-    path = _only_file(tmp_path)
+    path = only_file(tmp_path)
     assert os.path.getsize(path) <= 120
     kept = summary.read_scalars(path)["loss"]
     assert written == [True] * len(kept) + [False] * (5 - len(kept)) and 1 <= len(kept) < 5
@@ -245,7 +237,7 @@ def test_summary_collector_writes_loss_lr_and_eval_metrics(tmp_path):
     collector = ms.SummaryCollector(str(tmp_path / "summary"), collect_freq=3)
     with pytest.warns(ms.MsrtWarning, match="not an image"):  # the input data here is (10, 2)
         _, _, step_losses = _fit(tmp_path, [history, collector])
-    scalars = summary.read_scalars(_only_file(tmp_path / "summary"))
+    scalars = summary.read_scalars(only_file(tmp_path / "summary"))
     steps = [1, 3, 6, 9, 12]
     assert [s for s, _ in scalars["loss"]] == steps
     np.testing.assert_allclose([v for _, v in scalars["loss"]], [step_losses[s - 1] for s in steps], rtol=1e-6)
@@ -278,7 +270,7 @@ def test_read_summary_on_random_event_bytes_raises_value_error_only(tmp_path):
     with ms.SummaryRecord(str(tmp_path / "seed")) as record:
         record.add_value("scalar", "loss", 0.5)
         record.record(2)
-    valid = _records(open(_only_file(tmp_path / "seed"), "rb").read())[1]
+    valid = _records(open(only_file(tmp_path / "seed"), "rb").read())[1]
     path = tmp_path / "fuzzed"
     outcomes = set()
     for trial in range(300):

@@ -2,7 +2,6 @@
 checked with Google's protobuf runtime against MindSpore's summary.proto / anf_ir.proto field numbers,
 with libpng (msrt's image decoder) and with NumPy; the reader; SummaryCollector collecting input images
 and parameter histograms in Model.train."""
-import os
 import struct
 import warnings
 
@@ -14,6 +13,8 @@ import msrt.dataset as ds
 from msrt import nn
 from msrt.dataset.vision.transforms import decode_image
 from msrt.train import summary
+
+from .summaryfile import message_class, only_file
 
 
 def _records(raw):
@@ -27,7 +28,7 @@ def _records(raw):
 
 def _event_class():
     """MindSpore's Event, Summary (with Image and Histogram) and TensorProto for Google's protobuf."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import descriptor_pb2
 
     fdp = descriptor_pb2.FileDescriptorProto(name="msrt_test_summary_values.proto", package="t", syntax="proto2")
     F = descriptor_pb2.FieldDescriptorProto  # noqa: N806 - protobuf's own spelling
@@ -74,17 +75,7 @@ def _event_class():
     add(value, "image", 4, F.TYPE_MESSAGE, type_name=".t.Summary.Image", oneof=0)
     add(value, "tensor", 8, F.TYPE_MESSAGE, type_name=".t.TensorProto", oneof=0)
     add(value, "histogram", 9, F.TYPE_MESSAGE, type_name=".t.Summary.Histogram", oneof=0)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(fdp)
-    desc = pool.FindMessageTypeByName("t.Event")
-    get = getattr(message_factory, "GetMessageClass", None)
-    return get(desc) if get else message_factory.MessageFactory(pool).GetPrototype(desc)
-
-
-def _only_file(directory):
-    names = os.listdir(directory)
-    assert len(names) == 1, names
-    return os.path.join(directory, names[0])
+    return message_class(fdp, "t.Event")
 
 
 def _expected_histogram(array):
@@ -126,7 +117,7 @@ def test_histogram_buckets_follow_mindspore_definition(tmp_path, case):
     with ms.SummaryRecord(str(tmp_path)) as record:
         record.add_value("histogram", "h", ms.Tensor(array))
         record.record(5)
-    path = _only_file(tmp_path)
+    path = only_file(tmp_path)
     want = _expected_histogram(array)
     # read with Google's protobuf
     event = _event_class().FromString(bytes(_records(open(path, "rb").read())[1]))
@@ -159,7 +150,7 @@ def test_tensor_values_round_trip(tmp_path, dtype):
     with ms.SummaryRecord(str(tmp_path)) as record:
         record.add_value("tensor", "t", ms.Tensor(array))
         record.record(2)
-    path = _only_file(tmp_path)
+    path = only_file(tmp_path)
     event = _event_class().FromString(bytes(_records(open(path, "rb").read())[1]))
     tensor = event.summary.value[0].tensor
     data_types = {np.float32: 11, np.float64: 12, np.float16: 10, np.int32: 4, np.int64: 5, np.uint8: 6, np.bool_: 1}
@@ -192,7 +183,7 @@ def test_image_values_png_and_scaling(tmp_path):
         record.add_value("image", "gray", ms.Tensor(gray_unit))
         record.add_value("image", "wide", ms.Tensor(wide))
         record.record(1)
-    path = _only_file(tmp_path)
+    path = only_file(tmp_path)
     want = {
         "rgb": _grid(rgb_u8.transpose(0, 2, 3, 1)),
         "gray": _grid((np.repeat(gray_unit, 3, 1) * 255).astype(np.uint8).transpose(0, 2, 3, 1)),
@@ -229,13 +220,13 @@ def test_mixed_event_duplicate_tags_and_plugin_filter(tmp_path):
         assert not record.record(3)  # the filtered-out scalar was dropped with the rest
         record.add_value("scalar", "loss", 0.5)
         assert not record.record(4, plugin_filter=lambda plugin: False)
-    events = summary.read_summary(_only_file(tmp_path))
+    events = summary.read_summary(only_file(tmp_path))
     assert [e.step for e in events] == [0, 1, 2]
     assert events[1].values == {"x": 2.0} and sorted(events[1].histograms) == ["x"]
     np.testing.assert_array_equal(events[1].tensors["x"], x.asnumpy())
     assert events[2].values == {} and sorted(events[2].tensors) == ["w"]
     with pytest.raises(ValueError, match="plugin"):
-        summary.read_values(_only_file(tmp_path), "graph")
+        summary.read_values(only_file(tmp_path), "graph")
 
 
 def test_value_is_taken_when_added(tmp_path):
@@ -244,7 +235,7 @@ def test_value_is_taken_when_added(tmp_path):
         record.add_value("tensor", "p", param)
         param.set_data(ms.Tensor(np.zeros(4, np.float32)))
         record.record(1)
-    np.testing.assert_array_equal(summary.read_values(_only_file(tmp_path), "tensor")["p"][0][1], np.ones(4))
+    np.testing.assert_array_equal(summary.read_values(only_file(tmp_path), "tensor")["p"][0][1], np.ones(4))
 
 
 class ConvNet(nn.Cell):
@@ -279,7 +270,7 @@ def _train(tmp_path, epochs, **collector_args):
     xs, data = _image_data()
     collector = ms.SummaryCollector(str(tmp_path), **collector_args)
     model.train(epochs, data, callbacks=[ms.train.LambdaCallback(on_train_step_end=snapshot), collector])
-    return xs, snapshots, _only_file(tmp_path)
+    return xs, snapshots, only_file(tmp_path)
 
 
 def test_summary_collector_collects_input_images_and_histograms(tmp_path):
@@ -328,7 +319,7 @@ def test_summary_collector_first_five_of_many_parameters(tmp_path):
         warnings.simplefilter("ignore", ms.MsrtWarning)  # the (2, 2) input is not an image
         model.train(1, data, callbacks=[ms.SummaryCollector(str(tmp_path))])
     names = [p.name for p in net.trainable_params()][:5]
-    assert sorted(summary.read_values(_only_file(tmp_path), "histogram")) == sorted(f"{n}/auto" for n in names)
+    assert sorted(summary.read_values(only_file(tmp_path), "histogram")) == sorted(f"{n}/auto" for n in names)
 
 
 def test_summary_collector_specified_data_errors(tmp_path):

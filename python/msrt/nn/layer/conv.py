@@ -19,113 +19,57 @@ def _data_format(value, cls_name):
     return value
 
 
-def _pair(value, arg, cls_name, allow_zero=False):
+_COUNT_WORDS = {2: "two", 3: "three"}
+
+
+def _ints(value, n, arg, cls_name, allow_zero=False):
+    """An n-tuple of positive (or, with allow_zero, non-negative) ints from an int or an n-tuple."""
     if isinstance(value, int) and not isinstance(value, bool):
-        value = (value, value)
-    if (not isinstance(value, tuple) or len(value) != 2
+        value = (value,) * n
+    if (not isinstance(value, tuple) or len(value) != n
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
-        raise TypeError(f"For '{cls_name}', the argument '{arg}' must be an int or a tuple of two ints, "
+        raise TypeError(f"For '{cls_name}', the argument '{arg}' must be an int or a tuple of {_COUNT_WORDS[n]} ints, "
                         f"but got {value!r}.")
     low = 0 if allow_zero else 1
     if any(v < low for v in value):
         kind = "non-negative" if allow_zero else "positive"
-        raise ValueError(f"For '{cls_name}', the argument '{arg}' must be {kind}, "
-                         f"but got {value}.")
+        raise ValueError(f"For '{cls_name}', the argument '{arg}' must be {kind}, but got {value}.")
     return value
 
 
-def _padding4(padding, cls_name):
-    """(top, bottom, left, right) from an int, (pad_h, pad_w) or a 4-tuple."""
+def _pair(value, arg, cls_name, allow_zero=False):
+    """(h, w) from an int or a tuple of 2 ints."""
+    return _ints(value, 2, arg, cls_name, allow_zero)
+
+
+def _triple(value, arg, cls_name, allow_zero=False):
+    """(d, h, w) from an int or a tuple of 3 ints."""
+    return _ints(value, 3, arg, cls_name, allow_zero)
+
+
+def _padding_pairs(padding, n, cls_name):
+    """(before, after) for each of n spatial axes from an int, one int per axis or the 2n-tuple itself."""
     if isinstance(padding, int) and not isinstance(padding, bool):
-        padding = (padding,) * 4
-    elif isinstance(padding, tuple) and len(padding) == 2:
-        padding = (padding[0], padding[0], padding[1], padding[1])
-    if (not isinstance(padding, tuple) or len(padding) != 4
+        padding = (padding,) * (2 * n)
+    elif isinstance(padding, tuple) and len(padding) == n:
+        padding = tuple(p for p in padding for _ in range(2))
+    if (not isinstance(padding, tuple) or len(padding) != 2 * n
             or not all(isinstance(v, int) and not isinstance(v, bool) for v in padding)):
-        raise TypeError(f"For '{cls_name}', the argument 'padding' must be an int or a tuple of 2 or 4 ints, "
+        raise TypeError(f"For '{cls_name}', the argument 'padding' must be an int or a tuple of {n} or {2 * n} ints, "
                         f"but got {padding!r}.")
     if any(v < 0 for v in padding):
         raise ValueError(f"For '{cls_name}', the argument 'padding' must be non-negative, but got {padding}.")
     return padding
 
 
-class Conv2d(Cell):
-    """2-D convolution over NCHW (or, with data_format="NHWC", channels-last) input, as MindSpore 2.3's
-    `nn.Conv2d`.
+def _padding4(padding, cls_name):
+    """(top, bottom, left, right) from an int, (pad_h, pad_w) or a 4-tuple."""
+    return _padding_pairs(padding, 2, cls_name)
 
-    weight: (out_channels, in_channels // group, kh, kw), HeUniform(sqrt(5))
-    by default; bias (when has_bias) Uniform(1/sqrt(fan_in)) by default.
-    """
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
-                 group=1, has_bias=False, weight_init=None, bias_init=None, data_format="NCHW",
-                 dtype=mstype.float32):
-        super().__init__()
-        name = "Conv2d"
-        for arg, value in (("in_channels", in_channels), ("out_channels", out_channels), ("group", group)):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise TypeError(f"For '{name}', the argument '{arg}' must be int, but got {type(value).__name__}.")
-            if value <= 0:
-                raise ValueError(f"For '{name}', the argument '{arg}' must be positive, but got {value}.")
-        if in_channels % group or out_channels % group:
-            raise ValueError(f"For '{name}', the 'in_channels' and 'out_channels' must be divisible by 'group', "
-                             f"but got in_channels {in_channels}, out_channels {out_channels}, group {group}.")
-        self.kernel_size = _pair(kernel_size, "kernel_size", name)
-        self.stride = _pair(stride, "stride", name)
-        self.dilation = _pair(dilation, "dilation", name)
-        if not isinstance(pad_mode, str) or pad_mode.lower() not in ("same", "valid", "pad"):
-            raise ValueError(f"For '{name}', the argument 'pad_mode' must be one of ['same', 'valid', 'pad'], "
-                             f"but got {pad_mode!r}.")
-        self.pad_mode = pad_mode.lower()
-        self.padding = padding
-        pad = _padding4(padding, name)
-        if self.pad_mode != "pad" and any(pad):
-            raise ValueError(f"For '{name}', the 'padding' must be zero when 'pad_mode' is not equal to 'pad', "
-                             f"but got 'padding': {padding}, 'pad_mode': {pad_mode}.")
-        _data_format(data_format, name)
-        if not isinstance(has_bias, bool):
-            raise TypeError(f"For '{name}', the argument 'has_bias' must be bool, but got {type(has_bias).__name__}.")
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.group = group
-        self.has_bias = has_bias
-        self.data_format = data_format
-        shape = [out_channels, in_channels // group, *self.kernel_size]
-        if isinstance(weight_init, Tensor) and list(weight_init.shape) != shape:
-            raise ValueError(f"For '{name}', the shape of 'weight_init' must be {tuple(shape)}, "
-                             f"but got {tuple(weight_init.shape)}.")
-        if weight_init is None:
-            weight_init = HeUniform(math.sqrt(5))
-        self.weight_init = weight_init
-        self.bias_init = bias_init
-        self.weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
-        self.bias = None
-        if has_bias:
-            if bias_init is None:
-                fan_in = shape[1] * shape[2] * shape[3]
-                bias_init = Uniform(1.0 / math.sqrt(fan_in))
-            self.bias = Parameter(initializer(bias_init, [out_channels], dtype), name="bias")
-        self._attrs = {
-            "stride": list(self.stride),
-            "pad_mode": self.pad_mode,
-            "pad": list(pad),
-            "dilation": list(self.dilation),
-            "group": group,
-            "data_format": data_format,
-        }
-
-    def construct(self, x):
-        out = _op("conv2d", x, self.weight, **self._attrs)
-        if self.bias is not None:
-            # NHWC keeps channels last, where a (C,) bias broadcasts.
-            out = _op("bias_add", out, self.bias) if self.data_format == "NCHW" else out + self.bias
-        return out
-
-    def extend_repr(self):
-        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
-                f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
-                f"padding={self.padding}, dilation={self.dilation}, group={self.group}, has_bias={self.has_bias}, "
-                f"weight_init={self.weight_init}, bias_init={self.bias_init}, format={self.data_format}")
+def _padding6(padding, cls_name):
+    """(front, back, top, bottom, left, right) from an int, (pad_d, pad_h, pad_w) or a 6-tuple."""
+    return _padding_pairs(padding, 3, cls_name)
 
 
 def _check_channels(cls_name, in_channels, out_channels, group):
@@ -172,8 +116,47 @@ def _padding2(padding, cls_name):
 
 
 class _ConvNd(Cell):
-    """Parameters shared by Conv1d, Conv3d and the transposed layers: a 4-D or 5-D weight (1-D layers keep
-    MindSpore's (out, in // group, 1, k)), HeUniform(sqrt(5)) by default, and a bias Uniform(1/sqrt(fan_in))."""
+    """Parameters shared by the conv layers: a 4-D or 5-D weight (1-D layers keep MindSpore's
+    (out, in // group, 1, k)), HeUniform(sqrt(5)) by default, and a bias Uniform(1/sqrt(fan_in)); the argument
+    checks of the n-D layers (_init_geometry, _check_output_padding) and their conv attributes."""
+
+    def _init_geometry(self, nd, in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation, group,
+                       output_padding=None):
+        """Checks and keeps the channels, window, padding (and, for transposed layers, output_padding) of an
+        nd-D layer."""
+        name = self.cls_name
+        _check_channels(name, in_channels, out_channels, group)
+        self.in_channels, self.out_channels, self.group = in_channels, out_channels, group
+        self.kernel_size = _ints(kernel_size, nd, "kernel_size", name)
+        self.stride = _ints(stride, nd, "stride", name)
+        self.dilation = _ints(dilation, nd, "dilation", name)
+        self.padding = _padding_pairs(padding, nd, name)
+        if output_padding is not None:
+            self.output_padding = _ints(output_padding, nd, "output_padding", name, allow_zero=True)
+        self.pad_mode = _check_pad_mode(pad_mode, self.padding, name)
+
+    def _check_output_padding(self):
+        name = self.cls_name
+        if self.pad_mode != "pad" and any(self.output_padding):
+            raise ValueError(f"For '{name}', the 'output_padding' must be zero when 'pad_mode' is not 'pad', "
+                             f"but got {self.output_padding}.")
+        for op_, s, d in zip(self.output_padding, self.stride, self.dilation):
+            if op_ >= max(s, d):
+                raise ValueError(f"For '{name}', the 'output_padding' must be smaller than 'stride' or "
+                                 f"'dilation', but got output_padding {self.output_padding}, stride {self.stride} "
+                                 f"and dilation {self.dilation}.")
+
+    def _conv_attrs(self):
+        return {"stride": list(self.stride), "pad_mode": self.pad_mode, "pad": list(self.padding),
+                "dilation": list(self.dilation), "group": self.group}
+
+    def _add_bias(self, out):
+        return out if self.bias is None else _op("bias_add", out, self.bias)
+
+    def extend_repr(self):
+        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
+                f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
+                f"padding={self.padding}, dilation={self.dilation}, group={self.group}, has_bias={self.has_bias}")
 
     def _make_params(self, shape, has_bias, bias_size, weight_init, bias_init, dtype):
         name = self.cls_name
@@ -217,15 +200,60 @@ class Conv1d(_ConvNd):
     def construct(self, x):
         if len(x.shape) != 3:
             raise ValueError(f"For '{self.cls_name}', the input must be 3-D (N, C, L), but got shape {x.shape}.")
-        out = _op("conv2d", _op("expand_dims", x, axis=2), self.weight, **self._attrs)
-        if self.bias is not None:
-            out = _op("bias_add", out, self.bias)
+        out = self._add_bias(_op("conv2d", _op("expand_dims", x, axis=2), self.weight, **self._attrs))
         return _op("squeeze", out, axis=[2])
 
+
+class Conv2d(_ConvNd):
+    """2-D convolution over NCHW (or, with data_format="NHWC", channels-last) input, as MindSpore 2.3's
+    `nn.Conv2d`.
+
+    weight: (out_channels, in_channels // group, kh, kw), HeUniform(sqrt(5))
+    by default; bias (when has_bias) Uniform(1/sqrt(fan_in)) by default.
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0, dilation=1,
+                 group=1, has_bias=False, weight_init=None, bias_init=None, data_format="NCHW",
+                 dtype=mstype.float32):
+        super().__init__()
+        name = "Conv2d"
+        _check_channels(name, in_channels, out_channels, group)
+        self.kernel_size = _pair(kernel_size, "kernel_size", name)
+        self.stride = _pair(stride, "stride", name)
+        self.dilation = _pair(dilation, "dilation", name)
+        if not isinstance(pad_mode, str) or pad_mode.lower() not in ("same", "valid", "pad"):
+            raise ValueError(f"For '{name}', the argument 'pad_mode' must be one of ['same', 'valid', 'pad'], "
+                             f"but got {pad_mode!r}.")
+        self.pad_mode = pad_mode.lower()
+        self.padding = padding
+        pad = _padding4(padding, name)
+        if self.pad_mode != "pad" and any(pad):
+            raise ValueError(f"For '{name}', the 'padding' must be zero when 'pad_mode' is not equal to 'pad', "
+                             f"but got 'padding': {padding}, 'pad_mode': {pad_mode}.")
+        _data_format(data_format, name)
+        self.in_channels, self.out_channels, self.group = in_channels, out_channels, group
+        self.data_format = data_format
+        self._make_params([out_channels, in_channels // group, *self.kernel_size], has_bias, out_channels,
+                          weight_init, bias_init, dtype)
+        self._attrs = {
+            "stride": list(self.stride),
+            "pad_mode": self.pad_mode,
+            "pad": list(pad),
+            "dilation": list(self.dilation),
+            "group": group,
+            "data_format": data_format,
+        }
+
+    def construct(self, x):
+        out = _op("conv2d", x, self.weight, **self._attrs)
+        if self.bias is not None:
+            # NHWC keeps channels last, where a (C,) bias broadcasts.
+            out = _op("bias_add", out, self.bias) if self.data_format == "NCHW" else out + self.bias
+        return out
+
     def extend_repr(self):
-        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
-                f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
-                f"padding={self.padding}, dilation={self.dilation}, group={self.group}, has_bias={self.has_bias}")
+        return (f"{super().extend_repr()}, "
+                f"weight_init={self.weight_init}, bias_init={self.bias_init}, format={self.data_format}")
 
 
 def _transposed_size(size, kernel, stride, dilation, pad_mode, pad_before, pad_after, output_padding):
@@ -246,27 +274,12 @@ class Conv2dTranspose(_ConvNd):
                  output_padding=0, dilation=1, group=1, has_bias=False, weight_init=None, bias_init=None,
                  dtype=mstype.float32):
         super().__init__()
-        name = self.cls_name
-        _check_channels(name, in_channels, out_channels, group)
-        self.in_channels, self.out_channels, self.group = in_channels, out_channels, group
-        self.kernel_size = _pair(kernel_size, "kernel_size", name)
-        self.stride = _pair(stride, "stride", name)
-        self.dilation = _pair(dilation, "dilation", name)
-        self.padding = _padding4(padding, name)
-        self.output_padding = _pair(output_padding, "output_padding", name, allow_zero=True)
-        self.pad_mode = _check_pad_mode(pad_mode, self.padding, name)
-        if self.pad_mode != "pad" and any(self.output_padding):
-            raise ValueError(f"For '{name}', the 'output_padding' must be zero when 'pad_mode' is not 'pad', "
-                             f"but got {self.output_padding}.")
-        for op_, s, d in zip(self.output_padding, self.stride, self.dilation):
-            if op_ >= max(s, d):
-                raise ValueError(f"For '{name}', the 'output_padding' must be smaller than 'stride' or "
-                                 f"'dilation', but got output_padding {self.output_padding}, stride {self.stride} "
-                                 f"and dilation {self.dilation}.")
+        self._init_geometry(2, in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation, group,
+                            output_padding)
+        self._check_output_padding()
         self._make_params([in_channels, out_channels // group, *self.kernel_size], has_bias, out_channels,
                           weight_init, bias_init, dtype)
-        self._attrs = {"stride": list(self.stride), "pad_mode": self.pad_mode, "pad": list(self.padding),
-                       "dilation": list(self.dilation), "group": group}
+        self._attrs = self._conv_attrs()
 
     def _output_shape(self, shape):
         n, _, h, w = shape
@@ -281,14 +294,7 @@ class Conv2dTranspose(_ConvNd):
         if len(x.shape) != 4:
             raise ValueError(f"For '{self.cls_name}', the input must be 4-D (N, C, H, W), but got shape {x.shape}.")
         out = _op("conv2d_backprop_input", x, self.weight, input_shape=self._output_shape(x.shape), **self._attrs)
-        if self.bias is not None:
-            out = _op("bias_add", out, self.bias)
-        return out
-
-    def extend_repr(self):
-        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
-                f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
-                f"padding={self.padding}, dilation={self.dilation}, group={self.group}, has_bias={self.has_bias}")
+        return self._add_bias(out)
 
 
 class Conv1dTranspose(Conv2dTranspose):
@@ -311,36 +317,6 @@ class Conv1dTranspose(Conv2dTranspose):
         return _op("squeeze", super().construct(_op("expand_dims", x, axis=2)), axis=[2])
 
 
-def _triple(value, arg, cls_name, allow_zero=False):
-    """(d, h, w) from an int or a tuple of 3 ints."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = (value,) * 3
-    if (not isinstance(value, tuple) or len(value) != 3
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
-        raise TypeError(f"For '{cls_name}', the argument '{arg}' must be an int or a tuple of three ints, "
-                        f"but got {value!r}.")
-    low = 0 if allow_zero else 1
-    if any(v < low for v in value):
-        kind = "non-negative" if allow_zero else "positive"
-        raise ValueError(f"For '{cls_name}', the argument '{arg}' must be {kind}, but got {value}.")
-    return value
-
-
-def _padding6(padding, cls_name):
-    """(front, back, top, bottom, left, right) from an int, (pad_d, pad_h, pad_w) or a 6-tuple."""
-    if isinstance(padding, int) and not isinstance(padding, bool):
-        padding = (padding,) * 6
-    elif isinstance(padding, tuple) and len(padding) == 3:
-        padding = (padding[0], padding[0], padding[1], padding[1], padding[2], padding[2])
-    if (not isinstance(padding, tuple) or len(padding) != 6
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in padding)):
-        raise TypeError(f"For '{cls_name}', the argument 'padding' must be an int or a tuple of 3 or 6 ints, "
-                        f"but got {padding!r}.")
-    if any(v < 0 for v in padding):
-        raise ValueError(f"For '{cls_name}', the argument 'padding' must be non-negative, but got {padding}.")
-    return padding
-
-
 def _check_ncdhw(data_format, cls_name):
     if data_format != "NCDHW":
         raise ValueError(f"For '{cls_name}', the 'data_format' must be 'NCDHW', but got {data_format!r}.")
@@ -354,31 +330,18 @@ class Conv3d(_ConvNd):
                  group=1, has_bias=False, weight_init=None, bias_init=None, data_format="NCDHW",
                  dtype=mstype.float32):
         super().__init__()
-        name = self.cls_name
-        _check_channels(name, in_channels, out_channels, group)
-        self.in_channels, self.out_channels, self.group = in_channels, out_channels, group
-        self.kernel_size = _triple(kernel_size, "kernel_size", name)
-        self.stride = _triple(stride, "stride", name)
-        self.dilation = _triple(dilation, "dilation", name)
-        self.padding = _padding6(padding, name)
-        self.pad_mode = _check_pad_mode(pad_mode, self.padding, name)
-        _check_ncdhw(data_format, name)
+        self._init_geometry(3, in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation, group)
+        _check_ncdhw(data_format, self.cls_name)
         self.data_format = data_format
         self._make_params([out_channels, in_channels // group, *self.kernel_size], has_bias, out_channels,
                           weight_init, bias_init, dtype)
-        self._attrs = {"stride": list(self.stride), "pad_mode": self.pad_mode, "pad": list(self.padding),
-                       "dilation": list(self.dilation), "group": group}
+        self._attrs = self._conv_attrs()
 
     def construct(self, x):
-        out = _op("conv3d", x, self.weight, **self._attrs)
-        if self.bias is not None:
-            out = _op("bias_add", out, self.bias)
-        return out
+        return self._add_bias(_op("conv3d", x, self.weight, **self._attrs))
 
     def extend_repr(self):
-        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
-                f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
-                f"padding={self.padding}, dilation={self.dilation}, group={self.group}, has_bias={self.has_bias}, "
+        return (f"{super().extend_repr()}, "
                 f"weight_init={self.weight_init}, bias_init={self.bias_init}, format={self.data_format}")
 
 
@@ -391,29 +354,14 @@ class Conv3dTranspose(_ConvNd):
                  group=1, output_padding=0, has_bias=False, weight_init=None, bias_init=None, data_format="NCDHW",
                  dtype=mstype.float32):
         super().__init__()
-        name = self.cls_name
-        _check_channels(name, in_channels, out_channels, group)
-        self.in_channels, self.out_channels, self.group = in_channels, out_channels, group
-        self.kernel_size = _triple(kernel_size, "kernel_size", name)
-        self.stride = _triple(stride, "stride", name)
-        self.dilation = _triple(dilation, "dilation", name)
-        self.padding = _padding6(padding, name)
-        self.output_padding = _triple(output_padding, "output_padding", name, allow_zero=True)
-        self.pad_mode = _check_pad_mode(pad_mode, self.padding, name)
-        _check_ncdhw(data_format, name)
+        self._init_geometry(3, in_channels, out_channels, kernel_size, stride, pad_mode, padding, dilation, group,
+                            output_padding)
+        _check_ncdhw(data_format, self.cls_name)
         self.data_format = data_format
-        if self.pad_mode != "pad" and any(self.output_padding):
-            raise ValueError(f"For '{name}', the 'output_padding' must be zero when 'pad_mode' is not 'pad', "
-                             f"but got {self.output_padding}.")
-        for op_, s, d in zip(self.output_padding, self.stride, self.dilation):
-            if op_ >= max(s, d):
-                raise ValueError(f"For '{name}', the 'output_padding' must be smaller than 'stride' or "
-                                 f"'dilation', but got output_padding {self.output_padding}, stride {self.stride} "
-                                 f"and dilation {self.dilation}.")
+        self._check_output_padding()
         self._make_params([in_channels, out_channels // group, *self.kernel_size], has_bias, out_channels,
                           weight_init, bias_init, dtype)
-        self._attrs = {"stride": list(self.stride), "pad_mode": self.pad_mode, "pad": list(self.padding),
-                       "dilation": list(self.dilation), "group": group}
+        self._attrs = self._conv_attrs()
 
     def _output_shape(self, shape):
         n = shape[0]
@@ -427,11 +375,4 @@ class Conv3dTranspose(_ConvNd):
             raise ValueError(f"For '{self.cls_name}', the input must be 5-D (N, C, D, H, W), "
                              f"but got shape {x.shape}.")
         out = _op("conv3d_backprop_input", x, self.weight, input_shape=self._output_shape(x.shape), **self._attrs)
-        if self.bias is not None:
-            out = _op("bias_add", out, self.bias)
-        return out
-
-    def extend_repr(self):
-        return (f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
-                f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "
-                f"padding={self.padding}, dilation={self.dilation}, group={self.group}, has_bias={self.has_bias}")
+        return self._add_bias(out)

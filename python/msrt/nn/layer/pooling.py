@@ -1,36 +1,39 @@
 """Max and average pooling over fixed and adaptive windows (channels first)."""
 from ...ops import _op
 from ..cell import Cell
-from .conv import _data_format, _padding6, _triple
+from .conv import _data_format, _ints, _padding6
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
 
-def _pool_pair(value, arg, cls_name):
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = (value, value)
-    if (not isinstance(value, tuple) or len(value) != 2
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
-        raise TypeError(f"For '{cls_name}', the argument '{arg}' must be an int or a tuple of two ints, "
-                        f"but got {value!r}.")
-    if any(v <= 0 for v in value):
-        raise ValueError(f"For '{cls_name}', the argument '{arg}' must be positive, but got {value}.")
-    return value
+class _PoolNd(Cell):
+    """The window (kernel_size, stride, pad_mode) of an n-D pool, and its op on batched or unbatched input."""
 
-
-class _Pool2d(Cell):
     _op_name = ""
 
-    def __init__(self, kernel_size, stride, pad_mode, padding, ceil_mode, data_format):
-        super().__init__()
+    def _init_window(self, nd, kernel_size, stride, pad_mode):
         name = self.cls_name
-        self.kernel_size = _pool_pair(kernel_size, "kernel_size", name)
-        self.stride = _pool_pair(stride, "stride", name)
+        self.kernel_size = _ints(kernel_size, nd, "kernel_size", name)
+        self.stride = _ints(stride, nd, "stride", name)
         if not isinstance(pad_mode, str) or pad_mode.upper() not in ("VALID", "SAME", "PAD"):
             raise ValueError(f"For '{name}', the argument 'pad_mode' must be one of ['valid', 'same', 'pad'], "
                              f"but got {pad_mode!r}.")
         self.pad_mode = pad_mode.upper()
+
+    def _pool(self, x, unbatched):
+        """The pool of x; an unbatched x is pooled as a batch of one."""
+        if unbatched:
+            x = _op("expand_dims", x, axis=0)
+            return _op("squeeze", _op(self._op_name, x, **self._attrs), axis=[0])
+        return _op(self._op_name, x, **self._attrs)
+
+
+class _Pool2d(_PoolNd):
+    def __init__(self, kernel_size, stride, pad_mode, padding, ceil_mode, data_format):
+        super().__init__()
+        name = self.cls_name
+        self._init_window(2, kernel_size, stride, pad_mode)
         if self.pad_mode == "PAD" or padding not in (0, (0, 0), (0, 0, 0, 0)) or ceil_mode:
             raise NotImplementedError(
                 f"For '{name}', explicit padding (pad_mode='pad', padding, ceil_mode) is not supported by msrt yet; "
@@ -45,10 +48,7 @@ class _Pool2d(Cell):
         }
 
     def construct(self, x):
-        if len(x.shape) == 3:  # unbatched (C, H, W), or (H, W, C)
-            x = _op("expand_dims", x, axis=0)
-            return _op("squeeze", _op(self._op_name, x, **self._attrs), axis=[0])
-        return _op(self._op_name, x, **self._attrs)
+        return self._pool(x, len(x.shape) == 3)  # unbatched (C, H, W), or (H, W, C)
 
     def extend_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}"
@@ -125,21 +125,14 @@ class AvgPool1d(_Pool1d):
         super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode)
 
 
-class _Pool3d(Cell):
+class _Pool3d(_PoolNd):
     """A 3-D pool of (N, C, D, H, W) or (C, D, H, W) input: pad_mode 'same', 'valid' or 'pad' (with
     padding and ceil_mode)."""
-
-    _op_name = ""
 
     def __init__(self, kernel_size, stride, pad_mode, padding, ceil_mode, extra=None):
         super().__init__()
         name = self.cls_name
-        self.kernel_size = _triple(kernel_size, "kernel_size", name)
-        self.stride = _triple(stride, "stride", name)
-        if not isinstance(pad_mode, str) or pad_mode.upper() not in ("VALID", "SAME", "PAD"):
-            raise ValueError(f"For '{name}', the argument 'pad_mode' must be one of ['valid', 'same', 'pad'], "
-                             f"but got {pad_mode!r}.")
-        self.pad_mode = pad_mode.upper()
+        self._init_window(3, kernel_size, stride, pad_mode)
         if isinstance(padding, (tuple, list)) and len(padding) == 1:
             padding = padding[0]
         self.padding = _padding6(tuple(padding) if isinstance(padding, list) else padding, name)
@@ -158,10 +151,7 @@ class _Pool3d(Cell):
         if rank not in (4, 5):
             raise ValueError(f"For '{self.cls_name}', the input must be (N, C, D, H, W) or (C, D, H, W), "
                              f"but got shape {x.shape}.")
-        if rank == 4:
-            x = _op("expand_dims", x, axis=0)
-            return _op("squeeze", _op(self._op_name, x, **self._attrs), axis=[0])
-        return _op(self._op_name, x, **self._attrs)
+        return self._pool(x, rank == 4)
 
     def extend_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}, "

@@ -68,6 +68,56 @@ class _LayerConfig:
         self.norm_first, self.dtype = norm_first, dtype
 
 
+class _TransformerLayer(_LayerConfig, Cell):
+    """What the encoder and decoder layers share: the argument checks and the cells of `blocks` residual blocks
+    (self-attention, with cross_attention an attention to the memory, and the feed-forward block; each with
+    its LayerNorm and Dropout, in MindSpore's names and order), and the self-attention block."""
+
+    def _build(self, blocks, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+               norm_first, dtype):
+        name = self.cls_name
+        _positive_int(dim_feedforward, "dim_feedforward", name)
+        _check_bool(norm_first, "norm_first", name)
+        p = _probability(dropout, name)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=p, batch_first=batch_first, dtype=dtype)
+        if blocks == 3:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=p, batch_first=batch_first, dtype=dtype)
+        self.linear1 = Dense(d_model, dim_feedforward, dtype=dtype)
+        self.dropout = Dropout(p=p)
+        self.linear2 = Dense(dim_feedforward, d_model, dtype=dtype)
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(p=p))
+        self.activation1 = activation
+        self.activation = _activation(activation, name)
+        self._keep_config(d_model, nhead, dim_feedforward, p, layer_norm_eps, batch_first, norm_first, dtype)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask):
+        x = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False, attn_mask=attn_mask)[0]
+        return self.dropout1(x)
+
+
+class _TransformerStack(Cell):
+    """`num_layers` deep copies of a layer (in layers "0", "1", ...) and an optional final norm, checked in the
+    words of the stack `name` taking a `layer_class` as its argument `arg`."""
+
+    def _build(self, name, arg, layer_class, layer, num_layers, norm):
+        if not isinstance(layer, layer_class):
+            raise TypeError(f"For '{name}', the '{arg}' must be a {layer_class.__name__}, "
+                            f"but got {type(layer).__name__}.")
+        _positive_int(num_layers, "num_layers", name)
+        if norm is not None and not isinstance(norm, Cell):
+            raise TypeError(f"For '{name}', the 'norm' must be a Cell or None, "
+                            f"but got {type(norm).__name__}.")
+        self.layers = CellList([copy.deepcopy(layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def _final_norm(self, output):
+        return output if self.norm is None else self.norm(output)
+
+
 class MultiheadAttention(Cell):
     """Multi-head attention: in_proj_weight (3 * embed_dim, embed_dim) XavierUniform (or q/k/v_proj_weight
     when kdim or vdim differ from embed_dim), in_proj_bias zeros, out_proj a Dense with a zero bias.
@@ -138,33 +188,15 @@ class MultiheadAttention(Cell):
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
 
 
-class TransformerEncoderLayer(_LayerConfig, Cell):
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention then a feed-forward block, each with a residual connection and a LayerNorm (after
     it, or before it with norm_first). construct(src, src_mask=None, src_key_padding_mask=None)."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, dtype=mstype.float32):
         super().__init__()
-        name = self.cls_name
-        _positive_int(dim_feedforward, "dim_feedforward", name)
-        _check_bool(norm_first, "norm_first", name)
-        p = _probability(dropout, name)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=p, batch_first=batch_first, dtype=dtype)
-        self.linear1 = Dense(d_model, dim_feedforward, dtype=dtype)
-        self.dropout = Dropout(p=p)
-        self.linear2 = Dense(dim_feedforward, d_model, dtype=dtype)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
-        self.norm2 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
-        self.dropout1 = Dropout(p=p)
-        self.dropout2 = Dropout(p=p)
-        self.activation1 = activation
-        self.activation = _activation(activation, name)
-        self._keep_config(d_model, nhead, dim_feedforward, p, layer_norm_eps, batch_first, norm_first, dtype)
-
-    def _sa_block(self, x, attn_mask, key_padding_mask):
-        x = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False, attn_mask=attn_mask)[0]
-        return self.dropout1(x)
+        self._build(2, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                    dtype)
 
     def _ff_block(self, x):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
@@ -179,33 +211,22 @@ class TransformerEncoderLayer(_LayerConfig, Cell):
         return self.norm2(x + self._ff_block(x))
 
 
-class TransformerEncoder(Cell):
+class TransformerEncoder(_TransformerStack):
     """`num_layers` copies of `encoder_layer` (in layers "0", "1", ...), then `norm` if given."""
 
     def __init__(self, encoder_layer, num_layers, norm=None):
         super().__init__()
-        if not isinstance(encoder_layer, TransformerEncoderLayer):
-            raise TypeError(f"For 'TransformerEncoder', the 'encoder_layer' must be a TransformerEncoderLayer, "
-                            f"but got {type(encoder_layer).__name__}.")
-        _positive_int(num_layers, "num_layers", "TransformerEncoder")
-        if norm is not None and not isinstance(norm, Cell):
-            raise TypeError(f"For 'TransformerEncoder', the 'norm' must be a Cell or None, "
-                            f"but got {type(norm).__name__}.")
-        self.layers = CellList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
-        self.num_layers = num_layers
-        self.norm = norm
+        self._build("TransformerEncoder", "encoder_layer", TransformerEncoderLayer, encoder_layer, num_layers, norm)
 
     def construct(self, src, mask=None, src_key_padding_mask=None):
         _check_padding_mask(src_key_padding_mask, "src_key_padding_mask")
         output = src
         for layer in self.layers:
             output = layer(output, mask, src_key_padding_mask)
-        if self.norm is not None:
-            output = self.norm(output)
-        return output
+        return self._final_norm(output)
 
 
-class TransformerDecoderLayer(_LayerConfig, Cell):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention over tgt, attention from tgt to memory, then a feed-forward block; each with a
     residual connection and a LayerNorm (after it, or before it with norm_first).
     construct(tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
@@ -214,28 +235,8 @@ class TransformerDecoderLayer(_LayerConfig, Cell):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, dtype=mstype.float32):
         super().__init__()
-        name = self.cls_name
-        _positive_int(dim_feedforward, "dim_feedforward", name)
-        _check_bool(norm_first, "norm_first", name)
-        p = _probability(dropout, name)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=p, batch_first=batch_first, dtype=dtype)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=p, batch_first=batch_first, dtype=dtype)
-        self.linear1 = Dense(d_model, dim_feedforward, dtype=dtype)
-        self.dropout = Dropout(p=p)
-        self.linear2 = Dense(dim_feedforward, d_model, dtype=dtype)
-        self.norm1 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
-        self.norm2 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
-        self.norm3 = LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype)
-        self.dropout1 = Dropout(p=p)
-        self.dropout2 = Dropout(p=p)
-        self.dropout3 = Dropout(p=p)
-        self.activation1 = activation
-        self.activation = _activation(activation, name)
-        self._keep_config(d_model, nhead, dim_feedforward, p, layer_norm_eps, batch_first, norm_first, dtype)
-
-    def _sa_block(self, x, attn_mask, key_padding_mask):
-        x = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False, attn_mask=attn_mask)[0]
-        return self.dropout1(x)
+        self._build(3, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                    dtype)
 
     def _mha_block(self, x, memory, attn_mask, key_padding_mask):
         x = self.multihead_attn(x, memory, memory, key_padding_mask=key_padding_mask, need_weights=False,
@@ -257,21 +258,12 @@ class TransformerDecoderLayer(_LayerConfig, Cell):
         return self.norm3(x + self._ff_block(x))
 
 
-class TransformerDecoder(Cell):
+class TransformerDecoder(_TransformerStack):
     """`num_layers` copies of `decoder_layer` (in layers "0", "1", ...), then `norm` if given."""
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
-        if not isinstance(decoder_layer, TransformerDecoderLayer):
-            raise TypeError(f"For 'TransformerDecoder', the 'decoder_layer' must be a TransformerDecoderLayer, "
-                            f"but got {type(decoder_layer).__name__}.")
-        _positive_int(num_layers, "num_layers", "TransformerDecoder")
-        if norm is not None and not isinstance(norm, Cell):
-            raise TypeError(f"For 'TransformerDecoder', the 'norm' must be a Cell or None, "
-                            f"but got {type(norm).__name__}.")
-        self.layers = CellList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
-        self.num_layers = num_layers
-        self.norm = norm
+        self._build("TransformerDecoder", "decoder_layer", TransformerDecoderLayer, decoder_layer, num_layers, norm)
 
     def construct(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                   memory_key_padding_mask=None):
@@ -280,9 +272,7 @@ class TransformerDecoder(Cell):
             output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                            tgt_key_padding_mask=tgt_key_padding_mask,
                            memory_key_padding_mask=memory_key_padding_mask)
-        if self.norm is not None:
-            output = self.norm(output)
-        return output
+        return self._final_norm(output)
 
 
 class Transformer(Cell):
@@ -301,20 +291,17 @@ class Transformer(Cell):
         for arg, value in (("custom_encoder", custom_encoder), ("custom_decoder", custom_decoder)):
             if value is not None and not isinstance(value, Cell):
                 raise TypeError(f"For '{name}', the '{arg}' must be a Cell or None, but got {type(value).__name__}.")
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, dtype=dtype)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers,
-                                              LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, dtype=dtype)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers,
-                                              LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
+
+        def stack(custom, layer_class, stack_class, num_layers):
+            """`custom`, or num_layers layers of layer_class and a LayerNorm."""
+            if custom is not None:
+                return custom
+            layer = layer_class(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                                norm_first, dtype=dtype)
+            return stack_class(layer, num_layers, LayerNorm((d_model,), epsilon=layer_norm_eps, dtype=dtype))
+
+        self.encoder = stack(custom_encoder, TransformerEncoderLayer, TransformerEncoder, num_encoder_layers)
+        self.decoder = stack(custom_decoder, TransformerDecoderLayer, TransformerDecoder, num_decoder_layers)
         for param in self.get_parameters():
             if len(param.shape) > 1:
                 param.set_data(initializer(XavierUniform(), param.shape, param.dtype))
