@@ -19,7 +19,9 @@ SOURCES_image := $(COMMON) $(IO)
 SOURCES_store_protocol := $(COMMON) src/parallel/store.cc
 SOURCES_print_file := $(COMMON) src/runtime/print_sink.cc src/kernels/print_sink.cc
 SOURCES_graph_record = $(SOURCES_graph_file)
-SOURCES_graph_file := $(COMMON) $(IO) $(wildcard src/ir/*.cc src/ops/*.cc src/autodiff/*.cc \
+# The collective ops' kernels reach communicators through the group registry; none is made here.
+PARALLEL := src/parallel/communicator.cc src/parallel/groups.cc
+SOURCES_graph_file := $(COMMON) $(IO) $(PARALLEL) $(wildcard src/ir/*.cc src/ops/*.cc src/autodiff/*.cc \
                       src/kernels/*.cc src/kernels/cpu/*.cc src/runtime/*.cc src/compiler/*.cc)
 TARGETS ?= context_parsers checkpoint mindspore_checkpoint mnist_idx print_file graph_file graph_record image store_protocol
 

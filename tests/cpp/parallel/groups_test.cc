@@ -34,7 +34,7 @@ std::string ErrorOf(Fn&& fn) {
   return "(no error)";
 }
 
-TEST(GroupsTest, RegisterGetUnregister) {
+TEST(CollectiveOpsOnGroupsTest, RegisterGetUnregister) {
   if (!BuiltWithGloo()) GTEST_SKIP() << "this build has no Gloo";
   auto outcomes = RunRanks(2, [](int rank, uint16_t port) {
     std::shared_ptr<Communicator> world = CreateGlooCommunicator(ConnectStore(port), rank, 2);
