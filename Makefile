@@ -78,6 +78,7 @@ bench: build
 	cmake --build build-bench --target context_bench collective_bench
 	build-bench/benchmarks/context_bench
 	build-bench/benchmarks/collective_bench
+	$(PY) benchmarks/allreduce_bandwidth.py
 	$(PY) benchmarks/context_bench.py
 	$(PY) benchmarks/tensor_op_overhead.py
 	$(PY) benchmarks/lenet_step.py
