@@ -16,6 +16,7 @@ import pytest
 
 import msrt as ms
 from msrt import nn
+import msrt.communication as c
 from msrt.communication import GlobalComm
 
 WORKER = pathlib.Path(__file__).with_name("dp_worker.py")
@@ -129,7 +130,7 @@ def test_grad_reducer_arguments(context):
     ms.set_auto_parallel_context(gradients_mean=True)
     reducer = nn.DistributedGradReducer(params, degree=2)
     assert reducer.mean is True and reducer.degree == 2 and reducer.fusion_type == 1
-    assert reducer.group == GlobalComm.WORLD_COMM_GROUP
+    assert reducer.group in (GlobalComm.WORLD_COMM_GROUP, c.NCCL_WORLD_COMM_GROUP, c.HCCL_WORLD_COMM_GROUP)
     assert nn.DistributedGradReducer(params, mean=False, degree=3).mean is False
     for degree in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="'degree' must be an int greater than 0"):
@@ -144,3 +145,6 @@ def test_grad_reducer_arguments(context):
         nn.DistributedGradReducer(params[0], degree=2)
     with pytest.raises(ValueError, match="the number of gradients must be the number of parameters"):
         reducer((ms.Tensor(np.ones(2, np.float32)),))
+    # degree defaults to the group's size: without init() there is no group to ask.
+    with pytest.raises(RuntimeError, match="does not exist"):
+        nn.DistributedGradReducer(params)

@@ -1,7 +1,7 @@
 """`nn.DistributedGradReducer`: the gradients of data-parallel training,
 all-reduced over a communication group."""
+from ... import _C
 from ...common import dtype as mstype
-from ...communication.management import GlobalComm, get_group_size
 from ...ops import functional as F
 from ...ops.operations.comm_ops import AllReduce, ReduceOp
 from ..cell import Cell
@@ -16,9 +16,10 @@ class DistributedGradReducer(Cell):
     `mean=None` reads the auto-parallel context's `gradients_mean`. Every
     gradient is reduced in float32 and cast back to its own dtype. A parameter
     with `layerwise_parallel=True` keeps its local gradient. `fusion_type` is
-    checked and kept; msrt runs one AllReduce per gradient."""
+    checked and kept; msrt runs one AllReduce per gradient. `group` defaults to
+    the world group (any of its names: GlobalComm.WORLD_COMM_GROUP)."""
 
-    def __init__(self, parameters, mean=None, degree=None, fusion_type=1, group=GlobalComm.WORLD_COMM_GROUP):
+    def __init__(self, parameters, mean=None, degree=None, fusion_type=1, group=_C.parallel.WORLD_GROUP):
         super().__init__(auto_prefix=False)
         from ...common.parameter import Parameter
 
@@ -37,7 +38,7 @@ class DistributedGradReducer(Cell):
         if not isinstance(group, str):
             raise TypeError(f"For 'DistributedGradReducer', 'group' must be a str, but got {type(group).__name__}.")
         if degree is None:
-            degree = get_group_size(group)
+            degree = _C._group_info(group)["size"]  # communication.get_group_size(group)
         elif isinstance(degree, bool) or not isinstance(degree, int) or degree <= 0:
             raise ValueError(f"For 'DistributedGradReducer', 'degree' must be an int greater than 0, but got "
                              f"{degree!r}.")
