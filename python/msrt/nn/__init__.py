@@ -23,8 +23,8 @@ from .learning_rate_schedule import (CosineDecayLR, ExponentialDecayLR, InverseD
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    LossBase, MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss, SoftmaxCrossEntropyWithLogits)
 from .optim import SGD, Adagrad, Adam, AdamWeightDecay, Lamb, Momentum, Optimizer, RMSProp
-from .wrap import (DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell, ForwardValueAndGrad, ParameterUpdate,
-                   TrainOneStepCell, TrainOneStepWithLossScaleCell, WithEvalCell, WithLossCell)
+from .wrap import (DistributedGradReducer, DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell, ForwardValueAndGrad,
+                   ParameterUpdate, TrainOneStepCell, TrainOneStepWithLossScaleCell, WithEvalCell, WithLossCell)
 
 __all__ = [
     "Cell", "GraphCell",
@@ -44,7 +44,8 @@ __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
     "LossBase", "MarginRankingLoss", "MSELoss", "NLLLoss", "SmoothL1Loss", "SoftmaxCrossEntropyWithLogits",
     "SGD", "Adagrad", "Adam", "AdamWeightDecay", "Lamb", "Momentum", "Optimizer", "RMSProp",
-    "ParameterUpdate", "TrainOneStepCell", "WithEvalCell", "WithLossCell", "ForwardValueAndGrad",
+    "ParameterUpdate", "DistributedGradReducer", "TrainOneStepCell", "WithEvalCell", "WithLossCell",
+    "ForwardValueAndGrad",
     "TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",
     "LearningRateSchedule", "CosineDecayLR", "ExponentialDecayLR", "InverseDecayLR", "NaturalExpDecayLR",
     "PolynomialDecayLR", "WarmUpLR",

@@ -7,6 +7,9 @@ from ...ops import functional as F
 from ...profiler import _span
 from ..cell import Cell
 from .. import _grad_bridge as _bridge
+from ...context import ParallelMode
+from ...parallel._utils import _check_trainable_parallel_mode, _get_device_num, _get_gradients_mean
+from .grad_reducer import DistributedGradReducer
 
 __all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "ParameterUpdate", "ForwardValueAndGrad"]
 
@@ -74,6 +77,10 @@ class TrainOneStepCell(Cell):
         self.reducer_flag = False
         self.grad_reducer = None
         self._grad_fn = _bridge.ForwardAndGrad(self.network, self.weights)
+        self.parallel_mode = _check_trainable_parallel_mode("TrainOneStepCell")
+        if self.parallel_mode == ParallelMode.DATA_PARALLEL:
+            self.reducer_flag = True
+            self.grad_reducer = DistributedGradReducer(self.weights, _get_gradients_mean(), _get_device_num())
 
     def __call__(self, *inputs):
         # One call is one training step: PYNATIVE_MODE's iteration (dumps, profiler).

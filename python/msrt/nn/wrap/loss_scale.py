@@ -25,6 +25,8 @@ from ...profiler import _span
 from .. import cell as _cell
 from ..cell import Cell
 from .. import _grad_bridge as _bridge
+from ...context import ParallelMode
+from ...parallel._utils import _check_trainable_parallel_mode, _get_device_num, _get_gradients_mean
 
 __all__ = ["TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell"]
 
@@ -170,6 +172,16 @@ class TrainOneStepWithLossScaleCell(Cell):
         self.scale_sense = Parameter(value, name="scale_sense", requires_grad=False)
         self.reducer_flag = False
         self.grad_reducer = None
+        self._overflow_reducer = None
+        self.parallel_mode = _check_trainable_parallel_mode("TrainOneStepWithLossScaleCell")
+        if self.parallel_mode == ParallelMode.DATA_PARALLEL:
+            from ...ops.operations.comm_ops import AllReduce, ReduceOp
+            from .grad_reducer import DistributedGradReducer
+
+            self.reducer_flag = True
+            self.grad_reducer = DistributedGradReducer(self.weights, _get_gradients_mean(), _get_device_num())
+            # Every rank must take the same decision: overflow anywhere skips the update everywhere.
+            self._overflow_reducer = AllReduce(ReduceOp.MAX)
         self._scaled = _ScaledGradients(network, self.weights, self.scale_sense)
         from ..._grad import GradOperation
 
@@ -214,6 +226,8 @@ class TrainOneStepWithLossScaleCell(Cell):
             loss, grads, overflow = self._scaled(*inputs)
         if self.grad_reducer is not None:
             grads = self.grad_reducer(grads)
+        if self._overflow_reducer is not None:
+            overflow = F.cast(self._overflow_reducer(F.cast(overflow, mstype.float32)), mstype.bool_)
         overflow = self.process_loss_scale(overflow)
         if not bool(overflow.asnumpy()):
             with _span("update"):

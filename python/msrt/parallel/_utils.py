@@ -1,0 +1,27 @@
+"""The auto-parallel context as the training wrappers read it (MindSpore's
+`mindspore.parallel._utils` helpers of the same names)."""
+from ..context import ParallelMode, get_auto_parallel_context
+
+# The modes that need sharding strategies: msrt does not split operators yet.
+_UNSUPPORTED = (ParallelMode.SEMI_AUTO_PARALLEL, ParallelMode.AUTO_PARALLEL, ParallelMode.HYBRID_PARALLEL)
+
+
+def _get_parallel_mode():
+    return get_auto_parallel_context("parallel_mode")
+
+
+def _get_gradients_mean():
+    return get_auto_parallel_context("gradients_mean")
+
+
+def _get_device_num():
+    return get_auto_parallel_context("device_num")
+
+
+def _check_trainable_parallel_mode(cell_name):
+    """The parallel mode, refused when training cannot run in it yet."""
+    mode = _get_parallel_mode()
+    if mode in _UNSUPPORTED:
+        raise RuntimeError(f"For '{cell_name}', parallel_mode '{mode}' is not supported yet: msrt trains in "
+                           f"'{ParallelMode.STAND_ALONE}' and '{ParallelMode.DATA_PARALLEL}' only.")
+    return mode

@@ -1,0 +1,150 @@
+"""Data-parallel training: TrainOneStepCell all-reduces the gradients
+(nn.DistributedGradReducer) in parallel_mode data_parallel.
+
+msrun starts 2 and 4 workers of dp_worker.py; each trains the same MLP on its
+rows of one global batch. Every rank must end with the same parameters, and
+those of one process trained on the whole batch."""
+import os
+import pathlib
+import re
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import msrt as ms
+from msrt import nn
+import msrt.communication as c
+from msrt.communication import GlobalComm
+
+WORKER = pathlib.Path(__file__).with_name("dp_worker.py")
+RUNS = ("graph", "pynative", "loss_scale")
+N_PARAMS = 4  # two Dense layers: weight and bias each
+JOB_TIMEOUT = 60
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def params(out, run, rank):
+    return [np.load(out / f"{run}_rank{rank}_{i}.npy") for i in range(N_PARAMS)]
+
+
+def single(tmp_path, shards):
+    """Stand-alone training on rank 0's rows of `shards` (1: the whole batch)."""
+    out = tmp_path / f"single{shards}"
+    out.mkdir()
+    done = subprocess.run([sys.executable, str(WORKER), str(out), "single", str(shards)], capture_output=True,
+                          text=True, timeout=JOB_TIMEOUT, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    return single(tmp_path_factory.mktemp("reference"), 1)
+
+
+@pytest.mark.parametrize("workers", [2, 4])
+def test_data_parallel_matches_one_process_on_the_whole_batch(workers, tmp_path, reference):
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = [sys.executable, "-m", "msrt.parallel.cluster.run", f"--worker_num={workers}",
+            f"--local_worker_num={workers}", "--master_addr=127.0.0.1", f"--master_port={free_port()}",
+            f"--log_dir={tmp_path / 'logs'}", "--join=True", "--cluster_time_out=30", str(WORKER), str(out)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), OMP_NUM_THREADS="1")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=JOB_TIMEOUT, env=env)
+    logs = "\n".join(p.read_text() for p in sorted((tmp_path / "logs").glob("worker_*.log")))
+    assert done.returncode == 0, done.stdout + done.stderr + logs
+    for run in RUNS:
+        want = params(reference, run, 0)
+        for rank in range(workers):
+            got = params(out, run, rank)
+            for i in range(N_PARAMS):
+                np.testing.assert_array_equal(got[i], params(out, run, 0)[i], err_msg=f"{run} rank {rank} param {i}")
+                np.testing.assert_allclose(got[i], want[i], rtol=1e-5, atol=1e-5, err_msg=f"{run} rank {rank} {i}")
+    # The compiled step all-reduces each of the 4 gradients.
+    order = next((out / "ir" / "rank0").rglob("*_execution_order_*.ir")).read_text()
+    steps = re.findall(r"^\d+: (\w+) ", order, re.MULTILINE)
+    assert steps.count("all_reduce") == N_PARAMS, order
+
+
+def test_one_shard_alone_trains_differently(tmp_path, reference):
+    # What the comparison above rules out: a rank that kept its local gradients.
+    local = single(tmp_path, 2)
+    for run in RUNS:
+        diff = max(np.abs(a - b).max() for a, b in zip(params(local, run, 0), params(reference, run, 0)))
+        assert diff > 1e-3, (run, diff)
+
+
+@pytest.fixture
+def context():
+    yield
+    ms.reset_auto_parallel_context()
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def small_train_net():
+    net = nn.Dense(3, 2)
+    return nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), 0.1)
+
+
+@pytest.mark.parametrize("mode", [ms.ParallelMode.SEMI_AUTO_PARALLEL, ms.ParallelMode.AUTO_PARALLEL,
+                                  ms.ParallelMode.HYBRID_PARALLEL])
+def test_other_parallel_modes_are_refused(mode, context):
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_auto_parallel_context(parallel_mode=mode)
+    loss_net, opt = small_train_net()
+    with pytest.raises(RuntimeError, match=f"parallel_mode '{mode}' is not supported yet"):
+        nn.TrainOneStepCell(loss_net, opt)
+    with pytest.raises(RuntimeError, match=f"parallel_mode '{mode}' is not supported yet"):
+        nn.TrainOneStepWithLossScaleCell(loss_net, opt, ms.Tensor(np.float32(8.0)))
+
+
+def test_stand_alone_has_no_reducer(context):
+    loss_net, opt = small_train_net()
+    step = nn.TrainOneStepCell(loss_net, opt)
+    assert not step.reducer_flag and step.grad_reducer is None
+
+
+def test_data_parallel_inserts_the_reducer(context):
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True, device_num=4)
+    loss_net, opt = small_train_net()
+    step = nn.TrainOneStepCell(loss_net, opt)
+    assert step.reducer_flag
+    assert isinstance(step.grad_reducer, nn.DistributedGradReducer)
+    assert step.grad_reducer.mean is True and step.grad_reducer.degree == 4
+    # Without init() there is no world group: the first step says so.
+    x, y = ms.Tensor(np.ones((2, 3), np.float32)), ms.Tensor(np.ones((2, 2), np.float32))
+    with pytest.raises(RuntimeError, match="does not exist"):
+        step(x, y)
+
+
+def test_grad_reducer_arguments(context):
+    params = nn.Dense(3, 2).trainable_params()
+    ms.set_auto_parallel_context(gradients_mean=True)
+    reducer = nn.DistributedGradReducer(params, degree=2)
+    assert reducer.mean is True and reducer.degree == 2 and reducer.fusion_type == 1
+    assert reducer.group in (GlobalComm.WORLD_COMM_GROUP, c.NCCL_WORLD_COMM_GROUP, c.HCCL_WORLD_COMM_GROUP)
+    assert nn.DistributedGradReducer(params, mean=False, degree=3).mean is False
+    for degree in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="'degree' must be an int greater than 0"):
+            nn.DistributedGradReducer(params, degree=degree)
+    with pytest.raises(TypeError, match="'mean' must be a bool"):
+        nn.DistributedGradReducer(params, mean=1, degree=2)
+    with pytest.raises(TypeError, match="'fusion_type' must be an int"):
+        nn.DistributedGradReducer(params, degree=2, fusion_type="1")
+    with pytest.raises(TypeError, match="'group' must be a str"):
+        nn.DistributedGradReducer(params, degree=2, group=1)
+    with pytest.raises(TypeError, match="'parameters' must be a list or tuple of Parameters"):
+        nn.DistributedGradReducer(params[0], degree=2)
+    with pytest.raises(ValueError, match="the number of gradients must be the number of parameters"):
+        reducer((ms.Tensor(np.ones(2, np.float32)),))
+    # degree defaults to the group's size: without init() there is no group to ask.
+    with pytest.raises(RuntimeError, match="does not exist"):
+        nn.DistributedGradReducer(params)
