@@ -6,7 +6,8 @@ Data: Fashion-MNIST from /usr/share/datasets/fashion-mnist (28x28 padded to
 32x32), batch 32, Momentum(0.01, 0.9), `--steps` training steps (default
 300), accuracy on the first 2000 test images (evaluated in float32 on the
 PyTorch side, in the trained network's precision on msrt's). Step times are
-medians after 10 warm-up steps; 2 threads on both sides.
+medians after 10 warm-up steps; msrt on 2 threads, PyTorch in its own
+process on OpenBLAS's OpenMP build with its own thread defaults (peers.py).
 
 On CPUs without AVX-512 oneDNN has no bfloat16 (nor float16) convolution or
 matmul: msrt then computes those in float32 and rounds to the low precision
@@ -22,10 +23,9 @@ import statistics
 import time
 import warnings
 
-# PyTorch runs in this process: no OMP_WAIT_POLICY is set, so it keeps its own thread defaults.
+import numpy as np
 
-import numpy as np  # noqa: E402
-from peers import torch_lenet5  # noqa: E402
+import peers
 
 DATA = "/usr/share/datasets/fashion-mnist"
 
@@ -63,7 +63,8 @@ def run_msrt(level, dtype_name, train, test, steps, mode):
     for i, (xb, yb) in enumerate(batches(*train, steps)):
         x, y = ms.Tensor(xb), ms.Tensor(yb)
         start = time.perf_counter()
-        step(x, y).asnumpy()
+        out = step(x, y)  # the loss, or (loss, overflow, scale) from a loss-scaling step
+        (out[0] if isinstance(out, tuple) else out).asnumpy()
         if i >= 10:
             times.append(time.perf_counter() - start)
     net.set_train(False)
@@ -74,14 +75,15 @@ def run_msrt(level, dtype_name, train, test, steps, mode):
     return statistics.median(times), correct / len(test[0])
 
 
-def run_torch(autocast, train, test, steps):
+def run_torch(autocast, steps):
+    """PyTorch's median step time and accuracy, run by peers.in_peer (its own process and settings)."""
     import torch
     from torch import nn
 
-    torch.set_num_threads(2)
+    train, test = load("train", steps * 32), load("t10k", 2000)
     torch.manual_seed(0)
 
-    net = torch_lenet5()
+    net = peers.torch_lenet5()
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
     times = []
@@ -121,8 +123,9 @@ def main():
     warnings.simplefilter("ignore")  # the one-time reduced-precision warnings
 
     print(f"LeNet-5, Fashion-MNIST, batch 32, {args.steps} steps, msrt {args.mode} mode; CPU flags: {cpu_flags()}")
-    torch_fp32 = run_torch(False, train, test, args.steps)
-    torch_bf16 = run_torch(True, train, test, args.steps)
+    print(f"peer: {peers.peer_description()}")
+    torch_fp32 = peers.in_peer(run_torch, False, args.steps)
+    torch_bf16 = peers.in_peer(run_torch, True, args.steps)
     rows = [("torch float32", *torch_fp32, None), ("torch autocast bf16", *torch_bf16, None)]
     for level, dtype in (("O0", "float16"), ("O2", "float16"), ("O3", "float16"), ("O2", "bfloat16"),
                          ("O3", "bfloat16")):
