@@ -519,11 +519,8 @@ def _capture_at(body, args, kwargs, name, dynamic, size, first_reads):
         if shadow is not None:
             shadow.end()
         _state.capture, _state.host, _state.summaries, _shape_watch.watcher = outer
-    if summaries:
-        # Their values are extra outputs of a per-shape graph (_trace); a dynamic graph has none.
-        raise _not_polymorphic(name, f"it holds the summary op '{summaries[0][0]}'")
     flat = _structure.flatten(out)
-    return cap, out, flat, host, reads
+    return cap, out, flat, host, reads, summaries
 
 
 def _trace_dynamic(body, args, kwargs, name, owner, dynamic):
@@ -537,30 +534,29 @@ def _trace_dynamic(body, args, kwargs, name, owner, dynamic):
         except _GraphCaptureError as e:
             file, line, code = _user_frame(e.__traceback__)
             return f"{file}:{line}" + (f": '{code}'" if code else ""), str(e)
-        except NotPolymorphic:
-            raise
         except Exception as e:  # an error at a probe size: the size matters (or the call fails at any size)
             raise _not_polymorphic(name, f"capturing it with dimension size {size} failed ({type(e).__name__}: "
                                          f"{e})") from None
         first_reads = captured[4].reads
         captures.append(captured)
-    (cap_a, out_a, flat_a, host_a, _), (cap_b, out_b, flat_b, host_b, reads) = captures
+    (cap_a, out_a, flat_a, host_a, _, sums_a), (cap_b, out_b, flat_b, host_b, reads, sums_b) = captures
     # The results' structure and Python values (comparing a _DynamicDim records its use).
     if _structure.map_leaves(out_a, lambda _: None) != _structure.map_leaves(out_b, lambda _: None) or \
-            len(host_a) != len(host_b):
+            len(host_a) != len(host_b) or [s[:2] for s in sums_a] != [s[:2] for s in sums_b]:
         reads.use()
     if reads.used is not None:
         raise _not_polymorphic(name, f"the Python code uses the size of a dynamic dimension at {reads.used}")
     if reads.mismatch:
         raise _not_polymorphic(name, "the Python code reads other shapes at another size")
-    graph_a = cap_a.finish([t._t for t in flat_a])
-    graph_b = cap_b.finish([t._t for t in flat_b])
+    # As in _trace, the values of summary ops are extra outputs of the graph.
+    graph_a = cap_a.finish([t._t for t in flat_a] + [value for _, _, value in sums_a])
+    graph_b = cap_b.finish([t._t for t in flat_b] + [value for _, _, value in sums_b])
     try:
         compiled = _C.compile_dynamic(graph_a, graph_b)
     except ValueError as e:
         raise _not_polymorphic(name, str(e).rstrip(".")) from None
     return _Entry(compiled, out_a, _bind_weights(compiled, owner), host_a, name, body, owner,
-                  _argument_template(args, kwargs))
+                  _argument_template(args, kwargs), [(op, tag) for op, tag, _ in sums_a])
 
 
 def compile_for_export(body, args, name, owner):

@@ -232,9 +232,9 @@ def test_summary_op_errors():
     assert ops.operations.debug_ops.ScalarSummary is ops.ScalarSummary
 
 
-def test_summary_ops_in_a_cell_with_dynamic_inputs_compile_per_shape(tmp_path):
-    """A dynamic graph has no extra outputs for summary values: such a Cell
-    compiles per shape, with a warning, and every value is still recorded."""
+def test_summary_ops_in_a_cell_with_dynamic_inputs_compile_once(tmp_path, recwarn):
+    """A Cell with None dimensions keeps its summary values as extra outputs of
+    its one graph, as a static graph does: every size records them."""
     ms.set_context(mode=ms.GRAPH_MODE)
 
     class Net(nn.Cell):
@@ -249,10 +249,11 @@ def test_summary_ops_in_a_cell_with_dynamic_inputs_compile_per_shape(tmp_path):
     net = Net()
     net.set_inputs(Tensor(shape=[None], dtype=ms.float32))
     with ms.SummaryRecord(str(tmp_path)) as record:
-        with pytest.warns(MsrtWarning, match="summary op 'ScalarSummary'"):
-            out = net(Tensor(np.ones(3, np.float32)))
+        out = net(Tensor(np.ones(3, np.float32)))
         assert record.record(1)
         np.testing.assert_allclose(out.asnumpy(), 2 * np.ones(3))
         net(Tensor(np.ones(5, np.float32)))
         assert record.record(2)
+    assert not [w for w in recwarn if issubclass(w.category, MsrtWarning)]
+    assert len(ms._jit.compile_report(net)) == 1 and ms._jit.compile_report(net)[0]["dynamic"]
     assert summary.read_scalars(_only_file(tmp_path)) == {"total": [(1, 3.0), (2, 5.0)]}
