@@ -48,10 +48,17 @@ void RequireDevice(DeviceTarget target, int64_t device_id) {
       throw RuntimeError(StrCat("The device target is 'GPU' (device_id ", device_id, "), but ", problem,
                                 ". Use set_context(device_target='CPU')."));
     }
+    if (!BuiltWithGpuKernels()) {
+      throw RuntimeError(StrCat("The device target is 'GPU' (device_id ", device_id,
+                                "), but this build of msrt has no GPU kernels yet: operators run on the CPU only (NCCL "
+                                "collectives on device buffers aside). Use set_context(device_target='CPU')."));
+    }
   }
 }
 
-DeviceTarget BestAvailableDevice() { return VisibleCudaDevices() > 0 ? DeviceTarget::kGPU : DeviceTarget::kCPU; }
+DeviceTarget BestAvailableDevice() {
+  return BuiltWithGpuKernels() && VisibleCudaDevices() > 0 ? DeviceTarget::kGPU : DeviceTarget::kCPU;
+}
 
 int HardwareConcurrency() {
   unsigned n = std::thread::hardware_concurrency();

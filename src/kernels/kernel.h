@@ -6,6 +6,7 @@
 // an op: it asks SelectKernel.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -53,6 +54,8 @@ const KernelDef* SelectKernelOrConvert(std::string_view op, DeviceTarget device,
                                        const std::vector<ops::TensorMeta>& inputs, const Dict& attrs);
 /// Every kernel registered for `op` (any device), best first.
 std::vector<const KernelDef*> KernelsOf(std::string_view op);
+/// The ops that have at least one kernel on `device`, sorted.
+std::vector<std::string> OpsWithKernelsOn(DeviceTarget device);
 
 }  // namespace msrt::kernels
 

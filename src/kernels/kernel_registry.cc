@@ -211,4 +211,14 @@ std::vector<const KernelDef*> KernelsOf(std::string_view op) {
   return out;
 }
 
+std::vector<std::string> OpsWithKernelsOn(DeviceTarget device) {
+  std::vector<std::string> out;
+  for (const auto& [op, kernels] : Registry()) {
+    if (std::any_of(kernels.begin(), kernels.end(), [&](const KernelDef& k) { return k.device == device; })) {
+      out.push_back(op);
+    }
+  }
+  return out;
+}
+
 }  // namespace msrt::kernels

@@ -33,18 +33,23 @@ std::string DeviceMaskRepr(DeviceMask mask);
 bool BuiltWithCuda();
 int VisibleCudaDevices(std::string* why_not = nullptr);
 
+/// Whether this build has kernels that run on a CUDA device. Device
+/// discovery (and NCCL's collectives on device buffers) can be built without
+/// them; work on device_target 'GPU' cannot run then.
+bool BuiltWithGpuKernels();
+
 /// Why CUDA device `device_id` cannot run work, from the CUDA runtime's
 /// error codes (driver missing or too old, no device visible, device_id out
 /// of range, ...), or "" when it can.
 std::string CudaDeviceProblem(int64_t device_id);
 
 /// Throws one RuntimeError, the same from every executor, when work cannot
-/// run on `target` (device `device_id`): no Ascend backend, or the CUDA
-/// device's problem. Does nothing for CPU.
+/// run on `target` (device `device_id`): no Ascend backend, the CUDA
+/// device's problem, or no GPU kernels in this build. Does nothing for CPU.
 void RequireDevice(DeviceTarget target, int64_t device_id);
 
-/// The best device present: GPU when built with CUDA and a device is
-/// visible, else CPU.
+/// The best device present: GPU when the build has GPU kernels and a CUDA
+/// device is visible, else CPU.
 DeviceTarget BestAvailableDevice();
 
 /// Hardware threads of this machine (at least 1).

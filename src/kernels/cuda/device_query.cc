@@ -10,6 +10,12 @@ namespace msrt {
 
 bool BuiltWithCuda() { return true; }
 
+// The CUDA backend has device discovery (here) and NCCL's collectives on
+// device buffers (src/parallel/nccl), but no operator kernels yet, so the
+// default device stays the CPU on a machine with a GPU. The kernel test
+// (tests/cpp/kernels/registry_test.cc) holds this to the registry's content.
+bool BuiltWithGpuKernels() { return false; }
+
 int VisibleCudaDevices(std::string* why_not) {
   static std::once_flag once;
   static int count = 0;

@@ -5,6 +5,8 @@ namespace msrt {
 
 bool BuiltWithCuda() { return false; }
 
+bool BuiltWithGpuKernels() { return false; }
+
 int VisibleCudaDevices(std::string* why_not) {
   if (why_not != nullptr) *why_not = "msrt was built without CUDA (the CUDA toolkit was not found or MSRT_CUDA=OFF)";
   return 0;

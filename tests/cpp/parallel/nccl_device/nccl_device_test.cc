@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "msrt/core/device.h"
@@ -70,6 +71,88 @@ TEST_F(NcclDeviceTest, OneRankCollectivesReturnTheirInput) {
   comm_->Broadcast(buffer.data, values.size(), DType::kFloat32, 0);
   EXPECT_EQ(buffer.Read(), values);
   comm_->Barrier();
+}
+
+// Device bytes, filled from the host; freed with the test.
+struct DeviceBytes {
+  explicit DeviceBytes(const std::vector<uint8_t>& bytes) : size(bytes.size()) {
+    EXPECT_EQ(cudaMalloc(&data, bytes.size()), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~DeviceBytes() { cudaFree(data); }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+  std::vector<uint8_t> Read() const {
+    std::vector<uint8_t> bytes(size);
+    EXPECT_EQ(cudaMemcpy(bytes.data(), data, size, cudaMemcpyDeviceToHost), cudaSuccess);
+    return bytes;
+  }
+  void* data = nullptr;
+  size_t size;
+};
+
+// In a world of one every collective copies its input: the output, first
+// filled with a sentinel, must then hold the input's bytes exactly, which
+// checks that each dtype reaches NCCL with the element size it has in msrt.
+TEST_F(NcclDeviceTest, EveryDtypeAndReduceOpMovesExactlyItsBytes) {
+  const DType dtypes[] = {DType::kBool,     DType::kUInt8,   DType::kInt8,   DType::kInt32,
+                          DType::kInt64,    DType::kUInt32,  DType::kUInt64, DType::kFloat16,
+                          DType::kBFloat16, DType::kFloat32, DType::kFloat64};
+  const ReduceOp ops[] = {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kProd};
+  constexpr size_t kCount = 257;
+  for (DType dtype : dtypes) {
+    SCOPED_TRACE(std::string(DTypeName(dtype)));
+    size_t bytes = kCount * ItemSize(dtype);
+    std::vector<uint8_t> input(bytes);
+    for (size_t i = 0; i < bytes; ++i) input[i] = static_cast<uint8_t>((i * 37 + 11) % 251);
+    // bool holds 0 or 1 only; every other pattern is some valid value.
+    if (dtype == DType::kBool) {
+      for (auto& b : input) b &= 1;
+    }
+    const std::vector<uint8_t> sentinel(bytes, 0xAB);
+    DeviceBytes in(input);
+    for (ReduceOp op : ops) {
+      DeviceBytes out(sentinel);
+      comm_->AllReduce(in.data, out.data, kCount, dtype, op);
+      EXPECT_EQ(out.Read(), input) << "AllReduce op " << static_cast<int>(op);
+      DeviceBytes scattered(sentinel);
+      comm_->ReduceScatter(in.data, scattered.data, kCount, dtype, op);
+      EXPECT_EQ(scattered.Read(), input) << "ReduceScatter op " << static_cast<int>(op);
+    }
+    DeviceBytes gathered(sentinel);
+    comm_->AllGather(in.data, gathered.data, kCount, dtype);
+    EXPECT_EQ(gathered.Read(), input) << "AllGather";
+    DeviceBytes exchanged(sentinel);
+    comm_->AllToAll(in.data, exchanged.data, kCount, dtype);
+    EXPECT_EQ(exchanged.Read(), input) << "AllToAll";
+    DeviceBytes broadcast(input);
+    comm_->Broadcast(broadcast.data, kCount, dtype, 0);
+    EXPECT_EQ(broadcast.Read(), input) << "Broadcast";
+  }
+  comm_->Barrier();
+}
+
+TEST_F(NcclDeviceTest, ASubGroupGetsACommunicatorOfItsOwn) {
+  std::unique_ptr<Communicator> group = comm_->NewGroup({0});
+  EXPECT_EQ(group->backend(), "nccl");
+  EXPECT_EQ(group->size(), 1);
+  EXPECT_NE(group->key(), comm_->key());
+  std::vector<float> values = {1.5f, -2.0f, 3.25f};
+  DeviceBuffer buffer(values);
+  group->AllReduce(buffer.data, buffer.data, values.size(), DType::kFloat32, ReduceOp::kSum);
+  EXPECT_EQ(buffer.Read(), values);
+  EXPECT_THROW(comm_->NewGroup({1}), ValueError);
+  group->Barrier();
+  comm_->Barrier();
+}
+
+// Large buffers go through NCCL's pipelined path rather than one chunk.
+TEST_F(NcclDeviceTest, A64MiBAllReduceKeepsEveryValue) {
+  std::vector<float> values(size_t{16} << 20);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 65521) - 300.0f;
+  DeviceBuffer buffer(values);
+  comm_->AllReduce(buffer.data, buffer.data, values.size(), DType::kFloat32, ReduceOp::kSum);
+  EXPECT_TRUE(buffer.Read() == values);
 }
 
 TEST_F(NcclDeviceTest, Int16IsATypeErrorAndCpuTensorsAreRefused) {
