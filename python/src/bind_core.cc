@@ -172,6 +172,7 @@ void BindCore(py::module_& m) {
     int devices = VisibleCudaDevices(&why_not);
     py::dict info;
     info["cuda"] = BuiltWithCuda();
+    info["gpu_kernels"] = BuiltWithGpuKernels();
     info["cuda_devices"] = devices;
     info["cuda_unavailable_reason"] = why_not;
     info["best_device"] = std::string(DeviceTargetName(BestAvailableDevice()));

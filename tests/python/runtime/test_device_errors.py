@@ -51,6 +51,23 @@ def test_gpu_without_a_usable_device_fails_alike_in_both_modes(device_id):
         assert "built without CUDA" in graph and reason
 
 
+@pytest.mark.skipif(NO_GPU or ms._C.build_info()["gpu_kernels"], reason="needs a CUDA device and a build without GPU kernels")
+def test_gpu_without_gpu_kernels_fails_alike_in_both_modes():
+    graph = _run("graph", "GPU")
+    pynative = _run("pynative", "GPU")
+    assert graph == pynative
+    assert graph.startswith("RuntimeError: The device target is 'GPU' (device_id 0), but this build of msrt has no "
+                            "GPU kernels yet"), graph
+
+
+def test_the_default_device_is_one_with_kernels():
+    info = ms._C.build_info()
+    assert info["best_device"] == ("GPU" if info["gpu_kernels"] and info["cuda_devices"] > 0 else "CPU")
+    out = subprocess.run([sys.executable, "-c", "import msrt as ms; print(ms.get_context('device_target'))"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == info["best_device"], out.stderr
+
+
 def test_ascend_fails_alike_in_both_modes():
     graph = _run("graph", "Ascend")
     pynative = _run("pynative", "Ascend")
