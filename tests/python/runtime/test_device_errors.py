@@ -51,7 +51,8 @@ def test_gpu_without_a_usable_device_fails_alike_in_both_modes(device_id):
         assert "built without CUDA" in graph and reason
 
 
-@pytest.mark.skipif(NO_GPU or ms._C.build_info()["gpu_kernels"], reason="needs a CUDA device and a build without GPU kernels")
+@pytest.mark.skipif(NO_GPU or ms._C.build_info()["gpu_kernels"],
+                    reason="needs a CUDA device and a build without GPU kernels")
 def test_gpu_without_gpu_kernels_fails_alike_in_both_modes():
     graph = _run("graph", "GPU")
     pynative = _run("pynative", "GPU")
