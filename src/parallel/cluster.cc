@@ -12,9 +12,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <system_error>
 #include <utility>
 
 #include "context/options.h"
@@ -184,7 +187,8 @@ ClusterConfig ReadClusterConfig(const EnvReader& env) {
 std::string EncodeNodeInfo(const NodeInfo& info) {
   std::ostringstream out;
   out << "worker_num=" << info.worker_num << "\nversion=" << info.version << "\ncontext=" << info.context_hash
-      << "\nhost=" << info.host << "\nrank=" << info.requested_rank << "\npid=" << info.pid << "\n";
+      << "\nhost=" << info.host << "\nrank=" << info.requested_rank << "\npid=" << info.pid
+      << "\nmachine=" << info.machine << "\n";
   return out.str();
 }
 
@@ -197,7 +201,7 @@ std::optional<NodeInfo> DecodeNodeInfo(const std::string& text) {
     if (eq == std::string::npos) return std::nullopt;
     fields[line.substr(0, eq)] = line.substr(eq + 1);
   }
-  for (const char* name : {"worker_num", "version", "context", "host", "rank", "pid"}) {
+  for (const char* name : {"worker_num", "version", "context", "host", "rank", "pid", "machine"}) {
     if (!fields.contains(name)) return std::nullopt;
   }
   NodeInfo info;
@@ -217,6 +221,7 @@ std::optional<NodeInfo> DecodeNodeInfo(const std::string& text) {
   info.host = fields["host"];
   info.requested_rank = static_cast<int>(*rank);
   info.pid = *pid;
+  info.machine = fields["machine"];
   return info;
 }
 
@@ -250,6 +255,14 @@ std::string LocalHostName() {
   char name[256] = {};
   if (::gethostname(name, sizeof(name) - 1) != 0) return "localhost";
   return name;
+}
+
+std::string LocalMachine() {
+  std::string boot_id;
+  if (std::ifstream in("/proc/sys/kernel/random/boot_id"); in) std::getline(in, boot_id);
+  std::error_code error;
+  std::string pid_namespace = std::filesystem::read_symlink("/proc/self/ns/pid", error).string();
+  return StrCat(LocalHostName(), "/", boot_id, "/", pid_namespace);
 }
 
 milliseconds HeartbeatInterval(milliseconds heartbeat_timeout) {
@@ -373,10 +386,10 @@ void Scheduler::Assign(const std::vector<NodeInfo>& nodes) {
   }
   node_of_rank_.assign(static_cast<size_t>(size), NodeInfo{});
   for (size_t i = 0; i < nodes.size(); ++i) node_of_rank_[static_cast<size_t>(rank_of_arrival_[i])] = nodes[i];
-  std::string hosts;
-  for (const auto& node : node_of_rank_) hosts += node.host + "\n";
+  std::string machines;
+  for (const auto& node : node_of_rank_) machines += node.machine + "\n";
   for (size_t i = 0; i < nodes.size(); ++i) {
-    server_->Set(AssignKey(static_cast<int>(i)), ToBytes(std::to_string(rank_of_arrival_[i]) + "\n" + hosts));
+    server_->Set(AssignKey(static_cast<int>(i)), ToBytes(std::to_string(rank_of_arrival_[i]) + "\n" + machines));
   }
 }
 
@@ -387,7 +400,7 @@ int Scheduler::Run() {
   if (!Register(&nodes, &code)) return code;
   Assign(nodes);
   const int size = options_.worker_num;
-  const std::string here = LocalHostName();
+  const std::string here = LocalMachine();
   auto now = Clock::now();
   std::vector<std::optional<Bytes>> last_beat(static_cast<size_t>(size));
   std::vector<Clock::time_point> last_seen(static_cast<size_t>(size), now);
@@ -410,7 +423,7 @@ int Scheduler::Run() {
         last_beat[r] = beat;
         last_seen[r] = now;
       }
-      if (node.host == here && ProcessGone(node.pid)) {
+      if (node.machine == here && ProcessGone(node.pid)) {
         return Fail(StrCat("rank ", rank, " (", Describe(node), ") exited without msrt.communication.release()"));
       }
       if (now - last_seen[r] > options_.heartbeat_timeout) {
@@ -450,8 +463,8 @@ std::unique_ptr<ClusterWorker> ClusterWorker::Join(const WorkerOptions& options)
   std::getline(in, line);
   auto rank = ParseInt(line);
   MSRT_CHECK(rank.has_value(), "the scheduler sent a malformed rank assignment");
-  while (std::getline(in, line)) worker->hosts_.push_back(line);
-  MSRT_CHECK(*rank >= 0 && *rank < static_cast<int64_t>(worker->hosts_.size()),
+  while (std::getline(in, line)) worker->machines_.push_back(line);
+  MSRT_CHECK(*rank >= 0 && *rank < static_cast<int64_t>(worker->machines_.size()),
              "the scheduler sent a malformed rank assignment");
   worker->rank_ = static_cast<int>(*rank);
   client.connect_timeout = milliseconds(5000);
@@ -514,7 +527,7 @@ int ClusterWorker::LocalRank(const std::vector<int>& members, int world_rank) co
   int local = 0;
   for (int member : members) {
     if (member == world_rank) return local;
-    if (hosts_.at(static_cast<size_t>(member)) == hosts_.at(static_cast<size_t>(world_rank))) ++local;
+    if (machines_.at(static_cast<size_t>(member)) == machines_.at(static_cast<size_t>(world_rank))) ++local;
   }
   MSRT_CHECK_VALUE(false, "rank ", world_rank, " is not a member of the group");
 }
@@ -522,7 +535,7 @@ int ClusterWorker::LocalRank(const std::vector<int>& members, int world_rank) co
 int ClusterWorker::LocalSize(const std::vector<int>& members, int world_rank) const {
   int count = 0;
   for (int member : members) {
-    if (hosts_.at(static_cast<size_t>(member)) == hosts_.at(static_cast<size_t>(world_rank))) ++count;
+    if (machines_.at(static_cast<size_t>(member)) == machines_.at(static_cast<size_t>(world_rank))) ++count;
   }
   return count;
 }
@@ -633,6 +646,7 @@ WorldInfo InitWorld(const ClusterConfig& config, const std::string& backend, con
     options.info.version = version;
     options.info.context_hash = context_hash;
     options.info.host = LocalHostName();
+    options.info.machine = LocalMachine();
     options.info.requested_rank = config.requested_rank;
     options.info.pid = ::getpid();
     auto worker = ClusterWorker::Join(options);

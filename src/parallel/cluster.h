@@ -91,6 +91,9 @@ struct NodeInfo {
   std::string host;
   int requested_rank = -1;
   int64_t pid = 0;
+  /// Which machine and process namespace the worker runs in (LocalMachine()):
+  /// what local ranks are grouped by, and where its pid means something.
+  std::string machine;
 };
 std::string EncodeNodeInfo(const NodeInfo& info);
 /// nullopt when the text is malformed.
@@ -101,8 +104,13 @@ std::optional<NodeInfo> DecodeNodeInfo(const std::string& text);
 /// `host` does not resolve.
 std::string AddressToward(const std::string& host, uint16_t port);
 
-/// This machine's host name (what local ranks are grouped by).
+/// This machine's host name (shown in messages).
 std::string LocalHostName();
+
+/// This machine and process namespace: the host name, the kernel's boot id
+/// and the pid namespace. Two machines with the same host name (cloned
+/// images, containers) differ here, and so do two containers of one machine.
+std::string LocalMachine();
 
 struct SchedulerOptions {
   std::string host = "127.0.0.1";
@@ -171,9 +179,9 @@ class ClusterWorker {
   ClusterWorker& operator=(const ClusterWorker&) = delete;
 
   int rank() const { return rank_; }
-  int size() const { return static_cast<int>(hosts_.size()); }
-  /// The host of every rank.
-  const std::vector<std::string>& hosts() const { return hosts_; }
+  int size() const { return static_cast<int>(machines_.size()); }
+  /// The machine of every rank (NodeInfo::machine).
+  const std::vector<std::string>& machines() const { return machines_; }
   /// Order of `world_rank` among the ranks of `members` on its host, and
   /// the number of those ranks (for the world: all ranks).
   int LocalRank(const std::vector<int>& members, int world_rank) const;
@@ -193,7 +201,7 @@ class ClusterWorker {
   std::shared_ptr<StoreClient> store_;
   std::unique_ptr<StoreClient> heartbeat_store_;
   int rank_ = -1;
-  std::vector<std::string> hosts_;
+  std::vector<std::string> machines_;
   bool released_ = false;
   mutable std::mutex mutex_;
   std::condition_variable stop_;

@@ -131,13 +131,15 @@ TEST(ClusterConfigTest, NodeInfoRoundTripsAndMalformedTextIsRefused) {
                 .context_hash = 18446744073709551615ULL,
                 .host = "h",
                 .requested_rank = 3,
-                .pid = 1234};
+                .pid = 1234,
+                .machine = "h/boot/pid:[1]"};
   auto decoded = DecodeNodeInfo(EncodeNodeInfo(info));
   ASSERT_TRUE(decoded.has_value());
   EXPECT_EQ(decoded->worker_num, 4);
   EXPECT_EQ(decoded->context_hash, info.context_hash);
   EXPECT_EQ(decoded->requested_rank, 3);
   EXPECT_EQ(decoded->pid, 1234);
+  EXPECT_EQ(decoded->machine, info.machine);
   EXPECT_FALSE(DecodeNodeInfo("worker_num=4\n").has_value());
   EXPECT_FALSE(DecodeNodeInfo("garbage").has_value());
   EXPECT_FALSE(DecodeNodeInfo(EncodeNodeInfo(info) + "rank=x\n").has_value());
@@ -177,7 +179,8 @@ class SchedulerTest : public ::testing::Test {
                             .context_hash = 7,
                             .host = LocalHostName(),
                             .requested_rank = requested_rank,
-                            .pid = ::getpid()};
+                            .pid = ::getpid(),
+                            .machine = LocalMachine()};
     return options;
   }
   void TearDown() override {

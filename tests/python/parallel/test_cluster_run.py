@@ -181,3 +181,55 @@ def test_bad_flags_are_refused_before_anything_starts(tmp_path):
                            "--local_worker_num=3", "x.py"], capture_output=True, text=True, timeout=JOB_TIMEOUT)
     assert done.returncode == 2
     assert "--local_worker_num must be in [1, worker_num=2], but got 3" in done.stderr
+
+
+NODE_WORKER = textwrap.dedent("""
+    import numpy as np
+    import msrt as ms
+    import msrt.communication as c
+    c.init()
+    r, n = c.get_rank(), c.get_group_size()
+    total = ms.ops.AllReduce()(ms.Tensor(np.full(4, r + 1, np.float32))).asnumpy()
+    assert (total == n * (n + 1) / 2).all(), total
+    print("rank", r, "local", c.get_local_rank(), c.get_local_rank_size(), flush=True)
+""")
+
+
+def can_unshare_pids():
+    try:
+        return subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"], capture_output=True,
+                              timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.skipif(not can_unshare_pids(), reason="needs unshare --pid (root)")
+def test_nodes_whose_host_names_match_are_told_apart(tmp_path):
+    # Two nodes of one job on 127.0.0.1, the second in a pid namespace of its
+    # own, as a container or a cloned machine with the same host name would
+    # be: each has local rank 0 of 1, and the scheduler does not look for the
+    # other node's pids among its own (which would fail the job as "exited").
+    script = tmp_path / "worker.py"
+    script.write_text(NODE_WORKER)
+    port = free_port()
+    procs = []
+    for node in (0, 1):
+        argv = [sys.executable, "-m", "msrt.parallel.cluster.run", "--worker_num=2", "--local_worker_num=1",
+                "--master_addr=127.0.0.1", f"--master_port={port}", f"--node_rank={node}",
+                f"--log_dir={tmp_path / f'logs{node}'}", "--join=True", "--cluster_time_out=20", str(script)]
+        if node == 1:
+            argv = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"] + argv
+        procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                      start_new_session=True))
+    outputs = []
+    try:
+        for proc in procs:
+            outputs.append(proc.communicate(timeout=JOB_TIMEOUT)[0])
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    logs = (tmp_path / "logs0" / "worker_0.log").read_text() + (tmp_path / "logs1" / "worker_1.log").read_text()
+    assert "rank 0 local 0 1" in logs and "rank 1 local 0 1" in logs, logs

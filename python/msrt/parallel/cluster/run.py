@@ -5,8 +5,8 @@
 Each worker runs `python train.py ARGS` with MindSpore's dynamic-cluster
 variables (MS_ROLE=MS_WORKER, MS_SCHED_HOST, MS_SCHED_PORT, MS_WORKER_NUM,
 MS_TOPO_TIMEOUT, MS_NODE_ID, RANK_ID, RANK_SIZE); its output goes to
-<log_dir>/worker_<rank>.log. The node whose address is --master_addr (or the
-only node) also runs the scheduler, `msrt.communication.init()` under
+<log_dir>/worker_<rank>.log. Node 0 (or, without --node_rank, the node whose
+address is --master_addr, or the only node) also runs the scheduler, `msrt.communication.init()` under
 MS_ROLE=MS_SCHED, logging to <log_dir>/scheduler.log.
 
 With --join=True msrun waits: when a process fails it names it, prints the
@@ -187,7 +187,8 @@ def main(argv=None):
     _check(args, parser)
     os.makedirs(args.log_dir, exist_ok=True)
     single_node = args.local_worker_num == args.worker_num
-    runs_scheduler = single_node or args.node_rank == 0 or _is_local_address(args.master_addr)
+    # Node 0 runs the scheduler; without node ranks, the node that has the address does.
+    runs_scheduler = single_node or args.node_rank == 0 or (args.node_rank < 0 and _is_local_address(args.master_addr))
     base = dict(os.environ)
     for name in ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "MS_NODE_ID", "RANK_ID"):
         base.pop(name, None)
