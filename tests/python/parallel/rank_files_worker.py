@@ -6,7 +6,8 @@
 Trains a Dense layer for 2 steps with Model.train in GRAPH_MODE with
 save_graphs, enable_dump, print_file_path (a Print in the network prints
 this rank's input), the profiler, LossMonitor, TimeMonitor, a LambdaCallback
-that prints, ModelCheckpoint and SummaryCollector all writing under OUT_DIR,
+that prints, ModelCheckpoint, BackupAndRestore and SummaryCollector all
+writing under OUT_DIR,
 the same paths on every rank.
 """
 import os
@@ -18,8 +19,8 @@ import msrt as ms
 import msrt.dataset as ds
 from msrt import nn, ops
 from msrt.profiler import Profiler
-from msrt.train import (CheckpointConfig, LambdaCallback, LossMonitor, Model, ModelCheckpoint, SummaryCollector,
-                        TimeMonitor)
+from msrt.train import (BackupAndRestore, CheckpointConfig, LambdaCallback, LossMonitor, Model, ModelCheckpoint,
+                        SummaryCollector, TimeMonitor)
 
 OUT, SINGLE = sys.argv[1], len(sys.argv) > 2 and sys.argv[2] == "single"
 
@@ -56,6 +57,7 @@ def main():
     callbacks = [LossMonitor(), TimeMonitor(),
                  LambdaCallback(on_train_end=lambda _: print(f"callback of rank {rank}", flush=True)),
                  ModelCheckpoint(directory=os.path.join(OUT, "ckpt"), config=CheckpointConfig(save_checkpoint_steps=2)),
+                 BackupAndRestore(os.path.join(OUT, "backup"), delete_checkpoint=False),
                  SummaryCollector(os.path.join(OUT, "summary"), collect_freq=1,
                                   collect_specified_data={"collect_input_data": False})]
     model.train(1, dataset, callbacks=callbacks)

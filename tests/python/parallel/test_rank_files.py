@@ -1,7 +1,7 @@
 """Per-rank places (Note [Per-rank places] in src/runtime/rank.h): in a job of
 2 workers started by msrun, every rank writes save_graphs IR, kernel dumps,
-profiler traces, its print_file_path file, ModelCheckpoint's checkpoints and
-the summary file to a place of its own, and only rank 0's callbacks print; one
+profiler traces, its print_file_path file, ModelCheckpoint's checkpoints,
+BackupAndRestore's backup and the summary file to a place of its own, and only rank 0's callbacks print; one
 process without init() writes where it always did."""
 import os
 import pathlib
@@ -16,7 +16,7 @@ import msrt as ms
 import msrt.dataset as ds
 from msrt import nn, ops
 from msrt._files import rank_place
-from msrt.train import LossMonitor, Model, ModelCheckpoint, SummaryRecord
+from msrt.train import BackupAndRestore, LossMonitor, Model, ModelCheckpoint, SummaryRecord
 
 WORKER = pathlib.Path(__file__).with_name("rank_files_worker.py")
 JOB_TIMEOUT = 90
@@ -67,12 +67,15 @@ def test_two_ranks_write_their_own_files_and_only_rank_0_prints(tmp_path):
         assert (out / "prof" / "profiler" / f"op_summary_{rank}.csv").is_file()
         # ModelCheckpoint: <directory>/rank_<id>/
         assert files(out / "ckpt" / f"rank_{rank}") == ["CKP-1_2.ckpt"]
+        # BackupAndRestore: <backup_dir>/rank_<id>/backup.ckpt
+        assert files(out / "backup" / f"rank_{rank}") == ["backup.ckpt"]
         # summary: <log_dir>/rank_<id>/
         assert len(files(out / "summary" / f"rank_{rank}")) == 1
         # print_file_path <folder>/values.pb: <folder>/rank_<id>/values.pb, each rank's own values
         inputs = printed_inputs(out / f"rank_{rank}" / "values.pb")
         assert len(inputs) >= 1 and all(np.all(x == rank) for x in inputs), inputs
     assert files(out / "ir") == [] and files(out / "ckpt") == [] and files(out / "summary") == []
+    assert files(out / "backup") == []
     assert not (out / "values.pb").exists()
     # Both ranks trained the same parameters: the checkpoints agree.
     a = ms.load_checkpoint(str(out / "ckpt" / "rank_0" / "CKP-1_2.ckpt"))
@@ -91,9 +94,10 @@ def test_one_process_writes_where_it_always_did(tmp_path):
     assert (out / "dump" / "rank_0" / "index.jsonl").is_file()  # dumps use rank_0 even alone, as MindSpore's
     assert (out / "prof" / "profiler" / "trace_0.json").is_file()
     assert files(out / "ckpt") == ["CKP-1_2.ckpt"]
+    assert files(out / "backup") == ["backup.ckpt"]
     assert len(files(out / "summary")) == 1
     assert len(printed_inputs(out / "values.pb")) >= 1
-    for folder in ("ir", "ckpt", "summary", "."):
+    for folder in ("ir", "ckpt", "backup", "summary", "."):
         assert not list((out / folder).glob("rank_*")), folder
     assert "loss is" in logs[0] and "callback of rank 0" in logs[0]
 
@@ -116,7 +120,8 @@ def train_once(tmp_path, print_file):
         data = ds.NumpySlicesDataset({"x": np.ones((2, 2), np.float32), "y": np.zeros((2, 1), np.float32)},
                                      shuffle=False).batch(2)
         model = Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), 0.1))
-        model.train(1, data, callbacks=[LossMonitor(), ModelCheckpoint(directory=str(tmp_path / "ckpt"))])
+        model.train(1, data, callbacks=[LossMonitor(), ModelCheckpoint(directory=str(tmp_path / "ckpt")),
+                                        BackupAndRestore(str(tmp_path / "backup"), delete_checkpoint=False)])
         ms.runtime.synchronize()
     finally:
         ms.set_context(print_file_path="")
@@ -132,6 +137,7 @@ def test_rank_id_places_files_and_quiets_callbacks(tmp_path, monkeypatch, capsys
     train_once(tmp_path, tmp_path / "values.pb")
     assert ("loss is" in capsys.readouterr().out) == print_all
     assert files(tmp_path / "ckpt" / "rank_1") == ["CKP-1_1.ckpt"] and files(tmp_path / "ckpt") == []
+    assert files(tmp_path / "backup" / "rank_1") == ["backup.ckpt"] and files(tmp_path / "backup") == []
     assert len(printed_inputs(tmp_path / "rank_1" / "values.pb")) == 1
     assert not (tmp_path / "values.pb").exists()
     with SummaryRecord(str(tmp_path / "summary")) as record:
@@ -144,6 +150,7 @@ def test_without_a_rank_nothing_moves(tmp_path, monkeypatch, capsys):
     train_once(tmp_path, tmp_path / "values.pb")
     assert "loss is" in capsys.readouterr().out
     assert files(tmp_path / "ckpt") == ["CKP-1_1.ckpt"]
+    assert files(tmp_path / "backup") == ["backup.ckpt"]
     assert len(printed_inputs(tmp_path / "values.pb")) == 1
     with SummaryRecord(str(tmp_path / "summary")) as record:
         assert pathlib.Path(record.full_file_name).parent == tmp_path / "summary"

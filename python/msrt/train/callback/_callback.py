@@ -1,5 +1,6 @@
 """Callback base, RunContext and the parameters callbacks receive."""
 import contextlib
+import io
 import os
 
 __all__ = ["Callback", "RunContext", "CallbackParam"]
@@ -117,7 +118,6 @@ class RunContext:
 
 # Set to 1 to let the callbacks of every rank of a distributed job print.
 PRINT_ALL_RANKS_ENV = "MSRT_PRINT_ALL_RANKS"
-_devnull = None
 
 
 def _prints_here():
@@ -130,11 +130,18 @@ def _prints_here():
     return _C.rank_id() == 0
 
 
+class _Discard(io.TextIOBase):
+    """A text stream that drops what is written to it."""
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        return len(text)
+
+
 def _quiet_stdout():
-    global _devnull
-    if _devnull is None:
-        _devnull = open(os.devnull, "w", encoding="utf-8")  # kept open for the process
-    return contextlib.redirect_stdout(_devnull)
+    return contextlib.redirect_stdout(_Discard())
 
 
 class _CallbackManager(Callback):
