@@ -5,7 +5,7 @@ PY := .venv/bin/python
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup build test test-cpp test-python lint format demo tsan asan fuzz bench docs clean
+.PHONY: setup build test test-cpp test-python lint format demo demo-dp tsan asan fuzz bench docs clean
 
 setup:
 	@scripts/setup.sh
@@ -42,6 +42,21 @@ DEMO_EPOCHS ?= 3
 demo: build
 	OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-PASSIVE} MSRT_BUILD_DIR=$(abspath $(BUILD)) \
 	  $(PY) -m msrt.examples.lenet --mode graph --epochs $(DEMO_EPOCHS) --data-dir $(DEMO_DATA) --batch-size 32
+
+# The same training, data parallel on 2 processes started by msrun: each rank
+# trains on its half of the images with 16 rows per step, and the gradients are
+# averaged, so the job takes one process's steps. Rank 0's log is shown as it is
+# written; every process's log is in $(DEMO_LOG).
+MSRUN := .venv/bin/msrun
+DEMO_LOG ?= msrun_log
+DEMO_PORT ?= 8118
+demo-dp: build
+	@rm -f $(DEMO_LOG)/worker_*.log; \
+	OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-PASSIVE} MSRT_BUILD_DIR=$(abspath $(BUILD)) \
+	  $(MSRUN) --worker_num=2 --local_worker_num=2 --master_port=$(DEMO_PORT) --log_dir=$(DEMO_LOG) --join=True \
+	  python/msrt/examples/lenet.py --data-parallel --mode graph --epochs $(DEMO_EPOCHS) --data-dir $(DEMO_DATA) \
+	  --batch-size 32 & pid=$$!; \
+	tail -n +1 -F --pid=$$pid $(DEMO_LOG)/worker_0.log 2>/dev/null; wait $$pid
 
 # Concurrency tests under ThreadSanitizer (clang).
 tsan: setup

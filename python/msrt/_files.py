@@ -18,6 +18,13 @@ def fspath(path, op, arg):
     return path
 
 
+def rank_place(folder):
+    """`folder`/rank_<id> in a distributed job (after msrt.communication.init(),
+    or with RANK_ID set), else `folder` itself: where a rank writes the files
+    of its own (Note [Per-rank places] in src/runtime/rank.h)."""
+    return _C.rank_place(folder)
+
+
 def write_atomic(path, data, durable=True):
     """Replaces the file `path` with `data` (bytes) atomically; a symlink at
     the path is replaced, never written through. OSError naming the path."""

@@ -35,6 +35,9 @@ void BindRuntime(py::module_& m) {
       "Completed training steps (PYNATIVE_MODE's iteration; Note [Eager iterations]).");
   m.def("rank_id", &runtime::RankId, "This process's rank (rank_<id> folders of dumps and caches).");
   m.def(
+      "rank_place", [](const std::string& base) { return runtime::RankPlace(base).string(); }, py::arg("base"),
+      "base/rank_<id> in a distributed job, else base (Note [Per-rank places]).");
+  m.def(
       "advance_step", [] { return runtime::AdvanceStep(); }, "Ends a training step; returns the new count.");
 
   namespace prof = runtime::profiler;

@@ -139,9 +139,8 @@ PassManager PassManager::ForCompile(int64_t graph_id, PassRecords records) {
   int64_t level = opts::SaveGraphs().Effective();
   if (level > 0) {
     std::string dir = opts::SaveGraphsPath().Effective();
-    std::filesystem::path path = dir.empty() ? "." : dir;
-    // Distributed runs (a rank is known) write under rank_<id>/.
-    if (std::getenv("RANK_ID") != nullptr || runtime::RankId() > 0) path /= StrCat("rank_", runtime::RankId());
+    // A rank of a distributed job writes under rank_<id>/ (Note [Per-rank places]).
+    std::filesystem::path path = runtime::RankPlace(dir.empty() ? "." : dir);
     manager.AddInstrument(std::make_shared<IrDumper>(static_cast<int>(level), path, graph_id, records.files));
   }
   return manager;

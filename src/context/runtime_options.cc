@@ -688,7 +688,8 @@ FamilyTable MakeRuntimeTable() {
                .mindspore_devices = kAscendOnly,
                .device_note = "msrt implements the Print file sink on every device.",
                .doc = "File that receives the Print operator's output instead of the screen; an "
-                      "existing file is kept and a time-stamped name used instead."},
+                      "existing file is kept and a time-stamped name used instead. A rank of a "
+                      "distributed job writes <folder>/rank_<id>/<name>."},
               {.name = keys::kEnvConfigPath,
                .type = "str",
                .default_value = Value(""),

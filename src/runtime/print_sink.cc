@@ -32,6 +32,7 @@
 #include "core/file_io.h"
 #include "msrt/context/context.h"
 #include "msrt/core/errors.h"
+#include "runtime/rank.h"
 
 namespace msrt::runtime {
 namespace {
@@ -384,7 +385,18 @@ class Sink {
     std::string path = context::runtime_options::PrintFilePath().Get();
     if (!path.empty()) {
       std::string record = EncodeRecord(items);
+      // A rank of a distributed job appends to <folder>/rank_<id>/<name> (Note [Per-rank places]).
+      fs::path file(path);
+      fs::path place = RankPlace(file.parent_path()) / file.filename();
       std::lock_guard lock(FileMutex());
+      if (place != file) {
+        path = place.string();
+        try {
+          CreateDirectories(place.parent_path().string());
+        } catch (const OSError& e) {
+          throw OSError(StrCat("[print] print_file_path: ", e.message()));
+        }
+      }
       Append(path, record);
       return;
     }

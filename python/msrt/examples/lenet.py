@@ -9,6 +9,14 @@ Fashion-MNIST in 3 epochs; by default the rate follows nn.CosineDecayLR from
 
     python -m msrt.examples.lenet --mode graph --epochs 3 \
         --data-dir /usr/share/datasets/fashion-mnist --batch-size 32
+
+With --data-parallel, run under msrun (one process per rank), each rank
+trains on its shard of the images with batch-size / world-size rows per step
+and the gradients are averaged over the ranks (gradients_mean=True), so the
+job takes the same steps as one process with --batch-size; rank 0 prints:
+
+    msrun --worker_num=2 --local_worker_num=2 --join=True --log_dir=msrun_log \
+        python/msrt/examples/lenet.py --data-parallel --mode graph --epochs 3 --batch-size 32
 """
 import argparse
 import os
@@ -59,11 +67,14 @@ class LeNet5(nn.Cell):
         return x
 
 
-def create_dataset(data_path, usage="train", batch_size=32, shuffle=True, num_samples=None, drop_remainder=True):
+def create_dataset(data_path, usage="train", batch_size=32, shuffle=True, num_samples=None, drop_remainder=True,
+                   num_shards=None, shard_id=None):
     """The LeNet tutorial's pipeline: MnistDataset -> Resize(32, 32) ->
     Rescale(1/255) -> Rescale(1/0.3081, -0.1307/0.3081) -> HWC2CHW, labels
-    cast to int32, shuffled and batched."""
-    mnist_ds = ds.MnistDataset(data_path, usage=usage, num_samples=num_samples, shuffle=False)
+    cast to int32, shuffled and batched; with `num_shards`, only shard
+    `shard_id` of the images."""
+    mnist_ds = ds.MnistDataset(data_path, usage=usage, num_samples=num_samples, shuffle=False,
+                               num_shards=num_shards, shard_id=shard_id)
     resize_op = vision.Resize((32, 32), interpolation=Inter.LINEAR)
     rescale_op = vision.Rescale(1.0 / 255.0, 0.0)
     rescale_nml_op = vision.Rescale(1 / 0.3081, -1 * 0.1307 / 0.3081)
@@ -104,6 +115,9 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=None, help="runtime_num_threads")
     parser.add_argument("--ckpt-dir", default=None, help="save checkpoints there after each epoch")
+    parser.add_argument("--data-parallel", action="store_true",
+                        help="one rank of a data-parallel job started by msrun: init(), a shard of the images per "
+                             "rank, batch-size / world-size rows per rank and step, averaged gradients")
     return parser.parse_args(argv)
 
 
@@ -114,19 +128,35 @@ def main(argv=None):
     if args.threads is not None:
         settings["runtime_num_threads"] = args.threads
     ms.set_context(**settings)
+    # Every rank starts from the same parameters: the same seed.
     ms.set_seed(args.seed)
     ds.config.set_seed(args.seed)
     if not os.path.isdir(args.data_dir):
         print(f"error: data directory {args.data_dir!r} does not exist (Debian: apt install dataset-fashion-mnist)",
               file=sys.stderr)
         return 2
+    rank, world, batch_size = 0, 1, args.batch_size
+    if args.data_parallel:
+        from msrt.communication import get_group_size, get_rank, init
 
-    print(f"msrt {ms.__version__}: LeNet-5 on {args.data_dir}, {args.epochs} epoch(s), batch {args.batch_size}, "
-          f"mode {args.mode.upper()}")
-    print("Context (keys that differ from their defaults):")
-    print(ms.context.summary())
+        init()
+        ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
+        rank, world = get_rank(), get_group_size()
+        if args.batch_size % world:
+            print(f"error: --batch-size {args.batch_size} is not a multiple of the {world} ranks", file=sys.stderr)
+            return 2
+        batch_size = args.batch_size // world
+    say = print if rank == 0 else (lambda *_, **__: None)
 
-    train_ds = create_dataset(args.data_dir, "train", args.batch_size, shuffle=True, num_samples=args.train_samples)
+    ranks = f", {world} ranks of batch {batch_size} (data parallel)" if args.data_parallel else ""
+    say(f"msrt {ms.__version__}: LeNet-5 on {args.data_dir}, {args.epochs} epoch(s), batch {args.batch_size}{ranks}, "
+        f"mode {args.mode.upper()}")
+    say("Context (keys that differ from their defaults):")
+    say(ms.context.summary())
+
+    shards = {"num_shards": world, "shard_id": rank} if args.data_parallel else {}
+    train_ds = create_dataset(args.data_dir, "train", batch_size, shuffle=True, num_samples=args.train_samples,
+                              **shards)
     test_ds = create_dataset(args.data_dir, "test", args.batch_size, shuffle=False, drop_remainder=False)
     steps = train_ds.get_dataset_size()
     decay_steps = steps * args.epochs if args.lr_schedule == "cosine" else None
@@ -138,13 +168,14 @@ def main(argv=None):
         callbacks.append(ModelCheckpoint(prefix="lenet", directory=args.ckpt_dir,
                                          config=CheckpointConfig(save_checkpoint_steps=steps, keep_checkpoint_max=3)))
     schedule = f"cosine {args.lr} -> 0" if decay_steps else f"constant {args.lr}"
-    print(f"Training: {steps} steps per epoch, Momentum({args.momentum}), learning rate {schedule}", flush=True)
+    say(f"Training: {steps} steps per epoch, Momentum({args.momentum}), learning rate {schedule}", flush=True)
     start = time.perf_counter()
     model.train(args.epochs, train_ds, callbacks=callbacks)
     train_seconds = time.perf_counter() - start
-    print(f"Training time: {train_seconds:.1f} s ({train_seconds / args.epochs:.1f} s per epoch)", flush=True)
-    metrics = model.eval(test_ds, callbacks=[ProgressBar()])
-    print(f"Test accuracy after {args.epochs} epoch(s): {metrics['accuracy']:.4f}", flush=True)
+    say(f"Training time: {train_seconds:.1f} s ({train_seconds / args.epochs:.1f} s per epoch)", flush=True)
+    if rank == 0:  # every rank holds the same parameters; one evaluates
+        metrics = model.eval(test_ds, callbacks=[ProgressBar()])
+        print(f"Test accuracy after {args.epochs} epoch(s): {metrics['accuracy']:.4f}", flush=True)
     return 0
 
 

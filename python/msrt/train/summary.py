@@ -215,7 +215,8 @@ _UNSUPPORTED_PLUGINS = ("graph", "train_lineage", "eval_lineage", "dataset_graph
 class SummaryRecord:
     """Writes scalars, images, tensors and histograms to a summary file in
     `log_dir`, named as MindSpore names it:
-    {file_prefix}.out.events.summary.{seconds}.{pid}_{hostname}{file_suffix}.
+    {file_prefix}.out.events.summary.{seconds}.{pid}_{hostname}{file_suffix};
+    a rank of a distributed job writes it in `log_dir`/rank_<id>.
 
         with SummaryRecord("./summary") as record:
             record.add_value("scalar", "loss", loss)
@@ -241,7 +242,9 @@ class SummaryRecord:
                                           or max_file_size <= 0):
             raise ValueError(f"For 'SummaryRecord', the argument 'max_file_size' must be a positive int or None, "
                              f"but got {max_file_size!r}.")
-        _files.make_dirs(log_dir)
+        # A rank of a distributed job writes under <log_dir>/rank_<id>.
+        place = _files.rank_place(log_dir)
+        _files.make_dirs(place)
         _summary_data.take()  # what summary ops stored before this record began is not its own
         self._mode = "train"
         self.log_dir = log_dir
@@ -250,7 +253,7 @@ class SummaryRecord:
         self._closed = True  # until the file is open
         self._raise = bool(raise_exception)
         name = f"{file_prefix}.out.events.summary.{int(time.time())}.{os.getpid()}_{socket.gethostname()}{file_suffix}"
-        self.full_file_name = os.path.join(os.path.realpath(log_dir), name)
+        self.full_file_name = os.path.join(os.path.realpath(place), name)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         self._fd = os.open(self.full_file_name, flags, 0o644)
         self._closed = False

@@ -16,7 +16,8 @@ class BackupAndRestore(Callback):
     `save_freq` epochs). When training starts and that file exists, its
     parameters are loaded and training goes on from the epoch after the one
     backed up (Model.train reads cb_params.initial_epoch after
-    on_train_begin). The file is written atomically, so an interruption
+    on_train_begin). A rank of a distributed job uses
+    "<backup_dir>/rank_<id>/backup.ckpt". The file is written atomically, so an interruption
     while saving leaves the previous backup; it is deleted when training
     ends unless `delete_checkpoint` is False."""
 
@@ -32,11 +33,18 @@ class BackupAndRestore(Callback):
         if not isinstance(delete_checkpoint, bool):
             raise ValueError(f"For 'BackupAndRestore', the argument 'delete_checkpoint' must be bool, "
                              f"but got {type(delete_checkpoint).__name__}.")
-        self.backup_file = os.path.join(os.path.abspath(backup_dir), "backup.ckpt")
+        self._backup_dir = os.path.abspath(backup_dir)
+        self._place()
         self.save_freq = save_freq
         self.delete_checkpoint = delete_checkpoint
 
+    def _place(self):
+        # A rank of a distributed job backs up to <backup_dir>/rank_<id> (Note [Per-rank places]),
+        # decided again when training begins in case init() came after this callback was made.
+        self.backup_file = os.path.join(_files.rank_place(self._backup_dir), "backup.ckpt")
+
     def on_train_begin(self, run_context):
+        self._place()
         if not os.path.exists(self.backup_file):
             return
         cb_params = run_context.original_args()

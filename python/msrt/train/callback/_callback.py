@@ -1,4 +1,7 @@
 """Callback base, RunContext and the parameters callbacks receive."""
+import contextlib
+import io
+import os
 
 __all__ = ["Callback", "RunContext", "CallbackParam"]
 
@@ -113,10 +116,42 @@ class RunContext:
         return self._stop_requested
 
 
+# Set to 1 to let the callbacks of every rank of a distributed job print.
+PRINT_ALL_RANKS_ENV = "MSRT_PRINT_ALL_RANKS"
+
+
+def _prints_here():
+    """Whether callbacks print in this process: on rank 0 of a distributed job
+    (and in a single process), on every rank with MSRT_PRINT_ALL_RANKS=1."""
+    if os.environ.get(PRINT_ALL_RANKS_ENV, "") not in ("", "0"):
+        return True
+    from ... import _C
+
+    return _C.rank_id() == 0
+
+
+class _Discard(io.TextIOBase):
+    """A text stream that drops what is written to it."""
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        return len(text)
+
+
+def _quiet_stdout():
+    return contextlib.redirect_stdout(_Discard())
+
+
 class _CallbackManager(Callback):
-    """Calls a list of callbacks in order."""
+    """Calls a list of callbacks in order. On ranks other than 0 of a
+    distributed job, what they print to sys.stdout is dropped (LossMonitor,
+    TimeMonitor, ProgressBar, ... print once per job) unless
+    MSRT_PRINT_ALL_RANKS=1; what they write to files is written on every rank."""
 
     def __init__(self, callbacks):
+        self._quiet = not _prints_here()
         self._callbacks = []
         if callbacks is None:
             return
@@ -148,8 +183,9 @@ class _CallbackManager(Callback):
 
 def _dispatch(method):
     def call(self, run_context):
-        for cb in self._callbacks:
-            getattr(cb, method)(run_context)
+        with _quiet_stdout() if self._quiet else contextlib.nullcontext():
+            for cb in self._callbacks:
+                getattr(cb, method)(run_context)
 
     call.__name__ = method
     return call

@@ -3,6 +3,7 @@ import os
 import re
 import time
 
+from ... import _files
 from ..._tensor import Tensor
 from ...nn.cell import Cell
 from ._callback import Callback
@@ -154,6 +155,9 @@ class ModelCheckpoint(Callback):
     """Saves the training network's parameters (optimizer state included) to
     "<directory>/<prefix>-<epoch>_<step in epoch>.ckpt" as the config says,
     and once more at the end of training if the last step was not saved.
+    A rank of a distributed job (after msrt.communication.init()) writes in
+    "<directory>/rank_<id>/" instead, the layout of MindSpore's distributed
+    checkpoints, so that ranks never write the same file.
     With `exception_save` (here or in the config), an exception raised out of
     training saves "<prefix>-<epoch>_<step in epoch>_breakpoint.ckpt"."""
 
@@ -176,9 +180,9 @@ class ModelCheckpoint(Callback):
         if not isinstance(config, CheckpointConfig):
             raise TypeError(f"For 'ModelCheckpoint', the type of argument 'config' must be CheckpointConfig, "
                             f"but got {type(config).__name__}.")
-        self._directory = os.path.abspath(directory) if directory is not None else os.getcwd()
-        os.makedirs(self._directory, exist_ok=True)
-        self._prefix = _unique_prefix(self._directory, prefix)
+        self._base_directory = os.path.abspath(directory) if directory is not None else os.getcwd()
+        self._given_prefix = prefix
+        self._place()
         self._config = config
         self._train_network = train_network
         self._exception_save = exception_save or config.exception_save
@@ -194,8 +198,18 @@ class ModelCheckpoint(Callback):
         """The file written last."""
         return self._latest_ckpt_file_name
 
+    def _place(self):
+        # A rank of a distributed job writes under <directory>/rank_<id> (Note [Per-rank places]),
+        # decided again when training begins in case init() came after this callback was made.
+        directory = _files.rank_place(self._base_directory)
+        if directory != getattr(self, "_directory", None):
+            os.makedirs(directory, exist_ok=True)
+            self._directory = directory
+            self._prefix = _unique_prefix(directory, self._given_prefix)
+
     def begin(self, run_context):
         self._cb_params = run_context.original_args()
+        self._place()
 
     def __exit__(self, exc_type, exc, tb):
         # exception_save: an exception out of training saves the network as it is, "..._breakpoint.ckpt".
