@@ -351,6 +351,11 @@ Value ParseStrategyRows(const Value& in, const KeyEnv& env) {
         env.Fail(ErrorKind::kType, StrCat("every dimension in the parameter '", env.key, "' must be int, but got ",
                                           dim.type_name(), " (", dim.repr(), ")."));
       }
+      // A split count: at least 1 (a snapshot holds only values checked here).
+      if (!env.loading && dim.as_int() < 1) {
+        env.Fail(ErrorKind::kValue, StrCat("every dimension in the parameter '", env.key,
+                                           "' must be a positive int (a split count), but got ", dim.repr(), "."));
+      }
       dims.push_back(Value(dim.as_int()));
     }
     rows.push_back(Value(std::move(dims)));
