@@ -16,9 +16,10 @@ from ..parallel import _utils as _parallel_utils
 
 _context._declare_consumer("reserve_class_name_in_scope", "nn.Cell scope names")
 _context._declare_consumer("parameter_broadcast", "nn.Cell first call in data_parallel (Broadcast from rank 0)")
-_context._declare_consumer("full_batch", "nn.Cell compile, first call in data_parallel (refused outside "
-                                         "semi/auto parallel)")
-_context._declare_consumer("dataset_strategy", "nn.Cell compile, first call in data_parallel (a tuple refused)")
+_context._declare_consumer("full_batch", "nn.Cell calls in GRAPH_MODE and first calls in data_parallel (refused "
+                                         "outside semi/auto parallel)")
+_context._declare_consumer("dataset_strategy", "nn.Cell calls in GRAPH_MODE and first calls in data_parallel "
+                                               "('full_batch' and a tuple refused there)")
 
 try:  # MindSpore keeps ParameterTuple beside Parameter.
     from ..common.parameter import ParameterTuple
@@ -468,6 +469,7 @@ class Cell(_jit.GraphOwner):
         if "_parallel_ready" not in self.__dict__:
             self._prepare_parallel()
         if _context.get_context("mode") == _context.GRAPH_MODE:
+            _parallel_utils._check_full_batch()  # MindSpore checks when it compiles a cell
             return _jit.call_cell(self, args, kwargs)
         return self._run_top(*args, **kwargs)
 
@@ -477,7 +479,6 @@ class Cell(_jit.GraphOwner):
         state.depth = 1
         try:
             if _jit._state.capture is not None:
-                _parallel_utils._check_full_batch()  # compiling the cell: MindSpore's check
                 return _jit.call_nested_cell(self, args, kwargs)
             return self._run_body(args, kwargs)
         finally:
