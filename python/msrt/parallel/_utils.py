@@ -93,13 +93,11 @@ def _dataset_shards():
     """(num_shards, shard_id) of a source dataset created without them: the
     world's size and this process's rank in data_parallel after
     communication.init() (with more than one rank), else (None, None)."""
-    from ..communication.management import GlobalComm
+    from .. import _C
 
-    if not GlobalComm.INITED or _get_parallel_mode() != ParallelMode.DATA_PARALLEL:
+    if not _C._world_initialized() or _get_parallel_mode() != ParallelMode.DATA_PARALLEL:
         return None, None
-    from ..communication.management import get_group_size, get_rank
-
-    size = get_group_size()
-    if size <= 1:
+    world = _C._world_info()
+    if world["size"] <= 1:
         return None, None
-    return size, get_rank()
+    return world["size"], world["rank"]
