@@ -494,8 +494,8 @@ class Cell(_jit.GraphOwner):
             return
         _parallel_utils._check_full_batch()
         if _parallel_utils._get_parameter_broadcast():
-            params = self.parameters_broadcast_dict()
-            params = [p for p in (params or {}).values() if not getattr(p, "_broadcast_done", False)]
+            params = [p for p in self.get_parameters()
+                      if not p.layerwise_parallel and not getattr(p, "_broadcast_done", False)]
             _parallel_utils._broadcast_parameters(params)
             for param in params:
                 param._broadcast_done = True
