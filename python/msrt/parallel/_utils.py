@@ -66,27 +66,22 @@ def _get_parameter_broadcast():
         if get_seed() is None:
             from .._warnings import MsrtWarning
 
-            warnings.warn("In data_parallel the ranks start from their own initial parameters: use "
-                          "set_auto_parallel_context(parameter_broadcast=True) or set_seed() to share them.",
-                          MsrtWarning, stacklevel=4)
+            warnings.warn("data_parallel with neither parameter_broadcast nor a seed: ranks that initialise "
+                          "parameters randomly start from different values; use set_auto_parallel_context("
+                          "parameter_broadcast=True) or set_seed() to share them.", MsrtWarning, stacklevel=4)
     return broadcast
 
 
 def _broadcast_parameters(params):
     """Every parameter in `params` set to rank 0's value (one Broadcast over the
-    world group)."""
+    world group, each in its own dtype: exact for every dtype)."""
     if not params:
         return
-    from ..common import dtype as mstype
-    from ..ops import functional as F
     from ..ops.operations.comm_ops import Broadcast
 
-    direct = (mstype.float16, mstype.float32, mstype.float64, mstype.int8, mstype.int32, mstype.int64, mstype.uint8)
-    # The other dtypes (bool, bfloat16, int16...) travel as float32, which holds them exactly, as MindSpore's do.
-    sent = tuple(p if p.dtype in direct else F.cast(p, mstype.float32) for p in params)
-    values = Broadcast(0)(sent)
+    values = Broadcast(0)(tuple(params))
     for param, value in zip(params, values):
-        param.set_data(value)  # cast back to the parameter's dtype
+        param.set_data(value)
 
 
 def _dataset_shards():

@@ -69,6 +69,8 @@ class Mixed(nn.Cell):
         self.f16 = ms.Parameter(ms.Tensor(np.full(3, rank + 0.5, np.float16)), name="f16")
         self.i32 = ms.Parameter(ms.Tensor(np.full(2, 1000 * rank + 7, np.int32)), name="i32", requires_grad=False)
         self.flag = ms.Parameter(ms.Tensor(np.array([rank == 0, rank != 0])), name="flag", requires_grad=False)
+        # Beyond float32's 24-bit mantissa: a float32 round trip would change it.
+        self.i64 = ms.Parameter(ms.Tensor(np.full(2, 2 ** 40 + 1 + rank, np.int64)), name="i64", requires_grad=False)
         self.local = ms.Parameter(ms.Tensor(np.full(2, rank, np.float32)), name="local", layerwise_parallel=True)
 
     def construct(self, x):
@@ -79,11 +81,12 @@ def check_broadcast(rank):
     ms.set_context(mode=ms.PYNATIVE_MODE)
     ms.set_auto_parallel_context(parameter_broadcast=True)
     cell = Mixed(rank)
-    assert list(cell.parameters_broadcast_dict()) == ["f16", "i32", "flag"]
+    assert list(cell.parameters_broadcast_dict()) == ["f16", "i32", "flag", "i64"]
     cell(ms.Tensor(np.zeros(2, np.float32)))
     np.testing.assert_array_equal(cell.f16.asnumpy(), np.full(3, 0.5, np.float16))
     np.testing.assert_array_equal(cell.i32.asnumpy(), np.full(2, 7, np.int32))
     np.testing.assert_array_equal(cell.flag.asnumpy(), [True, False])
+    np.testing.assert_array_equal(cell.i64.asnumpy(), np.full(2, 2 ** 40 + 1, np.int64))
     assert cell.f16.dtype == ms.float16 and cell.i32.dtype == ms.int32 and cell.flag.dtype == ms.bool_
     np.testing.assert_array_equal(cell.local.asnumpy(), np.full(2, rank, np.float32))  # not broadcast
     # Only the first call broadcasts: a later change on one rank stays there.
