@@ -182,6 +182,29 @@ def test_parameter_broadcast_without_a_cluster_says_what_is_missing(context):
     assert nn.Dense(3, 2)(ms.Tensor(np.ones((2, 3), np.float32))).shape == (2, 2)
 
 
+def test_data_parallel_without_broadcast_or_seed_warns(context):
+    import warnings
+
+    from msrt.common import seed
+    from msrt._warnings import MsrtWarning
+
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL)
+    x = ms.Tensor(np.ones((2, 3), np.float32))
+    prior = seed.get_seed()
+    seed._reset()
+    with pytest.warns(MsrtWarning, match="neither parameter_broadcast nor a seed"):
+        nn.Dense(3, 2)(x)
+    ms.set_seed(3)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", MsrtWarning)
+            nn.Dense(3, 2)(x)
+    finally:
+        seed._reset()
+        if prior is not None:
+            ms.set_seed(prior)
+
+
 def test_parameters_broadcast_dict_leaves_out_layerwise_parallel():
     net = nn.Dense(3, 2)
     assert list(net.parameters_broadcast_dict()) == ["weight", "bias"]
