@@ -351,6 +351,11 @@ Value ParseStrategyRows(const Value& in, const KeyEnv& env) {
         env.Fail(ErrorKind::kType, StrCat("every dimension in the parameter '", env.key, "' must be int, but got ",
                                           dim.type_name(), " (", dim.repr(), ")."));
       }
+      // A split count: at least 1 (a snapshot holds only values checked here).
+      if (!env.loading && dim.as_int() < 1) {
+        env.Fail(ErrorKind::kValue, StrCat("every dimension in the parameter '", env.key,
+                                           "' must be a positive int (a split count), but got ", dim.repr(), "."));
+      }
       dims.push_back(Value(dim.as_int()));
     }
     rows.push_back(Value(std::move(dims)));
@@ -630,7 +635,7 @@ const FamilyTable& AutoParallelTable() {
                .parse = ParseBool(),
                .affects_compile = true,
                .doc = "Divide gradients in the backward pass when the same computation is "
-                      "repeated on several devices."},
+                      "repeated on several devices. Used by semi_auto_parallel and auto_parallel only."},
               {.name = "grad_accumulation_step",
                .type = "int",
                .default_value = 1,
@@ -645,7 +650,8 @@ const FamilyTable& AutoParallelTable() {
                .default_value = false,
                .parse = ParseBool(),
                .apply = WriteAndMark("_parameter_broadcast_is_set"),
-               .doc = "Copy rank 0's initial parameters to every device before training starts."},
+               .doc = "Copy rank 0's initial parameters to every device before training starts "
+                      "(data_parallel: at each cell's first call, except layerwise_parallel ones)."},
               {.name = "_parameter_broadcast_is_set",
                .type = "bool",
                .default_value = false,

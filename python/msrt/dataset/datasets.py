@@ -299,6 +299,10 @@ def _split_sizes(dataset, sizes, randomize):
 class MappableDataset(Dataset):
     """A random-access source: rows are read in the order its sampler gives.
 
+    In data_parallel mode after `communication.init()` (with more than one
+    rank), a source given no sampler, num_shards or shard_id reads shard
+    `get_rank()` of `get_group_size()`.
+
     Subclasses define `_source_size()` and either `_load()` (the columns of every
     row, as arrays whose first axis is the row) or `_blocks(indices)`.
     """
@@ -309,11 +313,20 @@ class MappableDataset(Dataset):
         if cache is not None:
             raise NotImplementedError("msrt has no dataset cache server; pass cache=None.")
         super().__init__(num_parallel_workers=num_parallel_workers)
+        if sampler is None and num_shards is None and self._shards_by_default():
+            from ..parallel._utils import _dataset_shards
+
+            num_shards, shard_id = _dataset_shards()  # the cluster's, in data_parallel after init()
         self.sampler = select_sampler(num_samples, sampler, shuffle, num_shards, shard_id)
         self.num_samples = num_samples
         self.shuffle_flag = shuffle
         self.num_shards = num_shards
         self.shard_id = shard_id
+
+    def _shards_by_default(self):
+        """Whether the source takes num_shards and shard_id from the cluster when
+        given neither (in data_parallel after communication.init())."""
+        return True
 
     def _load(self):
         """The source's columns (arrays whose first axis is the row). A source

@@ -90,7 +90,8 @@ class GeneratorDataset(MappableDataset):
         num_parallel_workers (int, optional): workers reading a random-access source. Default: 1.
         shuffle, sampler, num_shards, shard_id: as for every random-access source
             (shuffled by default; shards of equal size, ceil(rows / num_shards), wrapping
-            around). Only for random-access sources.
+            around; in data_parallel after init() the cluster's shard by default). Only for
+            random-access sources: an iterable one is read whole on every rank.
         python_multiprocessing (bool, optional): workers are forked processes (True,
             the default) or threads.
         max_rowsize: accepted for compatibility.
@@ -142,6 +143,9 @@ class GeneratorDataset(MappableDataset):
         self.max_rowsize = max_rowsize
         self._columns = list(column_names)
         self._iterable_size = None
+
+    def _shards_by_default(self):
+        return self._random_access  # an iterable source is read whole on every rank
 
     def _row(self, value):
         row = _convert_row(value, self._columns)

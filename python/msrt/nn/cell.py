@@ -12,8 +12,14 @@ from collections import OrderedDict
 from .. import _jit
 from .. import context as _context
 from ..common.parameter import Parameter
+from ..parallel import _utils as _parallel_utils
 
 _context._declare_consumer("reserve_class_name_in_scope", "nn.Cell scope names")
+_context._declare_consumer("parameter_broadcast", "nn.Cell first call in data_parallel (Broadcast from rank 0)")
+_context._declare_consumer("full_batch", "nn.Cell calls in GRAPH_MODE and first calls in data_parallel (refused "
+                                         "outside semi/auto parallel)")
+_context._declare_consumer("dataset_strategy", "nn.Cell calls in GRAPH_MODE and first calls in data_parallel "
+                                               "('full_batch' and a tuple refused there)")
 
 try:  # MindSpore keeps ParameterTuple beside Parameter.
     from ..common.parameter import ParameterTuple
@@ -280,6 +286,13 @@ class Cell(_jit.GraphOwner):
         """An OrderedDict from parameter name to Parameter."""
         return OrderedDict((p.name, p) for p in self.get_parameters(expand=recurse))
 
+    def parameters_broadcast_dict(self, recurse=True):
+        """The parameters a data-parallel broadcast copies from rank 0 (those
+        without layerwise_parallel), an OrderedDict by name; None when there
+        are none."""
+        out = OrderedDict((p.name, p) for p in self.get_parameters(expand=recurse) if not p.layerwise_parallel)
+        return out or None
+
     def init_parameters_data(self, auto_parallel_mode=False):
         """Materialises lazily initialised parameters; returns {param: param}."""
         out = {}
@@ -453,7 +466,10 @@ class Cell(_jit.GraphOwner):
             self._assign_scopes()
         if _jit._state.capture is not None:  # called by a function being compiled
             return self._run_top(*args, **kwargs)
+        if "_parallel_ready" not in self.__dict__:
+            self._prepare_parallel()
         if _context.get_context("mode") == _context.GRAPH_MODE:
+            _parallel_utils._check_full_batch()  # MindSpore checks when it compiles a cell
             return _jit.call_cell(self, args, kwargs)
         return self._run_top(*args, **kwargs)
 
@@ -467,6 +483,23 @@ class Cell(_jit.GraphOwner):
             return self._run_body(args, kwargs)
         finally:
             state.depth = 0
+
+    def _prepare_parallel(self):
+        """The first top-level call of the cell in data_parallel (MindSpore's
+        first call in PYNATIVE_MODE, its compile in GRAPH_MODE): full_batch is
+        refused, and with parameter_broadcast every parameter of the cell that
+        no earlier cell broadcast, except layerwise_parallel ones, takes rank
+        0's value. Every rank must make this call: it is a collective."""
+        if _parallel_utils._get_parallel_mode() != _context.ParallelMode.DATA_PARALLEL:
+            return
+        _parallel_utils._check_full_batch()
+        if _parallel_utils._get_parameter_broadcast():
+            params = [p for p in self.get_parameters()
+                      if not p.layerwise_parallel and not getattr(p, "_broadcast_done", False)]
+            _parallel_utils._broadcast_parameters(params)
+            for param in params:
+                param._broadcast_done = True
+        self.__dict__["_parallel_ready"] = True
 
     def _run_body(self, args, kwargs):
         if self._slow_call:
