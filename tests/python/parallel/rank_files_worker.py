@@ -51,7 +51,8 @@ def main():
     net = Net()
     # Rows differ per rank: every value is the rank.
     data = {"x": np.full((4, 4), rank, np.float32), "y": np.zeros((4, 2), np.float32)}
-    dataset = ds.NumpySlicesDataset(data, shuffle=False).batch(2)
+    # The rows are this rank's already: read whole, not the cluster's default shard.
+    dataset = ds.NumpySlicesDataset(data, shuffle=False, num_shards=1, shard_id=0).batch(2)
     model = Model(net, nn.MSELoss(), nn.SGD(net.trainable_params(), 0.1))
     profiler = Profiler(output_path=os.path.join(OUT, "prof"))
     callbacks = [LossMonitor(), TimeMonitor(),
