@@ -880,6 +880,8 @@ const FamilyTable& AutoParallelTable() {
 namespace parallel_options {
 MSRT_OPTION_HANDLE(Family::kAutoParallel, int64_t, GlobalRank, keys::kGlobalRank)
 MSRT_OPTION_HANDLE(Family::kAutoParallel, int64_t, DeviceNum, "device_num")
+MSRT_OPTION_HANDLE(Family::kAutoParallel, bool, AllReduceFusionEnabled, "_all_reduce_fusion_enabled")
+MSRT_OPTION_HANDLE(Family::kAutoParallel, int64_t, DataParallelFusionThreshold, "_data_parallel_fusion_threshold")
 }  // namespace parallel_options
 
 }  // namespace msrt::context

@@ -1,5 +1,6 @@
 """The auto-parallel context as the training wrappers read it (MindSpore's
 `mindspore.parallel._utils` helpers of the same names)."""
+from .. import _C
 from ..context import ParallelMode, get_auto_parallel_context
 
 # The modes that need sharding strategies: msrt does not split operators yet.
@@ -16,6 +17,22 @@ def _get_gradients_mean():
 
 def _get_device_num():
     return get_auto_parallel_context("device_num")
+
+
+def _get_gradient_fp32_sync():
+    return get_auto_parallel_context("gradient_fp32_sync")
+
+
+def _get_all_reduce_fusion_split_indices():
+    """The all-reduce split indices of the world group (all_reduce_fusion_config, or
+    comm_fusion's allreduce 'index' mode); [] when unset."""
+    return list(get_auto_parallel_context("all_reduce_fusion_config"))
+
+
+def _get_allreduce_fusion():
+    """How comm_fusion left all-reduce fusion: {"enabled": bool (False after openstate=False),
+    "threshold_mb": int (the bucket size its 'auto' or 'size' mode set; -1 when none was set)}."""
+    return _C._allreduce_fusion()
 
 
 def _check_trainable_parallel_mode(cell_name):

@@ -1,9 +1,12 @@
 """Data-parallel training: TrainOneStepCell all-reduces the gradients
-(nn.DistributedGradReducer) in parallel_mode data_parallel.
+(nn.DistributedGradReducer) in fusion buckets in parallel_mode data_parallel.
 
-msrun starts 2 and 4 workers of dp_worker.py; each trains the same MLP on its
-rows of one global batch. Every rank must end with the same parameters, and
-those of one process trained on the whole batch."""
+msrun starts 2 and 4 workers of dp_worker.py; each trains the same MLP and
+LeNet on its rows of one global batch, under several fusion settings, in
+GRAPH_MODE and PYNATIVE_MODE, and with float16 parameters with and without
+gradient_fp32_sync. Every rank must end with the same parameters, and those
+of one process trained on the whole batch; each step must run one all-reduce
+per fusion bucket."""
 import os
 import pathlib
 import re
@@ -20,9 +23,17 @@ import msrt.communication as c
 from msrt.communication import GlobalComm
 
 WORKER = pathlib.Path(__file__).with_name("dp_worker.py")
-RUNS = ("graph", "pynative", "loss_scale")
-N_PARAMS = 4  # two Dense layers: weight and bias each
-JOB_TIMEOUT = 60
+sys.path.insert(0, str(WORKER.parent))
+from dp_worker import RUNS, STEPS, reference as reference_of  # noqa: E402
+
+N_PARAMS = {"mlp": 4, "lenet": 8}  # weights and biases; LeNet's convolutions have no bias
+# The all-reduces per step each run's fusion setting gives (Note [Gradient fusion buckets]): MLP
+# parameters fc1.weight, fc1.bias, fc2.weight, fc2.bias; LeNet conv1.weight, conv2.weight, fc1-fc3.
+BUCKETS = {
+    ("mlp", None): 1, ("mlp", "off"): 4, ("mlp", "index"): 2, ("mlp", "comm_index"): 3, ("mlp", "size"): 4,
+    ("mlp", "param"): 2, ("lenet", None): 1, ("lenet", "index"): 2, ("lenet", "size"): 8, ("lenet", "param"): 3,
+}
+JOB_TIMEOUT = 120
 
 
 def free_port():
@@ -32,7 +43,12 @@ def free_port():
 
 
 def params(out, run, rank):
-    return [np.load(out / f"{run}_rank{rank}_{i}.npy") for i in range(N_PARAMS)]
+    return [np.load(out / f"{run}_rank{rank}_{i}.npy") for i in range(N_PARAMS[RUNS.get(run, ("mlp",))[0]])]
+
+
+def ref_params(out, run):
+    name = reference_of(run)
+    return [np.load(out / f"{name}_rank0_{i}.npy") for i in range(N_PARAMS[RUNS[run][0]])]
 
 
 def single(tmp_path, shards):
@@ -50,6 +66,23 @@ def reference(tmp_path_factory):
     return single(tmp_path_factory.mktemp("reference"), 1)
 
 
+def graph_all_reduces(out, run, rank):
+    """The all_reduce kernels of the compiled step, and the dtypes they reduce (capture IR)."""
+    ir = out / "ir" / run
+    order = next(ir.rglob(f"rank_{rank}/*_execution_order_*.ir")).read_text()
+    steps = re.findall(r"^\d+: (\w+) ", order, re.MULTILINE)
+    capture = next(ir.rglob(f"rank_{rank}/00_capture_*.ir")).read_text()
+    dtypes = re.findall(r"= all_reduce\(.*\} : (\w+)\(", capture)
+    return steps.count("all_reduce"), dtypes
+
+
+def eager_all_reduces(out, run, rank):
+    """The all_reduce calls of the profiled PYNATIVE steps (the profiler's op summary)."""
+    summary = next((out / "prof" / run).rglob(f"op_summary_{rank}.csv")).read_text().splitlines()
+    calls = {row.split(",")[0]: int(row.split(",")[1]) for row in summary[1:]}
+    return calls.get("all_reduce", 0)
+
+
 @pytest.mark.parametrize("workers", [2, 4])
 def test_data_parallel_matches_one_process_on_the_whole_batch(workers, tmp_path, reference):
     out = tmp_path / "out"
@@ -61,24 +94,36 @@ def test_data_parallel_matches_one_process_on_the_whole_batch(workers, tmp_path,
     done = subprocess.run(argv, capture_output=True, text=True, timeout=JOB_TIMEOUT, env=env)
     logs = "\n".join(p.read_text() for p in sorted((tmp_path / "logs").glob("worker_*.log")))
     assert done.returncode == 0, done.stdout + done.stderr + logs
-    for run in RUNS:
-        want = params(reference, run, 0)
+    errors = {}
+    for run, (network, how, fusion, half, fp32_sync) in RUNS.items():
+        want = ref_params(reference, run)
+        tol = 2e-2 if half else 1e-5
         for rank in range(workers):
             got = params(out, run, rank)
-            for i in range(N_PARAMS):
-                np.testing.assert_array_equal(got[i], params(out, run, 0)[i], err_msg=f"{run} rank {rank} param {i}")
-                np.testing.assert_allclose(got[i], want[i], rtol=1e-5, atol=1e-5, err_msg=f"{run} rank {rank} {i}")
-    # The compiled step all-reduces each of the 4 gradients.
-    order = next((out / "ir" / "rank0").rglob("*_execution_order_*.ir")).read_text()
-    steps = re.findall(r"^\d+: (\w+) ", order, re.MULTILINE)
-    assert steps.count("all_reduce") == N_PARAMS, order
+            for i, value in enumerate(got):
+                np.testing.assert_array_equal(value, params(out, run, 0)[i], err_msg=f"{run} rank {rank} param {i}")
+                np.testing.assert_allclose(value, want[i], rtol=tol, atol=tol, err_msg=f"{run} rank {rank} {i}")
+        errors[run] = max(np.abs(a - b).max() for a, b in zip(params(out, run, 0), want))
+        if how == "loss_scale":
+            continue  # it also all-reduces the overflow flag
+        buckets = BUCKETS[network, fusion]
+        for rank in range(workers):
+            if how == "graph":
+                count, dtypes = graph_all_reduces(out, run, rank)
+                assert count == buckets, (run, rank, count)
+                assert dtypes == ["Float16" if half and not fp32_sync else "Float32"] * buckets, (run, dtypes)
+            else:
+                assert eager_all_reduces(out, run, rank) == STEPS * buckets, run
+    # float16 gradients reduced in float32 end nearer to the float32 reference than reduced in float16.
+    for how in ("graph", "pynative"):
+        assert errors[f"half_sync_{how}"] <= errors[f"half_nosync_{how}"], errors
 
 
 def test_one_shard_alone_trains_differently(tmp_path, reference):
     # What the comparison above rules out: a rank that kept its local gradients.
     local = single(tmp_path, 2)
-    for run in RUNS:
-        diff = max(np.abs(a - b).max() for a, b in zip(params(local, run, 0), params(reference, run, 0)))
+    for run in ("graph", "pynative", "loss_scale", "lenet_graph", "lenet_pynative"):
+        diff = max(np.abs(a - b).max() for a, b in zip(ref_params(local, run), ref_params(reference, run)))
         assert diff > 1e-3, (run, diff)
 
 
