@@ -184,6 +184,8 @@ def test_grad_reducer_arguments(context):
         nn.DistributedGradReducer(params, mean=1, degree=2)
     with pytest.raises(TypeError, match="'fusion_type' must be an int"):
         nn.DistributedGradReducer(params, degree=2, fusion_type="1")
+    with pytest.raises(ValueError, match="'fusion_type' must be an int greater than or equal to 0, but got -1"):
+        nn.DistributedGradReducer(params, degree=2, fusion_type=-1)
     with pytest.raises(TypeError, match="'group' must be a str"):
         nn.DistributedGradReducer(params, degree=2, group=1)
     with pytest.raises(TypeError, match="'parameters' must be a list or tuple of Parameters"):
@@ -193,3 +195,101 @@ def test_grad_reducer_arguments(context):
     # degree defaults to the group's size: without init() there is no group to ask.
     with pytest.raises(RuntimeError, match="does not exist"):
         nn.DistributedGradReducer(params)
+
+
+def fusion_params(*shapes, dtype=np.float32):
+    return [ms.Parameter(ms.Tensor(np.zeros(shape, dtype)), name=f"p{i}") for i, shape in enumerate(shapes)]
+
+
+def test_buckets_default_all_in_one_in_reverse_order(context):
+    params = fusion_params((3, 2), (2,), (4, 3), (4,))
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((3, 2, 1, 0),)
+    params[1].layerwise_parallel = True  # keeps its local gradient: in no bucket
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((3, 2, 0),)
+
+
+def test_buckets_by_size(context):
+    mb = 1 << 18  # float32 elements in 1 MB
+    params = fusion_params((mb,), (mb // 2,), (mb // 2,), (10,))
+    ms.set_auto_parallel_context(comm_fusion={"allreduce": {"mode": "size", "config": 1}})
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((3, 2), (1,), (0,))
+    ms.set_auto_parallel_context(comm_fusion={"allreduce": {"mode": "size", "config": 2}})
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((3, 2, 1), (0,))
+    ms.set_auto_parallel_context(comm_fusion={"allreduce": {"mode": "size", "config": 0}})
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((3,), (2,), (1,), (0,))
+    ms.set_auto_parallel_context(comm_fusion={"allreduce": {"mode": "auto", "config": None}})  # 64 MB
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((3, 2, 1, 0),)
+    ms.set_auto_parallel_context(comm_fusion={"openstate": False})
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((3,), (2,), (1,), (0,))
+
+
+def test_buckets_by_index(context):
+    params = fusion_params(*[(2,)] * 5)
+    ms.set_auto_parallel_context(all_reduce_fusion_config=[1, 3])  # index i closes a segment: {0,1} {2,3} {4}
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((4,), (3, 2), (1, 0))
+    # fusion_type other than 1: the split indices do not apply (MindSpore's rule)
+    assert nn.DistributedGradReducer(params, degree=2, fusion_type=2).buckets == ((4, 3, 2, 1, 0),)
+    ms.set_auto_parallel_context(comm_fusion={"allreduce": {"mode": "index", "config": [0, 4]}})
+    assert ms.get_auto_parallel_context("all_reduce_fusion_config") == [0, 4]
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((4, 3, 2, 1), (0,))
+    ms.set_auto_parallel_context(all_reduce_fusion_config=[2, 5])
+    with pytest.raises(ValueError, match=r"must be in \[0, 4\] for 5 parameters, but got 5 in \[2, 5\]"):
+        nn.DistributedGradReducer(params, degree=2)
+
+
+def test_buckets_by_parameter_comm_fusion(context):
+    net = nn.SequentialCell([nn.Dense(3, 4), nn.ReLU(), nn.Dense(4, 2)])
+    params = net.trainable_params()
+    assert [p.comm_fusion for p in params] == [1, 1, 1, 1]
+    assert net[0].set_comm_fusion(3) is net[0]
+    assert [p.comm_fusion for p in params] == [3, 3, 1, 1]
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((3, 2), (1, 0))
+    # The parameters' own ids take precedence over the split indices; id 0 is reduced alone.
+    ms.set_auto_parallel_context(all_reduce_fusion_config=[2])
+    params[2].comm_fusion = 0
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((3,), (2,), (1, 0))
+    net.set_comm_fusion(5)
+    assert [p.comm_fusion for p in params] == [5] * 4
+    # One shared id: the split indices apply again (index 2 closes the segment 0..2).
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((3,), (2, 1, 0))
+    net.set_comm_fusion(7, recurse=False)  # the SequentialCell has no parameters of its own
+    assert [p.comm_fusion for p in params] == [5] * 4
+    assert params[0].clone().comm_fusion == 5
+    for bad, error in (("1", TypeError), (True, TypeError), (1.0, TypeError), (-1, ValueError)):
+        with pytest.raises(error, match="'comm_fusion' must be an int"):
+            params[0].comm_fusion = bad
+        with pytest.raises(error, match="'fusion_type' must be an int"):
+            net.set_comm_fusion(bad)
+    assert [p.comm_fusion for p in params] == [5] * 4
+
+
+def test_buckets_by_reduction_dtype(context):
+    params = fusion_params((2,), (3,), dtype=np.float16) + fusion_params((4,))
+    assert nn.DistributedGradReducer(params, degree=2).buckets == ((2, 1, 0),)  # all reduced in float32
+    ms.set_auto_parallel_context(gradient_fp32_sync=False)
+    reducer = nn.DistributedGradReducer(params, degree=2)
+    assert reducer.fp32_sync is False and reducer.buckets == ((2,), (1, 0))
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"all_reduce_fusion_config": [3, 1]}, ValueError, "ascending"),
+    ({"all_reduce_fusion_config": [1, 1]}, ValueError, "duplicates"),
+    ({"all_reduce_fusion_config": []}, ValueError, "must not be empty"),
+    ({"all_reduce_fusion_config": [1, "2"]}, TypeError, "must be int"),
+    ({"comm_fusion": {"allreduce": {"mode": "index", "config": [2, 0]}}}, ValueError, "ascending"),
+    ({"comm_fusion": {"allreduce": {"mode": "size", "config": -1}}}, ValueError, "larger than 0 or equal to 0"),
+    ({"comm_fusion": {"allreduce": {"mode": "size", "config": 1.5}}}, TypeError, "int"),
+    # MindSpore raises KeyError for an unknown fusion mode.
+    ({"comm_fusion": {"allreduce": {"mode": "bucket", "config": 1}}}, KeyError, "'auto', 'size' or 'index'"),
+])
+def test_bad_fusion_settings_leave_the_context_unchanged(kwargs, error, words, context):
+    params = fusion_params(*[(2,)] * 4)
+    ms.set_auto_parallel_context(all_reduce_fusion_config=[1],
+                                 comm_fusion={"allreduce": {"mode": "size", "config": 0}})
+    before = {key: ms.get_auto_parallel_context(key) for key in ("all_reduce_fusion_config", "comm_fusion")}
+    buckets = nn.DistributedGradReducer(params, degree=2).buckets
+    with pytest.raises(error, match=re.escape(words)):
+        ms.set_auto_parallel_context(gradients_mean=True, **kwargs)
+    assert {key: ms.get_auto_parallel_context(key) for key in before} == before
+    assert ms.get_auto_parallel_context("gradients_mean") is False
+    assert nn.DistributedGradReducer(params, degree=2).buckets == buckets == ((3,), (2,), (1,), (0,))
