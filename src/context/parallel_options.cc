@@ -622,8 +622,8 @@ const FamilyTable& AutoParallelTable() {
                .parse = ParseBool(),
                .affects_compile = true,
                .aliases = {{"cast_before_mirror", Profile::kR1_0}},
-               .doc = "All-reduce float16 gradients in float32. Used by semi_auto_parallel and "
-                      "auto_parallel only."},
+               .doc = "All-reduce float16 and bfloat16 gradients in float32 and cast them back "
+                      "(nn.DistributedGradReducer); False reduces them in their own dtype."},
               {.name = "loss_repeated_mean",
                .type = "bool",
                .default_value = true,

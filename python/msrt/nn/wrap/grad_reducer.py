@@ -28,12 +28,17 @@ A bucket of one gradient is all-reduced as it is; a bucket of several is
 flattened and concatenated into one buffer, all-reduced once, divided by
 `degree` when `mean`, split and reshaped back."""
 from ... import _C
+from ... import context as _context
+from ..._jit import jit
 from ...common import dtype as mstype
 from ...ops import functional as F
 from ...ops.operations.comm_ops import AllReduce, ReduceOp
 from ..cell import Cell
 
 __all__ = ["DistributedGradReducer"]
+
+for _key in ("gradient_fp32_sync", "all_reduce_fusion_config", "comm_fusion"):
+    _context._declare_consumer(_key, "nn.DistributedGradReducer (data-parallel gradient buckets)")
 
 _MB = 1 << 20
 _HALF = (mstype.float16, mstype.bfloat16)
@@ -168,6 +173,7 @@ class DistributedGradReducer(Cell):
         parts = F.split(flat, [_size_of(g.shape) for g in grads])
         return [F.reshape(part, g.shape) for part, g in zip(parts, grads)]
 
+    @jit
     def construct(self, grads):
         if len(grads) != len(self.allreduce_filter):
             raise ValueError(f"For 'DistributedGradReducer', the number of gradients must be the number of "
