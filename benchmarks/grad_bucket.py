@@ -33,7 +33,8 @@ import peers
 
 peers.msrt_process()
 
-CONFIGS = (("default: 1 bucket", {}), ("all_reduce_fusion_config=[1, 5]: 3 buckets", {"all_reduce_fusion_config": [1, 5]}),
+CONFIGS = (("default: 1 bucket", {}),
+           ("all_reduce_fusion_config=[1, 5]: 3 buckets", {"all_reduce_fusion_config": [1, 5]}),
            ("comm_fusion openstate=False: 8 all-reduces", {"comm_fusion": {"openstate": False}}))
 
 
@@ -95,9 +96,8 @@ def worker(out_path, warmup, repeats, batch):
             figures[name + " buckets"] = len(reducer.buckets)
         data_parallel()
         net = LeNet5()
-        step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True,
-                                                                                          reduction="mean")),
-                                   nn.Momentum(net.trainable_params(), 0.01, 0.9))
+        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), nn.Momentum(net.trainable_params(), 0.01, 0.9))
         x = ms.Tensor(rng.standard_normal((batch, 1, 32, 32)).astype(np.float32))
         y = ms.Tensor(rng.integers(0, 10, batch).astype(np.int32))
         figures["step"] = _timed(lambda: step(x, y), sync, barrier, warmup, repeats)

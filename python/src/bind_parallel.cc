@@ -3,7 +3,6 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
-#include "context/options.h"
 #include "msrt/context/context.h"
 #include "parallel/cluster.h"
 #include "parallel/groups.h"
@@ -104,16 +103,6 @@ void BindParallel(py::module_& m) {
   m.def("_destroy_group", &parallel::DestroyGroup, py::arg("group"));
   m.def("_group_names", &parallel::GroupNames);
   m.def("_built_with_nccl", &parallel::BuiltWithNccl);
-  m.def(
-      "_allreduce_fusion",
-      [] {
-        py::dict d;
-        d["enabled"] = context::parallel_options::AllReduceFusionEnabled().Get();
-        d["threshold_mb"] = context::parallel_options::DataParallelFusionThreshold().Get();
-        return d;
-      },
-      "The all-reduce fusion state comm_fusion left for data parallel: enabled (False after openstate=False) "
-      "and threshold_mb (the bucket size in MB; -1 when no allreduce mode was set).");
 }
 
 }  // namespace msrt::python

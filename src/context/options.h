@@ -62,9 +62,6 @@ const OptionRef<std::string>& PrintFilePath();
 namespace parallel_options {
 const OptionRef<int64_t>& GlobalRank();
 const OptionRef<int64_t>& DeviceNum();
-// All-reduce fusion as comm_fusion left it (Note [Communication fusion]).
-const OptionRef<bool>& AllReduceFusionEnabled();        // False after openstate=False
-const OptionRef<int64_t>& DataParallelFusionThreshold();  // MB; -1 until an allreduce mode sets one
 }  // namespace parallel_options
 
 }  // namespace msrt::context

@@ -762,9 +762,9 @@ const FamilyTable& AutoParallelTable() {
                .parse = ParseAllReduceFusionConfig(),
                .affects_compile = true,
                .read = ReadAllReduceFusionConfig,
-               .doc = "Parameter indices at which all-reduce fusion buckets are split, kept per "
-                      "world group of the device target (set device_target first); reads [] "
-                      "when unset."},
+               .doc = "Gradient all-reduce fusion split indices: each index is the last parameter "
+                      "of a fusion segment (nn.DistributedGradReducer). Kept per world group of the "
+                      "device target (set device_target first); reads [] when unset."},
               {.name = "comm_fusion",
                .type = "dict",
                .default_value = DefaultCommFusionRecord(),
@@ -880,8 +880,6 @@ const FamilyTable& AutoParallelTable() {
 namespace parallel_options {
 MSRT_OPTION_HANDLE(Family::kAutoParallel, int64_t, GlobalRank, keys::kGlobalRank)
 MSRT_OPTION_HANDLE(Family::kAutoParallel, int64_t, DeviceNum, "device_num")
-MSRT_OPTION_HANDLE(Family::kAutoParallel, bool, AllReduceFusionEnabled, "_all_reduce_fusion_enabled")
-MSRT_OPTION_HANDLE(Family::kAutoParallel, int64_t, DataParallelFusionThreshold, "_data_parallel_fusion_threshold")
 }  // namespace parallel_options
 
 }  // namespace msrt::context

@@ -315,12 +315,8 @@ Value Store::Effective(Family family, std::string_view key) const {
 }
 
 int Store::ResolveSlot(Family family, std::string_view key, ValueKind expected) const {
-  // The runtime may read a family's hidden slots (state a key's apply wrote) by their exact name.
+  int slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
   const FamilyState& state = impl_->family(family);
-  int slot = impl_->FindSlot(family, key);
-  if (slot < 0 || state.specs[slot]->visibility != Visibility::kHidden) {
-    slot = impl_->ResolvePublic(family, key, /*is_set=*/false, nullptr);
-  }
   ValueKind kind;
   {
     std::shared_lock lock(impl_->state_mutex);

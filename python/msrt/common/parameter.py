@@ -175,6 +175,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         out = Parameter(_op("identity", self), self.name, self.requires_grad,
                         self.layerwise_parallel, self.parallel_optimizer)
+        out.__dict__["_comm_fusion"] = self.comm_fusion
         memo[id(self)] = out
         return out
 

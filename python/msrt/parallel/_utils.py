@@ -30,9 +30,12 @@ def _get_all_reduce_fusion_split_indices():
 
 
 def _get_allreduce_fusion():
-    """How comm_fusion left all-reduce fusion: {"enabled": bool (False after openstate=False),
-    "threshold_mb": int (the bucket size its 'auto' or 'size' mode set; -1 when none was set)}."""
-    return _C._allreduce_fusion()
+    """How comm_fusion left all-reduce fusion (Note [Communication fusion] in
+    src/context/parallel_options.cc): {"enabled": bool (False after openstate=False),
+    "threshold_mb": int (the bucket size its allreduce 'auto' or 'size' mode set; -1 when none
+    was)}. Read from the context's state, which get_auto_parallel_context does not name."""
+    state = _C.snapshot()["auto_parallel_context"]
+    return {"enabled": state["_all_reduce_fusion_enabled"], "threshold_mb": state["_data_parallel_fusion_threshold"]}
 
 
 def _check_trainable_parallel_mode(cell_name):

@@ -7,6 +7,7 @@ GRAPH_MODE and PYNATIVE_MODE, and with float16 parameters with and without
 gradient_fp32_sync. Every rank must end with the same parameters, and those
 of one process trained on the whole batch; each step must run one all-reduce
 per fusion bucket."""
+import copy
 import os
 import pathlib
 import re
@@ -254,7 +255,7 @@ def test_buckets_by_parameter_comm_fusion(context):
     assert nn.DistributedGradReducer(params, degree=2).buckets == ((3,), (2, 1, 0))
     net.set_comm_fusion(7, recurse=False)  # the SequentialCell has no parameters of its own
     assert [p.comm_fusion for p in params] == [5] * 4
-    assert params[0].clone().comm_fusion == 5
+    assert params[0].clone().comm_fusion == 5 and copy.deepcopy(params[0]).comm_fusion == 5
     for bad, error in (("1", TypeError), (True, TypeError), (1.0, TypeError), (-1, ValueError)):
         with pytest.raises(error, match="'comm_fusion' must be an int"):
             params[0].comm_fusion = bad
