@@ -22,11 +22,13 @@ order. The rules (docs/distributed.md, "Gradient fusion buckets"):
    it is closed first and a new one opened (a gradient larger than the size
    is a bucket of its own).
 5. Buckets are issued in the order their last gradient is produced by
-   backward (highest parameter index first).
+   backward: by their lowest parameter index, highest first.
 
 A bucket of one gradient is all-reduced as it is; a bucket of several is
 flattened and concatenated into one buffer, all-reduced once, divided by
-`degree` when `mean`, split and reshaped back."""
+`degree` when `mean`, split and reshaped back. `construct` is an `ms.jit`
+function: inlined into a compiled training step, and one compiled call per
+step in PYNATIVE_MODE (instead of some 30 eager operators)."""
 from ... import _C
 from ... import context as _context
 from ..._jit import jit
