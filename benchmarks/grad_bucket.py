@@ -15,7 +15,11 @@ graph), times --repeats calls after --warmup, each call after a barrier and ende
 - a data-parallel training step of LeNet5 (TrainOneStepCell, SGD, --batch rows per rank, default
   fusion) and, within it, the reducer's time measured alone: their ratio is the share of the step
   spent reducing gradients (no part of the reduction overlaps the backward pass by default, see
-  docs/distributed.md).
+  docs/distributed.md);
+- GRAPH_MODE with inter_op_parallel_num=2 and a bucket per gradient: the step's time, and from the
+  profiler's trace of --repeats steps, how much of the all_reduce kernels' time a backward kernel ran
+  beside them on another scheduler thread (the overlap docs/distributed.md describes; an all_reduce
+  kernel's time includes waiting for the other ranks).
 
 Prints rank 0's medians, the ratio of each reducer setting to one AllReduce (target: <= 1.2x for
 the bucketed settings) and the communication share. A figure, not a test.
@@ -103,9 +107,52 @@ def worker(out_path, warmup, repeats, batch):
         figures["step"] = _timed(lambda: step(x, y), sync, barrier, warmup, repeats)
         figures["step buckets"] = len(step.grad_reducer.buckets)
         result["modes"][mode_name] = figures
+    result["overlap"] = _overlap(ms, nn, LeNet5, data_parallel, x, y, warmup, repeats, rank)
     if rank == 0:
         with open(out_path, "w") as f:
             json.dump(result, f)
+
+
+def _overlap(ms, nn, lenet_class, data_parallel, x, y, warmup, repeats, rank):
+    """GRAPH_MODE with inter_op_parallel_num=2 and a bucket per gradient: the step time, and the share of
+    the all_reduce kernels' time during which a backward kernel ran on another scheduler thread (from
+    the profiler's trace of --repeats steps)."""
+    import glob
+
+    import numpy as np
+
+    data_parallel(comm_fusion={"openstate": False})
+    ms.set_context(mode=ms.GRAPH_MODE, inter_op_parallel_num=2)
+    net = lenet_class()
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), 0.01))
+    y = ms.Tensor(np.zeros((x.shape[0], 10), np.float32))
+    barrier, sync = ms.ops.Barrier(), ms.runtime.synchronize
+    step_time = _timed(lambda: step(x, y), sync, barrier, warmup, repeats)
+    with tempfile.TemporaryDirectory() as tmp:
+        profiler = ms.Profiler(output_path=tmp)
+        for _ in range(repeats):
+            step(x, y)
+        profiler.analyse()
+        with open(glob.glob(os.path.join(tmp, "**", f"trace_{rank}.json"), recursive=True)[0]) as f:
+            trace = json.load(f)
+    ms.set_context(inter_op_parallel_num=0)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    ops = [e for e in events if e.get("ph") == "X" and e.get("cat") == "op"]
+    backward = [e for e in ops if e["args"].get("node", "").startswith("Gradients/")]
+    reduce_total = overlapped = 0.0
+    for a in (e for e in ops if e["name"] == "all_reduce"):
+        start, end = a["ts"], a["ts"] + a["dur"]
+        spans = sorted((max(start, b["ts"]), min(end, b["ts"] + b["dur"])) for b in backward
+                       if b["tid"] != a["tid"] and b["args"]["step"] == a["args"]["step"])
+        covered, reach = 0.0, start
+        for lo, hi in spans:
+            lo = max(lo, reach)
+            if hi > lo:
+                covered += hi - lo
+                reach = hi
+        reduce_total += a["dur"]
+        overlapped += covered
+    return {"step": step_time, "all_reduce_us": reduce_total / repeats, "overlapped_us": overlapped / repeats}
 
 
 def run(ranks, warmup, repeats, batch, timeout):
@@ -135,6 +182,11 @@ def run(ranks, warmup, repeats, batch, timeout):
             reduce_time, step = figures[CONFIGS[0][0]], figures["step"]
             print(f"    data-parallel step (batch {batch} per rank)         {step * 1e6:>9.1f} us; gradient "
                   f"reduction {reduce_time * 1e6:.1f} us = {100 * reduce_time / step:.1f}% of the step", flush=True)
+        o = result["overlap"]
+        share = 100 * o["overlapped_us"] / o["all_reduce_us"] if o["all_reduce_us"] else 0.0
+        print(f"  GRAPH_MODE, inter_op_parallel_num=2, a bucket per gradient: step {o['step'] * 1e6:.1f} us; "
+              f"all_reduce kernels {o['all_reduce_us']:.1f} us a step, {o['overlapped_us']:.1f} us of it "
+              f"({share:.1f}%) beside a backward kernel on another thread", flush=True)
 
 
 def _free_port():

@@ -40,6 +40,8 @@ RUNS = {
     "size_pynative": ("mlp", "pynative", "size", False, True),
     "param_graph": ("mlp", "graph", "param", False, True),
     "param_pynative": ("mlp", "pynative", "param", False, True),
+    # Two scheduler threads: a bucket's all-reduce may run beside the rest of the backward pass.
+    "lenet_concurrent_graph": ("lenet", "graph", "off", False, True),
     "lenet_graph": ("lenet", "graph", None, False, True),
     "lenet_pynative": ("lenet", "pynative", None, False, True),
     "lenet_index_graph": ("lenet", "graph", "index", False, True),
@@ -115,7 +117,8 @@ def train(run, rank, size):
                                      device_num=size, global_rank=rank, gradient_fp32_sync=fp32_sync,
                                      **FUSION.get(fusion, {}))
     ms.set_context(mode=ms.GRAPH_MODE if how == "graph" else ms.PYNATIVE_MODE, save_graphs=2 if how == "graph" else 0,
-                   save_graphs_path=os.path.join(OUT, "ir", run))
+                   save_graphs_path=os.path.join(OUT, "ir", run),
+                   inter_op_parallel_num=2 if "concurrent" in run and not SINGLE else 0)
     xs, ys = data(network, rank, size, half)
     net = build(network, half)
     if fusion == "param":  # MLP: fc1, fc2; LeNet: the convolutions, the dense layers but fc3.bias, fc3.bias

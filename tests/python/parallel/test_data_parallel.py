@@ -32,7 +32,8 @@ N_PARAMS = {"mlp": 4, "lenet": 8}  # weights and biases; LeNet's convolutions ha
 # parameters fc1.weight, fc1.bias, fc2.weight, fc2.bias; LeNet conv1.weight, conv2.weight, fc1-fc3.
 BUCKETS = {
     ("mlp", None): 1, ("mlp", "off"): 4, ("mlp", "index"): 2, ("mlp", "comm_index"): 3, ("mlp", "size"): 4,
-    ("mlp", "param"): 2, ("lenet", None): 1, ("lenet", "index"): 2, ("lenet", "size"): 8, ("lenet", "param"): 3,
+    ("mlp", "param"): 2, ("lenet", None): 1, ("lenet", "off"): 8, ("lenet", "index"): 2, ("lenet", "size"): 8,
+    ("lenet", "param"): 3,
 }
 JOB_TIMEOUT = 120
 

@@ -1,5 +1,6 @@
 """benchmarks/grad_bucket.py with few calls: it runs its msrun job and prints, per mode, one all-reduce,
-the reducer under three fusion settings with their ratios and bucket counts, and the step's share."""
+the reducer under three fusion settings with their ratios and bucket counts, the step's share, and the
+overlap figure of GRAPH_MODE with two scheduler threads."""
 import os
 import pathlib
 import re
@@ -30,6 +31,11 @@ def test_prints_the_figures_and_ratios():
         step, reduce, share = re.search(r"data-parallel step \(batch 4 per rank\)\s+([\d.]+) us; gradient reduction "
                                         r"([\d.]+) us = ([\d.]+)% of the step", section).groups()
         assert abs(float(share) - 100 * float(reduce) / float(step)) <= 0.05 + 0.01 * float(share), section
+    step, total, beside, share = re.search(
+        r"GRAPH_MODE, inter_op_parallel_num=2, a bucket per gradient: step ([\d.]+) us; all_reduce kernels "
+        r"([\d.]+) us a step, ([\d.]+) us of it \(([\d.]+)%\) beside a backward kernel", text).groups()
+    assert float(step) > 0 and float(total) > 0 and 0 <= float(beside) <= float(total) + 0.1, text
+    assert abs(float(share) - 100 * float(beside) / float(total)) <= 0.05 + 0.01 * float(share), text
 
 
 def test_bad_arguments_are_refused():
