@@ -94,6 +94,7 @@ bench: build
 	build-bench/benchmarks/context_bench
 	build-bench/benchmarks/collective_bench
 	$(PY) benchmarks/allreduce_bandwidth.py
+	$(PY) benchmarks/grad_bucket.py
 	$(PY) benchmarks/context_bench.py
 	$(PY) benchmarks/tensor_op_overhead.py
 	$(PY) benchmarks/lenet_step.py

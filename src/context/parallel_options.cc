@@ -627,8 +627,8 @@ const FamilyTable& AutoParallelTable() {
                .parse = ParseBool(),
                .affects_compile = true,
                .aliases = {{"cast_before_mirror", Profile::kR1_0}},
-               .doc = "All-reduce float16 gradients in float32. Used by semi_auto_parallel and "
-                      "auto_parallel only."},
+               .doc = "All-reduce float16 and bfloat16 gradients in float32 and cast them back "
+                      "(nn.DistributedGradReducer); False reduces them in their own dtype."},
               {.name = "loss_repeated_mean",
                .type = "bool",
                .default_value = true,
@@ -768,9 +768,9 @@ const FamilyTable& AutoParallelTable() {
                .parse = ParseAllReduceFusionConfig(),
                .affects_compile = true,
                .read = ReadAllReduceFusionConfig,
-               .doc = "Parameter indices at which all-reduce fusion buckets are split, kept per "
-                      "world group of the device target (set device_target first); reads [] "
-                      "when unset."},
+               .doc = "Gradient all-reduce fusion split indices: each index is the last parameter "
+                      "of a fusion segment (nn.DistributedGradReducer). Kept per world group of the "
+                      "device target (set device_target first); reads [] when unset."},
               {.name = "comm_fusion",
                .type = "dict",
                .default_value = DefaultCommFusionRecord(),

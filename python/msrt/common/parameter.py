@@ -44,7 +44,7 @@ class Parameter(Tensor):
         self.requires_grad = requires_grad
         self.layerwise_parallel = bool(layerwise_parallel)
         self.parallel_optimizer = bool(parallel_optimizer)
-        self.comm_fusion = 1
+        self.__dict__["_comm_fusion"] = 1
         self.sliced = False
         self.is_init = True
         self.cache_enable = False
@@ -62,6 +62,28 @@ class Parameter(Tensor):
             raise TypeError(f"For 'Parameter', the 'name' must be a str, but got {type(value).__name__}.")
         self.__dict__["_name"] = value
         self._t.param_name = value
+
+    @property
+    def comm_fusion(self):
+        """The fusion id of this parameter's gradient all-reduce (default 1): in data-parallel training,
+        gradients whose parameters carry the same id share fusion buckets; 0 keeps its own all-reduce
+        (nn.DistributedGradReducer, docs/distributed.md)."""
+        return self.__dict__["_comm_fusion"]
+
+    @comm_fusion.setter
+    def comm_fusion(self, value):
+        from ..parallel._utils import _get_parallel_mode
+        from ..context import PYNATIVE_MODE, get_context
+
+        if get_context("mode") == PYNATIVE_MODE and "auto_parallel" in _get_parallel_mode():
+            raise RuntimeError("'comm_fusion' does not support PYNATIVE_MODE in AUTO_PARALLEL and "
+                               "SEMI_AUTO_PARALLEL mode.")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"For 'Parameter', the 'comm_fusion' must be an int, but got {type(value).__name__}.")
+        if value < 0:
+            raise ValueError(f"For 'Parameter', the 'comm_fusion' must be an int greater than or equal to 0, "
+                             f"but got {value}.")
+        self.__dict__["_comm_fusion"] = value
 
     @property
     def requires_grad(self):
@@ -131,6 +153,7 @@ class Parameter(Tensor):
             from .initializer import initializer
             data = initializer(init, self.shape, self.dtype)
         out = Parameter(data, self.name, self.requires_grad, self.layerwise_parallel, self.parallel_optimizer)
+        out.__dict__["_comm_fusion"] = self.comm_fusion
         return out
 
     def __repr__(self):
@@ -152,6 +175,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         out = Parameter(_op("identity", self), self.name, self.requires_grad,
                         self.layerwise_parallel, self.parallel_optimizer)
+        out.__dict__["_comm_fusion"] = self.comm_fusion
         memo[id(self)] = out
         return out
 

@@ -278,6 +278,20 @@ class Cell(_jit.GraphOwner):
         """Parameters with requires_grad=True, as a list."""
         return [p for p in self.get_parameters(expand=recurse) if p.requires_grad]
 
+    def set_comm_fusion(self, fusion_type, recurse=True):
+        """Sets `comm_fusion` (the gradient all-reduce fusion id, an int >= 0) of this cell's trainable
+        parameters (and its sub-cells' when `recurse`); returns self."""
+        if isinstance(fusion_type, bool) or not isinstance(fusion_type, int):
+            raise TypeError(f"For 'Cell.set_comm_fusion', the 'fusion_type' must be an int, but got "
+                            f"{type(fusion_type).__name__}.")
+        if fusion_type < 0:
+            raise ValueError(f"For 'Cell.set_comm_fusion', the 'fusion_type' must be an int greater than or equal "
+                             f"to 0, but got {fusion_type}.")
+        params = self.trainable_params(recurse)
+        for param in params:
+            param.comm_fusion = fusion_type
+        return self
+
     def untrainable_params(self, recurse=True):
         """Parameters with requires_grad=False, as a list."""
         return [p for p in self.get_parameters(expand=recurse) if not p.requires_grad]

@@ -2,6 +2,7 @@
 it (MindSpore's `mindspore.parallel._utils` helpers of the same names)."""
 import warnings
 
+from .. import _C
 from ..context import ParallelMode, get_auto_parallel_context
 
 # The modes that need sharding strategies: msrt does not split operators yet.
@@ -24,6 +25,25 @@ def _get_device_num():
 
 def _get_full_batch():
     return get_auto_parallel_context("full_batch")
+
+
+def _get_gradient_fp32_sync():
+    return get_auto_parallel_context("gradient_fp32_sync")
+
+
+def _get_all_reduce_fusion_split_indices():
+    """The all-reduce split indices of the world group (all_reduce_fusion_config, or
+    comm_fusion's allreduce 'index' mode); [] when unset."""
+    return list(get_auto_parallel_context("all_reduce_fusion_config"))
+
+
+def _get_allreduce_fusion():
+    """How comm_fusion left all-reduce fusion (Note [Communication fusion] in
+    src/context/parallel_options.cc): {"enabled": bool (False after openstate=False),
+    "threshold_mb": int (the bucket size its allreduce 'auto' or 'size' mode set; -1 when none
+    was)}. Read from the context's state, which get_auto_parallel_context does not name."""
+    state = _C.snapshot()["auto_parallel_context"]
+    return {"enabled": state["_all_reduce_fusion_enabled"], "threshold_mb": state["_data_parallel_fusion_threshold"]}
 
 
 def _check_trainable_parallel_mode(cell_name):
