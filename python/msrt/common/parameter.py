@@ -72,10 +72,9 @@ class Parameter(Tensor):
 
     @comm_fusion.setter
     def comm_fusion(self, value):
-        from ..parallel._utils import _get_parallel_mode
-        from ..context import PYNATIVE_MODE, get_context
+        from ..context import PYNATIVE_MODE, get_auto_parallel_context, get_context
 
-        if get_context("mode") == PYNATIVE_MODE and "auto_parallel" in _get_parallel_mode():
+        if get_context("mode") == PYNATIVE_MODE and "auto_parallel" in get_auto_parallel_context("parallel_mode"):
             raise RuntimeError("'comm_fusion' does not support PYNATIVE_MODE in AUTO_PARALLEL and "
                                "SEMI_AUTO_PARALLEL mode.")
         if isinstance(value, bool) or not isinstance(value, int):
