@@ -58,6 +58,7 @@ struct Subscription::Entry {
   std::string consumer;
   std::function<void(const Change&)> callback;
   std::function<void(const Store::PendingGet&)> validator;  // AddValidator
+  Dict reset_values;                                        // what Reset restores instead of defaults
   std::atomic<bool> active{true};
 };
 

@@ -273,6 +273,18 @@ void Store::Reset(Family family) {
     if (spec.kept_on_reset) continue;
     writes[{static_cast<int>(family), static_cast<int>(slot)}] = impl_->DefaultFor(spec, impl_->profile.load());
   }
+  // Keys a live validator holds (AddValidator's reset_values) go back to its values.
+  {
+    std::lock_guard lock(impl_->subscribers_mutex);
+    for (const auto& e : impl_->subscribers) {
+      if (!e->active || e->family != family) continue;
+      for (const auto& [key, value] : e->reset_values) {
+        for (size_t slot = 0; slot < state.specs.size(); ++slot) {
+          if (state.specs[slot]->name == key) writes[{static_cast<int>(family), static_cast<int>(slot)}] = value;
+        }
+      }
+    }
+  }
   CheckFrozen(*impl_, writes, state.table->set_function, Source::kDefault);
   CommitAndNotify(*impl_, writes, Source::kDefault);
 }

@@ -67,10 +67,16 @@ Subscription Store::Subscribe(Family family, const std::vector<std::string>& key
 }
 
 Subscription Store::AddValidator(Family family, const std::vector<std::string>& keys, std::string consumer,
-                                 std::function<void(const PendingGet&)> check) {
+                                 std::function<void(const PendingGet&)> check, Dict reset_values) {
+  for (const auto& [key, value] : reset_values) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      throw ValueError(StrCat("AddValidator: reset value for '", key, "', which is not one of the validated keys"));
+    }
+  }
   auto entry = std::make_shared<Subscription::Entry>();
   entry->consumer = std::move(consumer);
   entry->validator = std::move(check);
+  entry->reset_values = std::move(reset_values);
   Register(*impl_, "AddValidator", family, keys, entry);
   Subscription sub;
   sub.entry_ = std::move(entry);

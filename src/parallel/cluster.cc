@@ -580,17 +580,18 @@ context::Subscription ApplyToContext(int rank, int size) {
   auto& store = context::Global();
   store.Set(device_num.family(),
             Dict{{std::string(device_num.key()), Value(size)}, {std::string(global_rank.key()), Value(rank)}});
-  return store.AddValidator({device_num, global_rank}, "msrt.communication (the cluster's world)",
-                            [rank, size, &device_num, &global_rank](const context::Store::PendingGet& get) {
-                              int64_t pending_size = device_num.Pending(get);
-                              int64_t pending_rank = global_rank.Pending(get);
-                              MSRT_CHECK_VALUE(pending_size == size, "device_num is ", size,
-                                               " (the cluster's world size, set by msrt.communication.init()) but got ",
-                                               pending_size);
-                              MSRT_CHECK_VALUE(pending_rank == rank, "global_rank is ", rank,
-                                               " (this process's rank, set by msrt.communication.init()) but got ",
-                                               pending_rank);
-                            });
+  return store.AddValidator(
+      {device_num, global_rank}, "msrt.communication (the cluster's world)",
+      [rank, size, &device_num, &global_rank](const context::Store::PendingGet& get) {
+        int64_t pending_size = device_num.Pending(get);
+        int64_t pending_rank = global_rank.Pending(get);
+        MSRT_CHECK_VALUE(pending_size == size, "device_num is ", size,
+                         " (the cluster's world size, set by msrt.communication.init()) but got ", pending_size);
+        MSRT_CHECK_VALUE(pending_rank == rank, "global_rank is ", rank,
+                         " (this process's rank, set by msrt.communication.init()) but got ", pending_rank);
+      },
+      // reset_auto_parallel_context() keeps the world's values.
+      Dict{{std::string(device_num.key()), Value(size)}, {std::string(global_rank.key()), Value(rank)}});
 }
 
 std::string NormalizedBackend(const std::string& backend) {

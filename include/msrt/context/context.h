@@ -187,11 +187,15 @@ class Store {
   /// Lets `consumer` refuse a call that sets one of `keys` before anything
   /// is stored: `check` raises (a typed Error) when the switch can not take
   /// effect, and the call fails with that error, changing nothing. `check`
-  /// must only look (it runs for calls that may still fail).
+  /// must only look (it runs for calls that may still fail). A consumer
+  /// that holds some of `keys` at values of its own gives them in
+  /// `reset_values`: while the subscription lives, resetting the family
+  /// restores those values instead of the defaults (which `check` refuses).
   Subscription AddValidator(Family family, const std::vector<std::string>& keys, std::string consumer,
-                            std::function<void(const PendingGet& get)> check);
-  Subscription AddValidator(Keys keys, std::string consumer, std::function<void(const PendingGet& get)> check) {
-    return AddValidator(FamilyOf(keys), KeyNames(keys), std::move(consumer), std::move(check));
+                            std::function<void(const PendingGet& get)> check, Dict reset_values = {});
+  Subscription AddValidator(Keys keys, std::string consumer, std::function<void(const PendingGet& get)> check,
+                            Dict reset_values = {}) {
+    return AddValidator(FamilyOf(keys), KeyNames(keys), std::move(consumer), std::move(check), std::move(reset_values));
   }
 
   /// Records that `consumer` reads `key` when it runs (without asking to be

@@ -67,5 +67,27 @@ TEST_F(ValidatorTest, FoldersMadeForAFailedCallAreRemoved) {
   EXPECT_TRUE(fs::is_directory(dir_ / "c"));
 }
 
+TEST_F(ValidatorTest, ResetRestoresTheValuesALiveValidatorHolds) {
+  store_.Set(kAp, {{"device_num", 4}, {"global_rank", 2}, {"gradients_mean", true}});
+  Subscription v = store_.AddValidator(
+      kAp, {"device_num", "global_rank"}, "test",
+      [](const Store::PendingGet& get) {
+        if (get(kAp, "device_num").as_int() != 4) throw ValueError("device_num is held at 4");
+      },
+      Dict{{"device_num", Value(4)}, {"global_rank", Value(2)}});
+  store_.Reset(kAp);
+  EXPECT_EQ(store_.Get(kAp, "device_num").as_int(), 4);
+  EXPECT_EQ(store_.Get(kAp, "global_rank").as_int(), 2);
+  EXPECT_FALSE(store_.Get(kAp, "gradients_mean").as_bool());  // the others reset
+  EXPECT_THROW(store_.Set(kAp, {{"device_num", 8}}), ValueError);
+  v.Reset();
+  store_.Reset(kAp);
+  EXPECT_EQ(store_.Get(kAp, "device_num").as_int(), 1);
+  EXPECT_EQ(store_.Get(kAp, "global_rank").as_int(), 0);
+  EXPECT_THROW(store_.AddValidator(
+                   kAp, {"device_num"}, "test", [](const Store::PendingGet&) {}, Dict{{"global_rank", Value(1)}}),
+               ValueError);
+}
+
 }  // namespace
 }  // namespace msrt::context

@@ -30,6 +30,13 @@ WORKER = textwrap.dedent("""
     assert c.get_local_rank() == r and c.get_local_rank_size() == n
     assert ms.get_auto_parallel_context("device_num") == n
     assert ms.get_auto_parallel_context("global_rank") == r
+    # Resetting the context keeps the world's size and rank; the rest resets.
+    ms.set_auto_parallel_context(gradients_mean=True)
+    ms.reset_auto_parallel_context()
+    assert ms.get_auto_parallel_context("device_num") == n
+    assert ms.get_auto_parallel_context("global_rank") == r
+    assert ms.get_auto_parallel_context("gradients_mean") is False
+    ms.set_auto_parallel_context(gradients_mean=True)  # a later set is not refused
     assert c.GlobalComm.WORLD_COMM_GROUP == "mccl_world_group" and c.GlobalComm.INITED
     # The collective ops find the world init() made, under any of its names.
     import numpy as np
