@@ -191,23 +191,24 @@ struct LogicalNot {
 
 // gelu: tanh form 0.5 x (1 + tanh(k (x + c x^3))), or the exact x Phi(x),
 // Phi the standard normal CDF (vectorised for float32: vecmath::NormalCdf).
+// Always inlined: called out of line, they keep the loops from vectorising.
 constexpr double kGeluK = 0.7978845608028654;  // sqrt(2 / pi)
 constexpr double kGeluC = 0.044715;
 constexpr double kInvSqrt2Pi = 0.3989422804014327;
 
 template <typename T>
-T GeluTanh(T x) {
+[[gnu::always_inline]] inline T GeluTanh(T x) {
   T u = T(kGeluK) * (x + T(kGeluC) * x * x * x);
   return T(0.5) * x * (T(1) + vecmath::Tanh(u));
 }
 
 template <typename T>
-T GeluErf(T x) {
+[[gnu::always_inline]] inline T GeluErf(T x) {
   return x * vecmath::NormalCdf(x);
 }
 
 template <typename T>
-T GeluTanhGrad(T x) {
+[[gnu::always_inline]] inline T GeluTanhGrad(T x) {
   T x2 = x * x;
   T t = vecmath::Tanh(T(kGeluK) * (x + T(kGeluC) * x2 * x));
   return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * T(kGeluK) * (T(1) + T(3 * kGeluC) * x2);
@@ -215,7 +216,7 @@ T GeluTanhGrad(T x) {
 
 // Phi(x) + x phi(x), phi the standard normal density.
 template <typename T>
-T GeluErfGrad(T x) {
+[[gnu::always_inline]] inline T GeluErfGrad(T x) {
   return vecmath::NormalCdf(x) + x * T(kInvSqrt2Pi) * vecmath::Exp(T(-0.5) * x * x);
 }
 
