@@ -47,7 +47,7 @@ def _data(shape, seed):
 
 def msrt_kernels(reps):
     import msrt as ms
-    from msrt import nn, ops
+    from msrt import ops
 
     ms.set_context(mode=ms.PYNATIVE_MODE, runtime_num_threads=2)
     sync = ms.runtime.synchronize

@@ -303,8 +303,8 @@ MSRT_REGISTER_OP({
         if (g.needs[0]) {
           // dx = inv_std * (dxh - mean(dxh) - x_hat * mean(dxh * x_hat)), dxh = dy * gamma
           Tensor dxh = fn::Mul(dy, gamma);
-          Tensor inner =
-              fn::Sub(fn::Sub(dxh, MeanOver(dxh, axes)), fn::Mul(x_hat, MeanOver(fn::Mul(dxh, x_hat), axes)));
+          Tensor inner = fn::Sub(fn::Sub(dxh, MeanOver(dxh, axes)),
+                                 fn::Mul(x_hat, MeanOver(fn::Mul(dxh, x_hat), axes)));
           dx = fn::Mul(inner, inv_std);
         }
       }
