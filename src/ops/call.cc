@@ -26,6 +26,7 @@ ExecutorScope::ExecutorScope(Executor* executor) : previous_(t_executor) { t_exe
 ExecutorScope::~ExecutorScope() { t_executor = previous_; }
 
 void SetRecorder(Recorder recorder) { g_recorder = recorder; }
+bool RecordingCalls() { return g_recorder.active != nullptr && g_recorder.active(); }
 void AddCallObserver(CallObserver* observer) { CallObservers().Add(observer); }
 void RemoveCallObserver(CallObserver* observer) { CallObservers().Remove(observer); }
 

@@ -60,6 +60,10 @@ struct Recorder {
                  const std::vector<Tensor>& outputs) = nullptr;
 };
 void SetRecorder(Recorder recorder);
+/// Whether calls on this thread are being recorded for differentiation now:
+/// inside a gradient rule, true only while a gradient with create_graph
+/// runs (the gradient itself will be differentiated).
+bool RecordingCalls();
 
 /// Sees every call before it runs: composites and the calls their bodies make
 /// included, outer call first, with the attributes parsed (every attribute,

@@ -81,6 +81,54 @@ constexpr OpProperties kElementwise = {.elementwise = true};
 // Elementwise, and its gradient rule handles complex values.
 const OpProperties kComplexElementwise = {.elementwise = true, .complex_grad = true};
 
+// Note [Activation gradients]
+// An activation's gradient is one op with its own kernel (relu_grad,
+// sigmoid_grad, ...: MindSpore's ReluGrad, SigmoidGrad, ...), taking dy and
+// the activation's output y where the derivative is a function of y (relu,
+// sigmoid, tanh: the input need not be kept, so relu can still fuse into the
+// kernel that produced x) and its input x otherwise. They are not in the
+// catalogue. Each is differentiable (linear in dy; in y or x from ops), so
+// higher-order gradients go through them.
+
+// dy as the activation's gradient kernel takes it: the dtype and shape of
+// the value it is paired with (a gradient seeded with another dtype or a
+// broadcast one gets them here).
+Tensor AsGradOf(const Tensor& dy, const Tensor& like) {
+  Tensor out = dy.dtype() == like.dtype() ? dy : fn::Cast(dy, like.dtype());
+  return out.shape() == like.shape() ? out : fn::BroadcastTo(out, like.shape());
+}
+
+// (dy, v) of one float dtype and shape; the output is dx, like v.
+InferFn ActivationGradInfer(std::string_view op, std::string_view v_name) {
+  return [op, v_name](const Metas& in, const Dict&) {
+    CheckDType(op, v_name, in[1], DTypeClass::kFloat);
+    CheckSameDType(op, v_name, in[1], "dy", in[0]);
+    if (in[0].shape != in[1].shape) {
+      OpError(ErrorKind::kValue, op,
+              StrCat("'dy' must have the shape of '", v_name, "'; expected ", ShapeRepr(in[1].shape), ", but got ",
+                     ShapeRepr(in[0].shape)));
+    }
+    return Metas{in[1]};
+  };
+}
+
+// The gradient rule of an activation gradient op g(dy, v) = dy * f'(v):
+// linear in dy (the same op on the incoming gradient), and `dv` (from the
+// incoming gradient, dy, v and the attributes) for v, or none where f' is
+// piecewise constant.
+using SecondDerivative = Tensor (*)(const Tensor& ddx, const Tensor& dy, const Tensor& v, const Dict& attrs);
+
+GradFn ActivationGradGrad(std::string_view op, SecondDerivative dv) {
+  return [op, dv](const GradArgs& a) -> std::vector<Tensor> {
+    std::vector<Tensor> grads(a.inputs.size());
+    const Tensor& ddx = a.dys[0];
+    if (!ddx.defined()) return grads;
+    if (a.needs[0]) grads[0] = Call1(op, {AsGradOf(ddx, a.inputs[1]), a.inputs[1]}, a.attrs);
+    if (a.needs[1] && dv != nullptr) grads[1] = dv(ddx, a.inputs[0], a.inputs[1], a.attrs);
+    return grads;
+  };
+}
+
 MSRT_REGISTER_OP(
     {.name = "neg",
      .inputs = {"x"},
@@ -191,7 +239,7 @@ MSRT_REGISTER_OP({.name = "sigmoid",
                   .inputs = {"x"},
                   .infer = UnaryInfer("sigmoid", DTypeClass::kFloat),
                   .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) {
-                    return fn::Mul(dy, fn::Mul(y, fn::Sub(Scalar(1, y), y)));
+                    return Call1("sigmoid_grad", {AsGradOf(dy, y), y});
                   }),
                   .props = kElementwise,
                   .doc = "1 / (1 + e^-x)",
@@ -202,7 +250,7 @@ MSRT_REGISTER_OP({.name = "tanh",
                   .inputs = {"x"},
                   .infer = UnaryInfer("tanh", DTypeClass::kFloat),
                   .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) {
-                    return fn::Mul(dy, fn::Sub(Scalar(1, y), fn::Square(y)));
+                    return Call1("tanh_grad", {AsGradOf(dy, y), y});
                   }),
                   .props = kElementwise,
                   .doc = "hyperbolic tangent",
@@ -215,7 +263,7 @@ MSRT_REGISTER_OP({.name = "relu",
                   // need not be kept, so a graph can fuse relu into the
                   // kernel that produced x (an epilogue) even when training.
                   .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) {
-                    return fn::Select(fn::Greater(y, Scalar(0, y)), dy, Scalar(0, dy));
+                    return Call1("relu_grad", {AsGradOf(dy, y), y});
                   }),
                   .props = kElementwise,
                   .doc = "max(x, 0) (NaN stays NaN)",
@@ -225,9 +273,7 @@ MSRT_REGISTER_OP({.name = "relu6",
                   .inputs = {"x"},
                   .infer = UnaryInfer("relu6", DTypeClass::kNumber),
                   .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
-                    Tensor below_six = Call1("less", {x, Scalar(6, x)});
-                    Tensor inside = Call1("logical_and", {fn::Greater(x, Scalar(0, x)), below_six});
-                    return fn::Select(inside, dy, Scalar(0, dy));
+                    return Call1("relu6_grad", {AsGradOf(dy, x), x});
                   }),
                   .props = kElementwise,
                   .doc = "min(max(x, 0), 6)",
@@ -237,10 +283,7 @@ MSRT_REGISTER_OP({.name = "silu",
                   .inputs = {"x"},
                   .infer = UnaryInfer("silu", DTypeClass::kFloat),
                   .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
-                    // d/dx x s(x) = s (1 + x (1 - s))
-                    Tensor s = Call1("sigmoid", {x});
-                    Tensor inner = fn::Add(Scalar(1, x), fn::Mul(x, fn::Sub(Scalar(1, s), s)));
-                    return fn::Mul(dy, fn::Mul(s, inner));
+                    return Call1("silu_grad", {AsGradOf(dy, x), x});
                   }),
                   .props = kElementwise,
                   .doc = "x * sigmoid(x)",
@@ -255,7 +298,7 @@ MSRT_REGISTER_OP({.name = "gelu",
                         return UnaryInfer("gelu", DTypeClass::kFloat)(in, attrs);
                       },
                   .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict& attrs) {
-                    return Call1("gelu_grad", {dy, x}, Dict{{"approximate", Attr(attrs, "approximate")}});
+                    return Call1("gelu_grad", {AsGradOf(dy, x), x}, Dict{{"approximate", Attr(attrs, "approximate")}});
                   }),
                   .props = kElementwise,
                   .doc = "x * Phi(x); tanh approximation by default",
@@ -286,6 +329,77 @@ MSRT_REGISTER_OP({.name = "gelu_grad",
                   },
                   .props = kElementwise,
                   .doc = "dy * gelu'(x) (internal: the gradient of gelu; differentiable in dy only)"});
+
+// The activations' gradients (Note [Activation gradients]).
+MSRT_REGISTER_OP({.name = "relu_grad",
+                  .inputs = {"dy", "y"},
+                  .infer = ActivationGradInfer("relu_grad", "y"),
+                  .grad = ActivationGradGrad("relu_grad", nullptr),
+                  .props = kElementwise,
+                  .doc = "dy where y > 0, else 0 (internal: the gradient of relu from its output)"});
+
+MSRT_REGISTER_OP({.name = "relu6_grad",
+                  .inputs = {"dy", "x"},
+                  .infer = ActivationGradInfer("relu6_grad", "x"),
+                  .grad = ActivationGradGrad("relu6_grad", nullptr),
+                  .props = kElementwise,
+                  .doc = "dy where 0 < x < 6, else 0 (internal: the gradient of relu6)"});
+
+MSRT_REGISTER_OP({.name = "sigmoid_grad",
+                  .inputs = {"dy", "y"},
+                  .infer = ActivationGradInfer("sigmoid_grad", "y"),
+                  .grad = ActivationGradGrad("sigmoid_grad",
+                                             [](const Tensor& ddx, const Tensor& dy, const Tensor& y, const Dict&) {
+                                               // d/dy of dy y (1 - y): dy (1 - 2 y)
+                                               Tensor slope = fn::Sub(Scalar(1, y), fn::Mul(y, Scalar(2, y)));
+                                               return fn::Mul(fn::Mul(ddx, dy), slope);
+                                             }),
+                  .props = kElementwise,
+                  .doc = "dy * y * (1 - y) (internal: the gradient of sigmoid from its output)"});
+
+MSRT_REGISTER_OP({.name = "tanh_grad",
+                  .inputs = {"dy", "y"},
+                  .infer = ActivationGradInfer("tanh_grad", "y"),
+                  .grad = ActivationGradGrad("tanh_grad",
+                                             [](const Tensor& ddx, const Tensor& dy, const Tensor& y, const Dict&) {
+                                               // d/dy of dy (1 - y^2): -2 dy y
+                                               return fn::Mul(fn::Mul(ddx, dy), fn::Mul(y, Scalar(-2, y)));
+                                             }),
+                  .props = kElementwise,
+                  .doc = "dy * (1 - y^2) (internal: the gradient of tanh from its output)"});
+
+MSRT_REGISTER_OP({.name = "silu_grad",
+                  .inputs = {"dy", "x"},
+                  .infer = ActivationGradInfer("silu_grad", "x"),
+                  .grad = ActivationGradGrad("silu_grad",
+                                             [](const Tensor& ddx, const Tensor& dy, const Tensor& x, const Dict&) {
+                                               // silu'' = s (1 - s) (2 + x (1 - 2 s)), s = sigmoid(x)
+                                               Tensor s = Call1("sigmoid", {x});
+                                               Tensor one_minus = fn::Sub(Scalar(1, s), s);
+                                               Tensor inner = fn::Add(Scalar(2, x), fn::Mul(x, fn::Sub(one_minus, s)));
+                                               return fn::Mul(fn::Mul(ddx, dy), fn::Mul(fn::Mul(s, one_minus), inner));
+                                             }),
+                  .props = kElementwise,
+                  .doc = "dy * sigmoid(x) * (1 + x * (1 - sigmoid(x))) (internal: the gradient of silu)"});
+
+MSRT_REGISTER_OP({.name = "leaky_relu",
+                  .inputs = {"x"},
+                  .attrs = {{"alpha", 0.2, "the slope for x <= 0", AttrType::kFloat}},
+                  .infer = UnaryInfer("leaky_relu", DTypeClass::kFloat),
+                  .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict& attrs) {
+                    return Call1("leaky_relu_grad", {AsGradOf(dy, x), x}, Dict{{"alpha", Attr(attrs, "alpha")}});
+                  }),
+                  .props = kElementwise,
+                  .doc = "x where x > 0, else alpha * x",
+                  .api = {Function("leaky_relu(input->x, alpha=0.2)")}});
+
+MSRT_REGISTER_OP({.name = "leaky_relu_grad",
+                  .inputs = {"dy", "x"},
+                  .attrs = {{"alpha", 0.2, "the slope for x <= 0", AttrType::kFloat}},
+                  .infer = ActivationGradInfer("leaky_relu_grad", "x"),
+                  .grad = ActivationGradGrad("leaky_relu_grad", nullptr),
+                  .props = kElementwise,
+                  .doc = "dy where x > 0, else alpha * dy (internal: the gradient of leaky_relu)"});
 
 MSRT_REGISTER_OP({.name = "logical_not",
                   .inputs = {"x"},

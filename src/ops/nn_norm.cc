@@ -205,7 +205,10 @@ MSRT_REGISTER_OP({
 // and shifts by gamma and beta, which have the shape of x's axes from
 // begin_params_axis on (repeated over the axes before). Its outputs are
 // MindSpore's LayerNorm's: (y, mean, variance), the statistics keeping the
-// normalized axes as 1s. It has a kernel; its gradient is built from ops.
+// normalized axes as 1s. It has a kernel, and so has its gradient
+// (layer_norm_grad: dx, dgamma and dbeta in one pass). A gradient that will
+// itself be differentiated (create_graph) is built from ops instead, since
+// layer_norm_grad computes a first derivative only.
 
 int64_t NormAxis(std::string_view op, std::string_view name, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) {
@@ -228,6 +231,31 @@ Tensor MeanOver(const Tensor& x, const std::vector<int64_t>& axes) {
   return Call1("reduce_mean", {x}, Dict{{"axis", Value(std::move(list))}, {"keep_dims", Value(true)}});
 }
 
+// layer_norm's outputs (y, mean, variance) for x, after checking x's dtype
+// and rank, the axes, and the parameters' (gamma, beta) dtypes and shapes.
+std::vector<TensorMeta> LayerNormMetas(std::string_view op, const TensorMeta& x_meta,
+                                       const std::vector<std::pair<std::string_view, const TensorMeta*>>& params_in,
+                                       const Dict& attrs) {
+  CheckDType(op, "x", x_meta, DTypeClass::kFloat);
+  const Shape& x = x_meta.shape;
+  const auto rank = static_cast<int64_t>(x.size());
+  if (rank == 0) OpError(ErrorKind::kValue, op, "input 'x' must have rank 1 or more; but got shape ()");
+  int64_t norm = NormAxis(op, "begin_norm_axis", AttrInt(attrs, "begin_norm_axis"), rank);
+  int64_t params = NormAxis(op, "begin_params_axis", AttrInt(attrs, "begin_params_axis"), rank);
+  Shape param_shape(x.begin() + params, x.end());
+  for (const auto& [name, meta] : params_in) {
+    CheckSameDType(op, "x", x_meta, name, *meta);
+    if (meta->shape != param_shape) {
+      OpError(ErrorKind::kValue, op,
+              StrCat("'", name, "' must have the shape of x's axes from begin_params_axis (", params, "); expected ",
+                     ShapeRepr(param_shape), ", but got ", ShapeRepr(meta->shape)));
+    }
+  }
+  Shape stats(x.begin(), x.begin() + norm);
+  stats.resize(x.size(), 1);
+  return {x_meta, {stats, x_meta.dtype}, {stats, x_meta.dtype}};
+}
+
 MSRT_REGISTER_OP({
     .name = "layer_norm",
     .inputs = {"x", "gamma", "beta"},
@@ -235,26 +263,7 @@ MSRT_REGISTER_OP({
               {"begin_params_axis", Value(1), "the first axis gamma and beta cover", AttrType::kInt},
               {"epsilon", Value(1e-7), "added to the variance", AttrType::kFloat, {}, false, CheckEpsilon}},
     .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
-      constexpr std::string_view op = "layer_norm";
-      CheckDType(op, "x", in[0], DTypeClass::kFloat);
-      CheckSameDType(op, "x", in[0], "gamma", in[1]);
-      CheckSameDType(op, "x", in[0], "beta", in[2]);
-      const Shape& x = in[0].shape;
-      const auto rank = static_cast<int64_t>(x.size());
-      if (rank == 0) OpError(ErrorKind::kValue, op, "input 'x' must have rank 1 or more; but got shape ()");
-      int64_t norm = NormAxis(op, "begin_norm_axis", AttrInt(attrs, "begin_norm_axis"), rank);
-      int64_t params = NormAxis(op, "begin_params_axis", AttrInt(attrs, "begin_params_axis"), rank);
-      Shape param_shape(x.begin() + params, x.end());
-      for (size_t i = 1; i < 3; ++i) {
-        if (in[i].shape != param_shape) {
-          OpError(ErrorKind::kValue, op,
-                  StrCat("'", i == 1 ? "gamma" : "beta", "' must have the shape of x's axes from begin_params_axis (",
-                         params, "); expected ", ShapeRepr(param_shape), ", but got ", ShapeRepr(in[i].shape)));
-        }
-      }
-      Shape stats(x.begin(), x.begin() + norm);
-      stats.resize(x.size(), 1);
-      return {{x, in[0].dtype}, {stats, in[0].dtype}, {stats, in[0].dtype}};
+      return LayerNormMetas("layer_norm", in[0], {{"gamma", &in[1]}, {"beta", &in[2]}}, attrs);
     },
     .grad = [](const GradArgs& g) -> std::vector<Tensor> {
       std::vector<Tensor> grads(3);
@@ -268,22 +277,38 @@ MSRT_REGISTER_OP({
       std::vector<int64_t> axes = AxesFrom(norm, rank);
       int64_t count = 1;
       for (int64_t a : axes) count *= x.shape()[a];
+      Tensor dy = g.dys[0];
+      if (dy.defined() && dy.dtype() != x.dtype()) dy = fn::Cast(dy, x.dtype());
+      if (dy.defined() && dy.shape() != x.shape()) dy = fn::BroadcastTo(dy, x.shape());
+      Tensor dx;
+      const bool create_graph = RecordingCalls();
+      if (dy.defined() && !create_graph) {
+        std::vector<Tensor> d = Call("layer_norm_grad", {dy, x, gamma, mean, var}, g.attrs);
+        for (size_t i = 1; i < 3; ++i) {
+          if (g.needs[i]) grads[i] = d[i];
+        }
+        if (g.needs[0]) dx = d[0];
+      }
+      const bool stats_grads = g.needs[0] && (g.dys[1].defined() || g.dys[2].defined());
+      if (!(dy.defined() && create_graph) && !stats_grads) {
+        grads[0] = dx;
+        return grads;
+      }
       Tensor inv_std = Call1("rsqrt", {fn::Add(var, fn::Scalar(AttrFloat(g.attrs, "epsilon"), var))});
       Tensor centered = fn::Sub(x, mean);
-      Tensor x_hat = fn::Mul(centered, inv_std);
-      const Tensor& dy = g.dys[0];
-      if (dy.defined()) {
+      if (dy.defined() && create_graph) {
+        Tensor x_hat = fn::Mul(centered, inv_std);
         if (g.needs[1]) grads[1] = SumToShape(fn::Mul(dy, x_hat), gamma.shape());
         if (g.needs[2]) grads[2] = SumToShape(dy, g.inputs[2].shape());
+        if (g.needs[0]) {
+          // dx = inv_std * (dxh - mean(dxh) - x_hat * mean(dxh * x_hat)), dxh = dy * gamma
+          Tensor dxh = fn::Mul(dy, gamma);
+          Tensor inner = fn::Sub(fn::Sub(dxh, MeanOver(dxh, axes)),
+                                 fn::Mul(x_hat, MeanOver(fn::Mul(dxh, x_hat), axes)));
+          dx = fn::Mul(inner, inv_std);
+        }
       }
       if (!g.needs[0]) return grads;
-      Tensor dx;
-      if (dy.defined()) {
-        // dx = inv_std * (dxh - mean(dxh) - x_hat * mean(dxh * x_hat)), dxh = dy * gamma
-        Tensor dxh = fn::Mul(dy, gamma);
-        Tensor inner = fn::Sub(fn::Sub(dxh, MeanOver(dxh, axes)), fn::Mul(x_hat, MeanOver(fn::Mul(dxh, x_hat), axes)));
-        dx = fn::Mul(inner, inv_std);
-      }
       auto accumulate = [&dx](const Tensor& t) { dx = dx.defined() ? fn::Add(dx, t) : t; };
       const double n = static_cast<double>(std::max<int64_t>(count, 1));
       // The statistics' own gradients: d mean / dx = 1/n, d var / dx = 2 (x - mean) / n.
@@ -297,6 +322,32 @@ MSRT_REGISTER_OP({
            "(Note [layer_norm]).",
     .api = {Primitive(
         "nn_ops.LayerNorm(begin_norm_axis=1, begin_params_axis=1, epsilon=1e-07)(input_x->x, gamma, beta)")},
+});
+
+// Not in the catalogue: layer_norm's gradient (Note [layer_norm]).
+MSRT_REGISTER_OP({
+    .name = "layer_norm_grad",
+    .inputs = {"dy", "x", "gamma", "mean", "variance"},
+    .attrs = {{"begin_norm_axis", Value(1), "the first axis normalized", AttrType::kInt},
+              {"begin_params_axis", Value(1), "the first axis gamma covers", AttrType::kInt},
+              {"epsilon", Value(1e-7), "the epsilon layer_norm used", AttrType::kFloat, {}, false, CheckEpsilon}},
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      constexpr std::string_view op = "layer_norm_grad";
+      std::vector<TensorMeta> metas = LayerNormMetas(op, in[1], {{"gamma", &in[2]}}, attrs);
+      const std::pair<const char*, size_t> others[] = {{"dy", 0}, {"mean", 1}, {"variance", 2}};
+      for (const auto& [name, out] : others) {
+        const TensorMeta& meta = in[out == 0 ? 0 : out + 2];
+        CheckSameDType(op, "x", in[1], name, meta);
+        if (meta.shape != metas[out].shape) {
+          OpError(ErrorKind::kValue, op,
+                  StrCat("input '", name, "' must have shape ", ShapeRepr(metas[out].shape), " for x of shape ",
+                         ShapeRepr(in[1].shape), "; but got ", ShapeRepr(meta.shape)));
+        }
+      }
+      return {metas[0], in[2], in[2]};
+    },
+    .doc = "Gradient of layer_norm: (dx, dgamma, dbeta) from dy, x, gamma and layer_norm's mean and variance "
+           "(internal; first derivative only)",
 });
 
 MSRT_REGISTER_OP({

@@ -189,33 +189,35 @@ struct LogicalNot {
   static uint8_t Apply(uint8_t x) { return x ^ 1; }  // bools arrive as bytes
 };
 
-// gelu: tanh form 0.5 x (1 + tanh(k (x + c x^3))), or the exact x Phi(x).
+// gelu: tanh form 0.5 x (1 + tanh(k (x + c x^3))), or the exact x Phi(x),
+// Phi the standard normal CDF (vectorised for float32: vecmath::NormalCdf).
+// Always inlined: called out of line, they keep the loops from vectorising.
 constexpr double kGeluK = 0.7978845608028654;  // sqrt(2 / pi)
 constexpr double kGeluC = 0.044715;
-constexpr double kInvSqrt2 = 0.7071067811865476;
 constexpr double kInvSqrt2Pi = 0.3989422804014327;
 
 template <typename T>
-T GeluTanh(T x) {
+[[gnu::always_inline]] inline T GeluTanh(T x) {
   T u = T(kGeluK) * (x + T(kGeluC) * x * x * x);
   return T(0.5) * x * (T(1) + vecmath::Tanh(u));
 }
 
 template <typename T>
-T GeluErf(T x) {
-  return T(0.5) * x * (T(1) + std::erf(x * T(kInvSqrt2)));
+[[gnu::always_inline]] inline T GeluErf(T x) {
+  return x * vecmath::NormalCdf(x);
 }
 
 template <typename T>
-T GeluTanhGrad(T x) {
+[[gnu::always_inline]] inline T GeluTanhGrad(T x) {
   T x2 = x * x;
   T t = vecmath::Tanh(T(kGeluK) * (x + T(kGeluC) * x2 * x));
   return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * T(kGeluK) * (T(1) + T(3 * kGeluC) * x2);
 }
 
+// Phi(x) + x phi(x), phi the standard normal density.
 template <typename T>
-T GeluErfGrad(T x) {
-  return T(0.5) * (T(1) + std::erf(x * T(kInvSqrt2))) + x * T(kInvSqrt2Pi) * std::exp(T(-0.5) * x * x);
+[[gnu::always_inline]] inline T GeluErfGrad(T x) {
+  return vecmath::NormalCdf(x) + x * T(kInvSqrt2Pi) * vecmath::Exp(T(-0.5) * x * x);
 }
 
 void Gelu(KernelArgs& args) {
@@ -253,6 +255,81 @@ void GeluGrad(KernelArgs& args) {
       BinaryLoop(g, dy.shape(), xc.raw<T>(), x.shape(), dxc.raw<T>(), dx.shape(),
                  [](T d, T v) { return d * GeluErfGrad(v); });
     }
+  });
+  if (!dxc.same(dx)) ConvertInto(dxc, dx);
+}
+
+// ---- activation gradients: dx = f(dy, v), v the activation's output or input ----
+
+// leaky_relu: x where x > 0, else alpha x (alpha from the attribute).
+void LeakyRelu(KernelArgs& args) {
+  const double alpha = ops::AttrFloat(args.attrs, "alpha");
+  const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  const DType compute = NativeComputeType(x.dtype());
+  Tensor xc = ConvertTensor(x, compute);
+  Tensor yc = y.dtype() == compute ? y : Tensor::Empty(y.shape(), compute);
+  Dispatch(FloatTypeList{}, compute, "leaky_relu", [&]<typename T>() {
+    const T a = static_cast<T>(alpha);
+    UnaryLoop(xc.raw<T>(), yc.raw<T>(), x.numel(), [a](T v) { return v > T(0) ? v : a * v; });
+  });
+  if (!yc.same(y)) ConvertInto(yc, y);
+}
+
+struct ReluGrad {
+  template <typename T>
+  static T Apply(T dy, T y, T) {
+    return y > T(0) ? dy : T(0);
+  }
+};
+struct Relu6Grad {
+  template <typename T>
+  static T Apply(T dy, T x, T) {
+    return (x > T(0) && x < T(6)) ? dy : T(0);
+  }
+};
+struct SigmoidGrad {
+  template <typename T>
+  static T Apply(T dy, T y, T) {
+    return dy * y * (T(1) - y);
+  }
+};
+struct TanhGrad {
+  template <typename T>
+  static T Apply(T dy, T y, T) {
+    return dy * (T(1) - y * y);
+  }
+};
+struct SiluGrad {
+  template <typename T>
+  static T Apply(T dy, T x, T) {
+    const T s = vecmath::Sigmoid(x);
+    return dy * s * (T(1) + x * (T(1) - s));
+  }
+};
+struct LeakyReluGrad {
+  template <typename T>
+  static T Apply(T dy, T x, T alpha) {
+    return x > T(0) ? dy : alpha * dy;
+  }
+};
+
+// The inputs are (dy, v) of one shape and dtype (the ops' inference checks it).
+template <class Op>
+void RunActivationGrad(KernelArgs& args) {
+  const Tensor& dy = args.inputs[0];
+  const Tensor& v = args.inputs[1];
+  Tensor& dx = args.outputs[0];
+  const Value* alpha_attr = args.attrs.Find("alpha");
+  const double alpha = alpha_attr != nullptr ? alpha_attr->as_float() : 0.0;
+  const DType compute = NativeComputeType(v.dtype());
+  Tensor dyc = ConvertTensor(dy, compute);
+  Tensor vc = ConvertTensor(v, compute);
+  Tensor dxc = dx.dtype() == compute ? dx : Tensor::Empty(dx.shape(), compute);
+  Dispatch(FloatTypeList{}, compute, args.op.name, [&]<typename T>() {
+    const T a = static_cast<T>(alpha);
+    BinaryLoop(dyc.raw<T>(), dy.shape(), vc.raw<T>(), v.shape(), dxc.raw<T>(), dx.shape(),
+               [a](T d, T x) { return Op::Apply(d, x, a); });
   });
   if (!dxc.same(dx)) ConvertInto(dxc, dx);
 }
@@ -443,6 +520,13 @@ MSRT_EW_KERNEL("relu6", &RunUnary<Relu6>);
 MSRT_EW_KERNEL("silu", &RunUnary<Silu>);
 MSRT_EW_KERNEL("gelu", &Gelu);
 MSRT_EW_KERNEL("gelu_grad", &GeluGrad);
+MSRT_EW_KERNEL("leaky_relu", &LeakyRelu);
+MSRT_EW_KERNEL("relu_grad", &RunActivationGrad<ReluGrad>);
+MSRT_EW_KERNEL("relu6_grad", &RunActivationGrad<Relu6Grad>);
+MSRT_EW_KERNEL("sigmoid_grad", &RunActivationGrad<SigmoidGrad>);
+MSRT_EW_KERNEL("tanh_grad", &RunActivationGrad<TanhGrad>);
+MSRT_EW_KERNEL("silu_grad", &RunActivationGrad<SiluGrad>);
+MSRT_EW_KERNEL("leaky_relu_grad", &RunActivationGrad<LeakyReluGrad>);
 MSRT_EW_KERNEL("logical_not", &RunUnary<LogicalNot>);
 MSRT_EW_KERNEL("add", &RunBinary<Add>);
 MSRT_EW_KERNEL("sub", &RunBinary<Sub>);

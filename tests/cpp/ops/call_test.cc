@@ -25,12 +25,14 @@ TEST(CallObserver, SeesCompositesThenTheirBodiesWithParsedAttributes) {
   Recording recording;
   ops::AddCallObserver(&recording);
   Tensor x = Floats({1, 2, 3, 4}, {2, 2});
-  ops::Call1("leaky_relu", {x}, {{"alpha", 0.5}});
+  ops::Call1("gelu_ext", {x}, {{"approximate", "tanh"}});
   ops::RemoveCallObserver(&recording);
   ASSERT_GE(recording.calls.size(), 2u);
-  EXPECT_EQ(recording.calls[0].first, "leaky_relu");
-  EXPECT_DOUBLE_EQ(recording.calls[0].second.Find("alpha")->as_float(), 0.5);
-  for (size_t i = 1; i < recording.calls.size(); ++i) EXPECT_NE(recording.calls[i].first, "leaky_relu");
+  EXPECT_EQ(recording.calls[0].first, "gelu_ext");
+  EXPECT_EQ(recording.calls[0].second.Find("approximate")->as_string(), "tanh");
+  EXPECT_EQ(recording.calls[1].first, "gelu");
+  EXPECT_TRUE(recording.calls[1].second.Find("approximate")->as_bool());
+  for (size_t i = 1; i < recording.calls.size(); ++i) EXPECT_NE(recording.calls[i].first, "gelu_ext");
 }
 
 TEST(CallObserver, SeesNothingOnceRemovedAndNotFailedCalls) {

@@ -13,6 +13,9 @@ from msrt import nn, ops
 RNG = np.random.default_rng(4)
 X = RNG.uniform(0.2, 1.5, (3, 4)).astype(np.float32)
 W = RNG.standard_normal((4, 2)).astype(np.float32)
+LN_G = RNG.uniform(0.5, 1.5, 4).astype(np.float32)
+LN_B = RNG.uniform(-0.5, 0.5, 4).astype(np.float32)
+LN_W = RNG.standard_normal((3, 4)).astype(np.float32)
 
 # (msrt function, torch function) pairs of scalar-valued functions of one tensor.
 FUNCTIONS = {
@@ -26,6 +29,10 @@ FUNCTIONS = {
                      lambda x: (torch.softmax(x, -1) * torch.sqrt(x)).sum()),
     "mean_of_square": (lambda x: ops.mean(ops.square(x - ops.mean(x))),
                        lambda x: ((x - x.mean()) ** 2).mean()),
+    # activations whose gradient is one kernel (relu_grad, silu_grad, ...)
+    "silu_relu_leaky": (lambda x: ops.sum(ops.silu(x) * ops.relu(x - 0.7) + ops.leaky_relu(x - 1.0, 0.3) ** 3),
+                        lambda x: (torch.nn.functional.silu(x) * torch.relu(x - 0.7)
+                                   + torch.nn.functional.leaky_relu(x - 1.0, 0.3) ** 3).sum()),
 }
 
 
@@ -54,6 +61,23 @@ def test_second_and_third_derivatives_match_pytorch(name):
     fn, tfn = FUNCTIONS[name]
     expected = _torch_derivatives(tfn, X.astype(np.float64), 3)
     for k, (g, want) in enumerate(zip(_msrt_derivatives(fn, 3), expected)):
+        np.testing.assert_allclose(g(ms.Tensor(X)).asnumpy(), want, rtol=2e-4, atol=2e-5, err_msg=f"order {k + 1}")
+
+
+def test_layer_norm_second_derivative_matches_pytorch():
+    """layer_norm's gradient is one kernel (layer_norm_grad), but under create_graph it is built from
+    ops, so it can be differentiated again."""
+    def fn(x):
+        y = ops.LayerNorm(-1, -1, 1e-5)(x * x, ms.Tensor(LN_G), ms.Tensor(LN_B))[0]
+        return ops.sum(ops.sigmoid(y) * ms.Tensor(LN_W))
+
+    def tfn(x):
+        y = torch.nn.functional.layer_norm(x * x, (4,), torch.tensor(LN_G, dtype=x.dtype),
+                                           torch.tensor(LN_B, dtype=x.dtype), 1e-5)
+        return (torch.sigmoid(y) * torch.tensor(LN_W, dtype=x.dtype)).sum()
+
+    expected = _torch_derivatives(tfn, X.astype(np.float64), 2)
+    for k, (g, want) in enumerate(zip(_msrt_derivatives(fn, 2), expected)):
         np.testing.assert_allclose(g(ms.Tensor(X)).asnumpy(), want, rtol=2e-4, atol=2e-5, err_msg=f"order {k + 1}")
 
 

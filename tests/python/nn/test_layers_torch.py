@@ -104,6 +104,22 @@ def test_layer_norm(mode):
     compare(net, module, [rand(3, 4, 6)], {"gamma": module.weight, "beta": module.bias}, mode)
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape, normalized", [((8, 64), (64,)), ((2, 5, 3, 40), (3, 40)), ((4, 1000), (1000,)),
+                                               ((7, 3), (3,)), ((3, 2, 24), (2, 24))])
+def test_layer_norm_shapes_against_torch(mode, shape, normalized):
+    """The layer_norm kernel and its one-kernel gradient (layer_norm_grad) against PyTorch, forward and
+    the gradients of x, gamma and beta."""
+    axis = len(shape) - len(normalized)
+    net = nn.LayerNorm(normalized, begin_norm_axis=axis, begin_params_axis=axis, epsilon=1e-5)
+    module = tnn.LayerNorm(normalized, eps=1e-5)
+    with torch.no_grad():
+        module.weight.uniform_(0.5, 1.5)
+        module.bias.uniform_(-0.5, 0.5)
+    x = rand(*shape) * 3 + 1
+    compare(net, module, [x], {"gamma": module.weight, "beta": module.bias}, mode, rtol=2e-4, atol=2e-5)
+
+
 def test_layer_norm_over_two_axes_and_defaults():
     net = nn.LayerNorm((4, 6), begin_norm_axis=1, begin_params_axis=1)
     assert net.epsilon == 1e-7 and net.gamma.name == "gamma" and net.beta.name == "beta"

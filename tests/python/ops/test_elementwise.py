@@ -1,6 +1,7 @@
 """Parity tests of the elementwise ops against NumPy: every op over its
 dtypes and broadcast shapes (0-d and empty included), NaN handling, half
 types through cast, error messages, and finite-difference gradients."""
+import json
 import math
 import warnings
 
@@ -136,6 +137,67 @@ def test_gelu(approximate, dtype):
         np.testing.assert_array_equal(run_op("gelu", [x])[0], y)
 
 
+def _gelu_tanh_grad(x):
+    x = x.astype(np.float64)
+    k, c = np.sqrt(2 / np.pi), 0.044715
+    t = np.tanh(k * (x + c * x ** 3))
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x)
+
+
+def _gelu_erf_grad(x):
+    x = x.astype(np.float64)
+    return 0.5 * (1 + _erf(x / np.sqrt(2))) + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
+
+
+def test_gelu_erf_float32_is_accurate_over_a_wide_range():
+    """The vectorised erf behind gelu (float32) against float64 erf: within a few float32 ulps of the
+    value (or 1e-37 absolute where it underflows), from the left tail to large x."""
+    x = np.concatenate([np.linspace(-12, 12, 48001), np.geomspace(1e-30, 1e3, 2000),
+                        -np.geomspace(1e-30, 1e3, 2000)]).astype(np.float32)
+    for approximate, ref, grad_ref in [(False, gelu_erf, _gelu_erf_grad)]:
+        (y,) = run_op("gelu", [x], {"approximate": approximate})
+        want = ref(x)
+        # the left tail keeps its relative accuracy (no cancellation in 1 + erf) down to x = -5.6; below,
+        # where |gelu(x)| < 6e-8, it is 0, as torch's is from about there
+        body = x >= -5.6
+        np.testing.assert_allclose(y[body], want[body], rtol=6e-7 * 8, atol=1e-37)
+        np.testing.assert_allclose(y[~body], want[~body], rtol=0, atol=6e-8)
+        (dx,) = run_op("gelu_grad", [np.ones_like(x), x], {"approximate": approximate})
+        np.testing.assert_allclose(dx, grad_ref(x), rtol=6e-7 * 8, atol=2e-7)
+
+
+@pytest.mark.parametrize("approximate", [True, False])
+def test_gelu_special_values_match_torch(approximate):
+    torch = pytest.importorskip("torch")
+    x = np.array([-np.inf, -100, -30, -10, -6, -5, -1e-30, -0.0, 0.0, 1e-30, 5, 10, 100, np.inf, np.nan],
+                 np.float32)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.gelu(tx, approximate="tanh" if approximate else "none")
+    (tdx,) = torch.autograd.grad(ty.sum(), tx)
+    (y,) = run_op("gelu", [x], {"approximate": approximate})
+    (dx,) = run_op("gelu_grad", [np.ones_like(x), x], {"approximate": approximate})
+    np.testing.assert_allclose(y, ty.detach().numpy(), rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(dx, tdx.numpy(), rtol=2e-6, atol=2e-6)
+    # float64 goes through the C library's erf
+    (y64,) = run_op("gelu", [x.astype(np.float64)], {"approximate": approximate})
+    np.testing.assert_allclose(y64[np.isfinite(x)], y[np.isfinite(x)], rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("approximate", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_gradient_matches_torch(approximate, dtype):
+    torch = pytest.importorskip("torch")
+    x = rand((33, 65), dtype, -7, 7)
+    sens = rand(x.shape, dtype)
+    tx = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.gelu(tx, approximate="tanh" if approximate else "none").backward(torch.tensor(sens))
+    (dx,) = gradients("gelu", [x], {"approximate": approximate}, sens=sens)
+    # float32: two float32 evaluations of the derivative, each within a few ulps of float64's
+    tolerance = dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else tol(dtype)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **tolerance)
+    np.testing.assert_allclose(dx, (_gelu_tanh_grad(x) if approximate else _gelu_erf_grad(x)) * sens, **tolerance)
+
+
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary_gradient(name):
     _, _, (low, high), _ = UNARY[name]
@@ -154,10 +216,89 @@ def test_gelu_gradient(approximate):
     check_grad("gelu_grad", [dy, x], {"approximate": approximate}, wrt=(0,))
 
 
+# The activations' gradient ops: name -> (reference dx from dy and v, what v is, range of v, which v
+# has a second derivative through the op).
+ACTIVATION_GRADS = {
+    "relu_grad": (lambda dy, y: np.where(y > 0, dy, 0), "y", (-3, 3), False),
+    "relu6_grad": (lambda dy, x: np.where((x > 0) & (x < 6), dy, 0), "x", (-8, 8), False),
+    "sigmoid_grad": (lambda dy, y: dy * y * (1 - y), "y", (0, 1), True),
+    "tanh_grad": (lambda dy, y: dy * (1 - y * y), "y", (-1, 1), True),
+    "silu_grad": (lambda dy, x: dy * sigmoid(x) * (1 + x * (1 - sigmoid(x))), "x", (-6, 6), True),
+    "leaky_relu_grad": (lambda dy, x: np.where(x > 0, dy, 0.2 * dy), "x", (-3, 3), False),
+}
+covers(*ACTIVATION_GRADS)
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATION_GRADS))
+@pytest.mark.parametrize("shape", SHAPES)
+def test_activation_grad_ops_match_numpy(name, shape):
+    ref, _, (low, high), _ = ACTIVATION_GRADS[name]
+    for dtype in FLOATS:
+        dy, v = rand(shape, dtype), rand(shape, dtype, low, high)
+        (dx,) = run_op(name, [dy, v])
+        assert dx.dtype == dtype and dx.shape == v.shape
+        want = ref(dy.astype(np.float64), v.astype(np.float64)).astype(dtype)
+        np.testing.assert_allclose(dx, want, **tol(dtype), err_msg=f"{name} {np.dtype(dtype)}")
+    dy, v = rand((5, 6), np.float16), rand((5, 6), np.float16, low, high)
+    np.testing.assert_allclose(run_op(name, [dy, v])[0].astype(np.float32),
+                               ref(dy.astype(np.float64), v.astype(np.float64)), rtol=4e-3, atol=4e-3)
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATION_GRADS))
+def test_activation_grad_ops_are_differentiable(name):
+    _, _, (low, high), second = ACTIVATION_GRADS[name]
+    dy, v = rand((3, 4), np.float64), rand((3, 4), np.float64, low, high)
+    v = np.where(np.abs(v) < 0.1, 0.5, v)  # away from the kinks at 0 (and 6)
+    v = np.where(np.abs(v - 6) < 0.1, 5.5, v)
+    check_grad(name, [dy, v], wrt=(0, 1) if second else (0,))
+
+
+@pytest.mark.parametrize("name", ["relu", "relu6", "sigmoid", "tanh", "silu", "gelu", "leaky_relu"])
+def test_activation_backward_is_one_kernel(name, in_tmp):
+    """An activation's backward runs one kernel, its gradient op (Note [Activation gradients])."""
+    x = tensor(rand((4, 5), np.float32))
+    x.requires_grad = True
+    tape = _C.GradTape()
+    try:
+        (y,) = _C.call(name, [x], {})
+        y.asnumpy()
+        prof = msrt.Profiler(output_path="prof")
+        (dx,) = tape.gradient([y], [tensor(rand((4, 5), np.float32))], [x])
+        dx.asnumpy()
+    finally:
+        tape.end()
+    prof.analyse()
+    with open(in_tmp / "prof" / "profiler" / "trace_0.json") as f:
+        kernels = [e["name"] for e in json.load(f)["traceEvents"] if e.get("cat") == "op"]
+    assert kernels == [f"{name}_grad"], kernels
+
+
+@pytest.mark.parametrize("name, torch_name", [("relu", "relu"), ("relu6", "relu6"), ("sigmoid", "sigmoid"),
+                                              ("tanh", "tanh"), ("silu", "silu"), ("leaky_relu", "leaky_relu")])
+@pytest.mark.filterwarnings("ignore:nn.functional")
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_activation_gradients_match_torch(name, torch_name, dtype):
+    torch = pytest.importorskip("torch")
+    x = rand((17, 33), dtype, -8, 8)
+    x[0, :4] = [0.0, -0.0, 6.0, 1e-30]
+    sens = rand(x.shape, dtype)
+    tx = torch.tensor(x, requires_grad=True)
+    slope = {"negative_slope": 0.2} if name == "leaky_relu" else {}  # msrt's default alpha
+    ty = getattr(torch.nn.functional, torch_name)(tx, **slope)
+    ty.backward(torch.tensor(sens))
+    (dx,) = gradients(name, [x], sens=sens)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **tol(dtype))
+
+
 def test_gelu_grad_errors():
     expect_error(ValueError, ["[gelu_grad]", "shape"], "gelu_grad", [np.ones((2,)), np.ones((3,))])
     expect_error(TypeError, ["[gelu_grad]", "Float32"], "gelu_grad",
                  [np.ones(2, np.float32), np.ones(2, np.float64)])
+    for name, (_, v, _, _) in ACTIVATION_GRADS.items():
+        expect_error(ValueError, [f"[{name}]", "'dy' must have the shape of", v], name,
+                     [np.ones((2,), np.float32), np.ones((3,), np.float32)])
+        expect_error(TypeError, [f"[{name}]", "Float64"], name, [np.ones(2, np.float64), np.ones(2, np.float32)])
+        expect_error(TypeError, [f"[{name}]", "Int32"], name, [np.ones(2, np.int32), np.ones(2, np.int32)])
 
 
 def test_logical_not_and_likes():

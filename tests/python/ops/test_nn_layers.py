@@ -7,9 +7,9 @@ import pytest
 import msrt as ms
 from msrt import Tensor, ops
 
-from .harness import check_grad, covers, run_op
+from .harness import check_grad, covers, gradients, run_op
 
-covers("layer_norm", "layer_norm_ext", "group_norm", "embedding", "prelu", "mish", "pixel_shuffle",
+covers("layer_norm", "layer_norm_grad", "layer_norm_ext", "group_norm", "embedding", "prelu", "mish", "pixel_shuffle",
        "pixel_unshuffle", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
        "interpolate", "rnn_layer", "multi_head_attention")
 
@@ -52,6 +52,55 @@ def test_layer_norm_gradients(begin_norm, begin_params, output_index):
     attrs = {"begin_norm_axis": begin_norm, "begin_params_axis": begin_params, "epsilon": 1e-3}
     check_grad("layer_norm", [x, rand(*pshape), rand(*pshape)], attrs, wrt=(0, 1, 2) if output_index == 0 else (0,),
                output_index=output_index)
+
+
+def layer_norm_grad_ref(dy, x, gamma, begin_norm, begin_params, eps):
+    """(dx, dgamma, dbeta) by PyTorch's autograd through the formula (any begin_params_axis)."""
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    tg = torch.tensor(gamma, dtype=torch.float64, requires_grad=True)
+    tb = torch.zeros(gamma.shape, dtype=torch.float64, requires_grad=True)
+    axes = tuple(range(begin_norm, x.ndim))
+    mean = tx.mean(axes, keepdim=True)
+    var = ((tx - mean) ** 2).mean(axes, keepdim=True)
+    y = (tx - mean) / torch.sqrt(var + eps) * tg + tb
+    y.backward(torch.tensor(dy, dtype=torch.float64))
+    return tx.grad.numpy(), tg.grad.numpy(), tb.grad.numpy()
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-5), (np.float64, 1e-12), (np.float16, 4e-3)])
+@pytest.mark.parametrize("shape, begin_norm, begin_params",
+                         [((4, 7), 1, 1), ((2, 3, 5), 1, 2), ((2, 3, 5), -1, -1), ((3, 2, 4), 2, 1), ((0, 4), 1, 1),
+                          ((300, 257), 1, 1), ((64, 3, 4), 1, 1), ((5, 0), 1, 1)])
+def test_layer_norm_grad_matches_torch(dtype, tol, shape, begin_norm, begin_params):
+    x = rand(*shape).astype(dtype)
+    pshape = shape[begin_params % len(shape):]
+    gamma, beta, dy = rand(*pshape).astype(dtype), rand(*pshape).astype(dtype), rand(*shape).astype(dtype)
+    attrs = {"begin_norm_axis": begin_norm, "begin_params_axis": begin_params, "epsilon": 1e-5}
+    _, mean, var = run_op("layer_norm", [x, gamma, beta], attrs)
+    dx, dgamma, dbeta = run_op("layer_norm_grad", [dy, x, gamma, mean, var], attrs)
+    assert dx.dtype == dtype and dx.shape == x.shape and dgamma.shape == dbeta.shape == gamma.shape
+    want = layer_norm_grad_ref(dy, x, gamma, begin_norm % len(shape), begin_params % len(shape), 1e-5)
+    scale = max(1.0, float(np.sqrt(np.prod(shape[:begin_norm % len(shape)] or [1]))))  # summed over rows
+    for name, got, ref in zip(("dx", "dgamma", "dbeta"), (dx, dgamma, dbeta), want):
+        np.testing.assert_allclose(got, ref, rtol=tol * 10, atol=tol * 10 * scale, err_msg=name)
+    # layer_norm's gradient rule is this one kernel
+    grads = gradients("layer_norm", [x, gamma, beta], attrs, wrt=(0, 1, 2), sens=dy)
+    for got, ref in zip(grads, (dx, dgamma, dbeta)):
+        np.testing.assert_array_equal(got, ref)
+
+
+def test_layer_norm_grad_errors():
+    x, g = rand(2, 3), rand(3)
+    mean = var = rand(2, 1)
+    with pytest.raises(ValueError, match=r"\[layer_norm_grad\] input 'dy' must have shape \(2, 3\)"):
+        run_op("layer_norm_grad", [rand(3, 2), x, g, mean, var])
+    with pytest.raises(ValueError, match=r"\[layer_norm_grad\] input 'variance' must have shape \(2, 1\)"):
+        run_op("layer_norm_grad", [x, x, g, mean, rand(2)])
+    with pytest.raises(ValueError, match=r"'gamma' must have the shape"):
+        run_op("layer_norm_grad", [x, x, rand(2), mean, var])
+    with pytest.raises(TypeError, match=r"\[layer_norm_grad\]"):
+        run_op("layer_norm_grad", [x.astype(np.float32), x, g, mean, var])
 
 
 def test_layer_norm_errors():

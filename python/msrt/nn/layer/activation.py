@@ -117,7 +117,7 @@ class LeakyReLU(Cell):
         self.alpha = float(alpha)
 
     def construct(self, x):
-        return _op("maximum", x, x * self.alpha)
+        return _op("leaky_relu", x, alpha=self.alpha)  # max(alpha * x, x) for alpha in [0, 1]
 
 
 class Mish(Cell):
