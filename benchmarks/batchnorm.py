@@ -28,12 +28,17 @@ def data(batch):
 
 
 def timed(fn, reps):
+    """Wall-clock and process CPU seconds of each of `reps` calls."""
     times = []
     for _ in range(reps):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - start)
+        times.append((time.perf_counter() - start, time.process_time() - cpu))
     return times
+
+
+def medians_ms(times):
+    return [statistics.median(t[i] for t in times) * 1e3 for i in (0, 1)]
 
 
 def msrt_resnet():
@@ -113,7 +118,7 @@ def torch_resnet():
 
 
 def torch_times(batch, reps, rounds):
-    """Median ms of PyTorch eager's training step and inference (peers.in_peer)."""
+    """Median ms (wall, CPU) of PyTorch eager's training step and inference (peers.in_peer)."""
     import torch
 
     net = torch_resnet()
@@ -141,7 +146,7 @@ def torch_times(batch, reps, rounds):
         net.eval()
         infer()
         inference += timed(infer, reps)
-    return statistics.median(train) * 1e3, statistics.median(inference) * 1e3
+    return medians_ms(train), medians_ms(inference)
 
 
 def msrt_times(batch, reps, rounds):
@@ -171,7 +176,7 @@ def msrt_times(batch, reps, rounds):
             inference[mode] += timed(lambda: infers[mode](x).asnumpy(), reps)
             if mode == ms.GRAPH_MODE and conversions is None:
                 conversions = ms._jit.compile_report(steps[mode])[-1]["layout_conversions"]
-    med = {m: (statistics.median(train[m]) * 1e3, statistics.median(inference[m]) * 1e3) for m in steps}
+    med = {m: (medians_ms(train[m]), medians_ms(inference[m])) for m in steps}
     return med[ms.GRAPH_MODE], med[ms.PYNATIVE_MODE], conversions
 
 
@@ -191,15 +196,17 @@ def main(argv=None):
         print("peer:", peers.peer_description())
     except ImportError:
         have_torch = False
-    print(f"{'batch':>5} | {'':9} {'GRAPH':>8} {'PYNATIVE':>8} {'torch':>8} | {'GRAPH/t':>7} {'PYNAT/t':>7} | "
-          f"transposes")
+    print("wall ms (process CPU ms); the machine may be shared: CPU time shows the work when wall time is noisy")
+    print(f"{'batch':>5} | {'':10} {'GRAPH':>15} {'PYNATIVE':>15} {'torch':>15} | {'GRAPH/t':>7} {'PYNAT/t':>7} | "
+          f"transposes (GRAPH step)")
     for batch in args.batch:
         graph, pynative, conversions = msrt_times(batch, reps, rounds)
-        peer = peers.in_peer(torch_times, batch, reps, rounds) if have_torch else (float("nan"),) * 2
+        nan = [float("nan")] * 2
+        peer = peers.in_peer(torch_times, batch, reps, rounds) if have_torch else (nan, nan)
         for i, what in enumerate(("train step", "inference")):
-            print(f"{batch:>5} | {what:9} {graph[i]:8.2f} {pynative[i]:8.2f} {peer[i]:8.2f} | "
-                  f"{graph[i] / peer[i]:7.2f} {pynative[i] / peer[i]:7.2f} | "
-                  f"{conversions if i == 0 else ''}", flush=True)
+            cells = " ".join(f"{t[i][0]:7.2f} ({t[i][1]:5.1f})" for t in (graph, pynative, peer))
+            ratios = f"{graph[i][0] / peer[i][0]:7.2f} {pynative[i][0] / peer[i][0]:7.2f}"
+            print(f"{batch:>5} | {what:10} {cells} | {ratios} | {conversions if i == 0 else ''}", flush=True)
     return 0
 
 

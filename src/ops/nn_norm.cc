@@ -119,10 +119,9 @@ MSRT_REGISTER_OP({
       const Tensor& mean = g.outputs[1];
       const Tensor& inv_std = g.outputs[2];
       if (AttrBool(g.attrs, "is_training")) {
-        std::vector<Tensor> d =
-            Call("batch_norm_grad", {dy, x, scale, mean, inv_std},
-                 Dict{{"epsilon", Attr(g.attrs, "epsilon")},
-                      {std::string(kDataFormatAttr), Attr(g.attrs, kDataFormatAttr)}});
+        std::vector<Tensor> d = Call("batch_norm_grad", {dy, x, scale, mean, inv_std},
+                                     Dict{{"epsilon", Attr(g.attrs, "epsilon")},
+                                          {std::string(kDataFormatAttr), Attr(g.attrs, kDataFormatAttr)}});
         for (size_t i = 0; i < 3; ++i) {
           if (g.needs[i]) grads[i] = d[i];
         }
@@ -140,7 +139,8 @@ MSRT_REGISTER_OP({
       return grads;
     },
     .props = {.writes_inputs = {3, 4}, .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
-    .doc = "Batch normalization over the channel axis (1, or the last with data_format 'NHWC'); returns (y, saved_mean, saved_inv_std). Training normalizes with the "
+    .doc = "Batch normalization over the channel axis (1, or the last with data_format 'NHWC'); returns (y, "
+           "saved_mean, saved_inv_std). Training normalizes with the "
            "batch's mean and biased variance and updates running_mean/running_var in place (unbiased variance; they "
            "may be float32 for float16/bfloat16 x); "
            "inference uses the running statistics, and saved_mean/saved_inv_std are then running_mean and "

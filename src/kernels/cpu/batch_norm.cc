@@ -224,12 +224,11 @@ void BatchNorm(KernelArgs& args) {
   if (training && g.count() > 0) {
     // running = (1 - momentum) * running + momentum * batch, with the unbiased variance.
     const double momentum = ops::AttrFloat(args.attrs, "momentum");
-    const double correction =
-        static_cast<double>(g.count()) / static_cast<double>(std::max<int64_t>(g.count() - 1, 1));
+    const double correction = static_cast<double>(g.count()) / static_cast<double>(std::max<int64_t>(g.count() - 1, 1));
     for (size_t c = 0; c < channels; ++c) {
       running_mean[c] = static_cast<float>((1 - momentum) * static_cast<double>(running_mean[c]) + momentum * mean[c]);
-      running_var[c] =
-          static_cast<float>((1 - momentum) * static_cast<double>(running_var[c]) + momentum * var[c] * correction);
+      running_var[c] = static_cast<float>((1 - momentum) * static_cast<double>(running_var[c]) +
+                                          momentum * var[c] * correction);
     }
   }
 }
