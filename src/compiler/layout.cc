@@ -126,11 +126,19 @@ bool UseChannelsLast(Graph& graph, DeviceTarget device, std::string* report, Lay
   for (size_t i = 0; i < count; ++i) {
     const Node& n = nodes[i];
     auto id = static_cast<int32_t>(i);
-    if (n.dead || n.kind != NodeKind::kOp || !n.fused.empty() || n.op->props.random || graph.HasSideEffects(id)) {
+    const ops::OpProperties& props = n.op->props;
+    if (n.dead || n.kind != NodeKind::kOp || !n.fused.empty() || props.random || props.side_effect || props.inplace) {
       continue;
     }
-    std::optional<Role> role = n.op->props.layout ? LayoutRole(graph, n, device) : ElementwiseRole(graph, n);
+    std::optional<Role> role = props.layout ? LayoutRole(graph, n, device) : ElementwiseRole(graph, n);
     if (!role) continue;
+    // An op that updates some of its inputs in place (batch_norm's running
+    // statistics) may run NHWC when none of those is an activation: the
+    // values it writes keep their layout.
+    if (std::any_of(props.writes_inputs.begin(), props.writes_inputs.end(),
+                    [&](int w) { return role->inputs[static_cast<size_t>(w)]; })) {
+      continue;
+    }
     bool rewritten = false;
     for (size_t k = 0; k < n.outputs.size(); ++k) rewritten |= written.contains({id, static_cast<int32_t>(k)});
     if (!rewritten) roles[i] = std::move(role);

@@ -21,7 +21,9 @@
 // size-1 axes move, a `reshape`) converts a value where it crosses the
 // region's edge, once per value, right before its first use across the
 // edge. Graph outputs stay NCHW, so results do not change; values written in
-// place are left alone. `graph_kernel_flags="--disable_pass=channels_last"`
+// place are left alone, and an op that updates some of its inputs in place
+// (batch_norm's running statistics) joins a region only when none of those
+// is an activation. `graph_kernel_flags="--disable_pass=channels_last"`
 // turns the pass off.
 #pragma once
 

@@ -28,18 +28,43 @@ void CheckEpsilon(std::string_view op, const Value& v) {
   if (!(v.as_float() > 0)) OpError(ErrorKind::kValue, op, StrCat("'epsilon' must be positive; but got ", v.as_float()));
 }
 
-// Every axis but the channel axis 1.
-std::vector<int64_t> NonChannelAxes(int64_t ndim) {
-  std::vector<int64_t> axes{0};
-  for (int64_t i = 2; i < ndim; ++i) axes.push_back(i);
+// batch_norm's channel axis: 1, or the last one when data_format is "NHWC"
+// (Note [Channels-last graphs]: the graph compiler keeps a batch_norm in its
+// producer's layout).
+size_t ChannelAxis(const Dict& attrs, size_t ndim) {
+  return AttrString(attrs, kDataFormatAttr) == kChannelsLast ? ndim - 1 : 1;
+}
+
+// Every axis but the channel axis.
+std::vector<int64_t> NonChannelAxes(int64_t ndim, size_t channel_axis) {
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < ndim; ++i) {
+    if (static_cast<size_t>(i) != channel_axis) axes.push_back(i);
+  }
   return axes;
 }
 
-// A (C,) tensor shaped (1, C, 1, ...) to broadcast against x.
-Tensor AlongChannels(const Tensor& v, const Tensor& x) {
+// A (C,) tensor shaped (1, C, 1, ...) (or (1, ..., 1, C)) to broadcast against x.
+Tensor AlongChannels(const Tensor& v, const Tensor& x, size_t channel_axis) {
   Shape shape(static_cast<size_t>(x.ndim()), 1);
-  shape[1] = x.shape()[1];
+  shape[channel_axis] = x.shape()[channel_axis];
   return fn::Reshape(v, shape);
+}
+
+// The data_format attribute of batch_norm and batch_norm_grad: which axis of x
+// holds the channels.
+AttrSpec ChannelFormatAttr() {
+  return {kDataFormatAttr, Value(kChannelsFirst), "'NCHW': channels on axis 1; 'NHWC': on the last axis",
+          AttrType::kDataFormat};
+}
+
+// x's channels, after checking its rank (2 or more; 4 for NHWC).
+int64_t Channels(std::string_view op, const TensorMeta& x, const Dict& attrs) {
+  if (AttrString(attrs, kDataFormatAttr) == kChannelsLast && x.shape.size() != 4) {
+    OpError(ErrorKind::kValue, op,
+            StrCat("input 'x' must have rank 4 with data_format 'NHWC'; but got shape ", ShapeRepr(x.shape)));
+  }
+  return x.shape[ChannelAxis(attrs, x.shape.size())];
 }
 
 // batch_norm's attributes, shared with its MindSpore forms.
@@ -60,15 +85,21 @@ std::vector<AttrSpec> BatchNormAttrs() {
            }}};
 }
 
+std::vector<AttrSpec> BatchNormOpAttrs() {
+  std::vector<AttrSpec> specs = BatchNormAttrs();
+  specs.push_back(ChannelFormatAttr());
+  return specs;
+}
+
 MSRT_REGISTER_OP({
     .name = "batch_norm",
     .inputs = {"x", "scale", "bias", "running_mean", "running_var"},
-    .attrs = BatchNormAttrs(),
-    .infer = [](const std::vector<TensorMeta>& in, const Dict&) -> std::vector<TensorMeta> {
+    .attrs = BatchNormOpAttrs(),
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
       constexpr std::string_view op = "batch_norm";
       CheckActivation(op, in[0]);
       const char* names[] = {"x", "scale", "bias", "running_mean", "running_var"};
-      int64_t channels = in[0].shape[1];
+      int64_t channels = Channels(op, in[0], attrs);
       // Half-precision x may keep float32 running statistics (mixed precision
       // casts trainable parameters only).
       bool half = in[0].dtype == DType::kFloat16 || in[0].dtype == DType::kBFloat16;
@@ -89,24 +120,27 @@ MSRT_REGISTER_OP({
       const Tensor& inv_std = g.outputs[2];
       if (AttrBool(g.attrs, "is_training")) {
         std::vector<Tensor> d = Call("batch_norm_grad", {dy, x, scale, mean, inv_std},
-                                     Dict{{"epsilon", Attr(g.attrs, "epsilon")}});
+                                     Dict{{"epsilon", Attr(g.attrs, "epsilon")},
+                                          {std::string(kDataFormatAttr), Attr(g.attrs, kDataFormatAttr)}});
         for (size_t i = 0; i < 3; ++i) {
           if (g.needs[i]) grads[i] = d[i];
         }
         return grads;
       }
       // Inference: the statistics are constants, so y is affine in x.
-      std::vector<int64_t> axes = NonChannelAxes(x.ndim());
-      if (g.needs[0]) grads[0] = fn::Mul(dy, AlongChannels(fn::Mul(scale, inv_std), x));
+      size_t axis = ChannelAxis(g.attrs, static_cast<size_t>(x.ndim()));
+      std::vector<int64_t> axes = NonChannelAxes(x.ndim(), axis);
+      if (g.needs[0]) grads[0] = fn::Mul(dy, AlongChannels(fn::Mul(scale, inv_std), x, axis));
       if (g.needs[1]) {
-        Tensor x_hat = fn::Mul(fn::Sub(x, AlongChannels(mean, x)), AlongChannels(inv_std, x));
+        Tensor x_hat = fn::Mul(fn::Sub(x, AlongChannels(mean, x, axis)), AlongChannels(inv_std, x, axis));
         grads[1] = fn::ReduceSum(fn::Mul(dy, x_hat), axes, false);
       }
       if (g.needs[2]) grads[2] = fn::ReduceSum(dy, axes, false);
       return grads;
     },
-    .props = {.writes_inputs = {3, 4}},
-    .doc = "Batch normalization over axis 1; returns (y, saved_mean, saved_inv_std). Training normalizes with the "
+    .props = {.writes_inputs = {3, 4}, .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
+    .doc = "Batch normalization over the channel axis (1, or the last with data_format 'NHWC'); returns (y, "
+           "saved_mean, saved_inv_std). Training normalizes with the "
            "batch's mean and biased variance and updates running_mean/running_var in place (unbiased variance; they "
            "may be float32 for float16/bfloat16 x); "
            "inference uses the running statistics, and saved_mean/saved_inv_std are then running_mean and "
@@ -116,8 +150,9 @@ MSRT_REGISTER_OP({
 MSRT_REGISTER_OP({
     .name = "batch_norm_grad",
     .inputs = {"dy", "x", "scale", "saved_mean", "saved_inv_std"},
-    .attrs = {{"epsilon", Value(1e-5), "the epsilon batch_norm used", AttrType::kFloat, {}, false, CheckEpsilon}},
-    .infer = [](const std::vector<TensorMeta>& in, const Dict&) -> std::vector<TensorMeta> {
+    .attrs = {{"epsilon", Value(1e-5), "the epsilon batch_norm used", AttrType::kFloat, {}, false, CheckEpsilon},
+              ChannelFormatAttr()},
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
       constexpr std::string_view op = "batch_norm_grad";
       CheckActivation(op, in[1]);
       const char* names[] = {"dy", "x", "scale", "saved_mean", "saved_inv_std"};
@@ -127,7 +162,7 @@ MSRT_REGISTER_OP({
                 StrCat("input 'dy' must have x's shape; expected ", ShapeRepr(in[1].shape), ", but got ",
                        ShapeRepr(in[0].shape)));
       }
-      int64_t channels = in[1].shape[1];
+      int64_t channels = Channels(op, in[1], attrs);
       for (size_t i = 2; i < 5; ++i) {
         CheckSameDType(op, "x", in[1], names[i], in[i]);
         CheckChannelVector(op, names[i], in[i], channels);
@@ -135,6 +170,7 @@ MSRT_REGISTER_OP({
       TensorMeta vec{{channels}, in[1].dtype};
       return {{in[1].shape, in[1].dtype}, vec, vec};
     },
+    .props = {.layout = LayoutSpec{.activation_inputs = {0, 1}, .activation_outputs = {0}}},
     .doc = "Gradient of training-mode batch_norm: (dx, dscale, dbias) from dy, x and the saved batch statistics.",
 });
 
@@ -415,8 +451,8 @@ MSRT_REGISTER_OP({
       Tensor var = MeanOver(fn::Square(centered), {2});
       Tensor inv_std = Call1("rsqrt", {fn::Add(var, fn::Scalar(AttrFloat(attrs, "epsilon"), var))});
       Tensor y = fn::Reshape(fn::Mul(centered, inv_std), x.shape());
-      if (in[1].defined()) y = fn::Mul(y, AlongChannels(in[1], x));
-      if (in[2].defined()) y = fn::Add(y, AlongChannels(in[2], x));
+      if (in[1].defined()) y = fn::Mul(y, AlongChannels(in[1], x, 1));
+      if (in[2].defined()) y = fn::Add(y, AlongChannels(in[2], x, 1));
       return {y};
     },
     .doc = "Group normalization of (N, C, ...) x: the channels split into num_groups groups, each normalized over "

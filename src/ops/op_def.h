@@ -42,7 +42,8 @@ struct LayoutSpec {
   std::vector<int> activation_outputs;
   std::vector<std::string_view> shape_attrs = {};
   /// Channels-last is worth transposes to reach (convolutions); ops without
-  /// it (pooling) run channels-last only when their neighbours already do.
+  /// it (pooling, batch_norm) run channels-last only when their neighbours
+  /// already do.
   bool prefers_channels_last = false;
 };
 

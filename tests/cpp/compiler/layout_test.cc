@@ -163,5 +163,33 @@ TEST(ChannelsLast, ValuesWrittenInPlaceKeepTheirLayout) {
   EXPECT_EQ(Count(*graph, "conv2d"), std::make_pair(1, 0));
 }
 
+TEST(ChannelsLast, BatchNormAndTheResidualAddStayInsideTheBlock) {
+  // conv -> batch_norm -> relu -> conv -> batch_norm -> add(x) -> relu, and batch_norm's gradient: the
+  // normalizations run NHWC (they update their running statistics, 1-D values, in place), so only x goes in
+  // and the results come out.
+  Tensor w1 = Weight({4, 4, 3, 3}, 0.23f), w2 = Weight({4, 4, 3, 3}, 0.31f);
+  Tensor scale = Weight({4}, 0.7f), bias = Weight({4}, 0.3f);
+  auto body = [&](const Tensor& x) {
+    Dict same = Dict({{"pad_mode", Value("same")}});
+    Dict train = Dict({{"is_training", Value(true)}});
+    auto norm = [&](const Tensor& v) {
+      Tensor mean = Filled({4}, std::vector<float>(4, 0.0f)), var = Filled({4}, std::vector<float>(4, 1.0f));
+      return ops::Call("batch_norm", {v, scale, bias, mean, var}, train);
+    };
+    Tensor a = ops::Call1("relu", {norm(ops::Call1("conv2d", {x, w1}, same))[0]});
+    std::vector<Tensor> n2 = norm(ops::Call1("conv2d", {a, w2}, same));
+    Tensor y = ops::Call1("relu", {ops::Call1("add", {n2[0], x})});
+    std::vector<Tensor> d = ops::Call("batch_norm_grad", {y, a, scale, n2[1], n2[2]});
+    return std::vector<Tensor>{y, d[0], d[1]};
+  };
+  Shape shape = {3, 4, 5, 6};
+  auto graph = CaptureOf(body, shape);
+  ASSERT_TRUE(compiler::UseChannelsLast(*graph, DeviceTarget::kCPU));
+  EXPECT_EQ(Count(*graph, "batch_norm"), std::make_pair(2, 2));
+  EXPECT_EQ(Count(*graph, "batch_norm_grad"), std::make_pair(1, 1));
+  EXPECT_EQ(Count(*graph, "transpose").first, 3);  // x in; y and dx out (dscale is 1-D)
+  ExpectSameResults(body, shape, Filled(shape, Ramp(NumElements(shape), 0.13f)), 3);
+}
+
 }  // namespace
 }  // namespace msrt

@@ -429,3 +429,77 @@ def test_returned_activations_come_back_nchw():
     for g, e in zip(got, eager):
         assert g.shape == e.shape
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+class _BasicBlock(nn.Cell):
+    """A ResNet basic block that halves the resolution, with its 1x1 shortcut, then pooling and a classifier."""
+
+    def __init__(self, cin=4, cout=8):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=2)
+        self.norm1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3)
+        self.norm2 = nn.BatchNorm2d(cout)
+        self.down = nn.SequentialCell([nn.Conv2d(cin, cout, 1, stride=2), nn.BatchNorm2d(cout)])
+        self.relu = nn.ReLU()
+        self.pool = nn.AvgPool2d(kernel_size=4)
+        self.flatten = nn.Flatten()
+        self.fc = nn.Dense(cout, 3)
+
+    def construct(self, x):
+        out = self.relu(self.norm1(self.conv1(x)))
+        out = self.relu(self.norm2(self.conv2(out)) + self.down(x))
+        return self.fc(self.flatten(self.pool(out)))
+
+
+def _block_training(seed=5):
+    ms.set_seed(seed)
+    net = _BasicBlock()
+    loss = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))
+    step = nn.TrainOneStepCell(loss, nn.Momentum(net.trainable_params(), 0.05, 0.9))
+    step.set_train()  # BatchNorm normalizes with the batch's statistics
+    return net, step
+
+
+def _block_data(steps=2):
+    rng = np.random.default_rng(6)
+    return [(ms.Tensor(rng.standard_normal((4, 4, 8, 8)).astype(np.float32)),
+             ms.Tensor(rng.integers(0, 3, 4).astype(np.int32))) for _ in range(steps)]
+
+
+def test_a_resnet_block_runs_channels_last_without_transposes_inside(tmp_path):
+    """BatchNorm, its gradient, the residual add and the ReLUs stay in the convolutions' layout: a training
+    step converts only at the block's edges (x in, the pooled 1x1 result out and its gradient back), and its
+    losses, weights and running statistics are PYNATIVE's."""
+    data = _block_data()
+    results = {}
+    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
+        ms.set_context(mode=mode, save_graphs=2 if mode == ms.GRAPH_MODE else 0, save_graphs_path=str(tmp_path))
+        net, step = _block_training()
+        losses = [float(step(x, y).asnumpy()) for x, y in data]
+        results[mode] = losses, {p.name: p.asnumpy() for p in net.get_parameters()}
+    ms.set_context(save_graphs=0)
+    report = ms._jit.compile_report(step)[-1]
+    assert report["layout_conversions"] == 3
+    backend = (tmp_path / next(n for n in _files(tmp_path) if "_backend_" in n)).read_text()
+    assert backend.count("transpose(") == 1  # x, 4 channels, to NHWC; the 1x1 values are reshaped
+    norms = [line for line in backend.splitlines() if "= batch_norm" in line]
+    assert len(norms) == 6 and all("data_format: 'NHWC'" in line for line in norms)  # 3 forward, 3 backward
+    (losses, params), (graph_losses, graph_params) = results.values()
+    np.testing.assert_allclose(graph_losses, losses, rtol=1e-5)
+    assert set(graph_params) == set(params) and "norm2.moving_variance" in params
+    for name, value in params.items():
+        np.testing.assert_allclose(graph_params[name], value, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_a_resnet_block_in_inference_converts_only_its_input_and_output(graph_mode):
+    ms.set_seed(7)
+    net = _BasicBlock()
+    net.set_train(False)
+    x = _block_data(1)[0][0]
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    eager = net(x).asnumpy()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    np.testing.assert_allclose(net(x).asnumpy(), eager, rtol=1e-5, atol=1e-6)
+    report = ms._jit.compile_report(net)[-1]
+    assert report["layout_conversions"] == 2 and report["channels_last_ops"] == 10

@@ -196,6 +196,55 @@ def test_batch_norm3d():
         net(Tensor(rand(2, 2, 3, 4)))
 
 
+class _MsBasicBlock(nn.Cell):
+    def __init__(self, c):
+        super().__init__()
+        self.conv1, self.norm1 = nn.Conv2d(c, c, 3), nn.BatchNorm2d(c)
+        self.conv2, self.norm2 = nn.Conv2d(c, c, 3), nn.BatchNorm2d(c)
+        self.relu = nn.ReLU()
+
+    def construct(self, x):
+        out = self.relu(self.norm1(self.conv1(x)))
+        return self.relu(self.norm2(self.conv2(out)) + x)
+
+
+class _TorchBasicBlock(tnn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv1, self.norm1 = tnn.Conv2d(c, c, 3, padding=1, bias=False), tnn.BatchNorm2d(c, momentum=0.1)
+        self.conv2, self.norm2 = tnn.Conv2d(c, c, 3, padding=1, bias=False), tnn.BatchNorm2d(c, momentum=0.1)
+
+    def forward(self, x):
+        out = torch.relu(self.norm1(self.conv1(x)))
+        return torch.relu(self.norm2(self.conv2(out)) + x)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_resnet_basic_block_trains_as_pytorch(mode):
+    """A basic block (BatchNorm2d with MindSpore's momentum=0.9, PyTorch's 0.1): outputs, gradients of the
+    input and every parameter, and the running statistics after two training-mode calls; GRAPH runs the
+    block channels-last."""
+    net, module = _MsBasicBlock(6), _TorchBasicBlock(6)
+    net.set_train()
+    with torch.no_grad():
+        for norm in (module.norm1, module.norm2):
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.uniform_(-0.5, 0.5)
+    params = {"conv1.weight": module.conv1.weight, "conv2.weight": module.conv2.weight,
+              "norm1.gamma": module.norm1.weight, "norm1.beta": module.norm1.bias,
+              "norm2.gamma": module.norm2.weight, "norm2.beta": module.norm2.bias}
+    compare(net, module, [rand(4, 6, 7, 5) + 2.0], params, mode, rtol=2e-4, atol=2e-4)
+    for ms_norm, t_norm in ((net.norm1, module.norm1), (net.norm2, module.norm2)):
+        np.testing.assert_allclose(ms_norm.moving_mean.asnumpy(), t_norm.running_mean.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(ms_norm.moving_variance.asnumpy(), t_norm.running_var.numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    net.set_train(False)
+    module.eval()
+    x = rand(3, 6, 7, 5)
+    np.testing.assert_allclose(net(Tensor(x)).asnumpy(), module(torch.tensor(x)).detach().numpy(), rtol=2e-4,
+                               atol=2e-4)
+
+
 # --- Embedding ------------------------------------------------------------------------
 def test_embedding_against_pytorch_and_padding_row():
     net = nn.Embedding(10, 4, padding_idx=2)

@@ -233,14 +233,14 @@ def test_batch_norm_attributes_and_input_order(calls):
     scale, bias = T(np.ones(3)), T(np.zeros(3))
     mean, var = T(np.zeros(3)), T(np.ones(3))
     y = ops.batch_norm(x, mean, var, scale, bias, training=True, momentum=0.2, eps=1e-3)
-    assert calls[1] == ("batch_norm", {"is_training": True, "epsilon": 1e-3, "momentum": 0.2})
+    assert calls[1] == ("batch_norm", {"is_training": True, "epsilon": 1e-3, "momentum": 0.2, "data_format": "NCHW"})
     xs = arr(x)
     expected = (xs - xs.mean((0, 2, 3), keepdims=True)) / np.sqrt(xs.var((0, 2, 3), keepdims=True) + 1e-3)
     np.testing.assert_allclose(arr(y), expected, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(arr(mean), 0.2 * xs.mean((0, 2, 3)), rtol=1e-4, atol=1e-5)
     outs = ops.BatchNorm(is_training=False)(x, scale, bias, mean, var)
     assert len(outs) == 5
-    assert calls[-1] == ("batch_norm", {"is_training": False, "epsilon": 1e-5, "momentum": 0.1})
+    assert calls[-1] == ("batch_norm", {"is_training": False, "epsilon": 1e-5, "momentum": 0.1, "data_format": "NCHW"})
 
 
 def test_softmax_and_dropout(calls):

@@ -210,6 +210,8 @@ def test_kernels_are_onednn_then_reference(name):
         assert kernels == ["CPU:vectorized", "CPU:onednn", "CPU:reference"]
     elif name in ("matmul", "batch_matmul"):
         assert kernels == ["CPU:onednn", "CPU:blocked complex", "CPU:reference"]  # complex: onednn_matmul.cc
+    elif name in ("batch_norm", "batch_norm_grad"):  # Note [batch_norm without oneDNN] in batch_norm.cc
+        assert kernels == ["CPU:vectorized", "CPU:reference"]
     else:
         assert kernels == ["CPU:onednn", "CPU:reference"]
 
@@ -594,6 +596,74 @@ def test_batch_norm_grad(dtype, shape):
     np.testing.assert_allclose(dbias, edbias, **tol)
 
 
+def to_nhwc(a):
+    return np.ascontiguousarray(a.transpose(0, 2, 3, 1))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(2, 3, 5, 5), (32, 16, 8, 8), (1, 2, 1, 1), (4, 70, 3, 2)])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_channels_last_is_nchw_transposed(dtype, shape, training):
+    """data_format 'NHWC' normalizes the last axis: the NCHW results, transposed; the running statistics
+    and saved ones are the same."""
+    rng = np.random.default_rng(22)
+    x, scale, bias, running_mean, running_var = bn_inputs(rng, shape, dtype)
+    x = x + dtype(3.0)  # a mean well away from 0
+    attrs = {"is_training": training, "epsilon": 1e-3, "momentum": 0.3}
+    plain = [tensor(a) for a in (x, scale, bias, running_mean, running_var)]
+    nhwc = [tensor(a) for a in (to_nhwc(x), scale, bias, running_mean, running_var)]
+    want = [o.asnumpy() for o in _C.call("batch_norm", plain, attrs)]
+    got = [o.asnumpy() for o in _C.call("batch_norm", nhwc, dict(attrs, data_format="NHWC"))]
+    np.testing.assert_allclose(got[0], to_nhwc(want[0]), **TOL[dtype])
+    for g, w in zip(got[1:] + [nhwc[3].asnumpy(), nhwc[4].asnumpy()], want[1:] + [plain[3].asnumpy(),
+                                                                                  plain[4].asnumpy()]):
+        np.testing.assert_allclose(g, w, **TOL[dtype])
+    if training:  # against NumPy too
+        ey, mean, var, inv = np_batch_norm_train(x.astype(np.float64), scale, bias, 1e-3)
+        np.testing.assert_allclose(got[0], to_nhwc(ey), **TOL[dtype])
+        count = x.size // x.shape[1]
+        np.testing.assert_allclose(nhwc[4].asnumpy(), 0.7 * running_var + 0.3 * var * count / max(count - 1, 1),
+                                   **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(2, 3, 5, 5), (32, 16, 8, 8), (4, 70, 3, 2)])
+def test_batch_norm_grad_channels_last(dtype, shape):
+    rng = np.random.default_rng(23)
+    x, scale, bias, _, _ = bn_inputs(rng, shape, dtype)
+    _, mean, _, inv = np_batch_norm_train(x.astype(np.float64), scale, bias, 1e-5)
+    dy = rand(rng, shape, dtype)
+    dx, dscale, dbias = run_op("batch_norm_grad", [to_nhwc(dy), to_nhwc(x), scale, mean.astype(dtype),
+                                                   inv.astype(dtype)], {"data_format": "NHWC"})
+    edx, edscale, edbias = np_batch_norm_grad(dy.astype(np.float64), x.astype(np.float64), scale, mean, inv)
+    tol = dict(rtol=1e-3, atol=1e-3) if dtype == np.float32 else TOL[dtype]
+    np.testing.assert_allclose(dx, to_nhwc(edx), **tol)
+    np.testing.assert_allclose(dscale, edscale, **tol)
+    np.testing.assert_allclose(dbias, edbias, **tol)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_channels_last_gradient(training):
+    rng = np.random.default_rng(24)
+    x, scale, bias, running_mean, running_var = bn_inputs(rng, (3, 4, 2, 2), np.float64)
+    check_grad("batch_norm", [to_nhwc(x), scale, bias, running_mean, running_var],
+               {"is_training": training, "data_format": "NHWC"}, wrt=(0, 1, 2), rtol=1e-4, atol=1e-6)
+
+
+def test_batch_norm_keeps_a_large_mean_exact():
+    """The statistics are sums of x minus each channel's first element, in double: a mean 1e4 times the
+    spread still gives the variance to float32 precision."""
+    rng = np.random.default_rng(25)
+    x = (1e4 + rng.standard_normal((16, 3, 6, 6))).astype(np.float32)
+    ones, zeros = np.ones(3, np.float32), np.zeros(3, np.float32)
+    for fmt, data in (("NCHW", x), ("NHWC", to_nhwc(x))):
+        _, mean, inv = run_op("batch_norm", [data, ones, zeros, zeros, ones],
+                              {"is_training": True, "data_format": fmt})
+        var = x.astype(np.float64).var(axis=(0, 2, 3))
+        np.testing.assert_allclose(mean, x.astype(np.float64).mean(axis=(0, 2, 3)), rtol=1e-7)
+        np.testing.assert_allclose(inv, 1 / np.sqrt(var + 1e-5), rtol=1e-3)
+
+
 # ---------------------------------------------------------------------------
 # Threads: oneDNN's OpenMP team follows runtime_num_threads.
 
@@ -801,6 +871,11 @@ def test_batch_norm_errors():
     raises(ValueError, r"'epsilon' must be positive", "batch_norm", [f32(2, 3)] + [f32(3)] * 4, {"epsilon": 0.0})
     raises(ValueError, r"\[batch_norm_grad\] input 'dy' must have x's shape", "batch_norm_grad",
            [f32(2, 4), f32(2, 3), f32(3), f32(3), f32(3)])
+    raises(ValueError, r"\[batch_norm\] input 'x' must have rank 4 with data_format 'NHWC'; but got shape "
+           r"\(2, 3\)", "batch_norm", [f32(2, 3)] + [f32(3)] * 4, {"data_format": "NHWC"})
+    raises(ValueError, r"\[batch_norm\] input 'scale' must have shape \(C,\) with x's channels; expected \(5,\)",
+           "batch_norm", [f32(2, 3, 4, 5)] + [f32(3)] * 4, {"data_format": "NHWC"})
+    raises(ValueError, r"data_format", "batch_norm", [f32(2, 3)] + [f32(3)] * 4, {"data_format": "NDHWC"})
 
 
 # ---------------------------------------------------------------------------
