@@ -10,6 +10,7 @@
 
 #include "autodiff/autodiff.h"
 #include "bindings.h"
+#include "core/views.h"
 #include "kernels/kernel.h"
 #include "msrt/core/errors.h"
 #include "ops/call.h"
@@ -202,6 +203,8 @@ py::array ToArray(const Tensor& t) {
   Tensor source = t;
   if (t.dtype() == DType::kBFloat16) source = ops::Call1("cast", {t}, Dict{{"dtype", Value("float32")}});
   source.Sync();
+  // Python may write through the array: it must not show through views (Note [Views]).
+  DetachFromViews(source);
   std::vector<py::ssize_t> shape(source.shape().begin(), source.shape().end());
   // The array shares the tensor's memory; the capsule keeps that memory alive.
   auto* view = new HostView(source.impl()->storage);
@@ -298,13 +301,21 @@ const ops::OpDef kCustomBpropOp{
     .doc = "A Python-defined gradient (a Cell's bprop); recorded by msrt/_grad.py, never called.",
 };
 
+// The TensorBase Python type, set when it is bound.
+PyTypeObject* g_tensor_base_type = nullptr;
+PyTypeObject* TensorBaseType() { return g_tensor_base_type; }
+
+std::string TypeName(py::handle object) { return py::str(py::type::handle_of(object).attr("__name__")); }
+
 }  // namespace
 
 void BindTensor(py::module_& m) {
   runtime::SetOriginHook(&PythonOrigin);
   runtime::SetStackHook(&PythonStack);
 
-  py::class_<Tensor>(m, "TensorBase")
+  auto tensor_class = py::class_<Tensor>(m, "TensorBase");
+  g_tensor_base_type = reinterpret_cast<PyTypeObject*>(tensor_class.ptr());
+  tensor_class
       .def(py::init([](const py::array& array, std::optional<std::string> dtype) {
              return FromArray(array, std::move(dtype));
            }),
@@ -343,26 +354,71 @@ void BindTensor(py::module_& m) {
              t.Sync();
            })
       .def("_same", &Tensor::same)
+      .def_property_readonly(
+          "_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw()); },
+          "The address of the first element (no waiting): views share it (Note [Views] in src/core/tensor.cc).")
       .def("_reshaped", &Tensor::Reshaped)
       .def("_describe", &Tensor::Describe);
 
+  // Note [The op call binding]
+  // Every Python op call comes through here, so the arguments are read
+  // directly rather than through generic conversions: a TensorBase's handle
+  // is taken from the instance when its type is exactly TensorBase, and None
+  // stands for an optional input left out (Note [Optional inputs] in
+  // ops/op_def.h).
   m.def(
       "call",
-      [](const std::string& op, const std::vector<Tensor>& inputs, const py::dict& attrs) {
-        return ops::Call(op, inputs, ToDict(attrs));
-      },
-      py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict(), "Calls an op by name; returns its outputs.");
-  // None for an optional input left out (Note [Optional inputs] in
-  // ops/op_def.h). An overload, so the calls without one convert as before.
-  m.def(
-      "call",
-      [](const std::string& op, const std::vector<std::optional<Tensor>>& inputs, const py::dict& attrs) {
+      [](py::handle op, py::handle inputs, py::handle attrs) {
+        Py_ssize_t name_size = 0;
+        const char* name = PyUnicode_Check(op.ptr()) ? PyUnicode_AsUTF8AndSize(op.ptr(), &name_size) : nullptr;
+        if (name == nullptr) {
+          PyErr_Clear();
+          throw TypeError(StrCat("call(): 'op' must be a str, but got ", TypeName(op), "."));
+        }
+        if (!PyDict_Check(attrs.ptr())) {
+          throw TypeError(StrCat("call(): 'attrs' must be a dict, but got ", TypeName(attrs), "."));
+        }
         std::vector<Tensor> given;
-        given.reserve(inputs.size());
-        for (const std::optional<Tensor>& t : inputs) given.push_back(t ? *t : Tensor());
-        return ops::Call(op, given, ToDict(attrs));
+        {
+          py::object sequence = py::reinterpret_steal<py::object>(
+              PyList_Check(inputs.ptr()) || PyTuple_Check(inputs.ptr())
+                  ? py::object(py::reinterpret_borrow<py::object>(inputs)).release().ptr()
+                  : PySequence_Fast(inputs.ptr(), ""));
+          if (!sequence || PyUnicode_Check(inputs.ptr()) || PyBytes_Check(inputs.ptr())) {
+            PyErr_Clear();
+            throw TypeError(StrCat("call(): 'inputs' must be a list of TensorBase, but got ", TypeName(inputs), "."));
+          }
+          const Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence.ptr());
+          PyObject** items = PySequence_Fast_ITEMS(sequence.ptr());
+          given.reserve(static_cast<size_t>(count));
+          for (Py_ssize_t i = 0; i < count; ++i) {
+            py::handle item(items[i]);
+            if (item.is_none()) {
+              given.emplace_back();
+            } else if (Py_TYPE(item.ptr()) == TensorBaseType()) {
+              auto* instance = reinterpret_cast<py::detail::instance*>(item.ptr());
+              given.push_back(*static_cast<Tensor*>(instance->get_value_and_holder().value_ptr()));
+            } else {
+              try {
+                given.push_back(item.cast<Tensor>());
+              } catch (const py::cast_error&) {
+                throw TypeError(
+                    StrCat("call(): input ", i, " must be a TensorBase or None, but got ", TypeName(item), "."));
+              }
+            }
+          }
+        }
+        Dict attr_values = PyDict_GET_SIZE(attrs.ptr()) == 0 ? Dict() : ToDict(attrs);
+        std::vector<Tensor> outputs = ops::Call(std::string_view(name, static_cast<size_t>(name_size)), given,
+                                                attr_values);
+        py::list out(outputs.size());
+        for (size_t i = 0; i < outputs.size(); ++i) {
+          out[i] = py::cast(std::move(outputs[i]), py::return_value_policy::move);
+        }
+        return out;
       },
-      py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict());
+      py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict(),
+      "Calls an op by name on a list of TensorBase (None: an optional input left out); returns its outputs.");
   m.def(
       "_testing_release_on_thread",
       [](Tensor& handle) {
