@@ -1,61 +1,90 @@
-"""Per-op overhead of the Python tensor API, against PyTorch (Debian python3-torch).
+"""Per-call cost of one small op from Python, against PyTorch eager.
 
     .venv/bin/python benchmarks/tensor_op_overhead.py
 
-Times small-tensor ops (2x2 float32, where the kernel itself is negligible)
-and prints best-of-repeats per call and the ratio against the peer measured in
-the same run. It also times the Python layer alone (Tensor.__add__ → _op with
-the native call replaced by a stub) to separate what msrt/_tensor.py costs
-from what the C++ dispatch costs. Goal: the Python layer stays well under
-1 us per op.
+Times ops on 4-element float32 tensors (and a 4->4 Dense layer on a batch of
+2), where the kernel itself is negligible, so what is measured is the cost of
+a call: the Python wrappers, argument conversion, the binding, the op's
+checks and dispatch. Prints the best of several repeats per call in ns, and
+the ratio against PyTorch measured in the same run, in its own process
+(peers.py: OpenBLAS's OpenMP build, PyTorch's thread defaults). It also times
+the Python layer alone (Tensor.__add__ with the native call replaced by a
+stub) and the native call alone, to show where the time goes.
 """
+import sys
 import timeit
 
-import numpy as np
+import peers
 
-import msrt as ms
-from msrt import _C, _tensor
+peers.msrt_process()
 
-try:
+# (label, msrt statement, PyTorch statement)
+CASES = [
+    ("x + y", "x + y", "x + y"),
+    ("x + 1.0", "x + 1.0", "x + 1.0"),
+    ("ops.add(x, y)", "ops.add(x, y)", "torch.add(x, y)"),
+    ("ops.relu(x)", "ops.relu(x)", "torch.relu(x)"),
+    ("x * y - x", "x * y - x", "x * y - x"),
+    ("x.sum()", "x.sum()", "x.sum()"),
+    ("x[0]", "x[0]", "x[0]"),
+    ("x.reshape(2, 2)", "x.reshape(2, 2)", "x.reshape(2, 2)"),
+    ("Dense(4, 4)(xd)", "dense(xd)", "dense(xd)"),
+]
+NUMBER, REPEAT = 5_000, 15
+
+
+def best_ns(stmt, env, number=NUMBER, repeat=REPEAT, sync=None):
+    best = float("inf")
+    for _ in range(repeat):
+        best = min(best, timeit.timeit(stmt, globals=env, number=number) / number * 1e9)
+        if sync is not None:
+            sync()
+    return best
+
+
+def torch_ns(number, repeat):
+    """ns per call of each case's PyTorch statement (run in the peer's process)."""
     import torch
-except ImportError:  # the peer is optional; install it with scripts/setup.sh --bench
-    torch = None
 
-
-def best_us(stmt, env, number=20_000, repeat=9):
-    runs = timeit.repeat(stmt, globals=env, number=number, repeat=repeat)
-    return min(runs) / number * 1e6
+    env = {"torch": torch, "x": torch.ones(4), "y": torch.ones(4), "dense": torch.nn.Linear(4, 4),
+           "xd": torch.ones(2, 4)}
+    return [best_ns(peer, env, number, repeat) for _, _, peer in CASES]
 
 
 def main():
-    x = ms.Tensor(np.ones((2, 2), np.float32))
-    y = ms.Tensor(np.ones((2, 2), np.float32))
-    env = {"ms": ms, "x": x, "y": y, "_C": _C, "bx": x._t, "by": y._t}
-    cases = [("x + y", "tx + ty"), ("x + 1.0", "tx + 1.0"), ("x * y - x", "tx * ty - tx"),
-             ("ms.ops.relu(x)", "torch.relu(tx)"), ("x.sum()", "tx.sum()"), ("x[0]", "tx[0]")]
-    if torch is not None:
-        torch.set_num_threads(1)
-        env.update(torch=torch, tx=torch.ones(2, 2), ty=torch.ones(2, 2))
-    print(f"{'expression':<16}{'msrt us':>10}{'torch us':>10}{'ratio':>8}")
-    for ours, peer in cases:
-        t = best_us(ours, env)
-        _C.synchronize()
-        p = best_us(peer, env) if torch is not None else None
+    import numpy as np
+
+    import msrt as ms
+    from msrt import _C, _tensor, nn, ops
+
+    x = ms.Tensor(np.ones(4, np.float32))
+    y = ms.Tensor(np.ones(4, np.float32))
+    env = {"ms": ms, "ops": ops, "x": x, "y": y, "_C": _C, "bx": x._t, "by": y._t, "dense": nn.Dense(4, 4),
+           "xd": ms.Tensor(np.ones((2, 4), np.float32))}
+    ours = [best_ns(stmt, env, sync=_C.synchronize) for _, stmt, _ in CASES]
+    try:
+        peer = peers.in_peer(torch_ns, NUMBER, REPEAT)
+        print(f"peer: {peers.peer_description()}")
+    except Exception as error:  # noqa: BLE001 - the peer is optional (scripts/setup.sh --bench installs it)
+        print(f"PyTorch peer unavailable ({type(error).__name__}); msrt figures only")
+        peer = [None] * len(CASES)
+    print(f"msrt {ms.__version__}, PYNATIVE_MODE, CPU")
+    print(f"{'call':<18}{'msrt ns':>10}{'torch ns':>10}{'ratio':>8}")
+    for (label, _, _), t, p in zip(CASES, ours, peer):
         ratio = f"{t / p:8.2f}" if p else "       -"
-        print(f"{ours:<16}{t:10.2f}{(p or float('nan')):10.2f}{ratio}")
-    raw = best_us("_C.call('add', [bx, by], {})", env)
-    _C.synchronize()
+        print(f"{label:<18}{t:10.0f}{(p or float('nan')):10.0f}{ratio}")
+    raw = best_ns("_C.call('add', [bx, by], {})", env, sync=_C.synchronize)
     out = [x._t]
     real = _tensor._call
     _tensor._call = lambda name, inputs, attrs: out
     try:
-        layer = best_us("x + y", env, number=100_000)
-        layer_scalar = best_us("x + 1.0", env, number=100_000)
+        layer = best_ns("x + y", env, number=50_000)
     finally:
         _tensor._call = real
-    print(f"native _C.call('add') alone: {raw:.2f} us")
-    print(f"Python layer alone (native call stubbed): x + y {layer:.2f} us, x + 1.0 {layer_scalar:.2f} us")
+    print(f"native _C.call('add') alone: {raw:.0f} ns; Python layer of x + y alone (native call stubbed): "
+          f"{layer:.0f} ns")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

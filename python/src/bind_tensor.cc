@@ -4,12 +4,15 @@
 #include <pybind11/stl.h>
 
 #include <frameobject.h>
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <mutex>
 #include <thread>
 
 #include "autodiff/autodiff.h"
 #include "bindings.h"
+#include "core/views.h"
 #include "kernels/kernel.h"
 #include "msrt/core/errors.h"
 #include "ops/call.h"
@@ -202,6 +205,8 @@ py::array ToArray(const Tensor& t) {
   Tensor source = t;
   if (t.dtype() == DType::kBFloat16) source = ops::Call1("cast", {t}, Dict{{"dtype", Value("float32")}});
   source.Sync();
+  // Python may write through the array: it must not show through views (Note [Views]).
+  DetachFromViews(source);
   std::vector<py::ssize_t> shape(source.shape().begin(), source.shape().end());
   // The array shares the tensor's memory; the capsule keeps that memory alive.
   auto* view = new HostView(source.impl()->storage);
@@ -298,6 +303,119 @@ const ops::OpDef kCustomBpropOp{
     .doc = "A Python-defined gradient (a Cell's bprop); recorded by msrt/_grad.py, never called.",
 };
 
+std::string TypeName(py::handle object) { return py::str(py::type::handle_of(object).attr("__name__")); }
+
+// Note [The op call binding]
+// Every Python op call comes through `call`, so it is a plain CPython
+// function reading its arguments directly rather than through pybind11's
+// generic conversions: a TensorBase's handle is taken from the instance when
+// its type is exactly TensorBase, None stands for an optional input left out
+// (Note [Optional inputs] in ops/op_def.h), and outputs are wrapped with the
+// TensorBase type found once. Errors raise as from any pybind11 function.
+const py::detail::type_info* TensorBaseInfo() {
+  static const py::detail::type_info* info = py::detail::get_type_info(typeid(Tensor));
+  return info;
+}
+
+void* MoveTensor(const void* source) {
+  return new Tensor(std::move(*const_cast<Tensor*>(static_cast<const Tensor*>(source))));
+}
+
+py::object WrapTensor(Tensor&& t) {
+  return py::reinterpret_steal<py::object>(py::detail::type_caster_generic::cast(&t, py::return_value_policy::move,
+                                                                                 py::handle(), TensorBaseInfo(),
+                                                                                 nullptr, &MoveTensor));
+}
+
+py::object CallOp(py::handle op, py::handle inputs, py::handle attrs) {
+  Py_ssize_t name_size = 0;
+  const char* name = PyUnicode_Check(op.ptr()) ? PyUnicode_AsUTF8AndSize(op.ptr(), &name_size) : nullptr;
+  if (name == nullptr) {
+    PyErr_Clear();
+    throw TypeError(StrCat("call(): 'op' must be a str, but got ", TypeName(op), "."));
+  }
+  if (!PyDict_Check(attrs.ptr())) {
+    throw TypeError(StrCat("call(): 'attrs' must be a dict, but got ", TypeName(attrs), "."));
+  }
+  if (PyUnicode_Check(inputs.ptr()) || PyBytes_Check(inputs.ptr())) {
+    throw TypeError(StrCat("call(): 'inputs' must be a list of TensorBase, but got ", TypeName(inputs), "."));
+  }
+  std::vector<Tensor> given;
+  {
+    PyObject* sequence = PySequence_Fast(inputs.ptr(), "");  // a new reference (the list itself for a list)
+    if (sequence == nullptr) {
+      PyErr_Clear();
+      throw TypeError(StrCat("call(): 'inputs' must be a list of TensorBase, but got ", TypeName(inputs), "."));
+    }
+    py::object held = py::reinterpret_steal<py::object>(sequence);
+    const Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
+    PyObject** items = PySequence_Fast_ITEMS(sequence);
+    PyTypeObject* tensor_type = TensorBaseInfo()->type;
+    given.reserve(static_cast<size_t>(count));
+    for (Py_ssize_t i = 0; i < count; ++i) {
+      py::handle item(items[i]);
+      if (item.is_none()) {
+        given.emplace_back();
+      } else if (Py_TYPE(item.ptr()) == tensor_type) {
+        auto* instance = reinterpret_cast<py::detail::instance*>(item.ptr());
+        given.push_back(*static_cast<Tensor*>(instance->get_value_and_holder().value_ptr()));
+      } else {
+        try {
+          given.push_back(item.cast<Tensor>());
+        } catch (const py::cast_error&) {
+          throw TypeError(StrCat("call(): input ", i, " must be a TensorBase or None, but got ", TypeName(item), "."));
+        }
+      }
+    }
+  }
+  Dict attr_values = PyDict_GET_SIZE(attrs.ptr()) == 0 ? Dict() : ToDict(attrs);
+  std::vector<Tensor> outputs = ops::Call(std::string_view(name, static_cast<size_t>(name_size)), given, attr_values);
+  py::list out(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), WrapTensor(std::move(outputs[i])).release().ptr());
+  }
+  return out;
+}
+
+// The pending C++ exception as the Python error pybind11 would raise.
+PyObject* RaiseCurrentException() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    if (!py::detail::apply_exception_translators(py::detail::get_local_internals().registered_exception_translators) &&
+        !py::detail::apply_exception_translators(py::detail::get_internals().registered_exception_translators)) {
+      PyErr_SetString(PyExc_SystemError, "an exception escaped the exception translators");
+    }
+  }
+  return nullptr;
+}
+
+PyObject* CallBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  try {
+    constexpr std::array<std::string_view, 3> kNames{"op", "inputs", "attrs"};
+    std::array<py::handle, 3> given{};
+    if (nargs > 3) throw TypeError(StrCat("call() takes at most 3 arguments (", nargs, " given)"));
+    for (Py_ssize_t i = 0; i < nargs; ++i) given.at(static_cast<size_t>(i)) = args[i];
+    const Py_ssize_t keywords = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < keywords; ++k) {
+      const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+      const std::string_view name = key != nullptr ? key : "";
+      const auto* at = std::find(kNames.begin(), kNames.end(), name);
+      if (at == kNames.end()) throw TypeError(StrCat("call() got an unexpected keyword argument '", name, "'"));
+      auto index = static_cast<size_t>(at - kNames.begin());
+      if (given.at(index)) throw TypeError(StrCat("call() got multiple values for argument '", name, "'"));
+      given.at(index) = args[nargs + k];
+    }
+    if (!given[0] || !given[1]) throw TypeError("call() missing required arguments: 'op' and 'inputs'");
+    py::dict empty;
+    return CallOp(given[0], given[1], given[2] ? given[2] : py::handle(empty)).release().ptr();
+  } catch (...) {
+    return RaiseCurrentException();
+  }
+}
+
 }  // namespace
 
 void BindTensor(py::module_& m) {
@@ -343,26 +461,19 @@ void BindTensor(py::module_& m) {
              t.Sync();
            })
       .def("_same", &Tensor::same)
+      .def_property_readonly(
+          "_data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw()); },
+          "The address of the first element (no waiting): views share it (Note [Views] in src/core/tensor.cc).")
       .def("_reshaped", &Tensor::Reshaped)
       .def("_describe", &Tensor::Describe);
 
-  m.def(
-      "call",
-      [](const std::string& op, const std::vector<Tensor>& inputs, const py::dict& attrs) {
-        return ops::Call(op, inputs, ToDict(attrs));
-      },
-      py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict(), "Calls an op by name; returns its outputs.");
-  // None for an optional input left out (Note [Optional inputs] in
-  // ops/op_def.h). An overload, so the calls without one convert as before.
-  m.def(
-      "call",
-      [](const std::string& op, const std::vector<std::optional<Tensor>>& inputs, const py::dict& attrs) {
-        std::vector<Tensor> given;
-        given.reserve(inputs.size());
-        for (const std::optional<Tensor>& t : inputs) given.push_back(t ? *t : Tensor());
-        return ops::Call(op, given, ToDict(attrs));
-      },
-      py::arg("op"), py::arg("inputs"), py::arg("attrs") = py::dict());
+  // Note [The op call binding]: a plain CPython function (no generic
+  // argument conversion), as every Python op call comes through it.
+  static PyMethodDef call_def{
+      "call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding)), METH_FASTCALL | METH_KEYWORDS,
+      "call(op, inputs, attrs={})\n--\n\nCalls an op by name on a list of TensorBase (None: an optional input "
+      "left out); returns the list of its outputs."};
+  m.attr("call") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call_def, nullptr, m.attr("__name__").ptr()));
   m.def(
       "_testing_release_on_thread",
       [](Tensor& handle) {

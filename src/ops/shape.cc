@@ -6,6 +6,7 @@
 #include "ops/grad_utils.h"
 #include "ops/op_checks.h"
 #include "ops/shape_utils.h"
+#include "ops/views.h"
 
 namespace msrt::ops {
 namespace {
@@ -47,6 +48,10 @@ MSRT_REGISTER_OP({.name = "reshape_like",
                   },
                   .props = {.noop_if_same_meta = true},
                   .doc = "x's elements in the shape of `like` (gradients' reshape back to an input's shape)"});
+
+// Output 0 is input 0's elements in another shape: a view (Note [Views] in src/core/views.cc).
+const bool kViewOps = RegisterViewOp("reshape") && RegisterViewOp("reshape_like") && RegisterViewOp("flatten") &&
+                      RegisterViewOp("expand_dims") && RegisterViewOp("squeeze");
 
 MSRT_REGISTER_OP(
     {.name = "reshape",

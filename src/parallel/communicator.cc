@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/views.h"
 #include "msrt/core/errors.h"
 
 namespace msrt::parallel {
@@ -87,9 +88,21 @@ void Communicator::CheckPeer(int peer, std::string_view call, std::string_view r
 
 // ------------------------------------------------------------ tensor forms
 
+namespace {
+
+// The memory of a tensor a collective writes: written, and its own, not
+// shared with a view (Note [Views] in src/core/views.cc).
+void* Writable(Tensor& tensor) {
+  tensor.Sync();
+  DetachFromViews(tensor);
+  return tensor.raw();
+}
+
+}  // namespace
+
 void Communicator::AllReduce(Tensor& tensor, ReduceOp op) {
   CheckTensor(tensor, "AllReduce", "input");
-  void* data = tensor.mutable_data();
+  void* data = Writable(tensor);
   AllReduce(data, data, static_cast<size_t>(tensor.numel()), tensor.dtype(), op);
 }
 
@@ -101,7 +114,7 @@ void Communicator::AllReduce(const Tensor& input, Tensor& output, ReduceOp op) {
   MSRT_CHECK_VALUE(input.shape() == output.shape(), "For 'AllReduce', the output's shape must be the input's ",
                    ShapeText(input.shape()), ", but got ", ShapeText(output.shape()));
   const void* in = input.data();
-  AllReduce(in, output.mutable_data(), static_cast<size_t>(input.numel()), input.dtype(), op);
+  AllReduce(in, Writable(output), static_cast<size_t>(input.numel()), input.dtype(), op);
 }
 
 void Communicator::AllGather(const Tensor& input, Tensor& output) {
@@ -115,7 +128,7 @@ void Communicator::AllGather(const Tensor& input, Tensor& output) {
                    " (", size(), " ranks times the input's ", ShapeText(input.shape()), "), but got ",
                    ShapeText(output.shape()));
   const void* in = input.data();
-  AllGather(in, output.mutable_data(), static_cast<size_t>(input.numel()), input.dtype());
+  AllGather(in, Writable(output), static_cast<size_t>(input.numel()), input.dtype());
 }
 
 void Communicator::ReduceScatter(const Tensor& input, Tensor& output, ReduceOp op) {
@@ -130,13 +143,13 @@ void Communicator::ReduceScatter(const Tensor& input, Tensor& output, ReduceOp o
   MSRT_CHECK_VALUE(output.shape() == expected, "For 'ReduceScatter', the output's shape must be ", ShapeText(expected),
                    ", but got ", ShapeText(output.shape()));
   const void* in = input.data();
-  ReduceScatter(in, output.mutable_data(), static_cast<size_t>(output.numel()), input.dtype(), op);
+  ReduceScatter(in, Writable(output), static_cast<size_t>(output.numel()), input.dtype(), op);
 }
 
 void Communicator::Broadcast(Tensor& tensor, int root) {
   CheckTensor(tensor, "Broadcast", "input");
   CheckPeer(root, "Broadcast", "root");
-  Broadcast(tensor.mutable_data(), static_cast<size_t>(tensor.numel()), tensor.dtype(), root);
+  Broadcast(Writable(tensor), static_cast<size_t>(tensor.numel()), tensor.dtype(), root);
 }
 
 void Communicator::AllToAll(const Tensor& input, Tensor& output) {
@@ -151,7 +164,7 @@ void Communicator::AllToAll(const Tensor& input, Tensor& output) {
                    ShapeText(input.shape()), ", but got ", ShapeText(output.shape()));
   MSRT_CHECK_VALUE(!input.same(output), "For 'AllToAll', the output must be a tensor other than the input");
   const void* in = input.data();
-  AllToAll(in, output.mutable_data(), static_cast<size_t>(input.numel() / size()), input.dtype());
+  AllToAll(in, Writable(output), static_cast<size_t>(input.numel() / size()), input.dtype());
 }
 
 void Communicator::Send(const Tensor& tensor, int dst, uint32_t tag) {
@@ -161,7 +174,7 @@ void Communicator::Send(const Tensor& tensor, int dst, uint32_t tag) {
 
 void Communicator::Recv(Tensor& tensor, int src, uint32_t tag) {
   CheckTensor(tensor, "Receive", "output");
-  Recv(tensor.mutable_data(), static_cast<size_t>(tensor.numel()), tensor.dtype(), src, tag);
+  Recv(Writable(tensor), static_cast<size_t>(tensor.numel()), tensor.dtype(), src, tag);
 }
 
 void Communicator::Barrier() { RunBarrier(); }

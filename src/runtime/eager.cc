@@ -24,10 +24,12 @@
 #include "context/options.h"
 #include "core/interrupt.h"
 #include "core/random.h"
+#include "core/views.h"
 #include "kernels/kernel.h"
 #include "memory/allocator.h"
 #include "msrt/context/context.h"
 #include "ops/call.h"
+#include "ops/views.h"
 #include "runtime/launch.h"
 #include "runtime/step.h"
 
@@ -165,6 +167,12 @@ class Dispatcher {
         idle_, lock, [this] { return finished_ == queued_; }, "waiting for PYNATIVE operators");
   }
 
+  /// Whether every queued op has finished (a snapshot).
+  bool Idle() {
+    std::lock_guard lock(mutex_);
+    return finished_ == queued_;
+  }
+
   /// Waits for the queue to drain, without giving way to interrupts (fork).
   void Drain() {
     std::unique_lock lock(mutex_);
@@ -273,6 +281,23 @@ class EagerExecutor final : public ops::Executor {
       ops::OpError(ErrorKind::kType, op.name,
                    StrCat("has no ", DeviceTargetName(device), " kernel for inputs ", DescribeInputs(inputs)));
     }
+    // Note [Views]: the reshape family shares its input's storage; its
+    // output is ready when the input is.
+    if (ops::IsViewOp(op) && device == DeviceTarget::kCPU && !inputs[0].impl()->storage->shared_with_host() &&
+        !inputs[0].symbolic()) {
+      return {inputs[0].Reshaped(metas.at(0).shape)};
+    }
+    // A tensor written in place stops sharing its storage with views first,
+    // once every queued op that may use that storage has run.
+    const auto detach = [](const Tensor& written) {
+      if (!SharesStorage(written)) return;
+      GlobalDispatcher().WaitAll();
+      written.Sync();
+      DetachFromViews(written);
+    };
+    if (op.props.inplace) detach(inputs.at(0));
+    for (int i : op.props.writes_inputs) detach(inputs.at(static_cast<size_t>(i)));
+
     std::vector<Tensor> outputs;
     outputs.reserve(metas.size());
     if (op.props.inplace) {
@@ -307,6 +332,10 @@ class EagerExecutor final : public ops::Executor {
       }
       return outputs;
     }
+    if (RunsInline(inputs, outputs)) {
+      RunInline(*kernel, op, inputs, outputs, *run_attrs);
+      return outputs;
+    }
     WorkItem item{kernel,
                   &op,
                   inputs,
@@ -326,6 +355,47 @@ class EagerExecutor final : public ops::Executor {
   }
 
  private:
+  // Note [Inline small ops]
+  // Handing an op to the dispatcher costs more than a kernel on a few
+  // thousand elements. When nothing is queued and every input is written, a
+  // small op runs at the call instead, with the same result as if the
+  // dispatcher had run it at once: a kernel error does not raise here but
+  // fails the outputs' completion, raised at the next read, naming the same
+  // launching line (the hook is read now, at the call).
+  static constexpr int64_t kInlineElements = 4096;
+
+  static bool RunsInline(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
+    int64_t elements = 0;
+    for (const Tensor& t : outputs) elements += t.numel();
+    for (const Tensor& t : inputs) {
+      if (!t.defined()) continue;
+      elements += t.numel();
+      if (elements > kInlineElements) return false;
+      const std::shared_ptr<Completion> write = t.pending();
+      if (write && (!write->done() || write->error())) return false;
+    }
+    return elements <= kInlineElements && GlobalDispatcher().Idle();
+  }
+
+  static void RunInline(const kernels::KernelDef& kernel, const ops::OpDef& op, const std::vector<Tensor>& inputs,
+                        std::vector<Tensor>& outputs, const Dict& attrs) {
+    try {
+      try {
+        RunKernel(kernel, op, inputs, outputs, attrs, CurrentStep());
+      } catch (const Interrupted& e) {
+        throw RuntimeError(StrCat("'", op.name, "' was stopped: the program was interrupted ",
+                                  "(KeyboardInterrupt) while it ran", Where(CallOrigin()), "."));
+      } catch (...) {
+        RethrowWithContext(op, inputs, CallOrigin());
+      }
+    } catch (...) {
+      auto failed = std::make_shared<Completion>();
+      failed->Fail(std::current_exception());
+      for (const Tensor& t : outputs) t.set_pending(failed);
+      for (int i : op.props.writes_inputs) inputs.at(static_cast<size_t>(i)).set_pending(failed);
+    }
+  }
+
   static DeviceTarget RequireBackend(DeviceTarget device) {
     if (device != DeviceTarget::kCPU) RequireDevice(device, opts::DeviceId().Get());
     return device;

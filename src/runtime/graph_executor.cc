@@ -13,6 +13,8 @@
 
 #include "core/observer_list.h"
 #include "core/random.h"
+#include "core/views.h"
+#include "ops/views.h"
 #include "runtime/eager.h"
 #include "runtime/fused_kernel.h"
 #include "runtime/launch.h"
@@ -231,10 +233,8 @@ std::shared_ptr<GraphExecutable> GraphExecutable::PlanFor(const std::vector<Tens
 void GraphExecutable::BuildDependencies() {
   size_t n = steps_.size();
   std::vector<std::set<int32_t>> preds(n);
-  auto root = [this](int32_t s) {
-    while (alias_of_[static_cast<size_t>(s)] >= 0) s = alias_of_[static_cast<size_t>(s)];
-    return s;
-  };
+  auto root = [this](int32_t s) { return Root(s); };
+  written_.assign(slot_meta_.size(), false);
   std::vector<int32_t> last_writer(slot_meta_.size(), -1);
   std::vector<std::vector<int32_t>> readers(slot_meta_.size());
   std::vector<std::vector<int32_t>> users(slot_meta_.size());  // every step touching a slot's bytes
@@ -253,6 +253,7 @@ void GraphExecutable::BuildDependencies() {
       users[static_cast<size_t>(r)].push_back(me);
     }
     for (int32_t w : writes) {
+      written_[static_cast<size_t>(w)] = true;
       for (int32_t reader : readers[static_cast<size_t>(w)]) preds[i].insert(reader);
       readers[static_cast<size_t>(w)].clear();
       last_writer[static_cast<size_t>(w)] = me;
@@ -262,7 +263,11 @@ void GraphExecutable::BuildDependencies() {
       if (std::find(writes.begin(), writes.end(), r) == writes.end()) readers[static_cast<size_t>(r)].push_back(me);
     }
     for (int32_t s : step.outputs) {
-      if (alias_of_[static_cast<size_t>(s)] < 0) {
+      if (view_of_[static_cast<size_t>(s)] >= 0) {
+        // A view is made by its step: readers of the view (found as readers of
+        // its source's bytes) run after it.
+        last_writer[static_cast<size_t>(root(s))] = me;
+      } else if (alias_of_[static_cast<size_t>(s)] < 0) {
         last_writer[static_cast<size_t>(s)] = me;
         users[static_cast<size_t>(s)].push_back(me);
       }
@@ -310,6 +315,7 @@ void GraphExecutable::Build() {
     for (const auto& m : nodes[i].outputs) slot_meta_.push_back(m);
   }
   alias_of_.assign(slot_meta_.size(), -1);
+  view_of_.assign(slot_meta_.size(), -1);
   auto slot = [this](ir::ValueRef v) {
     int32_t s = slot_of_node_.at(static_cast<size_t>(v.node)) + v.index;
     while (alias_of_[static_cast<size_t>(s)] >= 0) s = alias_of_[static_cast<size_t>(s)];
@@ -352,25 +358,72 @@ void GraphExecutable::Build() {
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       int32_t out = slot_of_node_[i] + static_cast<int32_t>(k);
       if (k == 0 && n.fused.empty() && n.op->props.inplace) alias_of_[static_cast<size_t>(out)] = step.inputs.at(0);
+      if (k == 0 && n.fused.empty() && ops::IsViewOp(*n.op) && options_.device == DeviceTarget::kCPU) {
+        view_of_[static_cast<size_t>(out)] = step.inputs.at(0);
+      }
       step.outputs.push_back(out);
     }
     steps_.push_back(std::move(step));
   }
   for (const ir::ValueRef& v : g.outputs()) output_slots_.push_back(slot(v));
+  PlanViews();
+}
+
+int32_t GraphExecutable::Root(int32_t slot) const {
+  for (;;) {
+    auto s = static_cast<size_t>(slot);
+    if (alias_of_[s] >= 0) {
+      slot = alias_of_[s];
+    } else if (view_of_[s] >= 0) {
+      slot = view_of_[s];
+    } else {
+      return slot;
+    }
+  }
+}
+
+// Note [Views] in src/core/tensor.cc: a reshape-family step gives a view of
+// its input's buffer (no copy, no buffer of its own) unless those bytes are
+// the caller's (a graph input, weight or constant) or some step writes them
+// in place; then it copies, so no write shows through another value.
+void GraphExecutable::PlanViews() {
+  const size_t count = slot_meta_.size();
+  std::vector<bool> bound(count, false);
+  for (const auto* bindings : {&input_bindings_, &weight_bindings_, &constant_bindings_}) {
+    for (const Binding& b : *bindings) bound[static_cast<size_t>(b.slot)] = true;
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<bool> written(count, false);
+    for (const Step& step : steps_) {
+      if (step.plan != nullptr) continue;
+      if (step.op->props.inplace) written[static_cast<size_t>(Root(step.inputs.at(0)))] = true;
+      for (int w : step.op->props.writes_inputs) {
+        written[static_cast<size_t>(Root(step.inputs.at(static_cast<size_t>(w))))] = true;
+      }
+    }
+    for (size_t s = 0; s < count; ++s) {
+      if (view_of_[s] < 0) continue;
+      auto source = static_cast<size_t>(Root(static_cast<int32_t>(s)));
+      if (bound[source] || written[source]) {
+        view_of_[s] = -1;
+        changed = true;
+      }
+    }
+  }
 }
 
 void GraphExecutable::PlanMemory() {
   // Intermediates: op outputs that are not aliases and not graph outputs.
   size_t count = slot_meta_.size();
   std::vector<int64_t> first(count, -1), last(count, -1);
-  auto root = [this](int32_t s) {
-    while (alias_of_[static_cast<size_t>(s)] >= 0) s = alias_of_[static_cast<size_t>(s)];
-    return s;
-  };
+  auto root = [this](int32_t s) { return Root(s); };
   for (size_t i = 0; i < steps_.size(); ++i) {
     auto at = static_cast<int64_t>(i);
     for (int32_t s : steps_[i].outputs) {
-      if (alias_of_[static_cast<size_t>(s)] < 0) first[static_cast<size_t>(s)] = at;
+      if (alias_of_[static_cast<size_t>(s)] < 0 && view_of_[static_cast<size_t>(s)] < 0) {
+        first[static_cast<size_t>(s)] = at;
+      }
       last[static_cast<size_t>(root(s))] = at;
     }
     for (int32_t s : steps_[i].inputs) last[static_cast<size_t>(root(s))] = at;
@@ -440,6 +493,8 @@ void GraphExecutable::PlanMemory() {
 Tensor GraphExecutable::OutputTensor(int32_t slot, const ops::TensorMeta& meta, std::vector<Tensor>& slots) {
   int32_t alias = alias_of_[static_cast<size_t>(slot)];
   if (alias >= 0) return slots[static_cast<size_t>(alias)];
+  int32_t source = view_of_[static_cast<size_t>(slot)];
+  if (source >= 0) return slots[static_cast<size_t>(source)].Reshaped(meta.shape);
   int64_t offset = arena_offset_[static_cast<size_t>(slot)];
   if (offset < 0) return Tensor::Empty(meta.shape, meta.dtype, options_.device);
   auto impl = std::make_shared<TensorImpl>();
@@ -502,6 +557,8 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
                               ", but got ", inputs[i].defined() ? inputs[i].Describe() : "an undefined tensor", "."));
     }
     inputs[i].Sync();
+    // Written in place: views of it keep their values (Note [Views] in src/core/tensor.cc).
+    if (written_[static_cast<size_t>(input_bindings_[i].slot)]) DetachFromViews(inputs[i]);
     slots[static_cast<size_t>(input_bindings_[i].slot)] = inputs[i];
   }
   for (size_t i = 0; i < weight_bindings_.size(); ++i) {
@@ -517,6 +574,7 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
                               DTypeName(m.dtype), ShapeRepr(m.shape), ", but it is now ", t.Describe(), "."));
     }
     t.Sync();
+    if (written_[static_cast<size_t>(b.slot)]) DetachFromViews(t);
     slots[static_cast<size_t>(b.slot)] = std::move(t);
   }
   for (const Binding& b : constant_bindings_) slots[static_cast<size_t>(b.slot)] = g.node(b.node).value;
@@ -562,6 +620,7 @@ void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Di
       out.push_back(OutputTensor(s, slot_meta_[static_cast<size_t>(s)], slots));
       slots[static_cast<size_t>(s)] = out.back();
     }
+    if (!step.outputs.empty() && view_of_[static_cast<size_t>(step.outputs[0])] >= 0) return;  // a view: no kernel
     LaunchKernel(*step.kernel, *step.op, in, out, attrs, site, step.plan.get());
   } catch (const Error& e) {
     const ir::Node& n = g.node(step.node);
@@ -654,6 +713,8 @@ std::string GraphExecutable::ExecutionOrderText(int64_t failed_step) const {
       int64_t offset = arena_offset_[static_cast<size_t>(slot)];
       if (alias_of_[static_cast<size_t>(slot)] >= 0) {
         out << "(in place of $" << alias_of_[static_cast<size_t>(slot)] << ")";
+      } else if (view_of_[static_cast<size_t>(slot)] >= 0) {
+        out << "(view of $" << view_of_[static_cast<size_t>(slot)] << ")";
       } else if (offset >= 0) {
         out << "@" << offset << "+" << Aligned(MetaBytes(slot_meta_[static_cast<size_t>(slot)]));
       }

@@ -119,7 +119,11 @@ class GraphExecutable {
   std::vector<Binding> weight_bindings_;  // weights, in Run's order
   std::vector<Binding> constant_bindings_;
   std::vector<int32_t> output_slots_;
-  std::vector<int64_t> arena_offset_;             // per slot; -1: not in the arena
+  std::vector<int64_t> arena_offset_;  // per slot; -1: not in the arena
+  std::vector<bool> written_;          // per slot: a step writes it in place
+  std::vector<int32_t> view_of_;  // per slot: a view's source slot (Note [Views] in src/core/tensor.cc); -1 otherwise
+  int32_t Root(int32_t slot) const;  // the slot owning a slot's bytes (through in-place aliases and views)
+  void PlanViews();
   std::vector<int32_t> alias_of_;                 // per slot: in-place outputs alias their input's slot; -1 otherwise
   std::vector<std::vector<int32_t>> successors_;  // per step
   std::vector<int32_t> predecessor_count_;        // per step

@@ -336,9 +336,19 @@ std::vector<std::string> Session::Write() const {
     throw OSError(StrCat("Profiler: ", e.message()));
   }
 
-  // Thread names: the host threads (those that marked spans) and the kernel threads.
-  std::map<int, bool> threads;  // tid -> marked host spans
-  for (const Event& e : events) threads[e.tid] = threads[e.tid] || e.kind == Event::kSpan;
+  // Thread names: the kernel threads (those that ran kernels; the host thread
+  // too when it ran small ops at the call, Note [Inline small ops] in
+  // eager.cc) and the host threads that only marked spans.
+  struct ThreadRole {
+    bool host = false;
+    bool kernels = false;
+  };
+  std::map<int, ThreadRole> threads;
+  for (const Event& e : events) {
+    ThreadRole& role = threads[e.tid];
+    role.host = role.host || e.kind == Event::kSpan;
+    role.kernels = role.kernels || e.kind == Event::kOp;
+  }
   std::string trace = "{\"traceEvents\": [\n";
   auto add = [&trace, first = true](const Json& event) mutable {
     trace += first ? "" : ",\n";
@@ -346,12 +356,10 @@ std::vector<std::string> Session::Write() const {
     first = false;
   };
   add(Json{{"name", "process_name"}, {"ph", "M"}, {"pid", rank}, {"args", {{"name", StrCat("msrt rank ", rank)}}}});
-  for (const auto& [tid, host] : threads) {
-    add(Json{{"name", "thread_name"},
-             {"ph", "M"},
-             {"pid", rank},
-             {"tid", tid},
-             {"args", {{"name", StrCat(host ? "host thread " : "kernel thread ", tid)}}}});
+  for (const auto& [tid, role] : threads) {
+    const std::string name = role.kernels ? StrCat("kernel thread ", tid, role.host ? " (host)" : "")
+                                          : StrCat("host thread ", tid);
+    add(Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", rank}, {"tid", tid}, {"args", {{"name", name}}}});
   }
   struct Totals {
     int64_t calls = 0;

@@ -33,6 +33,13 @@ def _convert_inputs(op, values):
     the first Tensor input's dtype, a bool one (select's condition) giving way
     to a later Tensor of another dtype (as MindSpore promotes scalars)."""
     bases = []
+    for v in values:  # the common call: every input a Tensor
+        if not isinstance(v, Tensor):
+            break
+        bases.append(v._t)
+    else:
+        return bases
+    bases = []
     like = None
     if op in _PROMOTES_SCALARS:  # the first Tensor that is not a condition (bool), else the first
         for v in values:

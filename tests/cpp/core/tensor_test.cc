@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/views.h"
 #include "memory/allocator.h"
 #include "msrt/core/errors.h"
 #include "ops/call.h"
@@ -117,6 +118,69 @@ TEST(Storage, EagerOpsOnForeignMemoryRunAtTheCall) {
   x = Tensor();
   y = Tensor();
   EXPECT_EQ(owner.releases.load(), 1);
+}
+
+}  // namespace
+}  // namespace msrt
+
+namespace msrt {
+namespace {
+
+Tensor Iota(const Shape& shape) {
+  Tensor t = Tensor::Empty(shape, DType::kFloat32);
+  auto* p = t.raw<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<float>(i);
+  return t;
+}
+
+TEST(Views, AViewSharesStorageWhileBothLive) {
+  Tensor t = Iota({2, 3});
+  EXPECT_FALSE(SharesStorage(t));
+  {
+    Tensor view = t.Reshaped({6});
+    EXPECT_EQ(view.raw(), t.raw());
+    EXPECT_TRUE(SharesStorage(t));
+    EXPECT_TRUE(SharesStorage(view));
+  }
+  EXPECT_FALSE(SharesStorage(t));
+  Tensor orphan = Iota({2, 3}).Reshaped({3, 2});  // its source is gone
+  EXPECT_FALSE(SharesStorage(orphan));
+  const void* before = orphan.raw();
+  DetachFromViews(orphan);
+  EXPECT_EQ(orphan.raw(), before);  // nothing to copy
+}
+
+TEST(Views, DetachingGivesTheWrittenTensorItsOwnCopy) {
+  Tensor t = Iota({2, 3});
+  Tensor view = t.Reshaped({6});
+  DetachFromViews(t);
+  EXPECT_NE(t.raw(), view.raw());
+  EXPECT_FALSE(SharesStorage(t));
+  EXPECT_FALSE(SharesStorage(view));
+  t.raw<float>()[0] = 100.0F;  // a write to t is not seen through the view
+  EXPECT_EQ(view.raw<float>()[0], 0.0F);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(t.raw<float>()[i], i == 0 ? 100.0F : static_cast<float>(i));
+}
+
+TEST(Views, HostSharedMemoryIsNeverDetached) {
+  Owner owner{.data = {1, 2, 3, 4}};
+  Tensor t = Tensor::FromStorage(owner.Share(), {4}, DType::kFloat32);
+  Tensor other = t.Reshaped({2, 2});  // e.g. another handle made inside the runtime
+  EXPECT_FALSE(SharesStorage(t));
+  DetachFromViews(t);
+  EXPECT_EQ(t.raw(), owner.data.data());
+}
+
+TEST(Views, EagerReshapeIsAViewAndInPlaceOpsKeepValues) {
+  Tensor t = Iota({2, 3});
+  Tensor view = ops::Call1("reshape", {t}, Dict{{"shape", Value(List{Value(3), Value(2)})}});
+  EXPECT_EQ(view.raw(), t.raw());
+  EXPECT_EQ(view.shape(), (Shape{3, 2}));
+  ops::Call("assign", {t, Tensor::Zeros({2, 3}, DType::kFloat32)});
+  runtime::Synchronize();
+  EXPECT_NE(view.raw(), t.raw());
+  EXPECT_EQ(view.data<float>()[5], 5.0F);
+  EXPECT_EQ(t.data<float>()[5], 0.0F);
 }
 
 }  // namespace

@@ -1,0 +1,39 @@
+#include "core/views.h"
+
+#include <cstring>
+
+#include "msrt/core/errors.h"
+
+namespace msrt {
+
+// Note [Views]
+// reshape, flatten, expand_dims and squeeze of a CPU tensor (the ops listed
+// in ops/views.h) give a view: a new tensor over the same storage and
+// offset, in another shape (tensors are contiguous, so nothing else
+// changes), made without a copy by the eager executor and by the graph
+// executor's memory plan. msrt keeps the value semantics these ops had when
+// they copied: a write never shows through another tensor. A tensor about to
+// be written in place (an in-place op, an optimizer update, a graph writing
+// its input, a collective, or an asnumpy() array, through which Python may
+// write) first takes a copy of its own when another tensor holds its storage
+// (DetachFromViews). Memory shared with the host (from_numpy, live asnumpy()
+// arrays) is never viewed: those ops copy it, so the only tensor over such
+// memory is its own, and writes through the array reach it as before.
+// Another holder of a storage (a graph's arena) only makes the answer
+// cautious: a copy is always correct.
+bool SharesStorage(const Tensor& t) {
+  const std::shared_ptr<Storage>& storage = t.impl()->storage;
+  return storage.use_count() > 1 && !storage->shared_with_host();
+}
+
+void DetachFromViews(const Tensor& t) {
+  if (!SharesStorage(t)) return;
+  MSRT_INTERNAL_ASSERT(t.device() == DeviceTarget::kCPU, "a view of memory outside the host");
+  Tensor own = Tensor::Empty(t.shape(), t.dtype(), t.device());
+  if (t.nbytes() > 0) std::memcpy(own.raw(), t.raw(), t.nbytes());
+  TensorImpl* impl = t.impl();
+  impl->storage = own.impl()->storage;
+  impl->offset = own.impl()->offset;
+}
+
+}  // namespace msrt
