@@ -106,9 +106,9 @@ def build(network):
 
 def session(network, batch, phase, mode):
     """(run, check, names): run() does one training step (forward, backward, Momentum update) or one inference
-    call and waits for its results; check is the losses of the first three steps (train) or the output's sum, sum of
-    magnitudes and first values (infer), for the comparison with PyTorch. mode: "pynative", "graph" or "graph-o1" (GRAPH_MODE
-    with memory_optimize_level O1)."""
+    call and waits for its results; check is the losses of the first three steps (train) or the output's sum, sum
+    of magnitudes and first values (infer), for the comparison with PyTorch. mode: "pynative", "graph" or
+    "graph-o1" (GRAPH_MODE with memory_optimize_level O1)."""
     ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE, device_target="CPU",
                    runtime_num_threads=2, memory_optimize_level="O1" if mode == "graph-o1" else "O0")
     net, names = build(network)
@@ -166,4 +166,3 @@ def describe():
                                                 "intra_op_threads"))
     return (f"msrt {ms.__version__}: {plan}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}; "
             f"{peers.threadpools()}")
-

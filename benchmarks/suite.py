@@ -32,6 +32,7 @@ import time
 
 import peers
 import suite_spec as spec
+from report import _write_atomic
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -73,7 +74,7 @@ def worker(cfg):
     else:
         import suite_peer as impl
     if cfg.get("task") == "matmul":
-        send({"gflops": impl.matmul_gflops(), "describe": impl.describe()})
+        send({"gflops": impl.matmul_gflops(cfg["n"]), "describe": impl.describe()})
         return 0
     rss_base = _status("VmRSS")
     reset = _reset_peak()
@@ -149,8 +150,8 @@ def _close_enough(values, reference, phase):
         return max(diffs) <= 1e-3, max(diffs)
     # infer: [sum, sum of |out|, first values]
     scale = max(reference[1], 1e-6)
-    diffs = [abs(values[0] - reference[0]) / scale] + [abs(a - b) / (1 + abs(b)) for a, b in
-                                                        zip(values[2:], reference[2:])]
+    diffs = [abs(values[0] - reference[0]) / scale]
+    diffs += [abs(a - b) / (1 + abs(b)) for a, b in zip(values[2:], reference[2:])]
     return max(diffs) <= 1e-3, max(diffs)
 
 
@@ -231,8 +232,8 @@ def print_row(rec, keys, peak, out):
            for k in keys]
     graph = s.get("graph", {}).get("median_s")
     gflops = rec["flops"] / graph / 1e9 if graph else None
-    ratios = [_fmt(ratio(rec, k)) for k in ("pynative", "graph")] + [_fmt(ratio(rec, "graph", "script")),
-                                                                       _fmt(ratio(rec, "graph", "pynative"))]
+    ratios = [_fmt(ratio(rec, k)) for k in ("pynative", "graph")]
+    ratios += [_fmt(ratio(rec, "graph", "script")), _fmt(ratio(rec, "graph", "pynative"))]
     diffs = [s[k]["check_diff"] for k in s if "check_diff" in s[k]]
     check = ("ok" if rec["check_ok"] else "MISMATCH") + (f" ({max(diffs):.0e})" if diffs else "")
     util = f"{gflops:7.1f} {100 * gflops / peak:5.1f}%" if gflops and peak else _fmt(gflops, "7.1f") + "      "
@@ -275,11 +276,11 @@ def profile_network(network, batch, steps):
     return "\n".join(lines)
 
 
-def machine_peak(log):
-    """Measured GFLOP/s of a 2048^3 float32 matmul on each side, and the machine's description."""
+def machine_peak(n, log):
+    """Measured GFLOP/s of an n^3 float32 matmul on each side, and each side's settings."""
     peaks, describe = {}, {}
     for side in ("msrt", "torch"):
-        w = Worker({"side": side, "task": "matmul"})
+        w = Worker({"side": side, "task": "matmul", "n": n})
         try:
             got = w.read()
             peaks[side], describe[side] = got["gflops"], got["describe"]
@@ -316,6 +317,7 @@ def main(argv=None):
     parser.add_argument("--burst", type=float, help="seconds per side per round (default 0.4, --quick 0.05)")
     parser.add_argument("--torch-threads", type=int,
                         help="torch.set_num_threads in the peer (default: PyTorch's own default)")
+    parser.add_argument("--peak-n", type=int, default=2048, help="matrix size of the peak measurement")
     parser.add_argument("--out", help="write the results as JSON here (benchmarks/report.py makes the docs)")
     parser.add_argument("--profile", metavar="DIR",
                         help="also write DIR/<network>.txt: the top ops of msrt GRAPH's training step")
@@ -342,13 +344,13 @@ def main(argv=None):
     started = time.time()
     load0 = os.getloadavg()
     log(f"machine: {cpu_model()}; load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
-    peaks, describe = machine_peak(log)
+    peaks, describe = machine_peak(args.peak_n, log)
     peak = max(peaks.values()) if peaks else None
     for side in ("msrt", "torch"):
         if side in describe:
             log(f"{side} side: {describe[side]}" +
                 (f" (torch.set_num_threads({args.torch_threads}))" if side == "torch" and args.torch_threads else ""))
-    log("peak: best 2048^3 float32 matmul, " + ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peaks.items()))
+    log(f"peak: best {args.peak_n}^3 float32 matmul, " + ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peaks.items()))
     results = []
     header(keys, log)
     for network in networks:
@@ -386,7 +388,8 @@ def main(argv=None):
     if args.out:
         data = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)), "machine": cpu_model(),
                 "load_start": load0, "load_end": os.getloadavg(), "peak_gflops": peaks,
-                "peak_note": "best 2048^3 float32 matmul: msrt (oneDNN, 2 threads) and PyTorch (OpenBLAS, its threads)",
+                "peak_note": f"best {args.peak_n}^3 float32 matmul of 10: msrt (oneDNN, 2 threads) and PyTorch "
+                             "(OpenBLAS, its threads)",
                 "settings": {"msrt": describe.get("msrt"), "torch": describe.get("torch"),
                              "torch_threads": args.torch_threads, **settings},
                 "rounds": rounds, "burst_s": burst, "quick": args.quick,
@@ -394,18 +397,6 @@ def main(argv=None):
         _write_atomic(args.out, json.dumps(data, indent=1) + "\n")
         log(f"results: {args.out}")
     return 0 if ok else 2
-
-
-def _write_atomic(path, text):
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 if __name__ == "__main__":
