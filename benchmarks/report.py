@@ -74,6 +74,9 @@ def markdown(data, png_name):
             lines.append(f"- {side}: {settings[side]}")
     if settings.get("torch_threads"):
         lines.append(f"- PyTorch's threads set to {settings['torch_threads']} (`--torch-threads`)")
+    else:
+        lines.append("- PyTorch kept its own thread defaults (`at::get_num_threads()` above); "
+                     "`--torch-threads N` sets them")
     lines += [
         f"- peak: {data['peak_note']}: "
         + ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in data["peak_gflops"].items())
