@@ -118,6 +118,12 @@ def markdown(data, png_name):
         ratios += [_cell(_ratio(rec, "graph", "script")), _cell(_ratio(rec, "graph", "pynative"))]
         lines.append(f"| {_label(rec)} | " + " | ".join(ms_ + ratios + [gf("graph"), gf("eager"), check])
                      + f" | {rec['load_start']:.1f} |")
+    over = peak and any(rec["flops"] / _median(rec, k) / 1e9 > peak for rec in data["results"]
+                        for k in ("graph", "eager") if _median(rec, k))
+    if over:
+        lines += ["", "A share above 100% means the peak measurement was disturbed by other work on the machine "
+                  "(it is the best of ten matmuls at the start and at the end of the run), not that the step beat "
+                  "the hardware."]
     errors = [(rec, k, s["error"]) for rec in data["results"] for k, s in rec["sides"].items() if "error" in s]
     if errors:
         lines += ["", "Sides that failed:", ""]

@@ -194,8 +194,8 @@ def run_case(network, phase, batch, keys, rounds, burst_s, torch_threads, log):
             peak = w.ask(op="peak")
             s = record["sides"][key]
             s["peak_rss"] = peak["peak_rss"]
-            times = sorted(s["times"])
-            s["median_s"] = statistics.median(times)
+            times = sorted(s.pop("times"))
+            s["calls"], s["median_s"], s["min_s"] = len(times), statistics.median(times), times[0]
             s["p25_s"], s["p75_s"] = times[len(times) // 4], times[(3 * len(times)) // 4]
     finally:
         for w in workers.values():

@@ -64,7 +64,8 @@ def test_prints_settings_row_and_sanity_check(suite_run):
     for side in rec["sides"].values():
         assert side["check_ok"] and len(side["check"]) == 3
         assert side["check"] == pytest.approx(eager_losses, rel=1e-3)
-        assert side["peak_rss"] >= side["rss_base"] > 0 and len(side["times"]) >= 1
+        assert side["peak_rss"] >= side["rss_base"] > 0 and side["calls"] >= 1
+        assert side["min_s"] <= side["p25_s"] <= side["median_s"] <= side["p75_s"]
     assert abs(rec["sides"]["graph"]["median_s"] * 1e3 - graph) <= 0.006
 
     profile = (folder / "profiles" / "lenet.txt").read_text()
