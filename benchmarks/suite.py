@@ -279,11 +279,11 @@ def profile_network(network, batch, steps):
     return "\n".join(lines)
 
 
-def machine_peak(n, log):
+def machine_peak(n, torch_threads, log):
     """Measured GFLOP/s of an n^3 float32 matmul on each side, and each side's settings."""
     peaks, describe = {}, {}
     for side in ("msrt", "torch"):
-        w = Worker({"side": side, "task": "matmul", "n": n})
+        w = Worker({"side": side, "task": "matmul", "n": n}, torch_threads)
         try:
             got = w.read()
             peaks[side], describe[side] = got["gflops"], got["describe"]
@@ -347,12 +347,12 @@ def main(argv=None):
     started = time.time()
     load0 = os.getloadavg()
     log(f"machine: {cpu_model()}; load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
-    peaks, describe = machine_peak(args.peak_n, log)
+    peaks, describe = machine_peak(args.peak_n, args.torch_threads, log)
     peak = max(peaks.values()) if peaks else None
     for side in ("msrt", "torch"):
         if side in describe:
             log(f"{side} side: {describe[side]}" +
-                (f" (torch.set_num_threads({args.torch_threads}))" if side == "torch" and args.torch_threads else ""))
+                (f" (--torch-threads {args.torch_threads})" if side == "torch" and args.torch_threads else ""))
     log(f"peak: best {args.peak_n}^3 float32 matmul, " + ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peaks.items()))
     results = []
     header(keys, log)
@@ -369,7 +369,7 @@ def main(argv=None):
         for s in rec["sides"].values():
             s.pop("describe", None)
     # the peak again: on a shared machine the first measurement may have been disturbed
-    again, _ = machine_peak(args.peak_n, log)
+    again, _ = machine_peak(args.peak_n, args.torch_threads, log)
     runs = [peaks, again]
     peaks = {side: max(r[side] for r in runs if side in r) for side in set(peaks) | set(again)}
     log("peak at the end: " + ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in sorted(again.items()))

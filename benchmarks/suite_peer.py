@@ -11,6 +11,9 @@ from torch import nn
 import peers
 import suite_spec as spec
 
+if os.environ.get("MSRT_BENCH_TORCH_THREADS"):  # suite.py --torch-threads
+    torch.set_num_threads(int(os.environ["MSRT_BENCH_TORCH_THREADS"]))
+
 
 class MLP(nn.Module):
     def __init__(self, sizes):
@@ -106,8 +109,6 @@ def build(network):
 
 def session(network, batch, phase, mode):
     """As networks.session, for PyTorch; mode "eager" or "script" (torch.jit.script of the network)."""
-    if os.environ.get("MSRT_BENCH_TORCH_THREADS"):
-        torch.set_num_threads(int(os.environ["MSRT_BENCH_TORCH_THREADS"]))
     net, names = build(network)
     x, y = (torch.from_numpy(a) for a in spec.inputs(network, batch))
     if phase == "train":
