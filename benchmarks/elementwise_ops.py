@@ -91,6 +91,7 @@ def main(argv=None):
         pass
 
     print(f"float32 {shape}, msrt with {args.threads} threads; microseconds per call (best of 7)")
+    print(f"msrt: {peers.msrt_description()}")
     if torch_cases:
         print(f"peer: {peers.peer_description()}")
     header = f"{'op':24s} {'msrt sync':>9s} {'async':>9s} {'numpy':>9s} {'numpy/sync':>10s}"

@@ -161,8 +161,4 @@ def matmul_gflops(n=2048, reps=10):
 
 def describe():
     """msrt's version, thread plan and wait policy, and the BLAS / OpenMP libraries its process loaded."""
-    info = ms.runtime.thread_info()
-    plan = ", ".join(f"{k}={info[k]}" for k in ("runtime_num_threads", "scheduler_threads", "kernel_threads",
-                                                "intra_op_threads"))
-    return (f"msrt {ms.__version__}: {plan}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}; "
-            f"{peers.threadpools()}")
+    return peers.msrt_description()

@@ -51,6 +51,18 @@ def peer_description():
     return in_peer(_describe)
 
 
+def msrt_description():
+    """msrt's version, thread plan (ms.runtime.thread_info), OpenMP wait policy and the thread pools loaded in
+    this process; call it after the benchmark's set_context."""
+    import msrt as ms
+
+    info = ms.runtime.thread_info()
+    plan = ", ".join(f"{k}={info[k]}" for k in ("runtime_num_threads", "scheduler_threads", "kernel_threads",
+                                                "intra_op_threads"))
+    return (f"msrt {ms.__version__}: {plan}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}; "
+            f"{threadpools()}")
+
+
 def threadpools():
     """The thread pools (BLAS, OpenMP) this process has loaded, as threadpoolctl reports them."""
     try:
