@@ -103,6 +103,8 @@ bench: build
 	$(PY) benchmarks/compile_time.py
 	$(PY) benchmarks/conv_matmul.py
 	$(PY) benchmarks/dataset_pipeline.py
+	$(PY) benchmarks/suite.py --out docs/performance.json --profile docs/profiles
+	$(PY) benchmarks/report.py docs/performance.json
 
 docs: build
 	MSRT_BUILD_DIR=$(abspath $(BUILD)) $(PY) tools/gen_context_docs.py > docs/context.md

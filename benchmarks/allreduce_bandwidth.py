@@ -131,7 +131,7 @@ class World:
             env = dict(os.environ)
         else:
             port = _free_port()
-            env = peers._peer_env()
+            env = peers.peer_env()
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         try:
             for rank in range(size):

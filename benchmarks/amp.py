@@ -123,6 +123,10 @@ def main():
     warnings.simplefilter("ignore")  # the one-time reduced-precision warnings
 
     print(f"LeNet-5, Fashion-MNIST, batch 32, {args.steps} steps, msrt {args.mode} mode; CPU flags: {cpu_flags()}")
+    import msrt as ms
+
+    ms.set_context(runtime_num_threads=2)
+    print(f"msrt: {peers.msrt_description()}")
     print(f"peer: {peers.peer_description()}")
     torch_fp32 = peers.in_peer(run_torch, False, args.steps)
     torch_bf16 = peers.in_peer(run_torch, True, args.steps)

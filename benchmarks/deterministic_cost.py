@@ -51,6 +51,8 @@ def main(argv=None):
     plan = {32: 60, 256: 15}
     print(f"LeNet-5 training step, median of waited steps; msrt {ms.__version__} on 2 threads vs "
           f"{peers.peer_description()}")
+    ms.set_context(runtime_num_threads=2)
+    print(f"msrt: {peers.msrt_description()}")
     print(f"{'batch':>5} | {'msrt OFF':>9} {'msrt ON':>9} {'cost':>6} | {'torch off':>9} {'torch on':>9} "
           f"{'cost':>6} | {'ON/torch on':>11}")
     for batch, reps in plan.items():

@@ -63,13 +63,16 @@ def main(argv=None):
     reps = 5 if args.quick else 20
     ms.set_context(runtime_num_threads=2)
     print("GELU block (11 elementwise ops), float32, 2 threads, median ms")
-    print(f"{'elements':>9} | {'unfused':>8} {'fused':>8} {'gain':>5} | {'torch':>8} {'script':>8} | "
-          f"{'fused/torch':>11}")
+    print(f"msrt: {peers.msrt_description()}")
     try:
         import torch  # noqa: F401  (measured in the peer's process: peers.in_peer)
         have_torch = True
     except ImportError:
         have_torch = False
+    if have_torch:
+        print(f"peer: {peers.peer_description()}")
+    print(f"{'elements':>9} | {'unfused':>8} {'fused':>8} {'gain':>5} | {'torch':>8} {'script':>8} | "
+          f"{'fused/torch':>11}")
     for n in (1 << 16, 1 << 20, 1 << 22):
         data = block_input(n)
         x, g, b = ms.Tensor(data), ms.Tensor(np.float32(1.5)), ms.Tensor(np.float32(0.1))

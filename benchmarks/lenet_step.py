@@ -160,6 +160,8 @@ def main(argv=None):
     plan = {1: 300, 32: 80, 256: 20}
     print(f"LeNet-5 training step (forward + backward + Momentum update), median ms; msrt {ms.__version__} "
           f"(2 threads, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}); peer: {peers.peer_description()}")
+    ms.set_context(runtime_num_threads=2)
+    print(f"msrt: {peers.msrt_description()}")
     print(f"{'batch':>5} | {'GRAPH':>8} {'NCHW':>8} {'PYNATIVE':>8} {'torch':>8} {'script':>8} | "
           f"{'G/torch':>7} {'G/PYN':>6} {'G/script':>8} {'G/NCHW':>6} | first GRAPH call (compile + run)")
     for batch, reps in plan.items():

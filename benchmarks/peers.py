@@ -25,7 +25,8 @@ def msrt_process():
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-def _peer_env():
+def peer_env():
+    """The environment of the peer's process."""
     env = dict(os.environ)
     env.pop("OMP_WAIT_POLICY", None)
     env[_PEER_FLAG] = "1"
@@ -40,7 +41,7 @@ def in_peer(fn, *args):
     name = os.path.splitext(os.path.basename(module.__file__))[0]
     code = (f"import json, sys; sys.path.insert(0, {path!r}); import {name} as m; "
             f"print(json.dumps(m.{fn.__name__}(*json.loads(sys.argv[1]))))")
-    out = subprocess.run([sys.executable, "-c", code, json.dumps(args)], env=_peer_env(), capture_output=True,
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(args)], env=peer_env(), capture_output=True,
                          text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -48,6 +49,29 @@ def in_peer(fn, *args):
 def peer_description():
     """What the peer ran on: PyTorch's version, its threads and the BLAS it loaded."""
     return in_peer(_describe)
+
+
+def msrt_description():
+    """msrt's version, thread plan (ms.runtime.thread_info), OpenMP wait policy and the thread pools loaded in
+    this process; call it after the benchmark's set_context."""
+    import msrt as ms
+
+    info = ms.runtime.thread_info()
+    plan = ", ".join(f"{k}={info[k]}" for k in ("runtime_num_threads", "scheduler_threads", "kernel_threads",
+                                                "intra_op_threads"))
+    return (f"msrt {ms.__version__}: {plan}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}; "
+            f"{threadpools()}")
+
+
+def threadpools():
+    """The thread pools (BLAS, OpenMP) this process has loaded, as threadpoolctl reports them."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "threadpoolctl not installed (Debian: python3-threadpoolctl)"
+    libs = [f"{i.get('internal_api')} {i.get('version') or ''} ({i.get('user_api')}, {i.get('num_threads')} threads, "
+            f"{i.get('threading_layer', '-')}, {os.path.basename(i.get('filepath', ''))})" for i in threadpool_info()]
+    return "thread pools: " + ("; ".join(libs) or "none")
 
 
 def _describe():

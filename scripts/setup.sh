@@ -26,8 +26,10 @@ packages=(
   python3-torch
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  # The peer's BLAS: OpenBLAS's OpenMP build (benchmarks/peers.py loads it).
-  packages+=(libtorch-dev libopenblas0-openmp python3-threadpoolctl)
+  # The peer's BLAS: OpenBLAS's OpenMP build (benchmarks/peers.py loads it);
+  # threadpoolctl reports the thread pools each side loaded; matplotlib draws
+  # docs/performance.png (benchmarks/report.py).
+  packages+=(libtorch-dev libopenblas0-openmp python3-threadpoolctl python3-matplotlib)
 fi
 
 missing=()
