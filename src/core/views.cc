@@ -8,7 +8,7 @@ namespace msrt {
 
 // Note [Views]
 // reshape, flatten, expand_dims and squeeze of a CPU tensor (the ops listed
-// in ops/views.h) give a view: a new tensor over the same storage and
+// whose OpDef sets props.view) give a view: a new tensor over the same storage and
 // offset, in another shape (tensors are contiguous, so nothing else
 // changes), made without a copy by the eager executor and by the graph
 // executor's memory plan. msrt keeps the value semantics these ops had when

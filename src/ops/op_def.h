@@ -71,6 +71,10 @@ struct OpProperties {
   std::optional<double> right_identity = std::nullopt;
   std::optional<double> left_identity = std::nullopt;
   bool noop_if_same_meta = false;  // output is input 0 when shape and dtype do not change
+  // Output 0 is input 0's elements, in order, in another shape (the reshape
+  // family): executors may give a view of that input's storage instead of
+  // running the kernel (Note [Views] in src/core/views.cc).
+  bool view = false;
   // Graph-kernel fusion may attach unary elementwise ops to run on this op's
   // output inside its kernel (attribute kernels::kEpilogueAttr), when the
   // chosen kernel supports them.

@@ -6,7 +6,6 @@
 #include "ops/grad_utils.h"
 #include "ops/op_checks.h"
 #include "ops/shape_utils.h"
-#include "ops/views.h"
 
 namespace msrt::ops {
 namespace {
@@ -46,12 +45,8 @@ MSRT_REGISTER_OP({.name = "reshape_like",
                     if (!a.dys[0].defined()) return {Tensor(), Tensor()};
                     return {ReshapeLike(a.dys[0], a.inputs[0]), Tensor()};
                   },
-                  .props = {.noop_if_same_meta = true},
+                  .props = {.noop_if_same_meta = true, .view = true},
                   .doc = "x's elements in the shape of `like` (gradients' reshape back to an input's shape)"});
-
-// Output 0 is input 0's elements in another shape: a view (Note [Views] in src/core/views.cc).
-const bool kViewOps = RegisterViewOp("reshape") && RegisterViewOp("reshape_like") && RegisterViewOp("flatten") &&
-                      RegisterViewOp("expand_dims") && RegisterViewOp("squeeze");
 
 MSRT_REGISTER_OP(
     {.name = "reshape",
@@ -62,7 +57,7 @@ MSRT_REGISTER_OP(
            return Metas{{ReshapeTarget("reshape", in[0].shape, ShapeAttr("reshape", attrs, "shape", -1)), in[0].dtype}};
          },
      .grad = ReshapeBack(),
-     .props = {.noop_if_same_meta = true, .complex_grad = true},
+     .props = {.noop_if_same_meta = true, .view = true, .complex_grad = true},
      .doc = "the same elements in another shape",
      .api = {Function("reshape(input->x, shape)"), Method("reshape(self->x, *shape)"), Method("view(self->x, *shape)"),
              Primitive("array_ops.Reshape()(input_x->x, input_shape->shape)")}});
@@ -104,7 +99,7 @@ MSRT_REGISTER_OP({.name = "expand_dims",
                         return Metas{{out, in[0].dtype}};
                       },
                   .grad = ReshapeBack(),
-                  .props = {.complex_grad = true},
+                  .props = {.view = true, .complex_grad = true},
                   .doc = "x with a size-1 axis inserted",
                   .api = {Function("expand_dims(input_x->x, axis)"), Function("unsqueeze(input->x, dim->axis)"),
                           Method("expand_dims(self->x, axis)"), Method("unsqueeze(self->x, dim->axis)"),
@@ -140,7 +135,7 @@ MSRT_REGISTER_OP({.name = "squeeze",
                         return Metas{{out, in[0].dtype}};
                       },
                   .grad = ReshapeBack(),
-                  .props = {.noop_if_same_meta = true},
+                  .props = {.noop_if_same_meta = true, .view = true},
                   .doc = "x without size-1 axes",
                   .api = {Function("squeeze(input->x, axis=None)"), Method("squeeze(self->x, axis=None)"),
                           Primitive("array_ops.Squeeze(axis=())(input_x->x)")}});
@@ -159,7 +154,7 @@ MSRT_REGISTER_OP({.name = "flatten",
                         return Metas{{{shape[0], rest}, in[0].dtype}};
                       },
                   .grad = ReshapeBack(),
-                  .props = {.noop_if_same_meta = true},
+                  .props = {.noop_if_same_meta = true, .view = true},
                   .doc = "(N, ...) to (N, rest)",
                   .api = {Primitive("nn_ops.Flatten()(input_x->x)")}});
 

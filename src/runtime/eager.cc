@@ -29,7 +29,6 @@
 #include "memory/allocator.h"
 #include "msrt/context/context.h"
 #include "ops/call.h"
-#include "ops/views.h"
 #include "runtime/launch.h"
 #include "runtime/step.h"
 
@@ -283,7 +282,7 @@ class EagerExecutor final : public ops::Executor {
     }
     // Note [Views]: the reshape family shares its input's storage; its
     // output is ready when the input is.
-    if (ops::IsViewOp(op) && device == DeviceTarget::kCPU && !inputs[0].impl()->storage->shared_with_host() &&
+    if (op.props.view && device == DeviceTarget::kCPU && !inputs[0].impl()->storage->shared_with_host() &&
         !inputs[0].symbolic()) {
       return {inputs[0].Reshaped(metas.at(0).shape)};
     }

@@ -14,7 +14,6 @@
 #include "core/observer_list.h"
 #include "core/random.h"
 #include "core/views.h"
-#include "ops/views.h"
 #include "runtime/eager.h"
 #include "runtime/fused_kernel.h"
 #include "runtime/launch.h"
@@ -358,7 +357,7 @@ void GraphExecutable::Build() {
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       int32_t out = slot_of_node_[i] + static_cast<int32_t>(k);
       if (k == 0 && n.fused.empty() && n.op->props.inplace) alias_of_[static_cast<size_t>(out)] = step.inputs.at(0);
-      if (k == 0 && n.fused.empty() && ops::IsViewOp(*n.op) && options_.device == DeviceTarget::kCPU) {
+      if (k == 0 && n.fused.empty() && n.op->props.view && options_.device == DeviceTarget::kCPU) {
         view_of_[static_cast<size_t>(out)] = step.inputs.at(0);
       }
       step.outputs.push_back(out);
