@@ -16,11 +16,14 @@ SOURCES_checkpoint := $(COMMON) $(IO)
 SOURCES_mindspore_checkpoint := $(COMMON) $(IO)
 SOURCES_mnist_idx := $(COMMON) $(IO)
 SOURCES_image := $(COMMON) $(IO)
+# The collective ops' kernels reach communicators through the group registry, and
+# per-rank places ask the cluster for the rank; no communicator is made here.
+PARALLEL := src/parallel/communicator.cc src/parallel/groups.cc src/parallel/cluster.cc src/parallel/store.cc \
+            src/parallel/no_gloo/gloo_communicator.cc src/parallel/no_nccl/nccl_communicator.cc
 SOURCES_store_protocol := $(COMMON) src/parallel/store.cc
-SOURCES_print_file := $(COMMON) src/runtime/print_sink.cc src/kernels/print_sink.cc
+# A rank of a job writes its print file in a place of its own (runtime/rank.cc asks the cluster).
+SOURCES_print_file := $(COMMON) $(PARALLEL) src/runtime/print_sink.cc src/runtime/rank.cc src/kernels/print_sink.cc
 SOURCES_graph_record = $(SOURCES_graph_file)
-# The collective ops' kernels reach communicators through the group registry; none is made here.
-PARALLEL := src/parallel/communicator.cc src/parallel/groups.cc
 SOURCES_graph_file := $(COMMON) $(IO) $(PARALLEL) $(wildcard src/ir/*.cc src/ops/*.cc src/autodiff/*.cc \
                       src/kernels/*.cc src/kernels/cpu/*.cc src/runtime/*.cc src/compiler/*.cc)
 TARGETS ?= context_parsers checkpoint mindspore_checkpoint mnist_idx print_file graph_file graph_record image store_protocol
