@@ -286,12 +286,7 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=2, help="untimed calls per size first (default 2)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds each step may take (default 300)")
     args = parser.parse_args(argv)
-    try:
-        ranks = [int(r) for r in args.ranks.split(",")]
-    except ValueError:
-        parser.error(f"--ranks must be comma-separated integers, got {args.ranks!r}")
-    if any(r < 2 for r in ranks):
-        parser.error(f"--ranks: each count must be at least 2, got {args.ranks!r}")
+    ranks = peers.rank_counts(parser, args.ranks)
     if args.max_bytes < KB:
         parser.error(f"--max-bytes must be at least {KB}, got {args.max_bytes}")
     if args.repeats < 1 or args.warmup < 0:

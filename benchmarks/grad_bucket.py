@@ -205,12 +205,7 @@ def main(argv=None):
     parser.add_argument("--batch", type=int, default=32, help="rows per rank in the training step (default 32)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds each job may take (default 600)")
     args = parser.parse_args(argv)
-    try:
-        ranks = [int(r) for r in args.ranks.split(",")]
-    except ValueError:
-        parser.error(f"--ranks must be comma-separated integers, got {args.ranks!r}")
-    if any(r < 2 for r in ranks):
-        parser.error(f"--ranks: each count must be at least 2, got {args.ranks!r}")
+    ranks = peers.rank_counts(parser, args.ranks)
     if args.repeats < 1 or args.warmup < 0 or args.batch < 1:
         parser.error(f"--repeats and --batch must be >= 1 and --warmup >= 0, got {args.repeats}, {args.batch} "
                      f"and {args.warmup}")

@@ -112,3 +112,14 @@ def torch_lenet5():
             return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
 
     return LeNet5()
+
+
+def rank_counts(parser, text):
+    """The --ranks option of the collective benchmarks: comma-separated counts, each at least 2."""
+    try:
+        ranks = [int(r) for r in text.split(",")]
+    except ValueError:
+        parser.error(f"--ranks must be comma-separated integers, got {text!r}")
+    if any(r < 2 for r in ranks):
+        parser.error(f"--ranks: each count must be at least 2, got {text!r}")
+    return ranks
