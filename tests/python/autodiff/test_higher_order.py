@@ -81,6 +81,27 @@ def test_layer_norm_second_derivative_matches_pytorch():
         np.testing.assert_allclose(g(ms.Tensor(X)).asnumpy(), want, rtol=2e-4, atol=2e-5, err_msg=f"order {k + 1}")
 
 
+def test_layer_norm_third_derivative_matches_the_normalization_written_out():
+    """Up to the third derivative, through a nonlinear input. The reference is the normalization
+    written with PyTorch's elementwise ops and means: PyTorch's own layer_norm gives a wrong third
+    derivative here (its double-backward formula is not differentiated correctly)."""
+    def fn(x):
+        y = ops.LayerNorm(-1, -1, 1e-5)(x * x, ms.Tensor(LN_G.astype(np.float64)),
+                                        ms.Tensor(LN_B.astype(np.float64)))[0]
+        return ops.sum(y * ms.Tensor(LN_W.astype(np.float64)))
+
+    def tfn(x):
+        u = x * x
+        c = u - u.mean(-1, keepdim=True)
+        y = c * torch.rsqrt((c * c).mean(-1, keepdim=True) + 1e-5) * torch.tensor(LN_G, dtype=x.dtype)
+        return ((y + torch.tensor(LN_B, dtype=x.dtype)) * torch.tensor(LN_W, dtype=x.dtype)).sum()
+
+    x = X.astype(np.float64)
+    expected = _torch_derivatives(tfn, x, 3)
+    for k, (g, want) in enumerate(zip(_msrt_derivatives(fn, 3), expected)):
+        np.testing.assert_allclose(g(ms.Tensor(x)).asnumpy(), want, rtol=1e-9, atol=1e-9, err_msg=f"order {k + 1}")
+
+
 class MLP(nn.Cell):
     def __init__(self):
         super().__init__()
