@@ -3,17 +3,14 @@
     make bench     (or .venv/bin/python benchmarks/context_bench.py)
 
 Prints medians of repeated timeit runs and the ratio against the peer measured
-in the same run. Goals: get_context <= 1 us, set_context of one key <= 5 us.
+in the same run (PyTorch in the standard peer's process, benchmarks/peers.py).
+Goals: get_context <= 1 us, set_context of one key <= 5 us.
 """
 import statistics
+import subprocess
 import timeit
 
-import msrt as ms
-
-try:
-    import torch
-except ImportError:  # the peer is optional; install it with scripts/setup.sh --bench
-    torch = None
+import peers
 
 
 def median_us(stmt, number):
@@ -21,19 +18,33 @@ def median_us(stmt, number):
     return statistics.median(runs) / number * 1e6
 
 
+def torch_flag_latency():
+    """(get, set) microseconds of PyTorch's deterministic-algorithms flag (run in the peer's process)."""
+    import torch
+
+    get = median_us(torch.are_deterministic_algorithms_enabled, 200_000)
+    flip = [False]
+
+    def torch_set():
+        flip[0] = not flip[0]
+        torch.use_deterministic_algorithms(flip[0])
+
+    set_ = median_us(torch_set, 50_000)
+    torch.use_deterministic_algorithms(False)
+    return get, set_
+
+
 def main():
+    peers.msrt_process()
+    import msrt as ms
+
     rows = []
     peer_get = peer_set = None
-    if torch is not None:
-        peer_get = median_us(torch.are_deterministic_algorithms_enabled, 200_000)
-        flip = [False]
-
-        def torch_set():
-            flip[0] = not flip[0]
-            torch.use_deterministic_algorithms(flip[0])
-
-        peer_set = median_us(torch_set, 50_000)
-        torch.use_deterministic_algorithms(False)
+    try:
+        peer_get, peer_set = peers.in_peer(torch_flag_latency)
+    except subprocess.CalledProcessError:  # the peer is optional; install it with scripts/setup.sh --bench
+        pass
+    else:
         rows.append(("peer get torch.are_deterministic_algorithms_enabled()", peer_get, None))
         rows.append(("peer set torch.use_deterministic_algorithms(b)", peer_set, None))
 

@@ -7,37 +7,27 @@ gradient w.r.t. the weights:
   matmul (with the transposes dense's gradient uses), run where they are
   called (pynative_synchronize=True, as PyTorch runs); --async goes through
   the eager dispatcher thread instead and waits for each call;
-- PyTorch: F.conv2d, aten.convolution_backward (what autograd calls) and mm.
-Both run float32 on 2 threads (runtime_num_threads=2, torch.set_num_threads(2)).
-Rounds alternate between the two so that load from elsewhere hits both alike;
-the figures are medians over rounds. GFLOP/s are against the machine's peak:
-cores x 2 FMA units x 8 float32 lanes (AVX2) x 2 flops x clock (from
-/proc/cpuinfo).
-
-PyTorch runs in this process, so both sides share one libgomp: the script
-sets no OMP_WAIT_POLICY, leaving PyTorch its own thread defaults. It is not
-the standard peer (PyTorch on OpenBLAS's OpenMP build in its own process,
-benchmarks/peers.py), so the README claims no figure from it.
+- PyTorch: F.conv2d, aten.convolution_backward (what autograd calls) and mm,
+  in the standard peer's process (benchmarks/peers.py: OpenBLAS's OpenMP
+  build, PyTorch's own thread defaults, no OMP_WAIT_POLICY).
+Both run float32; msrt on 2 threads (runtime_num_threads=2). msrt and the
+peer take turns layer by layer, each side's figure the median of its rounds.
+GFLOP/s are against the machine's peak: cores x 2 FMA units x 8 float32
+lanes (AVX2) x 2 flops x clock (from /proc/cpuinfo).
 
     .venv/bin/python benchmarks/conv_matmul.py [--quick] [--async]
 """
 import argparse
 import os
 import statistics
+import subprocess
 import time
 
+import numpy as np
 
-import numpy as np  # noqa: E402
+import peers
 
-import msrt as ms  # noqa: E402
-
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:  # the peer is optional; install it with scripts/setup.sh --bench
-    torch = None
-
-_C = ms._C
+peers.msrt_process()
 THREADS = 2
 
 
@@ -69,44 +59,61 @@ def conv_out(x_shape, w_shape):
     return (x_shape[0], w_shape[0], x_shape[2] - w_shape[2] + 1, x_shape[3] - w_shape[3] + 1)
 
 
-def layer_ops(kind, x_shape, w_shape, rng):
-    """[(pass, flops, msrt callable, torch callable)] for one layer."""
+def layer_arrays(kind, x_shape, w_shape, seed):
+    """(flops, x, w, dy) for one layer: the same values on both sides."""
+    rng = np.random.default_rng(seed)
     x = rng.standard_normal(x_shape).astype(np.float32)
     w = rng.standard_normal(w_shape).astype(np.float32)
     if kind == "conv":
         y_shape = conv_out(x_shape, w_shape)
         flops = 2 * np.prod(y_shape) * np.prod(w_shape[1:])
-        attrs = {"pad_mode": "valid"}
     else:
         y_shape = (x_shape[0], w_shape[0])
         flops = 2 * x_shape[0] * w_shape[0] * w_shape[1]
-    dy = rng.standard_normal(y_shape).astype(np.float32)
-    mx, mw, mdy = (_C.TensorBase(a) for a in (x, w, dy))
+    return int(flops), x, w, rng.standard_normal(y_shape).astype(np.float32)
+
+
+PASSES = ("forward", "backward input", "backward weight")
+
+
+def msrt_layer_ops(kind, x_shape, w_shape, seed):
+    """(flops, [msrt callable per pass]) for one layer."""
+    import msrt as ms
+
+    native = ms._C
+    flops, x, w, dy = layer_arrays(kind, x_shape, w_shape, seed)
+    mx, mw, mdy = (native.TensorBase(a) for a in (x, w, dy))
 
     def msrt_call(op, inputs, op_attrs):
         def run():
-            _C.call(op, inputs, op_attrs)[0]._sync()
+            native.call(op, inputs, op_attrs)[0]._sync()
         return run
 
     if kind == "conv":
-        m = [msrt_call("conv2d", [mx, mw], attrs),
-             msrt_call("conv2d_backprop_input", [mdy, mw], dict(attrs, input_shape=list(x_shape))),
-             msrt_call("conv2d_backprop_filter", [mdy, mx], dict(attrs, filter_shape=list(w_shape)))]
-    else:  # y = x @ w^T; dx = dy @ w; dw = dy^T @ x
-        m = [msrt_call("matmul", [mx, mw], {"transpose_b": True}),
-             msrt_call("matmul", [mdy, mw], {}),
-             msrt_call("matmul", [mdy, mx], {"transpose_a": True})]
-    t = [None, None, None]
-    if torch is not None:
-        tx, tw, tdy = (torch.from_numpy(a) for a in (x, w, dy))
-        if kind == "conv":
-            def backward(mask):
-                return lambda: torch.ops.aten.convolution_backward(tdy, tx, tw, None, [1, 1], [0, 0], [1, 1], False,
-                                                                   [0, 0], 1, mask)
-            t = [lambda: F.conv2d(tx, tw), backward([True, False, False]), backward([False, True, False])]
-        else:
-            t = [lambda: torch.mm(tx, tw.t()), lambda: torch.mm(tdy, tw), lambda: torch.mm(tdy.t(), tx)]
-    return [(p, flops, mf, tf) for p, mf, tf in zip(("forward", "backward input", "backward weight"), m, t)]
+        attrs = {"pad_mode": "valid"}
+        return flops, [msrt_call("conv2d", [mx, mw], attrs),
+                       msrt_call("conv2d_backprop_input", [mdy, mw], dict(attrs, input_shape=list(x_shape))),
+                       msrt_call("conv2d_backprop_filter", [mdy, mx], dict(attrs, filter_shape=list(w_shape)))]
+    # y = x @ w^T; dx = dy @ w; dw = dy^T @ x
+    return flops, [msrt_call("matmul", [mx, mw], {"transpose_b": True}), msrt_call("matmul", [mdy, mw], {}),
+                   msrt_call("matmul", [mdy, mx], {"transpose_a": True})]
+
+
+def torch_layer_times(kind, x_shape, w_shape, seed, rounds):
+    """Median seconds per call of each pass in PyTorch (run in the peer's process)."""
+    import torch
+    import torch.nn.functional as F
+
+    _, x, w, dy = layer_arrays(kind, x_shape, w_shape, seed)
+    tx, tw, tdy = (torch.from_numpy(a) for a in (x, w, dy))
+    if kind == "conv":
+        def backward(mask):
+            return lambda: torch.ops.aten.convolution_backward(tdy, tx, tw, None, [1, 1], [0, 0], [1, 1], False,
+                                                               [0, 0], 1, mask)
+        fns = [lambda: F.conv2d(tx, tw), backward([True, False, False]), backward([False, True, False])]
+    else:
+        fns = [lambda: torch.mm(tx, tw.t()), lambda: torch.mm(tdy, tw), lambda: torch.mm(tdy.t(), tx)]
+    return [measure(fn, rounds) for fn in fns]
 
 
 def time_block(fn, calls):
@@ -116,19 +123,19 @@ def time_block(fn, calls):
     return (time.perf_counter() - start) / calls
 
 
-def measure(msrt_fn, torch_fn, rounds, target_s=0.02):
-    """Median seconds per call of each, rounds alternating between them."""
-    for fn in (msrt_fn, torch_fn):  # warm up: primitives, caches, thread teams
-        if fn is not None:
-            for _ in range(3):
-                fn()
-    calls = max(1, int(target_s / max(time_block(msrt_fn, 3), 1e-6)))
-    ms_times, torch_times = [], []
-    for _ in range(rounds):
-        ms_times.append(time_block(msrt_fn, calls))
-        if torch_fn is not None:
-            torch_times.append(time_block(torch_fn, calls))
-    return statistics.median(ms_times), (statistics.median(torch_times) if torch_times else None)
+def measure(fn, rounds, target_s=0.02):
+    """Median seconds per call over `rounds` blocks of about target_s each, after a warm-up."""
+    for _ in range(3):  # primitives, caches, thread teams
+        fn()
+    calls = max(1, int(target_s / max(time_block(fn, 3), 1e-6)))
+    return statistics.median(time_block(fn, calls) for _ in range(rounds))
+
+
+def peer_available():
+    try:
+        return peers.in_peer(peers.torch_version)
+    except subprocess.CalledProcessError:
+        return None
 
 
 def main():
@@ -140,21 +147,20 @@ def main():
     args = parser.parse_args()
     rounds = 5 if args.quick else 15
 
+    import msrt as ms
+
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU", runtime_num_threads=THREADS,
                    pynative_synchronize=not args.asynchronous)
-    if torch is not None:
-        torch.set_num_threads(THREADS)
+    torch_version = peer_available()
     cores = min(THREADS, len(os.sched_getaffinity(0)))
     peak = peak_gflops(cores)
-    print(f"conv2d / matmul forward + backward, LeNet-5 shapes, float32, {cores} threads")
-    print(f"peak {peak:.1f} GFLOP/s ({cores} cores x 2 FMA x 8 lanes x 2 flops x {clock_ghz():.3f} GHz); "
-          f"peer: {'PyTorch ' + torch.__version__ if torch is not None else 'none (install python3-torch)'}")
+    print(f"conv2d / matmul forward + backward, LeNet-5 shapes, float32, msrt on {cores} threads")
+    print(f"peak {peak:.1f} GFLOP/s ({cores} cores x 2 FMA x 8 lanes x 2 flops x {clock_ghz():.3f} GHz)")
+    print(f"msrt side: {peers.msrt_description()}")
+    print(f"torch side: {peers.peer_description() if torch_version else 'none (install python3-torch)'}")
     print(f"msrt kernels run {'on the dispatcher thread' if args.asynchronous else 'where called'}; medians of "
-          f"{rounds} alternating rounds; 'vs torch' = torch time / msrt time (> 1: msrt faster)")
-    policy = os.environ.get("OMP_WAIT_POLICY", "unset")
-    print(f"OMP_WAIT_POLICY={policy}; load average at start: {os.getloadavg()[0]:.2f} "
-          f"(other processes on these cores skew both sides)\n")
-    rng = np.random.default_rng(0)
+          f"{rounds} rounds, the sides taking turns layer by layer; 'vs torch' = torch time / msrt time "
+          f"(> 1: msrt faster); load average at start: {os.getloadavg()[0]:.2f}\n")
     header = f"{'layer':<24}{'pass':<17}{'msrt us':>10}{'GFLOP/s':>9}{'%peak':>7}{'torch us':>10}{'GFLOP/s':>9}" \
              f"{'vs torch':>10}"
     for batch in args.batches:
@@ -162,9 +168,12 @@ def main():
         print(header)
         total_ms = total_torch = 0.0
         total_flops = 0
-        for name, kind, x_shape, w_shape in lenet_layers(batch):
-            for pass_name, flops, msrt_fn, torch_fn in layer_ops(kind, x_shape, w_shape, rng):
-                ms_s, torch_s = measure(msrt_fn, torch_fn, rounds)
+        for seed, (name, kind, x_shape, w_shape) in enumerate(lenet_layers(batch)):
+            flops, msrt_fns = msrt_layer_ops(kind, x_shape, w_shape, seed)
+            ms_times = [measure(fn, rounds) for fn in msrt_fns]
+            torch_times = (peers.in_peer(torch_layer_times, kind, x_shape, w_shape, seed, rounds) if torch_version
+                           else [None] * len(PASSES))
+            for pass_name, ms_s, torch_s in zip(PASSES, ms_times, torch_times):
                 total_ms += ms_s
                 total_flops += flops
                 gf = flops / ms_s / 1e9

@@ -46,6 +46,13 @@ def in_peer(fn, *args):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def torch_version():
+    """PyTorch's version (call through in_peer: a CalledProcessError there means no PyTorch)."""
+    import torch
+
+    return torch.__version__
+
+
 def peer_description():
     """What the peer ran on: PyTorch's version, its threads and the BLAS it loaded."""
     return in_peer(_describe)
