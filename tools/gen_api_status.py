@@ -125,6 +125,8 @@ PARTIAL = {
     "mindspore.nn.AvgPool2d": "pad_mode='pad', padding, ceil_mode, divisor_override",
     "mindspore.nn.MaxPool1d": "pad_mode='pad', padding, ceil_mode, dilation, return_indices",
     "mindspore.nn.AvgPool1d": "pad_mode='pad', padding, ceil_mode",
+    "mindspore.nn.MaxPool3d": "dilation, return_indices",
+    "mindspore.nn.AvgPool3d": "divisor_override",
     "mindspore.nn.AdaptiveMaxPool2d": "return_indices",
     "mindspore.nn.Upsample": "recompute_scale_factor",
     "mindspore.nn.MultiheadAttention": "add_bias_kv, add_zero_attn",
