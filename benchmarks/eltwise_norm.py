@@ -12,31 +12,21 @@ PyTorch; each figure is the median over rounds of per-round medians, in ms.
     .venv/bin/python benchmarks/eltwise_norm.py [--quick]
 """
 import argparse
+import functools
 import os
 import statistics
 import sys
-import time
 
 import peers
 
 peers.msrt_process()
+_median_ms = functools.partial(peers.median_ms, warmup=3)
 
 import numpy as np  # noqa: E402
 
 SIZE = (1024, 1024)
 LN_SIZE = (1024, 512)
 BLOCK = dict(batch=8, seq=64, d_model=256, nhead=4, ff=1024)
-
-
-def _median_ms(fn, reps, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
 
 
 def _data(shape, seed):

@@ -7,9 +7,7 @@ threads; medians.
     .venv/bin/python benchmarks/fusion.py [--quick]
 """
 import argparse
-import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -20,16 +18,6 @@ def block(x, g, b, tanh):
     y = x * g + b
     inner = (y + y * y * y * 0.044715) * 0.7978845608
     return 0.5 * y * (1.0 + tanh(inner))
-
-
-def median_ms(fn, reps):
-    fn()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
 
 
 def block_input(n):
@@ -43,7 +31,7 @@ def torch_times(n, reps):
     import torch
 
     tx, tg, tb = torch.from_numpy(block_input(n)), torch.tensor(1.5), torch.tensor(0.1)
-    t_torch = median_ms(lambda: block(tx, tg, tb, torch.tanh).numpy(), reps)
+    t_torch = peers.median_ms(lambda: block(tx, tg, tb, torch.tanh).numpy(), reps)
 
     @torch.jit.script
     def scripted(x: torch.Tensor, g: torch.Tensor, b: torch.Tensor):
@@ -51,7 +39,7 @@ def torch_times(n, reps):
         inner = (y + y * y * y * 0.044715) * 0.7978845608
         return 0.5 * y * (1.0 + torch.tanh(inner))
 
-    return t_torch, median_ms(lambda: scripted(tx, tg, tb).numpy(), reps)
+    return t_torch, peers.median_ms(lambda: scripted(tx, tg, tb).numpy(), reps)
 
 
 def main(argv=None):
@@ -81,8 +69,9 @@ def main(argv=None):
         unfused = ms.jit(lambda x, g, b: block(x, g, b, tanh))
         ms.set_context(enable_graph_kernel=True)
         fused = ms.jit(lambda x, g, b: block(x, g, b, tanh))
-        t_unfused = median_ms(lambda: ms.set_context(enable_graph_kernel=False) or unfused(x, g, b).asnumpy(), reps)
-        t_fused = median_ms(lambda: ms.set_context(enable_graph_kernel=True) or fused(x, g, b).asnumpy(), reps)
+        t_unfused = peers.median_ms(lambda: ms.set_context(enable_graph_kernel=False) or unfused(x, g, b).asnumpy(),
+                                    reps)
+        t_fused = peers.median_ms(lambda: ms.set_context(enable_graph_kernel=True) or fused(x, g, b).asnumpy(), reps)
         row = f"{n:>9} | {t_unfused:8.3f} {t_fused:8.3f} {t_unfused / t_fused:5.2f} | "
         if have_torch:
             t_torch, t_script = peers.in_peer(torch_times, n, reps)

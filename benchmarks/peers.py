@@ -11,8 +11,10 @@ runs in the benchmark's process, with OpenMP workers waiting passively
 """
 import json
 import os
+import statistics
 import subprocess
 import sys
+import time
 
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 _PEER_FLAG = "MSRT_BENCH_PEER_PROCESS"
@@ -130,3 +132,15 @@ def rank_counts(parser, text):
     if any(r < 2 for r in ranks):
         parser.error(f"--ranks: each count must be at least 2, got {text!r}")
     return ranks
+
+
+def median_ms(fn, reps, warmup=1):
+    """Median milliseconds of `reps` calls of fn, after `warmup` untimed calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
