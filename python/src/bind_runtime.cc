@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "kernels/cpu/half_convert.h"
 #include "runtime/print_sink.h"
 #include "runtime/profiler.h"
 #include "runtime/rank.h"
@@ -57,6 +58,8 @@ void BindRuntime(py::module_& m) {
       },
       py::arg("kwargs"), "A profiling session for ms.Profiler(**kwargs), and whether to start it now.");
   m.def("_profiler_active", &prof::Active);
+  // Which float32 <-> float16 / bfloat16 conversion loops run (Note [Half conversions]).
+  m.def("_half_convert_path", [] { return std::string(kernels::cpu::HalfConvertPath()); });
   m.def("_profiler_begin_span", &prof::BeginSpan, py::arg("name"));
   m.def("_profiler_end_span", &prof::EndSpan);
 }

@@ -16,6 +16,23 @@ void ConvertInto(const Tensor& src, Tensor& dst) {
     if (n > 0 && src.raw() != dst.raw()) std::memcpy(dst.raw(), src.raw(), dst.nbytes());
     return;
   }
+  // float32 <-> float16 / bfloat16: the vectorised conversions (Note [Half conversions])
+  if (src.dtype() == DType::kFloat32 && IsHalfType(dst.dtype())) {
+    DispatchHalf(dst.dtype(), [&]<typename H>() {
+      const float* in = src.raw<float>();
+      H* out = dst.raw<H>();
+      ParallelElements(n, [&](int64_t begin, int64_t end) { FromFloatN(in + begin, out + begin, end - begin); });
+    });
+    return;
+  }
+  if (IsHalfType(src.dtype()) && dst.dtype() == DType::kFloat32) {
+    DispatchHalf(src.dtype(), [&]<typename H>() {
+      const H* in = src.raw<H>();
+      float* out = dst.raw<float>();
+      ParallelElements(n, [&](int64_t begin, int64_t end) { ToFloatN(in + begin, out + begin, end - begin); });
+    });
+    return;
+  }
   Dispatch(AllTypeList{}, src.dtype(), "cast", [&]<typename From>() {
     Dispatch(AllTypeList{}, dst.dtype(), "cast", [&]<typename To>() {
       // Bools are read and written as bytes (0 or 1), so the loops vectorise.

@@ -34,6 +34,19 @@ template <class Op>
 void RunUnary(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
   Tensor& y = args.outputs[0];
+  if constexpr (Op::template kSupports<float>) {
+    if (y.dtype() == x.dtype() && DispatchHalf(x.dtype(), [&]<typename H>() {
+          HalfBlockLoop(
+              x.numel(), y.raw<H>(), {x.numel()},
+              [](const std::array<const float*, 1>& in, float* out, int64_t count) {
+                const float* a = in[0];
+                for (int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(Op::Apply(a[i]));
+              },
+              x.raw<H>());
+        })) {
+      return;  // Note [Half blocks]
+    }
+  }
   const DType compute = NativeComputeType(x.dtype());
   Tensor xc = ConvertTensor(x, compute);
   Tensor yc = y.dtype() == compute ? y : Tensor::Empty(y.shape(), compute);
@@ -224,6 +237,21 @@ void Gelu(KernelArgs& args) {
   const bool approximate = ops::AttrBool(args.attrs, "approximate");
   const Tensor& x = args.inputs[0];
   Tensor& y = args.outputs[0];
+  if (DispatchHalf(x.dtype(), [&]<typename H>() {
+        HalfBlockLoop(
+            x.numel(), y.raw<H>(), {x.numel()},
+            [approximate](const std::array<const float*, 1>& in, float* out, int64_t count) {
+              const float* a = in[0];
+              if (approximate) {
+                for (int64_t i = 0; i < count; ++i) out[i] = GeluTanh(a[i]);
+              } else {
+                for (int64_t i = 0; i < count; ++i) out[i] = GeluErf(a[i]);
+              }
+            },
+            x.raw<H>());
+      })) {
+    return;  // Note [Half blocks]
+  }
   const DType compute = NativeComputeType(x.dtype());
   Tensor xc = ConvertTensor(x, compute);
   Tensor yc = y.dtype() == compute ? y : Tensor::Empty(y.shape(), compute);
@@ -242,6 +270,22 @@ void GeluGrad(KernelArgs& args) {
   const Tensor& dy = args.inputs[0];
   const Tensor& x = args.inputs[1];
   Tensor& dx = args.outputs[0];
+  if (dy.dtype() == x.dtype() && dy.numel() == dx.numel() && x.numel() == dx.numel() &&
+      DispatchHalf(x.dtype(), [&]<typename H>() {
+        HalfBlockLoop(
+            dx.numel(), dx.raw<H>(), {dx.numel(), dx.numel()},
+            [approximate](const std::array<const float*, 2>& in, float* out, int64_t count) {
+              const float *d = in[0], *v = in[1];
+              if (approximate) {
+                for (int64_t i = 0; i < count; ++i) out[i] = d[i] * GeluTanhGrad(v[i]);
+              } else {
+                for (int64_t i = 0; i < count; ++i) out[i] = d[i] * GeluErfGrad(v[i]);
+              }
+            },
+            dy.raw<H>(), x.raw<H>());
+      })) {
+    return;  // Note [Half blocks]
+  }
   const DType compute = NativeComputeType(x.dtype());
   Tensor dyc = ConvertTensor(dy, compute);
   Tensor xc = ConvertTensor(x, compute);
@@ -322,6 +366,19 @@ void RunActivationGrad(KernelArgs& args) {
   Tensor& dx = args.outputs[0];
   const Value* alpha_attr = args.attrs.Find("alpha");
   const double alpha = alpha_attr != nullptr ? alpha_attr->as_float() : 0.0;
+  if (dy.dtype() == v.dtype() && dy.numel() == dx.numel() && v.numel() == dx.numel() &&
+      DispatchHalf(v.dtype(), [&]<typename H>() {
+        const float a = static_cast<float>(alpha);
+        HalfBlockLoop(
+            dx.numel(), dx.raw<H>(), {dx.numel(), dx.numel()},
+            [a](const std::array<const float*, 2>& in, float* out, int64_t count) {
+              const float *d = in[0], *x = in[1];
+              for (int64_t i = 0; i < count; ++i) out[i] = Op::Apply(d[i], x[i], a);
+            },
+            dy.raw<H>(), v.raw<H>());
+      })) {
+    return;  // Note [Half blocks]
+  }
   const DType compute = NativeComputeType(v.dtype());
   Tensor dyc = ConvertTensor(dy, compute);
   Tensor vc = ConvertTensor(v, compute);
@@ -341,6 +398,22 @@ void RunBinary(KernelArgs& args) {
   const Tensor& a = args.inputs[0];
   const Tensor& b = args.inputs[1];
   Tensor& out = args.outputs[0];
+  if constexpr (!Op::kPredicate && Op::template kSupports<float>) {
+    // Same-dtype half operands of the output's size or single values (Note [Half blocks]).
+    const int64_t n = out.numel(), na = a.numel(), nb = b.numel();
+    if (a.dtype() == out.dtype() && b.dtype() == out.dtype() && (na == n || na == 1) && (nb == n || nb == 1) &&
+        DispatchHalf(out.dtype(), [&]<typename H>() {
+          HalfBlockLoop(
+              n, out.raw<H>(), {na, nb},
+              [](const std::array<const float*, 2>& in, float* o, int64_t count) {
+                const float *x = in[0], *y = in[1];
+                for (int64_t i = 0; i < count; ++i) o[i] = static_cast<float>(Op::Apply(x[i], y[i]));
+              },
+              a.raw<H>(), b.raw<H>());
+        })) {
+      return;
+    }
+  }
   const DType compute = NativeComputeType(Op::kPredicate ? PromoteTypes(a.dtype(), b.dtype()) : out.dtype());
   Tensor ac = ConvertTensor(a, compute);
   Tensor bc = ConvertTensor(b, compute);

@@ -8,6 +8,7 @@
 // elements; smaller tensors run inline on the calling thread.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <complex>
 #include <cstdint>
@@ -17,6 +18,7 @@
 
 #include "core/float_to_int.h"
 #include "core/thread_pool.h"
+#include "kernels/cpu/half_convert.h"
 #include "kernels/kernel.h"
 #include "msrt/tensor/tensor.h"
 
@@ -136,6 +138,15 @@ template <typename... Ts, typename Body>
 void Dispatch(TypeList<Ts...>, DType dtype, std::string_view op, Body&& body) {
   bool done = ((dtype == kDTypeOf<Ts> ? (body.template operator()<Ts>(), true) : false) || ...);
   if (!done) ops::OpError(ErrorKind::kType, op, StrCat("has no CPU kernel for dtype ", DTypeName(dtype)));
+}
+
+/// body.template operator()<H>() with H = Half or BFloat16 for float16 or
+/// bfloat16 `dtype`; false (nothing called) for other dtypes.
+template <typename Body>
+bool DispatchHalf(DType dtype, Body&& body) {
+  if (dtype == DType::kFloat16) return body.template operator()<Half>(), true;
+  if (dtype == DType::kBFloat16) return body.template operator()<BFloat16>(), true;
+  return false;
 }
 
 /// Dispatch over the native compute types.
@@ -412,6 +423,58 @@ void BroadcastCopy(const T* src, const Shape& src_shape, T* out, const Shape& ou
         for (int64_t i = 0; i < count; ++i) out[o + i] = v;
       }
     });
+  });
+}
+
+inline float ConvertValueToFloat(float v) { return v; }
+inline float ConvertValueToFloat(Half v) { return HalfToFloat(v); }
+inline float ConvertValueToFloat(BFloat16 v) { return BFloat16ToFloat(v); }
+
+/// Note [Half blocks]
+/// A float16 or bfloat16 elementwise kernel computes in float32 block by
+/// block: each chunk of the thread split converts kHalfBlock elements of its
+/// half inputs into float32 buffers on the stack (half_convert.h), runs the
+/// float32 loop on them and converts the block of results back, instead of
+/// converting whole tensors before and after (three more passes over memory
+/// and two float32 temporaries).
+inline constexpr int64_t kHalfBlock = 1024;
+
+/// Runs body(in, out, count) over blocks of the flat range [0, n): in[k]
+/// points at `count` float32 values of input k, out at `count` float32
+/// results (written into `out_data` converted to O). Input k is
+/// `in_data[k]` of element type Ins... (float, Half or BFloat16) with
+/// `in_numel[k]` elements: n, or 1 (the single value is repeated).
+template <typename O, typename... Ins, typename Body>
+void HalfBlockLoop(int64_t n, O* out_data, const std::array<int64_t, sizeof...(Ins)>& in_numel, Body body,
+                   const Ins*... in_data) {
+  constexpr size_t N = sizeof...(Ins);
+  ParallelElements(n, [&](int64_t begin, int64_t end) {
+    alignas(64) float buffers[N + 1][kHalfBlock];
+    for (int64_t start = begin; start < end; start += kHalfBlock) {
+      const int64_t count = std::min(kHalfBlock, end - start);
+      std::array<const float*, N> in{};
+      size_t k = 0;
+      auto load = [&]<typename T>(const T* data) {
+        if (in_numel[k] == 1) {
+          const float v = ConvertValueToFloat(data[0]);
+          for (int64_t i = 0; i < count; ++i) buffers[k][i] = v;
+          in[k] = buffers[k];
+        } else if constexpr (std::is_same_v<T, float>) {
+          in[k] = data + start;
+        } else {
+          ToFloatN(data + start, buffers[k], count);
+          in[k] = buffers[k];
+        }
+        ++k;
+      };
+      (load(in_data), ...);
+      if constexpr (std::is_same_v<O, float>) {
+        body(in, out_data + start, count);
+      } else {
+        body(in, buffers[N], count);
+        FromFloatN(buffers[N], out_data + start, count);
+      }
+    }
   });
 }
 

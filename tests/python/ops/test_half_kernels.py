@@ -1,0 +1,199 @@
+"""float16 / bfloat16 kernels (Note [Half conversions], Note [Half blocks]): the cast to and from float32 gives the
+bits of round-to-nearest-even (NumPy's float16 cast; bfloat16's rounding written out in NumPy) for special values
+and at odd lengths around the vector width and the block size; the elementwise kernels and activation gradients,
+computed in float32 block by block, agree with a float64 reference within half precision. Every test also runs
+with MSRT_HALF_CONVERT=scalar (the scalar loops), in a subprocess (test_scalar_path)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import msrt as ms
+from msrt.ops import _op
+
+RNG = np.random.default_rng(15)
+# around the 8- and 16-lane loops, the 1024-element block, and the thread split (2 * 32768)
+LENGTHS = [1, 7, 8, 15, 17, 1023, 1025, 70001]
+HALF = {"float16": ms.float16, "bfloat16": ms.bfloat16}
+# a result rounded to the half type: half an ulp (2^-11, 2^-8) relative, plus float32 rounding inside
+RTOL = {"float16": 1.5e-3, "bfloat16": 1e-2}
+SCALAR = os.environ.get("MSRT_HALF_CONVERT") == "scalar"
+
+
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return []
+
+
+def bf16_bits(x):
+    """bfloat16 bits of float32 x: round to nearest even; NaN keeps its high half with the quiet bit."""
+    b = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    nan = (b & 0x7FFFFFFF) > 0x7F800000
+    out = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
+    out[nan] = (b[nan] >> 16) | 0x40
+    return out.astype(np.uint16)
+
+
+def half_bits(t):
+    """The stored bits of a float16 / bfloat16 msrt tensor (through the exact widening to float32)."""
+    f = t.astype(ms.float32).asnumpy()
+    if t.dtype == ms.float16:
+        return f.astype(np.float16).view(np.uint16)
+    return (f.view(np.uint32) >> 16).astype(np.uint16)
+
+
+def specials():
+    tiny = np.float32(np.finfo(np.float32).tiny)
+    return np.array([0.0, -0.0, np.inf, -np.inf, 1.0, -2.5, 65504.0, 65519.0, 65520.0, 1e6, 6e-8, 3e-8, 2.98e-8,
+                     6.1e-5, 1e-40, -1e-45, tiny, 1.0009765625, 1.00048828125, 1.00146484375, 3.4e38,
+                     1.00390625, 1.01171875, 1.0 + 2 ** -9, 1.0 + 3 * 2 ** -9], np.float32)
+
+
+def values(n, scale=100.0):
+    x = (RNG.standard_normal(n) * scale).astype(np.float32)
+    s = specials()
+    x[:min(n, len(s))] = s[:n]
+    return x
+
+
+def test_conversion_path_follows_the_cpu_and_the_switch():
+    path = ms._C._half_convert_path()
+    if SCALAR:
+        assert path == "scalar"
+        return
+    flags = _cpu_flags()
+    assert ("f16c" in path) == ("f16c" in flags), (path, flags)
+    assert ("avx512f" in path) == ("avx512f" in flags), (path, flags)
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_float16_cast_rounds_as_ieee(n):
+    x = values(n)
+    t = ms.Tensor(x).astype(ms.float16)
+    got = half_bits(t)
+    with np.errstate(over="ignore"):
+        want = x.astype(np.float16).view(np.uint16)
+    np.testing.assert_array_equal(got, want)
+    # and back: exact
+    back = t.astype(ms.float32).asnumpy()
+    np.testing.assert_array_equal(back, want.view(np.float16).astype(np.float32))
+
+
+def test_float16_nan_stays_nan():
+    x = np.array([np.nan, -np.nan] * 9, np.float32)
+    out = ms.Tensor(x).astype(ms.float16).astype(ms.float32).asnumpy()
+    assert np.isnan(out).all()
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_bfloat16_cast_rounds_to_nearest_even(n):
+    x = values(n, scale=1e3)
+    x[-1:] = np.nan
+    t = ms.Tensor(x).astype(ms.bfloat16)
+    np.testing.assert_array_equal(half_bits(t), bf16_bits(x))
+    back = t.astype(ms.float32).asnumpy()
+    np.testing.assert_array_equal(back.view(np.uint32), bf16_bits(x).astype(np.uint32) << 16)
+
+
+def rounded(x, dtype):
+    """x (float32) rounded to the half type, as float64."""
+    if dtype == "float16":
+        return x.astype(np.float16).astype(np.float64)
+    return (bf16_bits(x).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def erf(x):
+    from math import erf as e
+    return np.vectorize(e)(x)
+
+
+UNARY = {
+    "relu": (lambda t: ms.ops.relu(t), lambda x: np.maximum(x, 0)),
+    "neg": (lambda t: -t, lambda x: -x),
+    "exp": (lambda t: ms.ops.exp(t), np.exp),
+    "sigmoid": (lambda t: ms.ops.sigmoid(t), lambda x: 1 / (1 + np.exp(-x))),
+    "tanh": (lambda t: ms.ops.tanh(t), np.tanh),
+    "gelu": (lambda t: _op("gelu", t, approximate=False), lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2)))),
+    "gelu_tanh": (lambda t: _op("gelu", t, approximate=True),
+                  lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))),
+}
+
+
+def check_close(out, want, dtype):
+    got = out.astype(ms.float32).asnumpy().astype(np.float64)
+    assert out.dtype == HALF[dtype]
+    np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=RTOL[dtype] * 1e-2)
+
+
+@pytest.mark.parametrize("dtype", list(HALF))
+@pytest.mark.parametrize("name", list(UNARY))
+@pytest.mark.parametrize("n", [7, 1025, 70001])
+def test_unary_kernels(name, dtype, n):
+    x = rounded(RNG.uniform(-4, 4, n).astype(np.float32), dtype)
+    run, ref = UNARY[name]
+    check_close(run(ms.Tensor(x.astype(np.float32)).astype(HALF[dtype])), ref(x), dtype)
+
+
+BINARY = {"add": (lambda a, b: a + b), "sub": (lambda a, b: a - b), "mul": (lambda a, b: a * b),
+          "div": (lambda a, b: a / b)}
+
+
+@pytest.mark.parametrize("dtype", list(HALF))
+@pytest.mark.parametrize("name", list(BINARY))
+@pytest.mark.parametrize("shapes", [((17,), (17,)), ((3, 1025), (3, 1025)), ((70001,), ()), ((), (9,)),
+                                    ((4, 5), (5,))])
+def test_binary_kernels(name, dtype, shapes):
+    a = rounded(RNG.uniform(0.5, 4, shapes[0]).astype(np.float32).reshape(-1), dtype).reshape(shapes[0])
+    b = rounded(RNG.uniform(0.5, 4, shapes[1]).astype(np.float32).reshape(-1), dtype).reshape(shapes[1])
+    ta, tb = (ms.Tensor(np.asarray(v, np.float32)).astype(HALF[dtype]) for v in (a, b))
+    check_close(BINARY[name](ta, tb), BINARY[name](a, b), dtype)
+
+
+GRADS = {
+    "relu_grad": (lambda d, v: np.where(v > 0, d, 0.0)),
+    "sigmoid_grad": (lambda d, y: d * y * (1 - y)),
+    "tanh_grad": (lambda d, y: d * (1 - y * y)),
+    "gelu_grad": (lambda d, x: d * (0.5 * (1 + erf(x / np.sqrt(2))) + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi))),
+}
+
+
+@pytest.mark.parametrize("dtype", list(HALF))
+@pytest.mark.parametrize("name", list(GRADS))
+@pytest.mark.parametrize("n", [15, 1023, 70001])
+def test_activation_gradients(name, dtype, n):
+    d = rounded(RNG.uniform(-2, 2, n).astype(np.float32), dtype)
+    v = rounded(RNG.uniform(-3, 3, n).astype(np.float32), dtype)
+    if name in ("sigmoid_grad", "tanh_grad"):
+        v = rounded(RNG.uniform(-0.99, 0.99, n).astype(np.float32), dtype)  # outputs of the activation
+    td, tv = (ms.Tensor(a.astype(np.float32)).astype(HALF[dtype]) for a in (d, v))
+    attrs = {"approximate": False} if name == "gelu_grad" else {}
+    out = _op(name, td, tv, **attrs)
+    want = GRADS[name](d, v)
+    got = out.astype(ms.float32).asnumpy().astype(np.float64)
+    assert out.dtype == HALF[dtype]
+    # a difference of terms: relative to the terms' size
+    np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=RTOL[dtype] * 2 * np.abs(d).max())
+
+
+def test_half_kernels_agree_with_their_float32_kernels():
+    # the blockwise path computes what the float32 kernel computes, rounded once
+    x = RNG.uniform(-4, 4, 4099).astype(np.float32)
+    for dtype in HALF.values():
+        t = ms.Tensor(x).astype(dtype)
+        x32 = t.astype(ms.float32)
+        for fn in (ms.ops.relu, ms.ops.sigmoid, lambda v: v * v, lambda v: v + 1.5):
+            np.testing.assert_array_equal(half_bits(fn(t)), half_bits(fn(x32).astype(dtype)))
+
+
+@pytest.mark.skipif(SCALAR, reason="already the scalar run")
+def test_scalar_path():
+    env = dict(os.environ, MSRT_HALF_CONVERT="scalar")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert " passed" in out.stdout and " failed" not in out.stdout, out.stdout[-500:]
