@@ -245,3 +245,28 @@ def test_o1_casts_white_listed_primitives_held_by_cells():
     assert out.dtype == ms.float32 and is_float16(out.asnumpy())  # computed in float16, handed on as float32
     np.testing.assert_allclose(out.asnumpy(), ref, rtol=2e-2, atol=2e-2)
     assert grads[0].dtype == ms.float32 and head.w.dtype == ms.float32
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+@pytest.mark.parametrize("dtype", [ms.float16, ms.bfloat16])
+def test_transformer_encoder_under_o2_computes_attention_in_the_amp_dtype(mode, dtype):
+    # MultiheadAttention reads out_proj's weight and bias itself (not through out_proj's construct): under amp
+    # they are cast with the attention's own parameters, so the fused op gets one dtype and trains.
+    ms.set_context(mode=mode)
+    ms.set_seed(3)
+    layer = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation="gelu", batch_first=True)
+    net = nn.SequentialCell([nn.TransformerEncoder(layer, 2), nn.Flatten(), nn.Dense(5 * 16, 3)])
+    seen = []
+    attn = net[0].layers[0].self_attn
+    attn.register_forward_hook(lambda cell, inputs, outputs: seen.append(outputs[0].dtype))
+    opt = nn.Momentum(net.trainable_params(), learning_rate=0.05, momentum=0.9)
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    step = amp.build_train_network(net, opt, loss, level="O2", dtype=dtype, loss_scale_manager=None)
+    rng = np.random.default_rng(0)
+    x = ms.Tensor(rng.standard_normal((8, 5, 16)).astype(np.float32))
+    y = ms.Tensor(rng.integers(0, 3, 8).astype(np.int32))
+    values = [float(step(x, y).asnumpy()) for _ in range(30)]
+    if mode == ms.PYNATIVE_MODE:
+        assert seen and seen[-1] == dtype
+    assert attn.out_proj.weight.dtype == ms.float32  # master weights stay float32
+    assert np.isfinite(values).all() and np.mean(values[-5:]) < 0.7 * np.mean(values[:5]), values

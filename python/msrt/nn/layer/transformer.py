@@ -173,8 +173,16 @@ class MultiheadAttention(Cell):
             q_w, k_w, v_w = _op("split", self.in_proj_weight, axis=0, output_num=3)
         else:
             q_w, k_w, v_w = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        out_w, out_b = self.out_proj.weight, self.out_proj.bias
+        if self._amp_dtype is not None:
+            # out_proj's parameters are read here rather than through its construct, so under mixed precision they
+            # are cast to this cell's compute dtype as _run_amp casts this cell's own (in_proj_weight, ...)
+            from ...ops import functional as F
+
+            out_w, out_b = (p if p is None or p.dtype == self._amp_dtype else F.cast(p, self._amp_dtype)
+                            for p in (out_w, out_b))
         out, weights = _op("multi_head_attention", query, key, value, q_w, k_w, v_w, self.in_proj_bias,
-                           self.out_proj.weight, self.out_proj.bias, attn_mask, key_padding_mask,
+                           out_w, out_b, attn_mask, key_padding_mask,
                            num_heads=self.num_heads, dropout=self.dropout, training=self.training,
                            average_attn_weights=average_attn_weights)
         if unbatched:
