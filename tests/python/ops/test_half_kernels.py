@@ -197,3 +197,25 @@ def test_scalar_path():
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert " passed" in out.stdout and " failed" not in out.stdout, out.stdout[-500:]
+
+
+@pytest.mark.parametrize("dtype", list(HALF))
+@pytest.mark.parametrize("batch", [1, 5, 32])
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+def test_conv2d_backprop_filter(dtype, batch, data_format):
+    # Note [bfloat16 backward weights]: float32 slices of the batch on the thread pool, partials summed
+    x = rounded(RNG.standard_normal(batch * 6 * 9 * 9).astype(np.float32), dtype).reshape(batch, 6, 9, 9)
+    dy = rounded(RNG.standard_normal(batch * 8 * 5 * 5).astype(np.float32), dtype).reshape(batch, 8, 5, 5)
+    want = np.zeros((8, 6, 3, 3))
+    for i in range(3):
+        for j in range(3):  # stride 2, padding 1: output (p, q) reads input (2p + i - 1, 2q + j - 1)
+            xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))[:, :, i:i + 9:2, j:j + 9:2]
+            want[:, :, i, j] = np.einsum("nohw,nchw->oc", dy, xp)
+    to = (lambda a: a) if data_format == "NCHW" else (lambda a: a.transpose(0, 2, 3, 1))
+    tx, tdy = (ms.Tensor(np.ascontiguousarray(to(a)).astype(np.float32)).astype(HALF[dtype]) for a in (x, dy))
+    out = _op("conv2d_backprop_filter", tdy, tx, filter_shape=[8, 6, 3, 3], pad_mode="pad", pad=[1, 1, 1, 1],
+              stride=[2, 2], data_format=data_format)
+    assert out.dtype == HALF[dtype]
+    got = out.astype(ms.float32).asnumpy().astype(np.float64)
+    scale = np.sqrt(batch * 25 * 9) * RTOL[dtype]  # sums of products of rounded values, then one rounding
+    np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=scale)
