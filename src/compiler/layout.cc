@@ -77,10 +77,11 @@ std::optional<Role> LayoutRole(const Graph& graph, const Node& n, DeviceTarget d
     if (!IsActivation(n.outputs[static_cast<size_t>(i)])) return std::nullopt;
     role.outputs[static_cast<size_t>(i)] = true;
   }
-  // Only where the device has a kernel for the NHWC form.
+  // Only where the device has a kernel for the NHWC form (or one through a substitute dtype, as the graph's
+  // executor would run it: a float16 convolution computed in float32).
   try {
     Dict attrs = ChannelsLastAttrs(n);
-    if (kernels::SelectKernel(n.op->name, device, metas, attrs) == nullptr) return std::nullopt;
+    if (!kernels::HasKernelOrSubstitute(n.op->name, device, metas, attrs)) return std::nullopt;
   } catch (const std::exception&) {
     return std::nullopt;
   }

@@ -52,6 +52,13 @@ const KernelDef* SelectKernel(std::string_view op, DeviceTarget device, const st
 /// TypeError naming the op and dtype. nullptr when no dtype helps either.
 const KernelDef* SelectKernelOrConvert(std::string_view op, DeviceTarget device,
                                        const std::vector<ops::TensorMeta>& inputs, const Dict& attrs);
+/// Whether SelectKernelOrConvert would give a kernel (without building a
+/// converting one or warning): a kernel for these inputs, or a substitute
+/// dtype's kernel while enable_reduce_precision allows converting. For
+/// passes that choose a form an op can run in (a float16 convolution runs
+/// channels-last through its float32 kernel as well as float32 does).
+bool HasKernelOrSubstitute(std::string_view op, DeviceTarget device, const std::vector<ops::TensorMeta>& inputs,
+                           const Dict& attrs);
 /// Every kernel registered for `op` (any device), best first.
 std::vector<const KernelDef*> KernelsOf(std::string_view op);
 /// The ops that have at least one kernel on `device`, sorted.

@@ -202,6 +202,13 @@ const KernelDef* SelectKernelOrConvert(std::string_view op, DeviceTarget device,
   return c.index[key] = &c.kernels.back();
 }
 
+bool HasKernelOrSubstitute(std::string_view op, DeviceTarget device, const std::vector<ops::TensorMeta>& inputs,
+                           const Dict& attrs) {
+  if (SelectKernel(op, device, inputs, attrs) != nullptr) return true;
+  return FindSubstitute(op, device, inputs, attrs).kernel != nullptr &&
+         context::runtime_options::EnableReducePrecision().Get();
+}
+
 std::vector<const KernelDef*> KernelsOf(std::string_view op) {
   std::vector<const KernelDef*> out;
   auto it = Registry().find(op);

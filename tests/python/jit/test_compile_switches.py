@@ -360,6 +360,27 @@ def test_convolution_graphs_keep_activations_channels_last(graph_mode, tmp_path)
     assert any("_channels_last_" in n for n in _files(tmp_path))  # the pass's own file at level 2
 
 
+def test_float16_convolutions_computed_in_float32_still_go_channels_last(graph_mode):
+    # float16 conv2d and its input gradient have no kernel of their own: they run through the float32 kernel
+    # (enable_reduce_precision), which takes NHWC as well, so the layout pass converts them as in float32.
+    from msrt import amp
+
+    results = {}
+    for dtype in (ms.float32, ms.float16):
+        ms.set_seed(3)
+        net, _ = make_training()
+        opt = nn.Momentum(net.trainable_params(), learning_rate=0.05, momentum=0.9)
+        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        level = "O3" if dtype == ms.float16 else "O0"
+        step = amp.build_train_network(net, opt, loss, level=level, loss_scale_manager=None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the float32 detour's warning
+            step(*batches(1)[0])
+        results[dtype] = ms._jit.compile_report(step)[-1]
+    # (float16 adds the input cast to the NHWC region)
+    assert results[ms.float16]["channels_last_ops"] >= results[ms.float32]["channels_last_ops"] > 0
+
+
 def test_disable_pass_keeps_a_graph_nchw_with_the_same_results(graph_mode):
     data = batches(3)
     results = {}
