@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 import msrt as ms
-from msrt import nn
+from msrt import amp, nn
 from msrt.common.parameter import Parameter
 from msrt.examples.lenet import LeNet5
 
@@ -104,14 +104,24 @@ def build(network):
     return net, names
 
 
+# The mixed-precision modes: mode -> (execution mode, low-precision dtype name).
+AMP_MODES = {"graph-bf16": ("graph", "bfloat16"), "graph-fp16": ("graph", "float16"),
+             "pynative-bf16": ("pynative", "bfloat16"), "pynative-fp16": ("pynative", "float16")}
+
+
 def session(network, batch, phase, mode):
     """(run, check, names): run() does one training step (forward, backward, Momentum update) or one inference
     call and waits for its results; check is the losses of the first three steps (train) or the output's sum, sum
-    of magnitudes and first values (infer), for the comparison with PyTorch. mode: "pynative", "graph" or
-    "graph-o1" (GRAPH_MODE with memory_optimize_level O1)."""
-    ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE, device_target="CPU",
+    of magnitudes and first values (infer), for the comparison with PyTorch. mode: "pynative", "graph",
+    "graph-o1" (GRAPH_MODE with memory_optimize_level O1) or one of AMP_MODES: the network at amp level O2 in
+    bfloat16 or float16 (training: amp.build_train_network's step, float16 with a dynamic loss scale; inference:
+    amp.auto_mixed_precision, float32 output)."""
+    base, amp_dtype = AMP_MODES.get(mode, (mode, None))
+    ms.set_context(mode=ms.PYNATIVE_MODE if base == "pynative" else ms.GRAPH_MODE, device_target="CPU",
                    runtime_num_threads=2, memory_optimize_level="O1" if mode == "graph-o1" else "O0")
     net, names = build(network)
+    if amp_dtype is not None:
+        return _amp_session(net, names, network, batch, phase, getattr(ms, amp_dtype))
     x, y = spec.inputs(network, batch)
     x = ms.Tensor(x.astype(np.int32) if x.dtype == np.int64 else x)
     y = ms.Tensor(y.astype(np.int32))
@@ -129,6 +139,33 @@ def session(network, batch, phase, mode):
 
     def infer():
         return net(x).asnumpy()
+
+    out = infer().astype(np.float64)
+    return infer, [float(out.sum()), float(abs(out).sum())] + [float(v) for v in out.ravel()[:4]], names
+
+
+def _amp_session(net, names, network, batch, phase, dtype):
+    x, y = spec.inputs(network, batch)
+    x = ms.Tensor(x.astype(np.int32) if x.dtype == np.int64 else x)
+    y = ms.Tensor(y.astype(np.int32))
+    if phase == "train":
+        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        opt = nn.Momentum(net.trainable_params(), learning_rate=spec.LEARNING_RATE, momentum=spec.MOMENTUM)
+        # bfloat16 has float32's exponent range and needs no loss scale; float16 uses a dynamic one
+        manager = amp.DynamicLossScaleManager(2 ** 12, 2, 1000) if dtype == ms.float16 else None
+        step = amp.build_train_network(net, opt, loss, level="O2", dtype=dtype, loss_scale_manager=manager)
+        step.set_train()
+
+        def run():
+            out = step(x, y)  # (loss, overflow, scale) from the loss-scaling step
+            return float((out[0] if isinstance(out, tuple) else out).asnumpy())
+
+        return run, [run() for _ in range(3)], names
+    model = amp.auto_mixed_precision(net, "O2", dtype)
+    model.set_train(False)
+
+    def infer():
+        return model(x).asnumpy()
 
     out = infer().astype(np.float64)
     return infer, [float(out.sum()), float(abs(out).sum())] + [float(v) for v in out.ravel()[:4]], names

@@ -12,7 +12,9 @@ import suite_spec as spec
 
 KEYS = ["pynative", "graph", "graph-o1", "eager", "script"]
 NAMES = {"pynative": "msrt PYNATIVE", "graph": "msrt GRAPH", "graph-o1": "msrt GRAPH O1", "eager": "PyTorch eager",
-         "script": "TorchScript"}
+         "script": "TorchScript", "graph-bf16": "msrt GRAPH bf16", "graph-fp16": "msrt GRAPH fp16",
+         "pynative-bf16": "msrt PYNATIVE bf16", "pynative-fp16": "msrt PYNATIVE fp16",
+         "autocast-bf16": "PyTorch autocast bf16"}
 COLORS = {"pynative": "#4c72b0", "graph": "#dd8452", "graph-o1": "#c44e52", "script": "#8172b2"}
 
 
@@ -36,6 +38,47 @@ def _cell(x, fmt="{:.2f}"):
 
 def _label(rec):
     return f"{rec['network']} {'train' if rec['phase'] == 'train' else 'infer'} b{rec['batch']}"
+
+
+# The mixed-precision sides (suite.py: amp level O2) with the float32 side each is compared with.
+AMP = (("graph-bf16", "GRAPH bf16", "graph"), ("graph-fp16", "GRAPH fp16", "graph"),
+       ("pynative-bf16", "PYNATIVE bf16", "pynative"), ("pynative-fp16", "PYNATIVE fp16", "pynative"))
+
+
+def _mixed_precision(data):
+    """The "Mixed precision" section: msrt at amp level O2 in bfloat16 / float16 against its float32 side and
+    against PyTorch eager under torch.autocast (bfloat16); empty when the run had no such sides."""
+    present = [a for a in AMP if any(a[0] in rec["sides"] for rec in data["results"])]
+    autocast = any("autocast-bf16" in rec["sides"] for rec in data["results"])
+    if not present and not autocast:
+        return []
+    head = [label for _, label, _ in present] + (["PyTorch autocast bf16"] if autocast else [])
+    ratios = [f"{label} / {'GRAPH' if base == 'graph' else 'PYNATIVE'}" for _, label, base in present]
+    ratios += [f"{label} / autocast" for key, label, _ in present if key.endswith("bf16") and autocast]
+    ratios += ["autocast / eager"] if autocast else []
+    lines = [
+        "",
+        "## Mixed precision",
+        "",
+        "msrt at amp level O2 (`amp.build_train_network(..., level=\"O2\")`; float16 with a dynamic loss scale,",
+        "bfloat16 without one; inference through `amp.auto_mixed_precision`): median milliseconds per call and",
+        "the ratio to the same mode in float32 (below 1: mixed precision is faster), and to PyTorch eager under",
+        "`torch.autocast(\"cpu\", torch.bfloat16)` in the same run. Their sanity check allows a relative",
+        "difference of 2e-2 from PyTorch eager's float32 losses or outputs.",
+        "",
+        "| case | " + " | ".join(head + ratios) + " |",
+        "|---|" + "---:|" * (len(head) + len(ratios)),
+    ]
+    for rec in data["results"]:
+        cells = [_cell(_median(rec, k) and _median(rec, k) * 1e3) for k, _, _ in present]
+        if autocast:
+            cells.append(_cell(_median(rec, "autocast-bf16") and _median(rec, "autocast-bf16") * 1e3))
+        cells += [_cell(_ratio(rec, k, base)) for k, _, base in present]
+        cells += [_cell(_ratio(rec, k, "autocast-bf16")) for k, _, _ in present if k.endswith("bf16") and autocast]
+        if autocast:
+            cells.append(_cell(_ratio(rec, "autocast-bf16")))
+        lines.append(f"| {_label(rec)} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def markdown(data, png_name):
@@ -128,6 +171,7 @@ def markdown(data, png_name):
     if errors:
         lines += ["", "Sides that failed:", ""]
         lines += [f"- {_label(rec)}, {NAMES[k]}: {e}" for rec, k, e in errors]
+    lines += _mixed_precision(data)
     lines += [
         "",
         "## Memory",

@@ -108,9 +108,18 @@ def build(network):
 
 
 def session(network, batch, phase, mode):
-    """As networks.session, for PyTorch; mode "eager" or "script" (torch.jit.script of the network)."""
+    """As networks.session, for PyTorch; mode "eager", "script" (torch.jit.script of the network) or
+    "autocast-bf16" (eager under torch.autocast("cpu", torch.bfloat16): PyTorch's mixed precision on CPU)."""
     net, names = build(network)
     x, y = (torch.from_numpy(a) for a in spec.inputs(network, batch))
+    autocast = mode == "autocast-bf16"
+
+    def forward(model, inputs):
+        if autocast:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return model(inputs).float()
+        return model(inputs)
+
     if phase == "train":
         net.train()
         model = torch.jit.script(net) if mode == "script" else net
@@ -119,7 +128,7 @@ def session(network, batch, phase, mode):
 
         def run():
             opt.zero_grad(set_to_none=True)
-            loss = loss_fn(model(x), y)
+            loss = loss_fn(forward(model, x), y)
             loss.backward()
             opt.step()
             return loss.item()
@@ -130,7 +139,7 @@ def session(network, batch, phase, mode):
 
     def infer():
         with torch.no_grad():
-            return model(x).numpy()
+            return forward(model, x).numpy()
 
     out = infer().astype(np.float64)
     return infer, [float(out.sum()), float(abs(out).sum())] + [float(v) for v in out.ravel()[:4]], names

@@ -60,14 +60,25 @@ def test_prints_settings_row_and_sanity_check(suite_run):
     (rec,) = data["results"]
     assert (rec["network"], rec["phase"], rec["batch"], rec["check_ok"]) == ("lenet", "train", 8, True)
     assert rec["flops"] == suite_spec.flops("lenet", 8, "train")
-    assert set(rec["sides"]) == {"pynative", "graph", "graph-o1", "eager", "script"}
+    assert set(rec["sides"]) == {"pynative", "graph", "graph-o1", "eager", "script", "graph-bf16", "graph-fp16",
+                                 "autocast-bf16"}
     eager_losses = rec["sides"]["eager"]["check"]
-    for side in rec["sides"].values():
+    for key, side in rec["sides"].items():
         assert side["check_ok"] and len(side["check"]) == 3
-        assert side["check"] == pytest.approx(eager_losses, rel=1e-3)
+        low = key in ("graph-bf16", "graph-fp16", "autocast-bf16")
+        assert side["check"] == pytest.approx(eager_losses, rel=suite.AMP_TOLERANCE if low else 1e-3)
         assert side["peak_rss"] >= side["rss_base"] > 0 and side["calls"] >= 1
         assert side["min_s"] <= side["p25_s"] <= side["median_s"] <= side["p75_s"]
     assert abs(rec["sides"]["graph"]["median_s"] * 1e3 - graph) <= 0.006
+    # the mixed-precision line under the row: each side's time and its ratio to float32 GRAPH and to autocast
+    amp = re.search(r"^\s+mixed precision: msrt GRAPH bf16 (\d+\.\d+) ms \((\d+\.\d+)x graph, (\d+\.\d+)x autocast\); "
+                    r"msrt GRAPH fp16 (\d+\.\d+) ms \((\d+\.\d+)x graph\); "
+                    r"PyTorch autocast bf16 (\d+\.\d+) ms \((\d+\.\d+)x eager\)$", text, re.M)
+    assert amp, text
+    bf16, r_bf16, r_auto, fp16, r_fp16, auto, r_eager = map(float, amp.groups())
+    pairs = ((r_bf16, bf16, graph), (r_auto, bf16, auto), (r_fp16, fp16, graph), (r_eager, auto, eager))
+    for shown, num_, den in pairs:
+        assert abs(shown - num_ / den) <= 0.01 + 0.02 * shown, (shown, num_, den)
 
     profile = (folder / "profiles" / "lenet.txt").read_text()
     assert "## lenet, training step, batch 8: msrt GRAPH_MODE" in profile
@@ -89,6 +100,31 @@ def test_report_writes_table_and_plot(suite_run):
     except ImportError:
         return
     assert (folder / "performance.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_has_the_mixed_precision_table(suite_run):
+    out, folder = suite_run
+    assert out.returncode == 0, out.stdout + out.stderr
+    rep = run("report.py", str(folder / "performance.json"))
+    assert rep.returncode == 0, rep.stdout + rep.stderr
+    md = (folder / "performance.md").read_text()
+    section = md.split("## Mixed precision", 1)[1].split("\n## ", 1)[0]
+    header = next(line for line in section.splitlines() if line.startswith("| case |"))
+    assert header == ("| case | GRAPH bf16 | GRAPH fp16 | PyTorch autocast bf16 | GRAPH bf16 / GRAPH "
+                      "| GRAPH fp16 / GRAPH | GRAPH bf16 / autocast | autocast / eager |"), header
+    row = next(line for line in section.splitlines() if line.startswith("| lenet train b8 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    data = json.loads((folder / "performance.json").read_text())
+    sides = data["results"][0]["sides"]
+    assert float(cells[1]) == pytest.approx(sides["graph-bf16"]["median_s"] * 1e3, abs=0.006)
+    assert float(cells[4]) == pytest.approx(sides["graph-bf16"]["median_s"] / sides["graph"]["median_s"], abs=0.006)
+
+
+def test_pynative_mixed_precision_is_opt_in():
+    assert {"graph-bf16", "graph-fp16", "autocast-bf16"} <= set(suite.DEFAULT_SIDES)
+    assert not {"pynative-bf16", "pynative-fp16"} & set(suite.DEFAULT_SIDES)
+    assert {"pynative-bf16", "pynative-fp16"} <= set(suite.LABELS)
+    assert suite._tolerance("graph-bf16") == suite.AMP_TOLERANCE > suite._tolerance("graph") == 1e-3
 
 
 def test_sanity_check_catches_different_numbers():
