@@ -219,3 +219,16 @@ def test_conv2d_backprop_filter(dtype, batch, data_format):
     got = out.astype(ms.float32).asnumpy().astype(np.float64)
     scale = np.sqrt(batch * 25 * 9) * RTOL[dtype]  # sums of products of rounded values, then one rounding
     np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=scale)
+
+
+@pytest.mark.parametrize("dtype", list(HALF))
+def test_conv3d_backprop_filter(dtype):
+    x = rounded(RNG.standard_normal(3 * 2 * 5 * 4 * 6).astype(np.float32), dtype).reshape(3, 2, 5, 4, 6)
+    dy = rounded(RNG.standard_normal(3 * 4 * 4 * 3 * 5).astype(np.float32), dtype).reshape(3, 4, 4, 3, 5)
+    args = dict(filter_shape=[4, 2, 2, 2, 2], pad_mode="valid")
+    want = _op("conv3d_backprop_filter", ms.Tensor(dy), ms.Tensor(x), **args).asnumpy()  # float64
+    out = _op("conv3d_backprop_filter", *(ms.Tensor(a.astype(np.float32)).astype(HALF[dtype]) for a in (dy, x)),
+              **args)
+    assert out.dtype == HALF[dtype]
+    got = out.astype(ms.float32).asnumpy()
+    np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=RTOL[dtype] * np.abs(want).max())
