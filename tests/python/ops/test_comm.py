@@ -17,7 +17,8 @@ from msrt import ops
 
 from .harness import _C, covers
 
-covers("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "barrier", "send", "receive")
+covers("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "barrier", "send", "receive",
+       "all_reduce_fused")
 
 WORKER = pathlib.Path(__file__).with_name("comm_worker.py")
 TIMEOUT = 120
@@ -65,5 +66,5 @@ def test_collectives_need_a_group():
 
 def test_collectives_are_side_effects():
     for name in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "barrier", "send",
-                 "receive"):
+                 "receive", "all_reduce_fused"):
         assert _C.op_info(name)["side_effect"], name
