@@ -292,11 +292,11 @@ def main():
     check_errors("nccl_world_group")
     check_forward("hccl alias", world, "hccl_world_group")
     # Sub-groups: ranks in reversed order, and (4 ranks) the even and the odd ranks.
-    ms._C.parallel.new_group("reversed", world[::-1])
+    ms._C.parallel.create_group("reversed", world[::-1])
     check_forward("reversed", world[::-1], "reversed")
     if SIZE == 4:
         pair = [RANK % 2, RANK % 2 + 2]
-        ms._C.parallel.new_group("pair", pair)
+        ms._C.parallel.create_group("pair", pair)
         check_forward("pair", pair, "pair")
         check_gradients("pair", pair, "pair")
         check_fused("pair", pair, "pair")

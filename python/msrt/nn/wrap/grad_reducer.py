@@ -155,7 +155,7 @@ class DistributedGradReducer(Cell):
                                     threshold_mb=fusion["threshold_mb"], enabled=fusion["enabled"],
                                     fp32_sync=self.fp32_sync)
         if degree is None:
-            degree = _C._group_info(group)["size"]  # communication.get_group_size(group)
+            degree = _C.parallel.group_info(group)["size"]  # communication.get_group_size(group)
         self.mean = mean
         self.degree = degree
         self.fusion_type = fusion_type
