@@ -27,12 +27,12 @@ order. The rules (docs/distributed.md, "Gradient fusion buckets"):
 A bucket is one `all_reduce_fused` operator (Note [Collective ops] in
 src/ops/comm.cc): its kernel packs the bucket's gradients into one buffer,
 multiplied by 1 / `degree` as they are copied when `mean`, all-reduces the
-buffer in place and copies the parts out. `construct` is an `ms.jit`
-function: inlined into a compiled training step, and one compiled call per
-step in PYNATIVE_MODE."""
+buffer in place and copies the parts out. In GRAPH_MODE the reducer is part
+of the compiled training step (or compiles as a Cell when called alone); in
+PYNATIVE_MODE it runs eagerly: one operator per bucket (and the casts of
+gradient_fp32_sync) costs less than a compiled call's dispatch."""
 from ... import _C
 from ... import context as _context
-from ..._jit import jit
 from ...common import dtype as mstype
 from ..._tensor import _op
 from ...ops import functional as F
@@ -167,7 +167,6 @@ class DistributedGradReducer(Cell):
                   scale=1.0 / self.degree if self.mean else 1.0)
         return out if isinstance(out, tuple) else (out,)
 
-    @jit
     def construct(self, grads):
         if len(grads) != len(self.allreduce_filter):
             raise ValueError(f"For 'DistributedGradReducer', the number of gradients must be the number of "
