@@ -208,7 +208,7 @@ MSRT_REGISTER_OP(
        }
        return dxs;
      },
-     .props = {.tuple_outputs = true, .side_effect = true},
+     .props = {.tuple_outputs = true, .side_effect = true, .waits_for_inputs_only = true},
      .doc = "reduces each x * scale across the group as one message (sum, max, min or prod); every rank gets "
             "the results, one per input (a tuple in, a tuple out; inputs of one dtype)"});
 

@@ -30,7 +30,9 @@ multiplied by 1 / `degree` as they are copied when `mean`, all-reduces the
 buffer in place and copies the parts out. In GRAPH_MODE the reducer is part
 of the compiled training step (or compiles as a Cell when called alone); in
 PYNATIVE_MODE it runs eagerly: one operator per bucket (and the casts of
-gradient_fp32_sync) costs less than a compiled call's dispatch."""
+gradient_fp32_sync) costs less than a compiled call's dispatch, and each
+bucket's all-reduce waits only for its own gradients, so it runs beside the
+backward operators of earlier layers still queued."""
 from ... import _C
 from ... import context as _context
 from ...common import dtype as mstype
