@@ -9,9 +9,9 @@ graph), times --repeats calls after --warmup, each call after a barrier and ende
 `ms.runtime.synchronize()`:
 
 - one: `ops.AllReduce()` of one float32 tensor holding as many elements as LeNet5's 8 gradients;
-- the reducer (sum then mean) on LeNet5's gradients under three fusion settings: the default (one
-  bucket: concatenate, one AllReduce, split), all_reduce_fusion_config=[1, 5] (3 buckets) and
-  comm_fusion openstate=False (an AllReduce per gradient);
+- the reducer (mean) on LeNet5's gradients under three fusion settings: the default (one bucket: one
+  all_reduce_fused operator, which packs, all-reduces in place and unpacks), all_reduce_fusion_config=
+  [1, 5] (3 buckets) and comm_fusion openstate=False (an all-reduce per gradient);
 - a data-parallel training step of LeNet5 (TrainOneStepCell, SGD, --batch rows per rank, default
   fusion) and, within it, the reducer's time measured alone: their ratio is the share of the step
   spent reducing gradients (no part of the reduction overlaps the backward pass by default, see
@@ -140,7 +140,7 @@ def _overlap(ms, nn, lenet_class, data_parallel, x, y, warmup, repeats, rank):
     ops = [e for e in events if e.get("ph") == "X" and e.get("cat") == "op"]
     backward = [e for e in ops if e["args"].get("node", "").startswith("Gradients/")]
     reduce_total = overlapped = 0.0
-    for a in (e for e in ops if e["name"] == "all_reduce"):
+    for a in (e for e in ops if e["name"] in ("all_reduce", "all_reduce_fused")):
         start, end = a["ts"], a["ts"] + a["dur"]
         spans = sorted((max(start, b["ts"]), min(end, b["ts"] + b["dur"])) for b in backward
                        if b["tid"] != a["tid"] and b["args"]["step"] == a["args"]["step"])

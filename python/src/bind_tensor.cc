@@ -511,6 +511,7 @@ void BindTensor(py::module_& m) {
     d["elementwise"] = op.props.elementwise;
     d["inplace"] = op.props.inplace;
     d["side_effect"] = op.props.side_effect;
+    d["waits_for_inputs_only"] = op.props.waits_for_inputs_only;
     std::vector<std::string> kernels;
     for (const auto* k : kernels::KernelsOf(name)) {
       kernels.push_back(StrCat(DeviceTargetName(k->device), ":", k->impl));

@@ -26,6 +26,5 @@ void BindMemory(py::module_& m);
 void BindProcess(py::module_& m);
 void BindIo(py::module_& m);
 void BindParallel(py::module_& m);
-void BindCollectives(py::module_& m);
 
 }  // namespace msrt::python

@@ -12,5 +12,4 @@ PYBIND11_MODULE(_C, m) {
   msrt::python::BindProcess(m);
   msrt::python::BindIo(m);
   msrt::python::BindParallel(m);
-  msrt::python::BindCollectives(m);
 }

@@ -12,6 +12,15 @@
 //   Their gradients are MindSpore's: AllReduce(sum) and ReduceScatter(sum)
 //   <-> AllGather, AlltoAll with split and concat swapped, Broadcast's passes
 //   through; AllReduce(max, min) reaches the elements equal to the result.
+//
+//   all_reduce_fused is msrt's own (no MindSpore form): the data-parallel
+//   gradient reducer's one op per fusion bucket (Note [Gradient fusion
+//   buckets] in python/msrt/nn/wrap/grad_reducer.py). Its kernel packs its
+//   inputs into one flat buffer, multiplying by `scale` as it copies (the
+//   mean's 1 / degree), all-reduces the buffer in place and copies the parts
+//   out: one collective and two passes over the bytes, where concatenate,
+//   AllReduce, multiply and split make a collective and four passes, plus
+//   an operator per reshape.
 #include "ops/grad_utils.h"
 #include "ops/op_checks.h"
 #include "parallel/groups.h"
@@ -140,6 +149,68 @@ MSRT_REGISTER_OP({.name = "broadcast",
                   .props = {.tuple_outputs = true, .side_effect = true},
                   .doc = "every rank's tensors become those of rank root_rank (a tuple in, a tuple out)",
                   .api = {Primitive("comm_ops.Broadcast(root_rank, group='nccl_world_group')(input_x->xs...)")}});
+
+MSRT_REGISTER_OP(
+    {.name = "all_reduce_fused",
+     .inputs = {"xs..."},
+     .attrs = {kReduceOpAttr,
+               kGroupAttr,
+               {"scale", Value(1.0), "each input is multiplied by it before the reduction (floating dtypes only)",
+                AttrType::kFloat}},
+     .infer =
+         [](const Metas& in, const Dict& attrs) {
+           GroupSize(attrs);
+           if (in.empty()) OpError(ErrorKind::kValue, "all_reduce_fused", "expected at least one input, but got none");
+           for (size_t i = 1; i < in.size(); ++i) {
+             if (in[i].dtype != in[0].dtype) {
+               OpError(ErrorKind::kType, "all_reduce_fused",
+                       StrCat("every input must have the dtype of input 0 (", DTypeName(in[0].dtype), "), but input ",
+                              i, " is ", DTypeName(in[i].dtype)));
+             }
+           }
+           DType dtype = in[0].dtype;
+           bool floating = dtype == DType::kFloat16 || dtype == DType::kBFloat16 || dtype == DType::kFloat32 ||
+                           dtype == DType::kFloat64;
+           if (AttrFloat(attrs, "scale") != 1.0 && !floating) {
+             OpError(ErrorKind::kType, "all_reduce_fused",
+                     StrCat("attribute 'scale' other than 1 needs a floating dtype, but the inputs are ",
+                            DTypeName(dtype)));
+           }
+           return in;
+         },
+     // y = reduce(scale * x over the ranks): sum's gradient is the same op on the gradients (each rank's
+     // dx is scale times the sum of every rank's dy); max and min's reaches the elements equal to the result.
+     .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+       std::vector<Tensor> dxs(a.inputs.size());
+       bool any = false;
+       for (size_t i = 0; i < a.inputs.size(); ++i) any = any || (a.needs[i] && a.dys[i].defined());
+       if (!any) return dxs;
+       const std::string& op = Attr(a.attrs, "op").as_string();
+       if (op == "prod") {
+         OpError(ErrorKind::kRuntime, "all_reduce_fused",
+                 "the gradient of a fused AllReduce with ReduceOp.PROD is not supported");
+       }
+       // Every rank must run the collective with the same parts: an unused output's gradient is zeros.
+       std::vector<Tensor> dys(a.dys.size());
+       for (size_t i = 0; i < dys.size(); ++i) dys[i] = a.dys[i].defined() ? a.dys[i] : fn::ZerosLike(a.outputs[i]);
+       Dict attrs = GroupAttrs(a.attrs, "sum");
+       attrs.Set("scale", Attr(a.attrs, "scale"));
+       std::vector<Tensor> summed = Call("all_reduce_fused", dys, attrs);
+       double scale = AttrFloat(a.attrs, "scale");
+       for (size_t i = 0; i < dxs.size(); ++i) {
+         if (!a.needs[i]) continue;
+         if (op == "sum") {
+           dxs[i] = summed[i];
+         } else {
+           Tensor x = scale == 1.0 ? a.inputs[i] : fn::Mul(a.inputs[i], fn::Scalar(scale, a.inputs[i]));
+           dxs[i] = fn::Mul(summed[i], fn::Cast(fn::Equal(x, a.outputs[i]), summed[i].dtype()));
+         }
+       }
+       return dxs;
+     },
+     .props = {.tuple_outputs = true, .side_effect = true, .waits_for_inputs_only = true},
+     .doc = "reduces each x * scale across the group as one message (sum, max, min or prod); every rank gets "
+            "the results, one per input (a tuple in, a tuple out; inputs of one dtype)"});
 
 void CheckAxis(std::string_view op, std::string_view name, int64_t axis, size_t rank) {
   if (axis < 0 || static_cast<size_t>(axis) >= rank) {

@@ -61,6 +61,12 @@ struct OpProperties {
   bool random = false;                  // draws from the generator (not pure)
   bool reduction = false;
   bool side_effect = false;  // has an effect beyond its outputs (printing, I/O): passes never drop or merge it
+  // A side effect whose eager call waits only for its inputs, not for every
+  // queued op: it still runs at the call, in call order with the other side
+  // effects, while earlier queued ops that it does not read keep running on
+  // the dispatcher (the gradient reducer's all-reduce beside the rest of the
+  // backward pass). Only for ops that write nothing but their fresh outputs.
+  bool waits_for_inputs_only = false;
   // Output shapes depend on the input values (unique): inference gives each
   // output's largest shape, the kernel replaces an output with a view of the
   // size it found. Eager calls run it synchronously; graph capture refuses it.

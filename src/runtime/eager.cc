@@ -315,14 +315,17 @@ class EagerExecutor final : public ops::Executor {
     }
 
     // Side effects (printing) happen at the call, after every earlier op, in
-    // order with the caller's own output. Ops on memory Python may touch
+    // order with the caller's own output (one that waits_for_inputs_only:
+    // after the ops that write its inputs, beside the other queued ones). Ops on memory Python may touch
     // between calls run at the call too (Note [Foreign and host-shared
     // memory] in src/core/tensor.cc); one that writes an input first lets
     // every queued op finish, as a queued op may still read that input.
     const bool host_shared = TouchesHostSharedMemory(inputs);
     if (opts::PynativeSynchronize().Get() || op.props.side_effect || op.props.data_dependent_shape || host_shared) {
       const bool writes = op.props.inplace || !op.props.writes_inputs.empty();
-      if (op.props.side_effect || (host_shared && writes)) GlobalDispatcher().WaitAll();
+      if ((op.props.side_effect && !op.props.waits_for_inputs_only) || (host_shared && writes)) {
+        GlobalDispatcher().WaitAll();
+      }
       for (const Tensor& t : inputs) t.Sync();
       try {
         RunKernel(*kernel, op, inputs, outputs, *run_attrs, CurrentStep());

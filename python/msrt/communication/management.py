@@ -72,13 +72,13 @@ def init(backend_name=None):
         _check_str("backend_name", backend_name, "init")
     if GlobalComm.INITED:
         raise RuntimeError("msrt.communication.init() was already called; call release() first.")
-    config = _C._cluster_config()
+    config = _C.parallel.cluster_config()
     if config["role"] == "MS_SCHED":
-        sys.exit(_C._run_scheduler(_version()))
+        sys.exit(_C.parallel.run_scheduler(_version()))
     if backend_name is None:
         from ..context import get_context
         backend_name = _BACKEND_OF_DEVICE.get(get_context("device_target"), "mccl")
-    info = _C._init_world(backend_name.lower(), _version())
+    info = _C.parallel.init_world(backend_name.lower(), _version())
     GlobalComm.BACKEND = info["backend"]
     GlobalComm.WORLD_COMM_GROUP = info["world_name"]
     GlobalComm.INITED = True
@@ -90,7 +90,7 @@ def init(backend_name=None):
 
 def release():
     """Releases the groups and leaves the cluster (nothing before init)."""
-    _C._release_world()
+    _C.parallel.release_world()
     GlobalComm.INITED = False
     GlobalComm.BACKEND = "hccl"
     GlobalComm.WORLD_COMM_GROUP = HCCL_WORLD_COMM_GROUP
@@ -98,7 +98,7 @@ def release():
 
 def _group(group, function):
     _check_str("group", group, function)
-    return _C._group_info(group)
+    return _C.parallel.group_info(group)
 
 
 def get_rank(group=GlobalComm.WORLD_COMM_GROUP):
@@ -136,7 +136,7 @@ def get_world_rank_from_group_rank(group, group_rank_id):
     _check_str("group", group, "get_world_rank_from_group_rank")
     _check_int("group_rank_id", group_rank_id, "get_world_rank_from_group_rank")
     _check_not_world(group, "get_world_rank_from_group_rank")
-    ranks = _C._group_info(group)["world_ranks"]
+    ranks = _C.parallel.group_info(group)["world_ranks"]
     if not 0 <= group_rank_id < len(ranks):
         raise ValueError(f"For 'get_world_rank_from_group_rank', group_rank_id must be in [0, {len(ranks)}) for "
                          f"group '{group}', but got {group_rank_id}.")
@@ -148,7 +148,7 @@ def get_group_rank_from_world_rank(world_rank_id, group):
     _check_int("world_rank_id", world_rank_id, "get_group_rank_from_world_rank")
     _check_str("group", group, "get_group_rank_from_world_rank")
     _check_not_world(group, "get_group_rank_from_world_rank")
-    ranks = list(_C._group_info(group)["world_ranks"])
+    ranks = list(_C.parallel.group_info(group)["world_ranks"])
     if world_rank_id not in ranks:
         raise ValueError(f"For 'get_group_rank_from_world_rank', world rank {world_rank_id} is not a member of "
                          f"group '{group}' (ranks {ranks}).")
@@ -170,10 +170,10 @@ def create_group(group, rank_ids):
         raise ValueError("For 'create_group', the argument 'rank_ids' must not be empty.")
     if len(set(rank_ids)) != len(rank_ids):
         raise ValueError(f"For 'create_group', the argument 'rank_ids' must not hold duplicates, but got {rank_ids}.")
-    _C._create_group(group, rank_ids)
+    _C.parallel.create_group(group, rank_ids)
 
 
 def destroy_group(group):
     """Destroys the communication group `group` (not the world)."""
     _check_str("group", group, "destroy_group")
-    _C._destroy_group(group)
+    _C.parallel.destroy_group(group)

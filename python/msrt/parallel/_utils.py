@@ -110,9 +110,9 @@ def _dataset_shards():
     communication.init() (with more than one rank), else (None, None)."""
     from .. import _C
 
-    if not _C._world_initialized() or _get_parallel_mode() != ParallelMode.DATA_PARALLEL:
+    if not _C.parallel.world_initialized() or _get_parallel_mode() != ParallelMode.DATA_PARALLEL:
         return None, None
-    world = _C._world_info()
+    world = _C.parallel.world_info()
     if world["size"] <= 1:
         return None, None
     return world["size"], world["rank"]

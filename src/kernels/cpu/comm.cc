@@ -30,6 +30,58 @@ void AllReduce(KernelArgs& args) {
   Group(args)->AllReduce(x.raw(), args.outputs[0].raw(), Count(x), x.dtype(), ReduceOpOf(args));
 }
 
+// Note [Collective ops] (all_reduce_fused): dst[i] = src[i] * scale.
+template <typename T>
+void Scaled(void* dst, const void* src, size_t n, double scale) {
+  auto* d = static_cast<T*>(dst);
+  const auto* s = static_cast<const T*>(src);
+  const auto f = static_cast<T>(scale);
+  for (size_t i = 0; i < n; ++i) d[i] = s[i] * f;
+}
+
+template <typename T, float (*kToFloat)(T), T (*kFromFloat)(float)>
+void ScaledHalf(void* dst, const void* src, size_t n, double scale) {
+  auto* d = static_cast<T*>(dst);
+  const auto* s = static_cast<const T*>(src);
+  const auto f = static_cast<float>(scale);
+  for (size_t i = 0; i < n; ++i) d[i] = kFromFloat(kToFloat(s[i]) * f);
+}
+
+void AllReduceFused(KernelArgs& args) {
+  const DType dtype = args.inputs[0].dtype();
+  const double scale = ops::AttrFloat(args.attrs, "scale");
+  size_t total = 0;
+  for (const Tensor& x : args.inputs) total += Count(x);
+  if (total == 0) return;
+  void (*scaled)(void*, const void*, size_t, double) = nullptr;
+  if (scale != 1.0) {  // inference allows it on floating dtypes only
+    switch (dtype) {
+      case DType::kFloat32: scaled = &Scaled<float>; break;
+      case DType::kFloat64: scaled = &Scaled<double>; break;
+      case DType::kFloat16: scaled = &ScaledHalf<Half, &HalfToFloat, &FloatToHalf>; break;
+      case DType::kBFloat16: scaled = &ScaledHalf<BFloat16, &BFloat16ToFloat, &FloatToBFloat16>; break;
+      default: MSRT_INTERNAL_ASSERT(false, "all_reduce_fused scales ", DTypeName(dtype));
+    }
+  }
+  Tensor flat = Tensor::Empty({static_cast<int64_t>(total)}, dtype);
+  auto* buffer = flat.raw<uint8_t>();
+  size_t offset = 0;
+  for (const Tensor& x : args.inputs) {
+    if (scaled != nullptr) {
+      scaled(buffer + offset, x.raw(), Count(x), scale);
+    } else if (x.nbytes() > 0) {
+      std::memcpy(buffer + offset, x.raw(), x.nbytes());
+    }
+    offset += x.nbytes();
+  }
+  Group(args)->AllReduce(buffer, buffer, total, dtype, ReduceOpOf(args));
+  offset = 0;
+  for (Tensor& y : args.outputs) {
+    if (y.nbytes() > 0) std::memcpy(y.raw(), buffer + offset, y.nbytes());
+    offset += y.nbytes();
+  }
+}
+
 void AllGather(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
   Group(args)->AllGather(x.raw(), args.outputs[0].raw(), Count(x), x.dtype());
@@ -125,6 +177,7 @@ void Receive(KernelArgs& args) {
 }
 
 MSRT_REGISTER_KERNEL({.op = "all_reduce", .impl = "communicator", .run = &AllReduce});
+MSRT_REGISTER_KERNEL({.op = "all_reduce_fused", .impl = "communicator", .run = &AllReduceFused});
 MSRT_REGISTER_KERNEL({.op = "all_gather", .impl = "communicator", .run = &AllGather});
 MSRT_REGISTER_KERNEL({.op = "reduce_scatter", .impl = "communicator", .run = &ReduceScatter});
 MSRT_REGISTER_KERNEL({.op = "broadcast", .impl = "communicator", .run = &Broadcast});

@@ -1,15 +1,22 @@
 // Communicator over Gloo's TCP transport (CPU tensors).
 //
 // Note [Gloo algorithms]
-//   AllReduce reduces in place into the output buffer (the tensor's own
-//   memory; an input other than the output is read segment by segment, never
-//   copied whole first). Small messages take Gloo's bcube, which for a power
-//   of two ranks is recursive halving-doubling: log2(size) exchange steps,
-//   against the ring's 2 * (size - 1) steps, so latency wins. Large
-//   messages take the ring, which sends 2 * (size - 1) / size of the buffer
-//   per rank (bandwidth-optimal) in pipelined segments. ReduceScatter is a
-//   ring written here on Gloo's unbound buffers (Gloo's own is tied to the
-//   buffers it was built with); the others are Gloo's.
+//   Small messages (up to kBcubeMaxBytes) take Gloo's bcube all-reduce, which
+//   for a power of two ranks is recursive halving-doubling: log2(size)
+//   exchange steps, against the ring's 2 * (size - 1), so latency wins.
+//   Larger ones take the ring written here (RingAllReduce) on Gloo's unbound
+//   buffers: a reduce-scatter then an all-gather, each rank sending
+//   2 * (size - 1) / size of the buffer (bandwidth-optimal). It works in the
+//   output's own memory: the input is read where it lies (no copy into the
+//   output first, no copy out of a work buffer at the end), received
+//   partial sums land in a small scratch of a few segments, and final chunks
+//   land in the output directly. Each chunk moves in segments of
+//   kRingSegmentBytes, and a segment is sent on as soon as it is reduced, so
+//   sending, receiving and reducing overlap along the ring. Gloo's own ring
+//   copies the input into the output, then reduces through a work buffer in
+//   segments it sizes from the message. ReduceScatter is a ring written here
+//   too (Gloo's own is tied to the buffers it was built with); the others
+//   are Gloo's.
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/alltoall.h>
@@ -26,6 +33,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "msrt/core/errors.h"
 #include "parallel/communicator.h"
@@ -42,6 +50,11 @@ constexpr size_t kBcubeMaxBytes = 256 << 10;
 // Slot prefixes of the exchanges written here (Gloo's own use 0x01..0x08).
 constexpr uint8_t kReduceScatterSlotPrefix = 0x21;
 constexpr uint8_t kPointToPointSlotPrefix = 0x22;
+constexpr uint8_t kRingAllReduceSlotPrefix = 0x23;
+// The ring all-reduce's segment, and how many segments a rank has asked its
+// left neighbour for ahead of the one it reduces (the scratch holds that many).
+constexpr size_t kRingSegmentBytes = 1 << 20;
+constexpr size_t kRingWindow = 4;
 
 // Gloo's typed setters only use sizeof(T): an unsigned type of the item size.
 template <typename Options>
@@ -98,13 +111,15 @@ class GlooCommunicator final : public Communicator {
     Guarded("AllReduce", [&] {
       if (count == 0) return;
       const size_t bytes = count * ItemSize(dtype);
+      if (bytes > kBcubeMaxBytes && count >= static_cast<size_t>(size())) {
+        RingAllReduce(input, output, count, dtype, op);
+        return;
+      }
       gloo::AllreduceOptions options(context_);
       if (input != output) SetInput(options, input, count, dtype);
       SetOutput(options, output, count, dtype);
       options.setReduceFunction(gloo_backend::ReductionFor(dtype, op));
-      options.setAlgorithm(bytes <= kBcubeMaxBytes && count >= static_cast<size_t>(size())
-                               ? gloo::AllreduceOptions::Algorithm::BCUBE
-                               : gloo::AllreduceOptions::Algorithm::RING);
+      options.setAlgorithm(gloo::AllreduceOptions::Algorithm::BCUBE);
       options.setTag(NextTag());
       options.setTimeout(timeout());
       gloo::allreduce(options);
@@ -225,6 +240,104 @@ class GlooCommunicator final : public Communicator {
 
  private:
   uint32_t NextTag() { return next_tag_++; }
+
+  // Note [Gloo algorithms]. The buffer is `size` chunks (their element
+  // counts differ by at most one), each cut into segments. Rank r's messages
+  // to its right neighbour, in order: reduce-scatter steps s = 0..size-2
+  // send chunk (r - s) (step 0 from the input, later ones the partial sums
+  // it reduced the step before), then all-gather steps t = 0..size-2 send
+  // chunk (r + 1 - t) (at t = 0 the chunk it finished reducing, then the
+  // chunk it received the step before). It receives the same sequence from
+  // its left neighbour and posts its receives in that order (messages of one
+  // slot between two ranks match in order), at most kRingWindow ahead.
+  // Overwriting a segment with the all-gather's result is safe while its
+  // earlier send may still be reported pending: that result includes the
+  // sent bytes, so they were already read.
+  void RingAllReduce(const void* input, void* output, size_t count, DType dtype, ReduceOp op) {
+    const auto p = static_cast<size_t>(size());
+    const auto r = static_cast<size_t>(rank());
+    const auto item = static_cast<size_t>(ItemSize(dtype));
+    if (p == 1) {
+      if (input != output) std::memmove(output, input, count * item);
+      return;
+    }
+    const auto reduce = gloo_backend::ReductionFor(dtype, op);
+    const size_t segment = std::max<size_t>(1, kRingSegmentBytes / item);  // elements
+    auto chunk_begin = [&](size_t c) { return count / p * c + std::min(c, count % p); };
+    auto chunk_of = [&](size_t step) {  // the chunk received at message step `step`
+      return step + 1 < p ? (r + 2 * p - step - 1) % p : (r + 2 * p - (step - (p - 1))) % p;
+    };
+    auto sent_chunk_of = [&](size_t step) {
+      return step + 1 < p ? (r + p - step) % p : (r + 1 + 2 * p - (step - (p - 1))) % p;
+    };
+    // Every message: its step, and the element range of its segment.
+    struct Message {
+      size_t step, begin, end;
+    };
+    auto messages = [&](auto chunk_at) {
+      std::vector<Message> list;
+      for (size_t step = 0; step + 2 < 2 * p; ++step) {
+        size_t c = chunk_at(step);
+        for (size_t b = chunk_begin(c), e = chunk_begin(c + 1); b < e; b += segment) {
+          list.push_back({step, b, std::min(b + segment, e)});
+        }
+      }
+      return list;
+    };
+    const std::vector<Message> incoming = messages(chunk_of);
+    const std::vector<Message> outgoing = messages(sent_chunk_of);
+    auto* out = static_cast<uint8_t*>(output);
+    const auto* in = static_cast<const uint8_t*>(input);
+    const size_t scratch_bytes = kRingWindow * segment * item;
+    std::unique_ptr<uint8_t[]> scratch(new uint8_t[scratch_bytes]);
+    auto scratch_buffer = context_->createUnboundBuffer(scratch.get(), scratch_bytes);
+    auto output_buffer = context_->createUnboundBuffer(output, count * item);
+    auto input_buffer = context_->createUnboundBuffer(const_cast<void*>(input), count * item);
+    const auto slot = gloo::Slot::build(kRingAllReduceSlotPrefix, NextTag());
+    const int right = static_cast<int>((r + 1) % p);
+    const int left = static_cast<int>((r + p - 1) % p);
+    auto post_recv = [&](size_t m) {
+      const Message& msg = incoming[m];
+      const size_t nbytes = (msg.end - msg.begin) * item;
+      if (msg.step + 1 < p) {
+        scratch_buffer->recv(left, slot, (m % kRingWindow) * segment * item, nbytes);
+      } else {
+        output_buffer->recv(left, slot, msg.begin * item, nbytes);
+      }
+    };
+    size_t input_sends = 0, output_sends = 0, next_send = 0;
+    // Sends every outgoing message of `step` whose range lies within [.., up_to).
+    auto send_through = [&](size_t step, size_t up_to) {
+      while (next_send < outgoing.size() && outgoing[next_send].step == step && outgoing[next_send].end <= up_to) {
+        const Message& msg = outgoing[next_send++];
+        const size_t nbytes = (msg.end - msg.begin) * item;
+        if (msg.step == 0) {
+          input_buffer->send(right, slot, msg.begin * item, nbytes);
+          ++input_sends;
+        } else {
+          output_buffer->send(right, slot, msg.begin * item, nbytes);
+          ++output_sends;
+        }
+      }
+    };
+    send_through(0, count);  // step 0 sends the input's own chunk as it is
+    size_t posted = 0;
+    for (size_t m = 0; m < incoming.size(); ++m) {
+      while (posted < incoming.size() && posted < m + kRingWindow) post_recv(posted++);
+      const Message& msg = incoming[m];
+      const size_t offset = msg.begin * item;
+      if (msg.step + 1 < p) {
+        scratch_buffer->waitRecv(timeout());
+        reduce(out + offset, in + offset, scratch.get() + (m % kRingWindow) * segment * item, msg.end - msg.begin);
+      } else {
+        output_buffer->waitRecv(timeout());
+      }
+      // What this segment became is the next step's message over the same range.
+      if (msg.step + 2 < 2 * p - 1) send_through(msg.step + 1, msg.end);
+    }
+    for (; input_sends > 0; --input_sends) input_buffer->waitSend(timeout());
+    for (; output_sends > 0; --output_sends) output_buffer->waitSend(timeout());
+  }
 
   // Runs a call; a Gloo failure leaves the communicator unusable (its pairs
   // may hold half-sent data) and is raised as a RuntimeError naming the call.

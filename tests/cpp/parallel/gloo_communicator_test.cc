@@ -148,8 +148,9 @@ class GlooCommunicatorTest : public ::testing::Test {
   }
 };
 
-void ExpectRanksSucceed(int ranks, const std::function<void(int, uint16_t)>& body) {
-  auto outcomes = RunRanks(ranks, body);
+void ExpectRanksSucceed(int ranks, const std::function<void(int, uint16_t)>& body,
+                        std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
+  auto outcomes = RunRanks(ranks, body, deadline);
   EXPECT_EQ(Failures(outcomes), "");
 }
 
@@ -196,6 +197,45 @@ void AllReduceEverything(int ranks) {
 TEST_F(GlooCommunicatorTest, AllReduceEveryDTypeAndOpOnTwoRanks) { AllReduceEverything(2); }
 
 TEST_F(GlooCommunicatorTest, AllReduceEveryDTypeAndOpOnFourRanks) { AllReduceEverything(4); }
+
+// The ring (messages over 256 KB) in segments of 1 MB: every dtype and
+// reduce op, counts of several segments per rank's chunk with a partial last
+// segment and chunks of unequal length, in place and into another tensor.
+void RingAllReduceEverything(int ranks) {
+  ExpectRanksSucceed(
+      ranks,
+      [ranks](int rank, uint16_t port) {
+        auto comm = Connect(rank, ranks, port);
+        for (DType dtype : kAllDTypes) {
+          const auto item = static_cast<size_t>(ItemSize(dtype));
+          // 1.5 segments per chunk, plus an odd count that no rank count divides.
+          const size_t count = static_cast<size_t>(ranks) * (3 << 20) / 2 / item + 13;
+          for (ReduceOp op : kAllOps) {
+            bool complex = dtype == DType::kComplex64 || dtype == DType::kComplex128;
+            if (complex && (op == ReduceOp::kMax || op == ReduceOp::kMin)) continue;  // refused (above)
+            std::vector<double> in(count);
+            for (size_t i = 0; i < count; ++i) in[i] = Input(dtype, op, rank, i);
+            Tensor t = Make(in, dtype);
+            Tensor out = Tensor::Empty(t.shape(), dtype);
+            comm->AllReduce(t, out, op);
+            std::vector<double> got_out = Values(out);
+            RANK_CHECK(Values(t) == in, DTypeName(dtype), " ", ReduceOpName(op), ": the input changed out of place");
+            comm->AllReduce(t, op);
+            std::vector<double> got = Values(t);
+            for (size_t i = 0; i < count; ++i) {
+              double want = Expected(dtype, op, ranks, i);
+              RANK_CHECK(got[i] == want, Where(dtype, op, i, got[i], want));
+              RANK_CHECK(got_out[i] == want, "out of place: ", Where(dtype, op, i, got_out[i], want));
+            }
+          }
+        }
+      },
+      std::chrono::seconds(180));  // 4 ranks on 2 cores move about 300 MB
+}
+
+TEST_F(GlooCommunicatorTest, RingAllReduceEveryDTypeAndOpOnTwoRanks) { RingAllReduceEverything(2); }
+
+TEST_F(GlooCommunicatorTest, RingAllReduceEveryDTypeAndOpOnFourRanks) { RingAllReduceEverything(4); }
 
 // Three ranks: bcube's groups are not powers of two, the ring's chunks uneven.
 TEST_F(GlooCommunicatorTest, AllReduceAndReduceScatterOnThreeRanks) {

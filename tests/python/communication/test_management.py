@@ -179,7 +179,7 @@ def test_backends_this_build_lacks_are_refused_before_joining(monkeypatch):
         comm.init("hccl")
     with pytest.raises(ValueError, match="'mccl'"):
         comm.init("mpi")
-    if not ms._C._built_with_nccl():
+    if not ms._C.parallel.built_with_nccl():
         with pytest.raises(RuntimeError, match="built without NCCL"):
             comm.init("nccl")
     assert not comm.GlobalComm.INITED

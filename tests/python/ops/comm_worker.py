@@ -14,6 +14,7 @@ import numpy as np
 
 import msrt as ms
 from msrt import nn, ops
+from msrt._tensor import _op
 from msrt.communication import comm_func
 from msrt.ops import ReduceOp
 
@@ -182,6 +183,73 @@ def check_gradients(tag, members, group):
           f"{tag} grad AlltoAll")
 
 
+def fused(xs, op, group, scale=1.0):
+    out = _op("all_reduce_fused", *xs, op=op, group=group, scale=scale)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def check_fused(tag, members, group, compiled=False):
+    """all_reduce_fused (the gradient reducer's op) against NumPy: each input times `scale`, reduced;
+    `compiled`: also in an ms.jit function with its gradient."""
+    for dtype in (np.float32, np.float16, np.float64, np.int32, np.uint8):
+        floating = np.issubdtype(dtype, np.floating)
+        for op in ("sum", "max", "min", "prod"):
+            low, high = (1, 3) if op == "prod" else (-4, 5)
+            scale = 0.5 if floating else 1.0
+            xss = [inputs(shape, dtype, low, high) for shape in ((3, 2), (5,), (2, 1, 3))]
+            got = fused([ms.Tensor(xs[RANK]) for xs in xss], op, group, scale)
+            assert len(got) == 3
+            for i, xs in enumerate(xss):
+                scaled = [(xs[m] * dtype(scale)).astype(dtype) for m in members]
+                close(got[i], NP_REDUCE[op](np.stack(scaled), axis=0).astype(dtype), f"{tag} fused {op} {dtype} {i}")
+    # Past 256 KB the ring: odd lengths, several 1 MB segments per rank's chunk.
+    for op, dtype in (("sum", np.float32), ("max", np.float64), ("min", np.int32)):
+        xss = [inputs((1_100_003,), dtype), inputs((7,), dtype)]
+        scale = 0.25 if op == "sum" else 1.0
+        got = fused([ms.Tensor(xs[RANK]) for xs in xss], op, group, scale)
+        for i, xs in enumerate(xss):
+            want = NP_REDUCE[op](np.stack([(xs[m] * dtype(scale)).astype(dtype) for m in members]), axis=0)
+            close(got[i], want.astype(dtype), f"{tag} fused ring {op} {dtype} {i}")
+    x, i = ms.Tensor(np.ones(3, np.float32)), ms.Tensor(np.ones(3, np.int32))
+    raises(TypeError, "every input must have the dtype of input 0", lambda: fused([x, i], "sum", group))
+    raises(TypeError, "needs a floating dtype", lambda: fused([i], "sum", group, 0.5))
+
+    # Gradients: d/dx_i of sum_j(y_j * w_j) is scale * sum over ranks of w_i (sum), masked where
+    # x_i * scale is the result (max, min); an output nothing uses contributes zeros.
+    def grad_of(op, xs, ws, scale):
+        def loss(a, b, c):
+            y = fused([a, b, c], op, group, scale)
+            return (y[0] * ms.Tensor(ws[0])).sum() + (y[2] * ms.Tensor(ws[2])).sum()
+        return ms.grad(loss, grad_position=(0, 1, 2))(*[ms.Tensor(x) for x in xs])
+
+    for op in ("sum", "max", "min"):
+        xss = [inputs(shape, np.float32) for shape in ((3, 2), (4,), (2, 2))]
+        wss = [inputs(shape, np.float32) for shape in ((3, 2), (4,), (2, 2))]
+        grads = grad_of(op, [xs[RANK] for xs in xss], [ws[RANK] for ws in wss], 0.5)
+        for i in (0, 1, 2):
+            wsum = 0.5 * np.sum([wss[i][m] for m in members], axis=0) if i != 1 else np.zeros_like(xss[i][RANK])
+            if op != "sum":
+                reduced = NP_REDUCE[op](np.stack([0.5 * xss[i][m] for m in members]), axis=0)
+                wsum = wsum * (0.5 * xss[i][RANK] == reduced)
+            close(grads[i], wsum.astype(np.float32), f"{tag} grad fused {op} {i}")
+    raises(RuntimeError, "PROD", lambda: grad_of("prod", [np.ones(s, np.float32) for s in ((3, 2), (4,), (2, 2))],
+                                                 [np.ones(s, np.float32) for s in ((3, 2), (4,), (2, 2))], 1.0))
+    if not compiled:
+        return
+    # Compiled, with its gradient.
+    xss = [inputs((4, 2), np.float32), inputs((3,), np.float32)]
+    w = inputs((4, 2), np.float32)
+
+    @ms.jit
+    def g(a, b):
+        y = fused([a, b], "sum", group, 1.0 / len(members))
+        return (y[0] * ms.Tensor(w[RANK])).sum() + y[1].sum()
+
+    got = ms.jit(ms.grad(g, grad_position=(0, 1)))(*[ms.Tensor(xs[RANK]) for xs in xss])
+    close(got[0], np.mean([w[m] for m in members], axis=0), f"{tag} graph grad fused 0")
+    close(got[1], np.ones(3, np.float32), f"{tag} graph grad fused 1")
+
+
 def check_graph(tag, members, group):
     """The collectives in a compiled graph: each call runs (none merged or dropped), in program order."""
     xs = inputs((4, 2), np.float32)
@@ -224,18 +292,21 @@ def main():
     check_errors("nccl_world_group")
     check_forward("hccl alias", world, "hccl_world_group")
     # Sub-groups: ranks in reversed order, and (4 ranks) the even and the odd ranks.
-    ms._C.parallel.new_group("reversed", world[::-1])
+    ms._C.parallel.create_group("reversed", world[::-1])
     check_forward("reversed", world[::-1], "reversed")
     if SIZE == 4:
         pair = [RANK % 2, RANK % 2 + 2]
-        ms._C.parallel.new_group("pair", pair)
+        ms._C.parallel.create_group("pair", pair)
         check_forward("pair", pair, "pair")
         check_gradients("pair", pair, "pair")
+        check_fused("pair", pair, "pair")
     check_gradients("world", world, "nccl_world_group")
+    check_fused("world", world, "nccl_world_group")
     ms.set_context(mode=ms.GRAPH_MODE, save_graphs=2, save_graphs_path=os.path.join(IR_DIR, f"rank{RANK}"))
     check_graph("graph", world, "nccl_world_group")
     check_forward("graph-mode calls", world[::-1], "reversed")
     check_gradients("graph-mode calls", world, "nccl_world_group")
+    check_fused("graph-mode calls", world[::-1], "reversed", compiled=True)
     print("OK", flush=True)
 
 

@@ -17,7 +17,8 @@ from msrt import ops
 
 from .harness import _C, covers
 
-covers("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "barrier", "send", "receive")
+covers("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "barrier", "send", "receive",
+       "all_reduce_fused")
 
 WORKER = pathlib.Path(__file__).with_name("comm_worker.py")
 TIMEOUT = 120
@@ -65,5 +66,58 @@ def test_collectives_need_a_group():
 
 def test_collectives_are_side_effects():
     for name in ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "barrier", "send",
-                 "receive"):
+                 "receive", "all_reduce_fused"):
         assert _C.op_info(name)["side_effect"], name
+
+
+OVERLAP = r"""
+import time
+
+import numpy as np
+
+import msrt as ms
+from msrt._tensor import _op
+
+server = ms._C.parallel.StoreServer("127.0.0.1", 0)
+ms._C.parallel.init_from_store("127.0.0.1", server.port, 0, 1, 20.0)
+a = ms.Tensor(np.full((1024, 1024), 1e-3, np.float32))
+x = ms.Tensor(np.ones(8, np.float32))
+
+
+def queue_matmuls():
+    b = a
+    for _ in range(12):
+        b = ms.ops.matmul(b, a)  # queued on the dispatcher thread
+    return b
+
+
+queue_matmuls()
+ms.runtime.synchronize()
+times = {}
+for name, call in (("fused", lambda: _op("all_reduce_fused", x, op="sum", scale=2.0)),
+                   ("all_reduce", lambda: ms.ops.AllReduce()(x))):
+    queue_matmuls()
+    queued = time.perf_counter()
+    y = call()
+    called = time.perf_counter()
+    ms.runtime.synchronize()
+    times[name] = (called - queued, time.perf_counter() - queued)
+    y = y[0] if isinstance(y, tuple) else y
+    assert (y.asnumpy() == (2 if name == "fused" else 1)).all(), y
+print(times)
+"""
+
+
+def test_fused_all_reduce_does_not_wait_for_unrelated_queued_ops():
+    # all_reduce_fused (waits_for_inputs_only) runs at the call while queued matmuls it does not read keep
+    # running: it returns long before they finish. AllReduce first waits for every queued op.
+    assert _C.op_info("all_reduce_fused")["waits_for_inputs_only"]
+    assert not _C.op_info("all_reduce")["waits_for_inputs_only"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", OVERLAP], capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    times = eval(done.stdout.strip().splitlines()[-1])
+    fused_call, fused_all = times["fused"]
+    reduce_call, reduce_all = times["all_reduce"]
+    assert fused_call < 0.25 * fused_all, times
+    assert reduce_call > 0.5 * reduce_all, times

@@ -148,7 +148,7 @@ def train(run, rank, size):
 def check_reducer(rank, size):
     """DistributedGradReducer on its own: float16 reduced (in float32) and cast back; sum or mean; a
     layerwise_parallel parameter keeps its local gradient; gradient_fp32_sync=False reduces float16 in
-    float16 (where a sum of 40000 on every rank overflows)."""
+    float16; the mean's scale is applied before the sum."""
     params = [ms.Parameter(ms.Tensor(np.zeros(3, np.float32)), name=f"p{i}") for i in range(3)]
     params[2].layerwise_parallel = True
     grads = (ms.Tensor(np.full(3, rank + 1, np.float16)), ms.Tensor(np.full(3, rank + 1, np.float32)),
@@ -168,13 +168,12 @@ def check_reducer(rank, size):
         ms.set_context(mode=mode)
         for sync in (True, False):
             ms.set_auto_parallel_context(gradient_fp32_sync=sync)
-            reducer = nn.DistributedGradReducer(half)
-            out = reducer(big)
+            # The mean's 1 / size is applied before the sum: a float16 mean overflows only where the mean does.
+            out = nn.DistributedGradReducer(half)(big)
             assert [g.dtype for g in out] == [ms.float16, ms.float16], out
-            if sync:
-                np.testing.assert_array_equal(out[0].asnumpy(), np.full(3, 40000, np.float16))
-            else:
-                assert np.isinf(out[0].asnumpy()).all(), out[0]
+            np.testing.assert_array_equal(out[0].asnumpy(), np.full(3, 40000, np.float16))
+            out = nn.DistributedGradReducer(half, mean=False)(big)  # a sum of 40000 per rank is past float16
+            assert np.isinf(out[0].asnumpy()).all(), out[0]
     ms.set_auto_parallel_context(gradient_fp32_sync=True)
     ms.set_context(mode=ms.PYNATIVE_MODE)
 

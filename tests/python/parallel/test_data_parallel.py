@@ -5,8 +5,8 @@ msrun starts 2 and 4 workers of dp_worker.py; each trains the same MLP and
 LeNet on its rows of one global batch, under several fusion settings, in
 GRAPH_MODE and PYNATIVE_MODE, and with float16 parameters with and without
 gradient_fp32_sync. Every rank must end with the same parameters, and those
-of one process trained on the whole batch; each step must run one all-reduce
-per fusion bucket."""
+of one process trained on the whole batch; each step must run one fused
+all-reduce (all_reduce_fused) per fusion bucket."""
 import copy
 import os
 import pathlib
@@ -69,20 +69,25 @@ def reference(tmp_path_factory):
 
 
 def graph_all_reduces(out, run, rank):
-    """The all_reduce kernels of the compiled step, and the dtypes they reduce (capture IR)."""
+    """The all_reduce_fused kernels of the compiled step, and the dtypes they reduce (capture IR). The
+    reducer's operators are those fused all-reduces and casts only (no concatenation, split or reshape)."""
     ir = out / "ir" / run
     order = next(ir.rglob(f"rank_{rank}/*_execution_order_*.ir")).read_text()
     steps = re.findall(r"^\d+: (\w+) ", order, re.MULTILINE)
+    assert "all_reduce" not in steps, (run, steps)
     capture = next(ir.rglob(f"rank_{rank}/00_capture_*.ir")).read_text()
-    dtypes = re.findall(r"= all_reduce\(.*\} : (\w+)\(", capture)
-    return steps.count("all_reduce"), dtypes
+    reducer_ops = set(re.findall(r"DistributedGradReducer/(\w+?)-op\d+", capture))
+    assert reducer_ops <= {"all_reduce_fused", "cast"}, (run, reducer_ops)
+    dtypes = re.findall(r"= all_reduce_fused\(.*\} : \(?(\w+)\(", capture)
+    return steps.count("all_reduce_fused"), dtypes
 
 
 def eager_all_reduces(out, run, rank):
-    """The all_reduce calls of the profiled PYNATIVE steps (the profiler's op summary)."""
+    """The all_reduce_fused calls of the profiled PYNATIVE steps (the profiler's op summary)."""
     summary = next((out / "prof" / run).rglob(f"op_summary_{rank}.csv")).read_text().splitlines()
     calls = {row.split(",")[0]: int(row.split(",")[1]) for row in summary[1:]}
-    return calls.get("all_reduce", 0)
+    assert "all_reduce" not in calls and "concat" not in calls, (run, calls)
+    return calls.get("all_reduce_fused", 0)
 
 
 @pytest.mark.parametrize("workers", [2, 4])

@@ -24,17 +24,20 @@ order. The rules (docs/distributed.md, "Gradient fusion buckets"):
 5. Buckets are issued in the order their last gradient is produced by
    backward: by their lowest parameter index, highest first.
 
-A bucket of one gradient is all-reduced as it is; a bucket of several is
-flattened and concatenated into one buffer, all-reduced once, divided by
-`degree` when `mean`, split and reshaped back. `construct` is an `ms.jit`
-function: inlined into a compiled training step, and one compiled call per
-step in PYNATIVE_MODE (instead of some 30 eager operators)."""
+A bucket is one `all_reduce_fused` operator (Note [Collective ops] in
+src/ops/comm.cc): its kernel packs the bucket's gradients into one buffer,
+multiplied by 1 / `degree` as they are copied when `mean`, all-reduces the
+buffer in place and copies the parts out. In GRAPH_MODE the reducer is part
+of the compiled training step (or compiles as a Cell when called alone); in
+PYNATIVE_MODE it runs eagerly: one operator per bucket (and the casts of
+gradient_fp32_sync) costs less than a compiled call's dispatch, and each
+bucket's all-reduce waits only for its own gradients, so it runs beside the
+backward operators of earlier layers still queued."""
 from ... import _C
 from ... import context as _context
-from ..._jit import jit
 from ...common import dtype as mstype
+from ..._tensor import _op
 from ...ops import functional as F
-from ...ops.operations.comm_ops import AllReduce, ReduceOp
 from ..cell import Cell
 
 __all__ = ["DistributedGradReducer"]
@@ -154,28 +157,18 @@ class DistributedGradReducer(Cell):
                                     threshold_mb=fusion["threshold_mb"], enabled=fusion["enabled"],
                                     fp32_sync=self.fp32_sync)
         if degree is None:
-            degree = _C._group_info(group)["size"]  # communication.get_group_size(group)
+            degree = _C.parallel.group_info(group)["size"]  # communication.get_group_size(group)
         self.mean = mean
         self.degree = degree
         self.fusion_type = fusion_type
         self.group = group
-        self._allreduce = AllReduce(ReduceOp.SUM, group)
 
     def _reduce(self, grads):
-        """One AllReduce over `grads` (one reduction dtype): flattened and concatenated when several."""
-        if len(grads) == 1:
-            flat = grads[0]
-        else:
-            flat = F.concat([F.reshape(g, (-1,)) for g in grads])
-        flat = self._allreduce(flat)
-        if self.mean:
-            flat = F.mul(flat, 1.0 / self.degree)
-        if len(grads) == 1:
-            return [flat]
-        parts = F.split(flat, [_size_of(g.shape) for g in grads])
-        return [F.reshape(part, g.shape) for part, g in zip(parts, grads)]
+        """One fused all-reduce over `grads` (one reduction dtype), scaled by 1 / degree when `mean`."""
+        out = _op("all_reduce_fused", *grads, op="sum", group=self.group,
+                  scale=1.0 / self.degree if self.mean else 1.0)
+        return out if isinstance(out, tuple) else (out,)
 
-    @jit
     def construct(self, grads):
         if len(grads) != len(self.allreduce_filter):
             raise ValueError(f"For 'DistributedGradReducer', the number of gradients must be the number of "
