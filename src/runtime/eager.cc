@@ -166,10 +166,12 @@ class Dispatcher {
         idle_, lock, [this] { return finished_ == queued_; }, "waiting for PYNATIVE operators");
   }
 
-  /// Whether every queued op has finished (a snapshot).
-  bool Idle() {
-    std::lock_guard lock(mutex_);
-    return finished_ == queued_;
+  /// Whether every queued op has finished (a snapshot, without the lock:
+  /// every small op's call asks). Reading queued_ first, an op queued before
+  /// this call counts as unfinished until its finish is visible.
+  bool Idle() const {
+    const uint64_t queued = queued_.load(std::memory_order_acquire);
+    return finished_.load(std::memory_order_acquire) == queued;
   }
 
   /// Waits for the queue to drain, without giving way to interrupts (fork).
@@ -251,8 +253,9 @@ class Dispatcher {
   std::deque<WorkItem> queue_;
   std::thread worker_;
   bool started_ = false;
-  uint64_t queued_ = 0;
-  uint64_t finished_ = 0;
+  // Written under mutex_, read without it by Idle().
+  std::atomic<uint64_t> queued_{0};
+  std::atomic<uint64_t> finished_{0};
 };
 
 // Replaced in a fork child (the old one's thread did not come along).
