@@ -286,6 +286,11 @@ class Dispatcher {
   }
 
   void Execute(WorkItem& item) {
+    bool counted = false;  // ran_ counts each op once, before its completion is set
+    const auto count = [&] {
+      if (!counted) ran_.fetch_add(1, std::memory_order_release);
+      counted = true;
+    };
     try {
       if (InterruptCount() != item.interrupts) {
         throw RuntimeError(StrCat("'", item.op->name, "' was not run: the program was interrupted ",
@@ -312,10 +317,10 @@ class Dispatcher {
       } catch (...) {
         RethrowWithContext(*item.op, item.inputs, item.origin);
       }
-      ran_.fetch_add(1, std::memory_order_release);
+      count();
       item.completion->Finish();
     } catch (...) {
-      ran_.fetch_add(1, std::memory_order_release);
+      count();
       item.completion->Fail(std::current_exception());
     }
   }
