@@ -47,12 +47,12 @@ TEST(ObserverList, ReadersWhileAnotherThreadEdits) {
     stop = true;
   });
   long seen = 0;
-  while (!stop) {
+  do {  // at least once, however the threads are scheduled
     for (Counter* c : *list.snapshot()) {
       ASSERT_TRUE(c == &a || c == &b);
       seen += c->id;
     }
-  }
+  } while (!stop);
   editor.join();
   EXPECT_GT(seen, 0);
   EXPECT_EQ(*list.snapshot(), std::vector<Counter*>{&a});
