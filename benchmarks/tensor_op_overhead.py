@@ -2,10 +2,10 @@
 
     .venv/bin/python benchmarks/tensor_op_overhead.py
 
-Times ops on 4-element float32 tensors (and a 4->4 Dense layer on a batch of
-2), where the kernel itself is negligible, so what is measured is the cost of
-a call: the Python wrappers, argument conversion, the binding, the op's
-checks and dispatch. Prints the best of several repeats per call in ns, and
+Times ops on 4-element float32 tensors (and a 4x4 matmul, and a 4->4 Dense
+layer on a batch of 2), where the kernel itself is negligible, so what is
+measured is the cost of a call: the Python wrappers, argument conversion,
+the binding, the op's checks and dispatch. Prints the best of several repeats per call in ns, and
 the ratio against PyTorch measured in the same run, in its own process
 (peers.py: OpenBLAS's OpenMP build, PyTorch's thread defaults). It also times
 the Python layer alone (Tensor.__add__ with the native call replaced by a
@@ -23,7 +23,9 @@ CASES = [
     ("x + y", "x + y", "x + y"),
     ("x + 1.0", "x + 1.0", "x + 1.0"),
     ("ops.add(x, y)", "ops.add(x, y)", "torch.add(x, y)"),
+    ("ops.mul(x, y)", "ops.mul(x, y)", "torch.mul(x, y)"),
     ("ops.relu(x)", "ops.relu(x)", "torch.relu(x)"),
+    ("ops.matmul(m, m)", "ops.matmul(m, m)", "torch.matmul(m, m)"),
     ("x * y - x", "x * y - x", "x * y - x"),
     ("x.sum()", "x.sum()", "x.sum()"),
     ("x[0]", "x[0]", "x[0]"),
@@ -47,7 +49,7 @@ def torch_ns(number, repeat):
     import torch
 
     env = {"torch": torch, "x": torch.ones(4), "y": torch.ones(4), "dense": torch.nn.Linear(4, 4),
-           "xd": torch.ones(2, 4)}
+           "xd": torch.ones(2, 4), "m": torch.ones(4, 4)}
     return [best_ns(peer, env, number, repeat) for _, _, peer in CASES]
 
 
@@ -60,7 +62,7 @@ def main():
     x = ms.Tensor(np.ones(4, np.float32))
     y = ms.Tensor(np.ones(4, np.float32))
     env = {"ms": ms, "ops": ops, "x": x, "y": y, "_C": _C, "bx": x._t, "by": y._t, "dense": nn.Dense(4, 4),
-           "xd": ms.Tensor(np.ones((2, 4), np.float32))}
+           "xd": ms.Tensor(np.ones((2, 4), np.float32)), "m": ms.Tensor(np.ones((4, 4), np.float32))}
     ours = [best_ns(stmt, env, sync=_C.synchronize) for _, stmt, _ in CASES]
     try:
         peer = peers.in_peer(torch_ns, NUMBER, REPEAT)

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "autodiff/autodiff.h"
 #include "bindings.h"
@@ -327,13 +328,35 @@ py::object WrapTensor(Tensor&& t) {
                                                                                  nullptr, &MoveTensor));
 }
 
-py::object CallOp(py::handle op, py::handle inputs, py::handle attrs) {
+// Note [Op lookup cache]
+// The op of a call is found by the name's str object, which the cache holds
+// a reference to (so its address names that string while it is there): the
+// wrappers pass the same few interned names on every call. A name that is
+// no op is not kept, and raises on every call. Ops are registered once, at
+// start-up, and live as long as the process. Used with the interpreter lock.
+const ops::OpDef& FindCallOp(py::handle op) {
+  static auto* cache = new std::unordered_map<PyObject*, const ops::OpDef*>();
+  if (auto it = cache->find(op.ptr()); it != cache->end()) return *it->second;
   Py_ssize_t name_size = 0;
   const char* name = PyUnicode_Check(op.ptr()) ? PyUnicode_AsUTF8AndSize(op.ptr(), &name_size) : nullptr;
   if (name == nullptr) {
     PyErr_Clear();
     throw TypeError(StrCat("call(): 'op' must be a str, but got ", TypeName(op), "."));
   }
+  const ops::OpDef& def = ops::GetOp(std::string_view(name, static_cast<size_t>(name_size)));
+  if (!PyUnicode_CheckExact(op.ptr())) return def;
+  constexpr size_t kMaxNames = 4096;  // names built at run time (f-strings) do not pile up
+  if (cache->size() >= kMaxNames) {
+    for (const auto& entry : *cache) Py_DECREF(entry.first);
+    cache->clear();
+  }
+  Py_INCREF(op.ptr());
+  cache->emplace(op.ptr(), &def);
+  return def;
+}
+
+py::object CallOp(py::handle op, py::handle inputs, py::handle attrs) {
+  if (!PyUnicode_Check(op.ptr())) throw TypeError(StrCat("call(): 'op' must be a str, but got ", TypeName(op), "."));
   if (!PyDict_Check(attrs.ptr())) {
     throw TypeError(StrCat("call(): 'attrs' must be a dict, but got ", TypeName(attrs), "."));
   }
@@ -369,7 +392,7 @@ py::object CallOp(py::handle op, py::handle inputs, py::handle attrs) {
     }
   }
   Dict attr_values = PyDict_GET_SIZE(attrs.ptr()) == 0 ? Dict() : ToDict(attrs);
-  std::vector<Tensor> outputs = ops::Call(std::string_view(name, static_cast<size_t>(name_size)), given, attr_values);
+  std::vector<Tensor> outputs = ops::Call(FindCallOp(op), given, attr_values);
   py::list out(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), WrapTensor(std::move(outputs[i])).release().ptr());

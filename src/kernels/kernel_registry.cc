@@ -16,6 +16,7 @@
 #include <mutex>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "context/options.h"
 #include "kernels/kernel.h"
@@ -41,11 +42,32 @@ bool RegisterKernel(KernelDef def) {
   return true;
 }
 
-const KernelDef* SelectKernel(std::string_view op, DeviceTarget device, const std::vector<ops::TensorMeta>& inputs,
-                              const Dict& attrs) {
+namespace {
+
+// Note [Kernel list cache]
+// Every eager call selects a kernel, by the op's name. Each thread keeps the
+// lists it looked up by the address of the name's characters (op names are
+// the OpDefs' own, living as long as the process), checking the name itself
+// on a hit, since a name built at run time may reuse an address. Kernels
+// register at start-up; the map's lists stay where they are.
+const std::vector<KernelDef>* KernelList(std::string_view op) {
+  thread_local std::unordered_map<const char*, const std::vector<KernelDef>*> cache;
+  if (auto hit = cache.find(op.data()); hit != cache.end() && hit->second->front().op == op) return hit->second;
   auto it = Registry().find(op);
   if (it == Registry().end()) return nullptr;
-  for (const KernelDef& k : it->second) {
+  constexpr size_t kMaxNames = 4096;
+  if (cache.size() >= kMaxNames) cache.clear();
+  cache[op.data()] = &it->second;
+  return &it->second;
+}
+
+}  // namespace
+
+const KernelDef* SelectKernel(std::string_view op, DeviceTarget device, const std::vector<ops::TensorMeta>& inputs,
+                              const Dict& attrs) {
+  const std::vector<KernelDef>* list = KernelList(op);
+  if (list == nullptr) return nullptr;
+  for (const KernelDef& k : *list) {
     if (k.device == device && (k.supports == nullptr || k.supports(inputs, attrs))) return &k;
   }
   return nullptr;

@@ -37,7 +37,10 @@ GradientContext::~GradientContext() { t_gradient_of = previous_; }
 const Tensor* GradientContext::Current() { return t_gradient_of; }
 
 std::vector<Tensor> Call(std::string_view name, const std::vector<Tensor>& inputs, const Dict& attrs) {
-  const OpDef& op = GetOp(name);
+  return Call(GetOp(name), inputs, attrs);
+}
+
+std::vector<Tensor> Call(const OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs) {
   bool variadic = op.inputs.size() == 1 && op.inputs[0].ends_with("...");
   if (!variadic && inputs.size() != op.inputs.size()) {
     OpError(ErrorKind::kType, op.name, StrCat("takes ", op.inputs.size(), " inputs, but got ", inputs.size()));

@@ -14,6 +14,9 @@
 namespace msrt::ops {
 
 std::vector<Tensor> Call(std::string_view name, const std::vector<Tensor>& inputs, const Dict& attrs = {});
+/// Call for a caller that looked the op up once (GetOp) and keeps it: ops
+/// live as long as the process.
+std::vector<Tensor> Call(const OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs = {});
 /// Call for single-output ops.
 Tensor Call1(std::string_view op, const std::vector<Tensor>& inputs, const Dict& attrs = {});
 

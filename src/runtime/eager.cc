@@ -15,7 +15,9 @@
 
 #include <pthread.h>
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -82,6 +84,7 @@ struct WorkItem {
   std::string origin;
   uint64_t step = 0;        // the training step the op was called in (Note [Eager iterations])
   uint64_t interrupts = 0;  // InterruptCount() at the call: an interrupt since drops the op
+  uint64_t cost_key = 0;    // Note [Kernel cost estimates]: 0 when its time is not kept
 };
 
 std::string DescribeInputs(const std::vector<Tensor>& inputs) {
@@ -105,6 +108,75 @@ void RunKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const std
                std::vector<Tensor>& outputs, const Dict& attrs, uint64_t step) {
   const LaunchSite site{.graph = {}, .node = {}, .iteration = step};
   LaunchKernel(kernel, op, inputs, outputs, attrs, site);
+}
+
+// Note [Kernel cost estimates]
+// Whether an op above the inline size (Note [Inline small ops]) is worth
+// running at the call depends on its kernel's time, which its sizes alone
+// do not tell (a convolution does hundreds of multiply-adds per output, an
+// addition one). The runtime keeps what each kernel took, last time, on the
+// same input and output shapes: a table of 64-bit words (hash of kernel and
+// shapes, time in units of 128 ns) written after each such run, wherever it
+// ran, and read without a lock. A collision or a race only misjudges one
+// op's placement, never its result.
+class KernelCosts {
+ public:
+  static uint64_t Key(const kernels::KernelDef& kernel, const std::vector<Tensor>& inputs,
+                      const std::vector<Tensor>& outputs) {
+    uint64_t h = Mix(0x9e3779b97f4a7c15ULL, reinterpret_cast<uintptr_t>(&kernel));
+    const auto add = [&h](const Tensor& t) {
+      if (!t.defined()) {
+        h = Mix(h, 0xabcdefULL);
+        return;
+      }
+      h = Mix(h, static_cast<uint64_t>(t.dtype()) + (static_cast<uint64_t>(t.ndim()) << 8));
+      for (int64_t d : t.shape()) h = Mix(h, static_cast<uint64_t>(d));
+    };
+    for (const Tensor& t : inputs) add(t);
+    h = Mix(h, 0x5bd1e995ULL);
+    for (const Tensor& t : outputs) add(t);
+    return h | 1;  // never 0 (no key)
+  }
+  /// The kernel's last time on these shapes in ns, or -1 when unknown.
+  int64_t EstimateNs(uint64_t key) const {
+    const uint64_t word = slots_[key % kSlots].load(std::memory_order_relaxed);
+    if (word == 0 || (word & ~kTimeMask) != (key & ~kTimeMask)) return -1;
+    return static_cast<int64_t>(word & kTimeMask) * kUnitNs;
+  }
+  void Record(uint64_t key, int64_t ns) {
+    const uint64_t units = std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(ns, 0)) / kUnitNs, kTimeMask);
+    slots_[key % kSlots].store((key & ~kTimeMask) | units, std::memory_order_relaxed);
+  }
+
+ private:
+  static uint64_t Mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdULL;
+  }
+  static constexpr size_t kSlots = 4093;          // a prime: the index uses every bit of the key
+  static constexpr uint64_t kTimeMask = 0xFFFFF;  // 20 bits of 128 ns: up to 134 ms
+  static constexpr int64_t kUnitNs = 128;
+  std::array<std::atomic<uint64_t>, kSlots> slots_{};
+};
+
+KernelCosts& Costs() {
+  static auto* costs = new KernelCosts();  // ops may run during exit
+  return *costs;
+}
+
+int64_t MonotonicNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// RunKernel, keeping its time under `cost_key` when that is not 0 (only a
+// kernel that finished: a failed one's time says nothing).
+void RunKernelTimed(const kernels::KernelDef& kernel, const ops::OpDef& op, const std::vector<Tensor>& inputs,
+                    std::vector<Tensor>& outputs, const Dict& attrs, uint64_t step, uint64_t cost_key) {
+  if (cost_key == 0) return RunKernel(kernel, op, inputs, outputs, attrs, step);
+  const int64_t start = MonotonicNs();
+  RunKernel(kernel, op, inputs, outputs, attrs, step);
+  Costs().Record(cost_key, MonotonicNs() - start);
 }
 
 // Re-raises the current exception as the same Python type with context.
@@ -166,10 +238,15 @@ class Dispatcher {
         idle_, lock, [this] { return finished_ == queued_; }, "waiting for PYNATIVE operators");
   }
 
-  /// Whether every queued op has finished (a snapshot).
-  bool Idle() {
-    std::lock_guard lock(mutex_);
-    return finished_ == queued_;
+  /// Whether every queued op's kernel has run (a snapshot, without the
+  /// lock: every small op's call asks). An op counts as run before its
+  /// completion is set, so a caller that waited for an output and calls
+  /// again finds the dispatcher idle, though it may still be freeing the
+  /// op's tensors. Reading queued_ first, an op queued before this call
+  /// counts as running until its count is visible.
+  bool Idle() const {
+    const uint64_t queued = queued_.load(std::memory_order_acquire);
+    return ran_.load(std::memory_order_acquire) == queued;
   }
 
   /// Waits for the queue to drain, without giving way to interrupts (fork).
@@ -208,7 +285,12 @@ class Dispatcher {
     }
   }
 
-  static void Execute(WorkItem& item) {
+  void Execute(WorkItem& item) {
+    bool counted = false;  // ran_ counts each op once, before its completion is set
+    const auto count = [&] {
+      if (!counted) ran_.fetch_add(1, std::memory_order_release);
+      counted = true;
+    };
     try {
       if (InterruptCount() != item.interrupts) {
         throw RuntimeError(StrCat("'", item.op->name, "' was not run: the program was interrupted ",
@@ -227,7 +309,7 @@ class Dispatcher {
         }
       }
       try {
-        RunKernel(*item.kernel, *item.op, item.inputs, item.outputs, item.attrs, item.step);
+        RunKernelTimed(*item.kernel, *item.op, item.inputs, item.outputs, item.attrs, item.step, item.cost_key);
       } catch (const Interrupted& e) {
         // Readers of its outputs later see a RuntimeError, not a second KeyboardInterrupt.
         throw RuntimeError(StrCat("'", item.op->name, "' was stopped: the program was interrupted ",
@@ -235,8 +317,10 @@ class Dispatcher {
       } catch (...) {
         RethrowWithContext(*item.op, item.inputs, item.origin);
       }
+      count();
       item.completion->Finish();
     } catch (...) {
+      count();
       item.completion->Fail(std::current_exception());
     }
   }
@@ -251,8 +335,11 @@ class Dispatcher {
   std::deque<WorkItem> queue_;
   std::thread worker_;
   bool started_ = false;
-  uint64_t queued_ = 0;
-  uint64_t finished_ = 0;
+  // queued_ and finished_ are written under mutex_; Idle() reads queued_
+  // and ran_ (the ops whose kernels ran, or failed) without it.
+  std::atomic<uint64_t> queued_{0};
+  std::atomic<uint64_t> finished_{0};
+  std::atomic<uint64_t> ran_{0};
 };
 
 // Replaced in a fork child (the old one's thread did not come along).
@@ -334,8 +421,9 @@ class EagerExecutor final : public ops::Executor {
       }
       return outputs;
     }
-    if (RunsInline(inputs, outputs)) {
-      RunInline(*kernel, op, inputs, outputs, *run_attrs);
+    uint64_t cost_key = 0;
+    if (RunsInline(*kernel, inputs, outputs, &cost_key)) {
+      RunInline(*kernel, op, inputs, outputs, *run_attrs, cost_key);
       return outputs;
     }
     WorkItem item{kernel,
@@ -347,7 +435,8 @@ class EagerExecutor final : public ops::Executor {
                   std::make_shared<Completion>(),
                   g_origin_hook ? g_origin_hook() : std::string(),
                   CurrentStep(),
-                  InterruptCount()};
+                  InterruptCount(),
+                  cost_key};
     item.input_writes.reserve(inputs.size());
     for (const Tensor& t : inputs) item.input_writes.push_back(t.pending());
     for (const Tensor& t : outputs) t.set_pending(item.completion);
@@ -364,26 +453,40 @@ class EagerExecutor final : public ops::Executor {
   // dispatcher had run it at once: a kernel error does not raise here but
   // fails the outputs' completion, raised at the next read, naming the same
   // launching line (the hook is read now, at the call).
+  // A larger op is handled the same way when its kernel took less than
+  // kInlineCostNs last time on the same shapes (Note [Kernel cost
+  // estimates]): the hand-off, and waking the dispatcher, cost a real
+  // share of such a kernel. For every larger op *cost_key is set, so that
+  // its time is kept wherever it runs.
   static constexpr int64_t kInlineElements = 4096;
+  static constexpr int64_t kInlineCostNs = 100'000;
 
-  static bool RunsInline(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
+  static bool RunsInline(const kernels::KernelDef& kernel, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& outputs, uint64_t* cost_key) {
     int64_t elements = 0;
     for (const Tensor& t : outputs) elements += t.numel();
     for (const Tensor& t : inputs) {
+      if (t.defined()) elements += t.numel();
+    }
+    bool small = elements <= kInlineElements;
+    if (!small) {
+      *cost_key = KernelCosts::Key(kernel, inputs, outputs);
+      const int64_t estimate = Costs().EstimateNs(*cost_key);
+      if (estimate < 0 || estimate >= kInlineCostNs) return false;
+    }
+    for (const Tensor& t : inputs) {
       if (!t.defined()) continue;
-      elements += t.numel();
-      if (elements > kInlineElements) return false;
       const std::shared_ptr<Completion> write = t.pending();
       if (write && (!write->done() || write->error())) return false;
     }
-    return elements <= kInlineElements && GlobalDispatcher().Idle();
+    return GlobalDispatcher().Idle();
   }
 
   static void RunInline(const kernels::KernelDef& kernel, const ops::OpDef& op, const std::vector<Tensor>& inputs,
-                        std::vector<Tensor>& outputs, const Dict& attrs) {
+                        std::vector<Tensor>& outputs, const Dict& attrs, uint64_t cost_key) {
     try {
       try {
-        RunKernel(kernel, op, inputs, outputs, attrs, CurrentStep());
+        RunKernelTimed(kernel, op, inputs, outputs, attrs, CurrentStep(), cost_key);
       } catch (const Interrupted& e) {
         throw RuntimeError(StrCat("'", op.name, "' was stopped: the program was interrupted ",
                                   "(KeyboardInterrupt) while it ran", Where(CallOrigin()), "."));

@@ -181,11 +181,22 @@ def _signature_text(params, defaults, first=None):
     return ", ".join(parts)
 
 
+# Defaults converted once, when the forms are made: a parameter left at its
+# default passes _k[i] instead of converting the default on every call.
+_CONVERTED_DEFAULTS = []
+
+
 def _attr_expr(types, p):
     """The expression passing parameter `p` to its attribute, converted."""
     value = f"_varargs({p['name']})" if p["varargs"] else p["name"]
     conv = _ATTR_CONVERTERS.get(types[p["target"]])
-    return f"{conv}({value})" if conv else value
+    if not conv:
+        return value
+    if p["varargs"] or "_default_index" not in p:
+        return f"{conv}({value})"
+    index = len(_CONVERTED_DEFAULTS)
+    _CONVERTED_DEFAULTS.append(globals()[conv](p["default"]))
+    return f"(_k[{index}] if {value} is _d[{p['_default_index']}] else {conv}({value}))"
 
 
 def _unsupported_check(p, label):
@@ -241,7 +252,7 @@ def _compile(source, name, defaults):
                  "_ints_attr": _ints_attr,
                  "_number_attr": _number_attr, "_axes_attr": _axes_attr, "_scalar_attr": _scalar_attr,
                  "_varargs": _varargs, "_varinputs": _varinputs, "_plain_attr": _plain_attr,
-                 "_unsupported": _unsupported, "_d": defaults, "_C": _C}
+                 "_unsupported": _unsupported, "_d": defaults, "_k": _CONVERTED_DEFAULTS, "_C": _C}
     code = compile(source, f"<msrt op form {name}>", "exec")
     exec(code, namespace)  # noqa: S102 - source generated above from the op declarations
     return namespace[name]

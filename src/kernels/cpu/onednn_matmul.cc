@@ -49,7 +49,7 @@ Product DescribeProduct(const Tensor& a, const Tensor& b, const Tensor& out, con
 }
 
 template <typename T>
-void ReferenceProduct(const Product& p, const T* a, const T* b, T* out, const T* bias) {
+void ReferenceProduct(const Product& p, const T* a, const T* b, T* out, const T* bias, bool serial = false) {
   int64_t batches = NumElements(p.batch);
   auto a_strides = Strides(p.a_batch);
   auto b_strides = Strides(p.b_batch);
@@ -58,7 +58,7 @@ void ReferenceProduct(const Product& p, const T* a, const T* b, T* out, const T*
   // Element (i, j) of op(a): a is stored (m, k), or (k, m) when transposed.
   int64_t a_row = p.ta ? 1 : p.k, a_col = p.ta ? p.m : 1;
   int64_t b_row = p.tb ? 1 : p.n, b_col = p.tb ? p.k : 1;
-  ParallelFor(batches * p.m, 1, [&](int64_t begin, int64_t end) {
+  ParallelFor(batches * p.m, serial ? std::max<int64_t>(batches * p.m, 1) : 1, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       CancellationPoint();  // a large float64 product runs for seconds
       int64_t bi = row / p.m, i = row % p.m;
@@ -83,10 +83,23 @@ void ReferenceProduct(const Product& p, const T* a, const T* b, T* out, const T*
 }
 
 void RunReferenceProduct(const Product& p, const Tensor& a, const Tensor& b, Tensor& out, const Tensor* bias,
-                         std::string_view op) {
+                         std::string_view op, bool serial = false) {
   dn::DispatchFloat(a.dtype(), op, [&]<typename T>() {
-    ReferenceProduct<T>(p, a.raw<T>(), b.raw<T>(), out.raw<T>(), bias ? bias->raw<T>() : nullptr);
+    ReferenceProduct<T>(p, a.raw<T>(), b.raw<T>(), out.raw<T>(), bias ? bias->raw<T>() : nullptr, serial);
   });
+}
+
+// Note [Tiny products]
+// Below this many multiply-adds, running a oneDNN primitive (the cache
+// lookup by a key of the shapes, wrapping each operand, the primitive's own
+// setup) costs several times the arithmetic: the reference loop does them
+// on the calling thread instead.
+constexpr int64_t kTinyProductMacs = 4096;
+
+bool TinyProduct(const Product& p, DType dtype) {
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat64) return false;
+  const int64_t macs = NumElements(p.batch) * p.m * p.n * p.k;
+  return macs <= kTinyProductMacs;
 }
 
 // ---------------------------------------------------------------------------
@@ -172,6 +185,11 @@ bool TrivialProduct(const Product& p, Tensor& out, const Tensor* bias) {
 void RunProduct(std::string_view op, const Product& p, const Tensor& a, const Tensor& b, Tensor& out,
                 const Tensor* bias, const dn::Epilogue& epilogue = {}) {
   if (TrivialProduct(p, out, bias)) {
+    dn::ApplyEpilogueInPlace(epilogue, out);
+    return;
+  }
+  if (TinyProduct(p, a.dtype())) {
+    RunReferenceProduct(p, a, b, out, bias, op, /*serial=*/true);
     dn::ApplyEpilogueInPlace(epilogue, out);
     return;
   }

@@ -58,10 +58,15 @@ TEST(OneDnnCache, ATrainingLoopBuildsItsPrimitivesOnce) {
 int64_t MissesAcrossThreadCounts(const Tensor& a) {
   onednn::ClearCache();
   for (int inter_op : {0, 2, 0}) {
-    SetContext(Dict{{"runtime_num_threads", Value(2)}, {"inter_op_parallel_num", Value(inter_op)}});
+    // On this thread (primitives are cached per thread; StaysBounded says why).
+    SetContext(Dict{{"runtime_num_threads", Value(2)},
+                    {"inter_op_parallel_num", Value(inter_op)},
+                    {"pynative_synchronize", Value(true)}});
     ops::Call1("matmul", {a, a}).Sync();
   }
-  SetContext(Dict{{"runtime_num_threads", Value(30)}, {"inter_op_parallel_num", Value(0)}});  // the defaults
+  SetContext(Dict{{"runtime_num_threads", Value(30)},
+                  {"inter_op_parallel_num", Value(0)},
+                  {"pynative_synchronize", Value(false)}});  // the defaults
   return onednn::CacheStats().misses;
 }
 
@@ -72,23 +77,59 @@ TEST(OneDnnCache, AThreadCountChangeRebuildsPrimitives) {
 }
 
 TEST(OneDnnCache, SmallPrimitivesRunOnOneThreadWhateverTheCount) {
-  EXPECT_EQ(MissesAcrossThreadCounts(Filled({16, 16}, 1.0f)), 1);
+  EXPECT_EQ(MissesAcrossThreadCounts(Filled({17, 17}, 1.0f)), 1);  // above the tiny products
+  EXPECT_EQ(MissesAcrossThreadCounts(Filled({128, 128}, 1.0f)), 1);  // 4.2 M FLOP: under 16 M
 }
 
 TEST(OneDnnCache, StaysBounded) {
+  // Every product on this thread: primitives are cached per thread, and an
+  // op runs at the call or on the dispatcher by its measured time (Note
+  // [Kernel cost estimates] in runtime/eager.cc).
+  SetContext(Dict{{"pynative_synchronize", Value(true)}});
   onednn::ClearCache();
   int64_t capacity = onednn::CacheStats().capacity;
-  Tensor b = Filled({4, 3}, 1.0f);
-  for (int64_t rows = 1; rows <= capacity + 10; ++rows) ops::Call1("matmul", {Filled({rows, 4}, 1.0f), b}).Sync();
+  Tensor b = Filled({65, 64}, 1.0f);  // every product above the tiny ones (Note [Tiny products])
+  for (int64_t rows = 1; rows <= capacity + 10; ++rows) ops::Call1("matmul", {Filled({rows, 65}, 1.0f), b}).Sync();
   onednn::PrimitiveCacheStats stats = onednn::CacheStats();
   EXPECT_EQ(stats.entries, capacity);
   EXPECT_EQ(stats.misses, capacity + 10);
   // The most recent survive; the oldest were evicted.
-  ops::Call1("matmul", {Filled({capacity + 10, 4}, 1.0f), b}).Sync();
-  ops::Call1("matmul", {Filled({1, 4}, 1.0f), b}).Sync();
+  ops::Call1("matmul", {Filled({capacity + 10, 65}, 1.0f), b}).Sync();
+  ops::Call1("matmul", {Filled({1, 65}, 1.0f), b}).Sync();
   stats = onednn::CacheStats();
   EXPECT_EQ(stats.hits, 1);
   EXPECT_EQ(stats.misses, capacity + 11);
+  SetContext(Dict{{"pynative_synchronize", Value(false)}});
+}
+
+Tensor Counting(const Shape& shape, float scale) {
+  std::vector<float> data(static_cast<size_t>(NumElements(shape)));
+  for (size_t i = 0; i < data.size(); ++i) data[i] = scale * static_cast<float>(i + 1);
+  return Tensor::FromHost(data.data(), data.size() * sizeof(float), shape, DType::kFloat32);
+}
+
+// Note [Tiny products]: up to 4096 multiply-adds run the reference loop on
+// the calling thread, building no primitive; the results are the product's.
+TEST(OneDnnCache, TinyProductsBuildNoPrimitive) {
+  onednn::ClearCache();
+  Tensor a = Counting({2, 3}, 1.0f);   // [[1 2 3] [4 5 6]]
+  Tensor b = Counting({3, 2}, 0.5f);   // [[.5 1] [1.5 2] [2.5 3]]
+  Tensor bt = Counting({2, 3}, 0.5f);  // [[.5 1 1.5] [2 2.5 3]], used transposed
+  Tensor ab = ops::Call1("matmul", {a, b});
+  Tensor abt = ops::Call1("matmul", {a, bt}, Dict{{"transpose_b", Value(true)}});
+  Tensor bias = Counting({2}, 10.0f);  // [10 20]
+  Tensor dense = ops::Call1("dense", {a, bt, bias});
+  const std::vector<float> want_ab{11.0f, 14.0f, 24.5f, 32.0f};
+  const std::vector<float> want_abt{7.0f, 16.0f, 16.0f, 38.5f};
+  const std::vector<float> want_dense{17.0f, 36.0f, 26.0f, 58.5f};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_FLOAT_EQ(ab.data<float>()[i], want_ab[i]) << i;
+    EXPECT_FLOAT_EQ(abt.data<float>()[i], want_abt[i]) << i;
+    EXPECT_FLOAT_EQ(dense.data<float>()[i], want_dense[i]) << i;
+  }
+  EXPECT_EQ(onednn::CacheStats().misses, 0);
+  ops::Call1("matmul", {Counting({17, 16}, 1.0f), Counting({16, 16}, 1.0f)}).Sync();  // 4352 multiply-adds
+  EXPECT_EQ(onednn::CacheStats().misses, 1);
 }
 
 TEST(OneDnnCache, ResultsAreRightFromACachedPrimitive) {

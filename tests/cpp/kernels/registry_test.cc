@@ -31,6 +31,25 @@ TEST(KernelRegistry, TheCpuHasKernelsForTheCommonOps) {
   EXPECT_TRUE(kernels::OpsWithKernelsOn(DeviceTarget::kAscend).empty());
 }
 
+// Note [Kernel list cache]: lists are cached by the address of the name's
+// characters; a name rewritten in place at the same address finds its own op.
+TEST(KernelRegistry, SelectionFollowsANameRewrittenAtTheSameAddress) {
+  const std::vector<ops::TensorMeta> metas{{{4}, DType::kFloat32}, {{4}, DType::kFloat32}};
+  std::string name = "add";
+  const char* address = name.data();
+  for (int round = 0; round < 3; ++round) {
+    for (const char* op : {"add", "mul", "sub"}) {
+      name.assign(op);
+      ASSERT_EQ(name.data(), address);
+      const kernels::KernelDef* kernel = kernels::SelectKernel(name, DeviceTarget::kCPU, metas, {});
+      ASSERT_NE(kernel, nullptr) << op;
+      EXPECT_EQ(kernel->op, op);
+    }
+  }
+  name.assign("nop");  // no op of that name: no kernel, though the address was cached
+  EXPECT_EQ(kernels::SelectKernel(name, DeviceTarget::kCPU, metas, {}), nullptr);
+}
+
 TEST(KernelRegistry, BuiltWithGpuKernelsSaysWhatTheRegistryHolds) {
   EXPECT_EQ(BuiltWithGpuKernels(), !kernels::OpsWithKernelsOn(DeviceTarget::kGPU).empty());
   if (!BuiltWithCuda()) {

@@ -77,6 +77,24 @@ def test_numpy_values_are_converted_for_typed_attributes():
     assert ops.mean(x, axis=(np.int32(0),)).shape == (3,)
 
 
+def test_defaults_converted_once_give_what_the_converted_argument_gives():
+    # A parameter left at its default passes the default converted when the
+    # form was made; any other value, equal or not, is converted at the call.
+    x = ms.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert x.sum().shape == () and float(x.sum()) == 15.0
+    assert x.sum(None).shape == ()  # the default object itself
+    assert x.sum(axis=()).shape == ()
+    np.testing.assert_array_equal(x.sum(axis=np.int64(1)).asnumpy(), [3.0, 12.0])
+    assert x.sum(dtype=ms.float64).dtype == ms.float64 and x.sum().dtype == ms.float32
+    np.testing.assert_array_equal(x.sum(initial=np.float32(1.0)).asnumpy(), 16.0)
+    assert ops.mean(x).shape == () and ops.mean(x, keep_dims=True).shape == (1, 1)
+    before = list(_api._CONVERTED_DEFAULTS)
+    for _ in range(2):
+        x.sum()
+        ops.mean(x)
+    assert _api._CONVERTED_DEFAULTS == before  # the shared converted values are not written
+
+
 def test_a_name_written_by_hand_and_declared_is_an_error():
     namespace = {"mean": lambda *a: None}
     with pytest.raises(RuntimeError, match="'mean' is declared by op 'reduce_mean' and also written by hand"):

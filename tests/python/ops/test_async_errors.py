@@ -51,6 +51,25 @@ def test_later_independent_ops_still_run():
     np.testing.assert_array_equal(ok.asnumpy(), [2, 2, 2])
 
 
+def test_a_large_op_run_at_the_call_still_raises_on_read():
+    # Above the inline size, an op whose kernel was quick on these shapes
+    # before runs at the call (Note [Kernel cost estimates] in eager.cc): its
+    # error still waits for the read and names the launching line.
+    params = tensor(np.ones((6000, 2), np.float32))
+    good, bad = tensor(np.array([0, 5999], np.int32)), tensor(np.array([0, 6000], np.int32))
+    for _ in range(4):
+        (out,) = _C.call("gather", [params, good], {"axis": 0})
+        np.testing.assert_array_equal(out.asnumpy(), np.ones((2, 2)))
+        line = inspect.currentframe().f_lineno + 1
+        (out,) = _C.call("gather", [params, bad], {"axis": 0})
+        assert out.shape == (2, 2)
+        with pytest.raises(IndexError) as info:
+            out.asnumpy()
+        message = str(info.value)
+        assert "[gather] index 6000" in message and "while running 'gather'" in message
+        assert f"test_async_errors.py:{line}" in message
+
+
 def test_synchronous_mode_raises_at_the_call():
     ms.set_context(pynative_synchronize=True)
     params = tensor(np.ones((3, 2), np.float32))

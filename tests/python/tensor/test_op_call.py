@@ -1,0 +1,78 @@
+"""The op call binding (`_C.call`): the op is found by its name's str object
+(Note [Op lookup cache] in bind_tensor.cc); whatever string names it, the
+call runs that op, unknown names raise every time, and arguments are read
+as before."""
+import numpy as np
+import pytest
+
+import msrt as ms
+
+_C = ms._C
+
+
+def base(values, dtype=np.float32):
+    return _C.TensorBase(np.asarray(values, dtype))
+
+
+def run(name, *inputs, attrs=None):
+    return [o.asnumpy().copy() for o in _C.call(name, list(inputs), attrs or {})]
+
+
+def test_names_built_at_run_time_call_their_own_op():
+    x, y = base([1.0, 2.0, 3.0]), base([4.0, 5.0, 6.0])
+    want = {"add": [5.0, 7.0, 9.0], "mul": [4.0, 10.0, 18.0], "sub": [-3.0, -3.0, -3.0]}
+    # New str objects every call, dropped at once: an address freed by one
+    # name is reused by the next, and more names than the cache keeps pass.
+    for i in range(6000):
+        op = ("add", "mul", "sub")[i % 3]
+        name = "".join(list(op))
+        (out,) = _C.call(name, [x, y], {})
+        if i % 500 < 3:
+            np.testing.assert_array_equal(out.asnumpy(), want[op])
+    for op, values in want.items():
+        np.testing.assert_array_equal(run(op, x, y)[0], values)
+
+
+def test_a_str_subclass_names_an_op():
+    class Name(str):
+        pass
+
+    x = base([1.0, -2.0])
+    np.testing.assert_array_equal(run(Name("relu"), x)[0], [1.0, 0.0])
+    np.testing.assert_array_equal(run(Name("neg"), x)[0], [-1.0, 2.0])
+
+
+def test_an_unknown_op_raises_on_every_call():
+    x = base([1.0])
+    for _ in range(3):
+        with pytest.raises(ValueError, match=r"There is no op named 'ad_d'\. Did you mean 'add'\?"):
+            _C.call("ad_d", [x, x], {})
+    np.testing.assert_array_equal(run("add", x, x)[0], [2.0])
+
+
+def test_argument_errors_keep_their_order():
+    x = base([1.0])
+    with pytest.raises(TypeError, match="'op' must be a str, but got int"):
+        _C.call(3, [x], {})
+    # The inputs and attributes are checked before the name is looked up.
+    with pytest.raises(TypeError, match="'inputs' must be a list of TensorBase, but got str"):
+        _C.call("no_such_op", "xy", {})
+    with pytest.raises(TypeError, match="'attrs' must be a dict"):
+        _C.call("add", [x, x], [])
+    with pytest.raises(TypeError, match="add.*takes 2 inputs, but got 1"):
+        _C.call("add", [x], {})
+
+
+def test_keywords_attributes_and_promotion():
+    x, y = base([1.0, 2.0]), base([3, 4], np.int32)
+    (out,) = _C.call(op="add", inputs=[x, y], attrs={})
+    assert out.dtype_name == "float32"
+    np.testing.assert_array_equal(out.asnumpy(), [4.0, 6.0])
+    (out,) = _C.call("add", inputs=[y, y])
+    assert out.dtype_name == "int32"
+    (total,) = _C.call("reduce_sum", [base([[1.0, 2.0], [3.0, 4.0]])], {"axis": [1], "keep_dims": True})
+    np.testing.assert_array_equal(total.asnumpy(), [[3.0], [7.0]])
+    (total,) = _C.call("reduce_sum", [base([[1.0, 2.0], [3.0, 4.0]])], {})
+    np.testing.assert_array_equal(total.asnumpy(), 10.0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'name'"):
+        _C.call(name="add", inputs=[x, x])
