@@ -102,6 +102,10 @@ void RecordCall(const ops::OpDef& op, const Dict& attrs, const std::vector<Tenso
   node->op = &op;
   node->attrs = attrs;
   node->inputs = inputs;
+  for (int k : op.props.meta_only_inputs) {  // a value never read has no gradient: keep its meta, not its bytes
+    Tensor& t = node->inputs.at(static_cast<size_t>(k));
+    if (t.defined() && !t.symbolic()) t = Tensor::Symbolic(t.shape(), t.dtype(), t.device());
+  }
   node->outputs = outputs;
   node->tape_id = tape->id_;
   node->sequence = tape->nodes_.size();

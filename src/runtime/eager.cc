@@ -282,8 +282,11 @@ Dispatcher& GlobalDispatcher() { return *g_dispatcher.load(std::memory_order_acq
 
 class EagerExecutor final : public ops::Executor {
  public:
-  std::vector<Tensor> Run(const ops::OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
+  std::vector<Tensor> Run(const ops::OpDef& op, const std::vector<Tensor>& given, const Dict& attrs,
                           const std::vector<ops::TensorMeta>& metas) override {
+    std::vector<Tensor> stand_ins;
+    if (!op.props.meta_only_inputs.empty()) stand_ins = MetaStandIns(op, given);
+    const std::vector<Tensor>& inputs = op.props.meta_only_inputs.empty() ? given : stand_ins;
     DeviceTarget device = RequireBackend(CurrentDevice());
     std::vector<ops::TensorMeta> in_metas;
     in_metas.reserve(inputs.size());
@@ -413,6 +416,17 @@ class EagerExecutor final : public ops::Executor {
       for (const Tensor& t : outputs) t.set_pending(failed);
       for (int i : op.props.writes_inputs) inputs.at(static_cast<size_t>(i)).set_pending(failed);
     }
+  }
+
+  // Note [Meta-only inputs] in graph_executor.cc: a queued op keeps only the
+  // shape and dtype of an input it never reads, not its bytes.
+  static std::vector<Tensor> MetaStandIns(const ops::OpDef& op, const std::vector<Tensor>& inputs) {
+    std::vector<Tensor> out = inputs;
+    for (int k : op.props.meta_only_inputs) {
+      Tensor& t = out.at(static_cast<size_t>(k));
+      if (t.defined() && !t.symbolic()) t = Tensor::Symbolic(t.shape(), t.dtype(), t.device());
+    }
+    return out;
   }
 
   static DeviceTarget RequireBackend(DeviceTarget device) {

@@ -354,6 +354,13 @@ void GraphExecutable::Build() {
                              described, " (graph node ", step.name, n.source.empty() ? "" : ", defined at ", n.source,
                              ")."));
     }
+    if (n.fused.empty() && !n.op->props.meta_only_inputs.empty()) {
+      step.meta_stand_ins.resize(metas.size());
+      for (int k : n.op->props.meta_only_inputs) {
+        const ops::TensorMeta& m = metas.at(static_cast<size_t>(k));
+        step.meta_stand_ins[static_cast<size_t>(k)] = Tensor::Symbolic(m.shape, m.dtype, options_.device);
+      }
+    }
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       int32_t out = slot_of_node_[i] + static_cast<int32_t>(k);
       if (k == 0 && n.fused.empty() && n.op->props.inplace) alias_of_[static_cast<size_t>(out)] = step.inputs.at(0);
@@ -368,6 +375,16 @@ void GraphExecutable::Build() {
   PlanViews();
   HoistInPlaceUpdates();
 }
+
+// Note [Meta-only inputs]
+// An op reads only the shape and dtype of the inputs its declaration lists
+// in props.meta_only_inputs (zeros_like's x, reshape_like's `like`, which
+// gradients use to shape a value like a forward one). Its step gets a
+// stand-in of that shape and dtype without elements (Tensor::Symbolic), so
+// the memory plan ends the input's lifetime at its last real read: a
+// backward step shaping a gradient like a forward activation no longer keeps
+// that activation's bytes alive to the end of the backward. PYNATIVE queues
+// and the autodiff tape keep stand-ins too, not the tensors.
 
 // Note [Hoisted in-place updates]
 // A training step's program order puts the optimizer's in-place updates
@@ -487,7 +504,11 @@ void GraphExecutable::PlanMemory() {
       }
       last[static_cast<size_t>(root(s))] = at;
     }
-    for (int32_t s : steps_[i].inputs) last[static_cast<size_t>(root(s))] = at;
+    const auto& stand_ins = steps_[i].meta_stand_ins;
+    for (size_t k = 0; k < steps_[i].inputs.size(); ++k) {
+      if (k < stand_ins.size() && stand_ins[k].defined()) continue;  // Note [Meta-only inputs]
+      last[static_cast<size_t>(root(steps_[i].inputs[k]))] = at;
+    }
   }
   std::vector<bool> escapes(count, false);
   for (int32_t s : output_slots_) escapes[static_cast<size_t>(root(s))] = true;
@@ -684,7 +705,10 @@ void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Di
   const ir::Graph& g = *graph_;
   std::vector<Tensor> in, out;
   in.reserve(step.inputs.size());
-  for (int32_t s : step.inputs) in.push_back(slots[static_cast<size_t>(s)]);
+  for (size_t k = 0; k < step.inputs.size(); ++k) {
+    const bool meta_only = k < step.meta_stand_ins.size() && step.meta_stand_ins[k].defined();
+    in.push_back(meta_only ? step.meta_stand_ins[k] : slots[static_cast<size_t>(step.inputs[k])]);
+  }
   LaunchSite site{g.name(), step.name, runs_};
   try {
     for (int32_t s : step.outputs) {  // inside: a MemoryError names the step too

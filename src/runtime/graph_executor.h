@@ -96,6 +96,7 @@ class GraphExecutable {
     std::vector<int32_t> outputs;  // slots
     std::string name;
     std::shared_ptr<const struct FusedPlan> plan;  // fused nodes
+    std::vector<Tensor> meta_stand_ins;            // per input: its shape and dtype, for a meta-only input
   };
   struct Binding {
     int32_t slot;
