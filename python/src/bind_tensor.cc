@@ -627,7 +627,9 @@ void BindTensor(py::module_& m) {
   py::class_<autodiff::GradTape>(m, "GradTape")
       .def(py::init<>())
       .def("gradient", &autodiff::GradTape::Gradient, py::arg("outputs"), py::arg("sens"), py::arg("wrt"),
-           py::arg("create_graph") = false)
+           py::arg("create_graph") = false, py::arg("retain_graph") = false,
+           "Gradients of sum(sens * outputs) with respect to wrt. Unless retain_graph (or create_graph), the "
+           "tape frees its saved values on the way and a second gradient on it raises RuntimeError.")
       .def("end", &autodiff::GradTape::End);
 
   py::class_<CallTrace>(m, "CallTrace",

@@ -102,6 +102,10 @@ void RecordCall(const ops::OpDef& op, const Dict& attrs, const std::vector<Tenso
   node->op = &op;
   node->attrs = attrs;
   node->inputs = inputs;
+  for (int k : op.props.meta_only_inputs) {  // a value never read has no gradient: keep its meta, not its bytes
+    Tensor& t = node->inputs.at(static_cast<size_t>(k));
+    if (t.defined() && !t.symbolic()) t = Tensor::Symbolic(t.shape(), t.dtype(), t.device());
+  }
   node->outputs = outputs;
   node->tape_id = tape->id_;
   node->sequence = tape->nodes_.size();
@@ -157,8 +161,27 @@ bool GradTape::Tracks(const Tensor& t) const {
 
 bool IsTracked(const Tensor& t) { return Active() && t_tape->Tracks(t); }
 
+// Note [Freeing during backward]
+// A node's saved inputs and outputs are read by its own gradient rule and by
+// no later step of the walk: its inputs are outputs of earlier nodes, which
+// hold them themselves until their own turn, and every consumer of its
+// outputs comes before it in the walk. So once a node's rule has run (or is
+// skipped) the node drops what it saved, and the gradients of its outputs,
+// which nothing reads again, are dropped too. The peak of a backward is then
+// the forward's saved values shrinking as the gradients grow, as in PyTorch,
+// instead of both together. A tape asked for a second gradient after that
+// raises rather than walking nodes that no longer hold their values; with
+// retain_graph (or create_graph, whose gradient is walked again) nothing is
+// freed.
 std::vector<Tensor> GradTape::Gradient(const std::vector<Tensor>& outputs, const std::vector<Tensor>& sens,
-                                       const std::vector<Tensor>& wrt, bool create_graph) {
+                                       const std::vector<Tensor>& wrt, bool create_graph, bool retain_graph) {
+  if (freed_) {
+    throw RuntimeError(
+        "a gradient was already computed on this tape and freed its saved values on the way (as a backward "
+        "pass does); to take more than one gradient from one recording, ask the earlier ones with "
+        "retain_graph=True");
+  }
+  const bool free_as_walked = !create_graph && !retain_graph;
   if (create_graph) {
     MSRT_CHECK(!ended_ && t_tape == this && !t_paused,
                "a gradient with create_graph needs its tape to be the one recording on this thread");
@@ -223,26 +246,49 @@ std::vector<Tensor> GradTape::Gradient(const std::vector<Tensor>& outputs, const
     std::sort(order.begin(), order.end(), [](const Node* a, const Node* b) { return a->sequence > b->sequence; });
   }
 
+  if (free_as_walked) freed_ = true;
+  // After a node's turn: drop its outputs' gradients and, unless retained, its saved values.
+  const auto done = [&](const Node* node) {
+    for (size_t k = 0; k < node->outputs.size(); ++k) node_grads.erase({node, static_cast<int>(k)});
+    if (!free_as_walked) return;
+    auto* mutable_node = const_cast<Node*>(node);
+    for (const Tensor& out : mutable_node->outputs) {
+      if (out.impl()->grad_node.get() == node) out.impl()->grad_node.reset();  // the output -> node cycle
+    }
+    mutable_node->inputs.clear();
+    mutable_node->outputs.clear();
+  };
   for (const Node* node : order) {
     std::vector<Tensor> dys(node->outputs.size());
     bool any = false;
     for (size_t k = 0; k < dys.size(); ++k) {
       auto it = node_grads.find({node, static_cast<int>(k)});
       if (it != node_grads.end()) {
-        dys[k] = it->second;
+        dys[k] = std::move(it->second);
+        node_grads.erase(it);
         any = true;
       }
     }
-    if (!any) continue;
+    if (!any) {
+      done(node);
+      continue;
+    }
     std::vector<bool> needs(node->inputs.size());
     bool need_any = false;
     for (size_t i = 0; i < needs.size(); ++i) {
       needs[i] = Tracks(node->inputs[i]);
       need_any |= needs[i];
     }
-    if (!need_any) continue;
-    ops::GradientContext gradient_of(&node->outputs.front());
-    std::vector<Tensor> grads = node->op->grad(ops::GradArgs{node->inputs, node->outputs, dys, node->attrs, needs});
+    if (!need_any) {
+      done(node);
+      continue;
+    }
+    std::vector<Tensor> grads;
+    {
+      ops::GradientContext gradient_of(&node->outputs.front());
+      grads = node->op->grad(ops::GradArgs{node->inputs, node->outputs, dys, node->attrs, needs});
+    }
+    dys.clear();
     MSRT_INTERNAL_ASSERT(grads.size() == node->inputs.size(), "gradient of ", node->op->name, " returned ",
                          grads.size(), " tensors for ", node->inputs.size(), " inputs");
     for (size_t i = 0; i < grads.size(); ++i) {
@@ -252,6 +298,8 @@ std::vector<Tensor> GradTape::Gradient(const std::vector<Tensor>& outputs, const
                            ShapeRepr(grads[i].shape()), ", expected ", ShapeRepr(in.shape()));
       deliver(in, grads[i]);
     }
+    grads.clear();
+    done(node);
   }
 
   std::vector<Tensor> out;

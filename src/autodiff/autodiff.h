@@ -35,8 +35,11 @@ class GradTape {
   /// `create_graph` the gradient computation is itself recorded on this tape,
   /// so the gradients can be differentiated again (Note [Higher-order
   /// gradients]); this tape must be the one recording on this thread.
+  /// Unless `retain_graph` (or `create_graph`), the walk frees each saved
+  /// value after its last use (Note [Freeing during backward]), and a later
+  /// Gradient() on this tape raises RuntimeError.
   std::vector<Tensor> Gradient(const std::vector<Tensor>& outputs, const std::vector<Tensor>& sens,
-                               const std::vector<Tensor>& wrt, bool create_graph = false);
+                               const std::vector<Tensor>& wrt, bool create_graph = false, bool retain_graph = false);
 
   /// Whether `t` is tracked by this tape (requires_grad, or recorded output).
   bool Tracks(const Tensor& t) const;
@@ -46,7 +49,8 @@ class GradTape {
 
  private:
   bool ended_ = false;
-  bool outer_paused_;  // a new tape records even inside a gradient computation
+  bool freed_ = false;  // a gradient freed the saved values
+  bool outer_paused_;   // a new tape records even inside a gradient computation
   uint64_t id_;
   GradTape* previous_;
   std::vector<std::shared_ptr<Node>> nodes_;

@@ -412,14 +412,14 @@ MSRT_REGISTER_OP({.name = "logical_not",
 MSRT_REGISTER_OP({.name = "ones_like",
                   .inputs = {"x"},
                   .infer = UnaryInfer("ones_like", DTypeClass::kAny),
-                  .props = kElementwise,
+                  .props = {.elementwise = true, .meta_only_inputs = {0}},
                   .doc = "ones of x's shape and dtype",
                   .api = {Method("ones_like(self->x)"), Primitive("array_ops.OnesLike()(x)")}});
 
 MSRT_REGISTER_OP({.name = "zeros_like",
                   .inputs = {"x"},
                   .infer = UnaryInfer("zeros_like", DTypeClass::kAny),
-                  .props = kElementwise,
+                  .props = {.elementwise = true, .meta_only_inputs = {0}},
                   .doc = "zeros of x's shape and dtype",
                   .api = {Method("zeros_like(self->x)"), Primitive("array_ops.ZerosLike()(x)")}});
 

@@ -56,7 +56,12 @@ struct OpProperties {
   // Its number of outputs follows its inputs or attributes (one per input,
   // one per section): Python always gets a tuple, even of one.
   bool tuple_outputs = false;
-  bool inplace = false;                 // writes its first input and returns it as output 0
+  bool inplace = false;  // writes its first input and returns it as output 0
+  // Inputs of which it reads only the shape and dtype, never the elements
+  // (zeros_like's x, reshape_like's `like`): a graph's memory plan does not
+  // keep their bytes alive for it (Note [Meta-only inputs] in
+  // src/runtime/graph_executor.cc).
+  std::vector<int> meta_only_inputs = {};
   std::vector<int> writes_inputs = {};  // other inputs it updates in place (e.g. optimizer state)
   bool random = false;                  // draws from the generator (not pure)
   bool reduction = false;

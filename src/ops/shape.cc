@@ -45,7 +45,7 @@ MSRT_REGISTER_OP({.name = "reshape_like",
                     if (!a.dys[0].defined()) return {Tensor(), Tensor()};
                     return {ReshapeLike(a.dys[0], a.inputs[0]), Tensor()};
                   },
-                  .props = {.noop_if_same_meta = true, .view = true},
+                  .props = {.meta_only_inputs = {1}, .noop_if_same_meta = true, .view = true},
                   .doc = "x's elements in the shape of `like` (gradients' reshape back to an input's shape)"});
 
 MSRT_REGISTER_OP(

@@ -196,15 +196,27 @@ void RunKernelTimed(const kernels::KernelDef& kernel, const ops::OpDef& op, cons
 }
 
 // Note [Eager backpressure]
-// The queue holds at most pynative_queue_depth ops: a caller launching more
-// waits (interpreter lock released) until the dispatcher has taken one, so
-// the memory of a loop that never reads a value stays bounded by the
-// outputs of that many ops. An interrupt (Note [Interrupts]) drops every op
-// queued before it: each fails with a RuntimeError saying it was not run.
+// The queue holds at most pynative_queue_depth ops, and at most
+// kQueuedBytes of outputs of ops not yet taken (one op is always let in,
+// however large): a caller launching more waits (interpreter lock released)
+// until the dispatcher has taken enough, so the memory of a loop that never
+// reads a value stays bounded. The byte bound matters for large tensors:
+// a queued op holds its outputs, and its inputs, which Python may already
+// have dropped, so 64 queued ops on 32 MiB activations would keep 2 GiB of
+// intermediates alive that a synchronous runtime frees as it goes. A few
+// MiB still hide Python's time behind the kernels of small ops. An
+// interrupt (Note [Interrupts]) drops every op queued before it: each fails
+// with a RuntimeError saying it was not run.
 class Dispatcher {
  public:
+  static constexpr size_t kQueuedBytes = size_t{4} << 20;
+
   void Enqueue(WorkItem item) {
     const size_t depth = static_cast<size_t>(std::max<int64_t>(opts::PynativeQueueDepth().Get(), 1));
+    const size_t bytes = OutputBytes(item);
+    const auto room = [&] {
+      return queue_.empty() || (queue_.size() < depth && queued_bytes_ + bytes <= kQueuedBytes);
+    };
     {
       std::unique_lock lock(mutex_);
       if (!started_) {
@@ -213,14 +225,14 @@ class Dispatcher {
         worker_.detach();
         started_ = true;
       }
-      if (queue_.size() >= depth) {
+      if (!room()) {
         lock.unlock();
         BlockingRegion blocked;
         lock.lock();
-        InterruptibleWait(
-            taken_, lock, [&] { return queue_.size() < depth; }, "waiting for queued PYNATIVE operators");
+        InterruptibleWait(taken_, lock, room, "waiting for queued PYNATIVE operators");
       }
       queue_.push_back(std::move(item));
+      queued_bytes_ += bytes;
       ++queued_;
       queue_size_.store(queue_.size(), std::memory_order_release);
       if (!sleeping_) return;  // the worker is busy or spinning: it will see the item
@@ -272,6 +284,7 @@ class Dispatcher {
         sleeping_ = false;
         item = std::move(queue_.front());
         queue_.pop_front();
+        queued_bytes_ -= OutputBytes(item);
         queue_size_.store(queue_.size(), std::memory_order_release);
       }
       taken_.notify_one();
@@ -325,6 +338,12 @@ class Dispatcher {
     }
   }
 
+  static size_t OutputBytes(const WorkItem& item) {
+    size_t bytes = 0;
+    for (const Tensor& t : item.outputs) bytes += t.nbytes();
+    return bytes;
+  }
+
   static constexpr int kSpins = 4000;  // roughly 20-50 us
   std::mutex mutex_;
   bool sleeping_ = false;  // guarded by mutex_
@@ -340,6 +359,7 @@ class Dispatcher {
   std::atomic<uint64_t> queued_{0};
   std::atomic<uint64_t> finished_{0};
   std::atomic<uint64_t> ran_{0};
+  size_t queued_bytes_ = 0;  // outputs of the ops in queue_, under mutex_
 };
 
 // Replaced in a fork child (the old one's thread did not come along).
@@ -349,8 +369,11 @@ Dispatcher& GlobalDispatcher() { return *g_dispatcher.load(std::memory_order_acq
 
 class EagerExecutor final : public ops::Executor {
  public:
-  std::vector<Tensor> Run(const ops::OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
+  std::vector<Tensor> Run(const ops::OpDef& op, const std::vector<Tensor>& given, const Dict& attrs,
                           const std::vector<ops::TensorMeta>& metas) override {
+    std::vector<Tensor> stand_ins;
+    if (!op.props.meta_only_inputs.empty()) stand_ins = MetaStandIns(op, given);
+    const std::vector<Tensor>& inputs = op.props.meta_only_inputs.empty() ? given : stand_ins;
     DeviceTarget device = RequireBackend(CurrentDevice());
     std::vector<ops::TensorMeta> in_metas;
     in_metas.reserve(inputs.size());
@@ -499,6 +522,17 @@ class EagerExecutor final : public ops::Executor {
       for (const Tensor& t : outputs) t.set_pending(failed);
       for (int i : op.props.writes_inputs) inputs.at(static_cast<size_t>(i)).set_pending(failed);
     }
+  }
+
+  // Note [Meta-only inputs] in graph_executor.cc: a queued op keeps only the
+  // shape and dtype of an input it never reads, not its bytes.
+  static std::vector<Tensor> MetaStandIns(const ops::OpDef& op, const std::vector<Tensor>& inputs) {
+    std::vector<Tensor> out = inputs;
+    for (int k : op.props.meta_only_inputs) {
+      Tensor& t = out.at(static_cast<size_t>(k));
+      if (t.defined() && !t.symbolic()) t = Tensor::Symbolic(t.shape(), t.dtype(), t.device());
+    }
+    return out;
   }
 
   static DeviceTarget RequireBackend(DeviceTarget device) {

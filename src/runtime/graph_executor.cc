@@ -354,6 +354,13 @@ void GraphExecutable::Build() {
                              described, " (graph node ", step.name, n.source.empty() ? "" : ", defined at ", n.source,
                              ")."));
     }
+    if (n.fused.empty() && !n.op->props.meta_only_inputs.empty()) {
+      step.meta_stand_ins.resize(metas.size());
+      for (int k : n.op->props.meta_only_inputs) {
+        const ops::TensorMeta& m = metas.at(static_cast<size_t>(k));
+        step.meta_stand_ins[static_cast<size_t>(k)] = Tensor::Symbolic(m.shape, m.dtype, options_.device);
+      }
+    }
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       int32_t out = slot_of_node_[i] + static_cast<int32_t>(k);
       if (k == 0 && n.fused.empty() && n.op->props.inplace) alias_of_[static_cast<size_t>(out)] = step.inputs.at(0);
@@ -366,6 +373,78 @@ void GraphExecutable::Build() {
   }
   for (const ir::ValueRef& v : g.outputs()) output_slots_.push_back(slot(v));
   PlanViews();
+  HoistInPlaceUpdates();
+}
+
+// Note [Meta-only inputs]
+// An op reads only the shape and dtype of the inputs its declaration lists
+// in props.meta_only_inputs (zeros_like's x, reshape_like's `like`, which
+// gradients use to shape a value like a forward one). Its step gets a
+// stand-in of that shape and dtype without elements (Tensor::Symbolic), so
+// the memory plan ends the input's lifetime at its last real read: a
+// backward step shaping a gradient like a forward activation no longer keeps
+// that activation's bytes alive to the end of the backward. PYNATIVE queues
+// and the autodiff tape keep stand-ins too, not the tensors.
+
+// Note [Hoisted in-place updates]
+// A training step's program order puts the optimizer's in-place updates
+// after the whole backward, so every weight gradient lives until the end of
+// the step, all of them at once. An update may run as soon as the last step
+// that conflicts with it has: the one that produces what it reads (the
+// gradient), or reads or writes what it writes (the weight's last reader in
+// the backward, the moment slot), or writes what it reads. Moved there, each
+// gradient dies right after its update, so the plan (O1) reuses its bytes and
+// O0 frees it, and the step's results are those of program order: nothing
+// between the old and the new place touches what the update reads or
+// writes. Ops with side effects or random streams, and fused steps, keep
+// their place; the moved ones keep their order among themselves.
+void GraphExecutable::HoistInPlaceUpdates() {
+  const size_t n = steps_.size();
+  const auto writes_of = [this](const Step& step) {
+    std::vector<int32_t> writes;
+    if (step.plan != nullptr) return writes;
+    if (step.op->props.inplace) writes.push_back(Root(step.inputs.at(0)));
+    for (int w : step.op->props.writes_inputs) writes.push_back(Root(step.inputs.at(static_cast<size_t>(w))));
+    return writes;
+  };
+  // Roots each step reads, writes and produces.
+  std::vector<std::vector<int32_t>> reads(n), writes(n), makes(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (int32_t in : steps_[i].inputs) reads[i].push_back(Root(in));
+    writes[i] = writes_of(steps_[i]);
+    for (int32_t out : steps_[i].outputs) makes[i].push_back(Root(out));
+  }
+  const auto meets = [](const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+    for (int32_t x : a) {
+      if (std::find(b.begin(), b.end(), x) != b.end()) return true;
+    }
+    return false;
+  };
+  // order[k]: the original index of the step at position k.
+  std::vector<size_t> order;
+  order.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Step& step = steps_[i];
+    const bool movable = step.plan == nullptr && !writes[i].empty() && !step.op->props.side_effect &&
+                         !step.op->props.random && !step.op->props.data_dependent_shape;
+    size_t at = order.size();
+    if (movable) {
+      // After the last placed step it conflicts with.
+      while (at > 0) {
+        const size_t j = order[at - 1];
+        const bool conflicts = meets(makes[j], reads[i]) || meets(makes[j], writes[i]) || meets(writes[j], reads[i]) ||
+                               meets(writes[j], writes[i]) || meets(reads[j], writes[i]) ||
+                               steps_[j].op->props.side_effect;
+        if (conflicts) break;
+        --at;
+      }
+    }
+    order.insert(order.begin() + static_cast<std::ptrdiff_t>(at), i);
+  }
+  std::vector<Step> sorted;
+  sorted.reserve(n);
+  for (size_t i : order) sorted.push_back(std::move(steps_[i]));
+  steps_ = std::move(sorted);
 }
 
 int32_t GraphExecutable::Root(int32_t slot) const {
@@ -425,7 +504,11 @@ void GraphExecutable::PlanMemory() {
       }
       last[static_cast<size_t>(root(s))] = at;
     }
-    for (int32_t s : steps_[i].inputs) last[static_cast<size_t>(root(s))] = at;
+    const auto& stand_ins = steps_[i].meta_stand_ins;
+    for (size_t k = 0; k < steps_[i].inputs.size(); ++k) {
+      if (k < stand_ins.size() && stand_ins[k].defined()) continue;  // Note [Meta-only inputs]
+      last[static_cast<size_t>(root(steps_[i].inputs[k]))] = at;
+    }
   }
   std::vector<bool> escapes(count, false);
   for (int32_t s : output_slots_) escapes[static_cast<size_t>(root(s))] = true;
@@ -457,6 +540,13 @@ void GraphExecutable::PlanMemory() {
   arena_offset_.assign(count, -1);
   if (options_.memory_level == 0) {
     memory_stats_.planned_bytes = total;
+    // O0 run serially: a slot is dropped after the last step using its bytes,
+    // which returns an intermediate to the pool there (graph outputs stay).
+    release_after_.assign(steps_.size(), {});
+    for (size_t s = 0; s < count; ++s) {
+      auto r = static_cast<size_t>(root(static_cast<int32_t>(s)));
+      if (last[r] >= 0 && !escapes[r]) release_after_[static_cast<size_t>(last[r])].push_back(static_cast<int32_t>(s));
+    }
     return;
   }
   // Largest first; each buffer takes the lowest offset that overlaps no
@@ -594,6 +684,9 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
   } else {
     for (size_t i = 0; i < steps_.size(); ++i) {
       RunStep(i, slots, steps_[i].op->props.random ? random_attrs[i] : steps_[i].attrs);
+      if (i < release_after_.size()) {
+        for (int32_t s : release_after_[i]) slots[static_cast<size_t>(s)] = Tensor();
+      }
     }
   }
   ++runs_;
@@ -612,7 +705,10 @@ void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Di
   const ir::Graph& g = *graph_;
   std::vector<Tensor> in, out;
   in.reserve(step.inputs.size());
-  for (int32_t s : step.inputs) in.push_back(slots[static_cast<size_t>(s)]);
+  for (size_t k = 0; k < step.inputs.size(); ++k) {
+    const bool meta_only = k < step.meta_stand_ins.size() && step.meta_stand_ins[k].defined();
+    in.push_back(meta_only ? step.meta_stand_ins[k] : slots[static_cast<size_t>(step.inputs[k])]);
+  }
   LaunchSite site{g.name(), step.name, runs_};
   try {
     for (int32_t s : step.outputs) {  // inside: a MemoryError names the step too

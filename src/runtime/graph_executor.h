@@ -10,7 +10,8 @@
 // calling thread (kernels parallelise on the runtime pool) and serialised
 // per executable. Memory (memory_optimize_level):
 //  - O0: each intermediate is allocated from the pool when produced and
-//    returned when the run ends: no planning, nothing shared.
+//    returned after the last step using it (when the run ends if steps run
+//    concurrently): no planning, nothing shared.
 //  - O1: a static plan gives each intermediate an offset in one arena by
 //    lifetime (buffers whose lifetimes do not overlap share bytes; with
 //    sys.mem_Reuse=false none do); the arena is allocated once and kept.
@@ -95,6 +96,7 @@ class GraphExecutable {
     std::vector<int32_t> outputs;  // slots
     std::string name;
     std::shared_ptr<const struct FusedPlan> plan;  // fused nodes
+    std::vector<Tensor> meta_stand_ins;            // per input: its shape and dtype, for a meta-only input
   };
   struct Binding {
     int32_t slot;
@@ -119,11 +121,13 @@ class GraphExecutable {
   std::vector<Binding> weight_bindings_;  // weights, in Run's order
   std::vector<Binding> constant_bindings_;
   std::vector<int32_t> output_slots_;
-  std::vector<int64_t> arena_offset_;  // per slot; -1: not in the arena
-  std::vector<bool> written_;          // per slot: a step writes it in place
+  std::vector<int64_t> arena_offset_;                // per slot; -1: not in the arena
+  std::vector<std::vector<int32_t>> release_after_;  // O0, per step: slots whose bytes it uses last
+  std::vector<bool> written_;                        // per slot: a step writes it in place
   std::vector<int32_t> view_of_;  // per slot: a view's source slot (Note [Views] in src/core/tensor.cc); -1 otherwise
   int32_t Root(int32_t slot) const;  // the slot owning a slot's bytes (through in-place aliases and views)
   void PlanViews();
+  void HoistInPlaceUpdates();                     // Note [Hoisted in-place updates] in graph_executor.cc
   std::vector<int32_t> alias_of_;                 // per slot: in-place outputs alias their input's slot; -1 otherwise
   std::vector<std::vector<int32_t>> successors_;  // per step
   std::vector<int32_t> predecessor_count_;        // per step

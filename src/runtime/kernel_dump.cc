@@ -115,6 +115,13 @@ class KernelDumper final : public KernelObserver {
     }
     p.inputs = Json::array();
     for (size_t i = 0; i < event.inputs.size(); ++i) {
+      if (event.inputs[i].defined() && event.inputs[i].symbolic()) {
+        // A meta-only input (Note [Meta-only inputs] in graph_executor.cc): the op never reads its elements.
+        p.inputs.push_back(Json{{"dtype", std::string(DTypeAttrName(event.inputs[i].dtype()))},
+                                {"shape", event.inputs[i].shape()},
+                                {"meta_only", true}});
+        continue;
+      }
       std::string file = StrCat(p.folder, "/", p.name, ".input.", i, ".npy");
       WriteNpy((p.dir / file).string(), event.inputs[i]);
       p.inputs.push_back(Describe(file, event.inputs[i]));

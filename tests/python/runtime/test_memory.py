@@ -249,3 +249,20 @@ def test_mem_reuse_must_be_a_bool(tmp_path):
     text = str(excinfo.value)
     assert "sys.mem_Reuse" in text and "true or false" in text and '"no"' in text
     assert ms._C.buffer_reuse_enabled() is True
+
+
+def test_the_pynative_queue_holds_a_bounded_number_of_bytes():
+    # Note [Eager backpressure]: ops taken by the dispatcher at most a few MiB of outputs behind the caller, even
+    # when the depth bound (64 ops here) would let 256 MiB of 4 MiB temporaries wait in the queue.
+    ms.set_context(pynative_queue_depth=64)
+    x = _sync(ms.Tensor(np.ones((1024, 1024), np.float32)))  # 4 MiB per output
+    ms.runtime.synchronize()
+    ms.runtime.reset_peak_memory_stats()
+    before = ms.runtime.memory_allocated()
+    for _ in range(200):
+        y = ms.ops.exp(x) * 1.0001
+    _sync(y)
+    grown = ms.runtime.max_memory_allocated() - before
+    # Queued outputs (4 MiB and one op over it), the ops running and Python's live ones: a handful of 4 MiB
+    # tensors, where 64 queued ops would hold 64 outputs and their dropped inputs.
+    assert grown <= 48 * MiB, grown / MiB
