@@ -1,0 +1,109 @@
+"""The fuse_epilogues backend pass: a unary elementwise op after a conv2d, matmul or dense runs inside that op's kernel
+(a oneDNN post-op) in every optimized graph, not only with graph-kernel fusion; jit_level O0 keeps it separate."""
+import os
+
+import numpy as np
+import pytest
+
+import msrt as ms
+from msrt import nn
+
+
+class ConvDenseNet(nn.Cell):
+    """conv → relu → pool → dense → relu → dense: two relus whose inputs nothing else reads."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 6, 3, pad_mode="pad", padding=1, has_bias=False)
+        self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
+        self.flatten = nn.Flatten()
+        self.fc1 = nn.Dense(6 * 4 * 4, 12)
+        self.fc2 = nn.Dense(12, 5)
+        self.relu = nn.ReLU()
+
+    def construct(self, x):
+        x = self.pool(self.relu(self.conv(x)))
+        return self.fc2(self.relu(self.fc1(self.flatten(x))))
+
+
+def _data(batch=4, seed=0):
+    rng = np.random.default_rng(seed)
+    return (ms.Tensor(rng.standard_normal((batch, 2, 8, 8)).astype(np.float32)),
+            ms.Tensor(rng.integers(0, 5, batch).astype(np.int32)))
+
+
+def _train(steps, **context):
+    """Losses and final weights of `steps` Momentum steps in GRAPH_MODE with `context`, the compile report and the
+    initial weights."""
+    ms.set_context(mode=ms.GRAPH_MODE, **context)
+    ms.set_seed(5)
+    net = ConvDenseNet()
+    initial = {p.name: p.asnumpy().copy() for p in net.trainable_params()}
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss),
+                               nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9))
+    losses = [float(step(*_data(seed=i)).asnumpy()) for i in range(steps)]
+    weights = {p.name: p.asnumpy() for p in net.trainable_params()}
+    return losses, weights, ms._jit.compile_report(step)[-1], initial
+
+
+def _backend_ir(report):
+    return open(next(f for f in report["files"] if "_backend_" in os.path.basename(f))).read()
+
+
+def test_fused_training_matches_unfused_forward_and_backward(tmp_path):
+    fused = _train(4, save_graphs=1, save_graphs_path=str(tmp_path / "fused"))
+    plain = _train(4, graph_kernel_flags="--disable_pass=fuse_epilogues")
+    # relu's gradient reads relu's output, which the fused kernel writes: the weights follow the same path.
+    assert fused[2]["fused_epilogues"] == 2 and plain[2]["fused_epilogues"] == 0
+    np.testing.assert_allclose(fused[0], plain[0], rtol=1e-5)
+    for name, value in plain[1].items():
+        np.testing.assert_allclose(fused[1][name], value, rtol=1e-4, atol=1e-6, err_msg=name)
+    # The steps moved every weight (the comparison above is not one of untouched initial values).
+    for name, value in fused[3].items():
+        assert not np.allclose(fused[1][name], value), name
+
+
+def test_the_backend_ir_shows_the_epilogue_and_no_separate_relu(tmp_path):
+    _, _, report, _ = _train(1, save_graphs=1, save_graphs_path=str(tmp_path))
+    text = _backend_ir(report)
+    assert text.count("__epilogue: ['relu']") == 2
+    assert "conv2d(" in text.split("__epilogue: ['relu']")[0].rsplit("\n", 1)[1]
+    assert " relu(" not in text and "relu_grad(" in text
+
+
+def test_jit_level_o0_keeps_the_relu_a_separate_op(tmp_path):
+    _, _, report, _ = _train(1, jit_config={"jit_level": "O0"}, save_graphs=1, save_graphs_path=str(tmp_path))
+    assert report["fused_epilogues"] == 0
+    text = _backend_ir(report)
+    assert "__epilogue" not in text and text.count(" relu(") == 2
+
+
+@pytest.mark.parametrize("activation", ["relu", "sigmoid", "tanh"])
+def test_inference_with_an_epilogue_matches_pynative(activation):
+    dense = nn.Dense(7, 9)
+    x = ms.Tensor(np.random.default_rng(2).standard_normal((3, 7)).astype(np.float32))
+    act = getattr(ms.ops, activation)
+    expected = act(dense(x)).asnumpy()
+
+    @ms.jit
+    def f(x):
+        return act(dense(x))
+
+    np.testing.assert_allclose(f(x).asnumpy(), expected, rtol=1e-5, atol=1e-6)
+    assert ms._jit.compile_report(f)[-1]["fused_epilogues"] == 1
+
+
+def test_a_pre_activation_read_elsewhere_is_not_fused():
+    conv = nn.Conv2d(2, 3, 3, has_bias=False)
+    x = ms.Tensor(np.random.default_rng(1).standard_normal((2, 2, 6, 6)).astype(np.float32))
+
+    @ms.jit
+    def f(x):
+        y = conv(x)
+        return ms.ops.relu(y), y
+
+    got_relu, got_y = f(x)
+    np.testing.assert_allclose(got_relu.asnumpy(), np.maximum(got_y.asnumpy(), 0), rtol=0, atol=0)
+    assert (got_y.asnumpy() < 0).any()  # the unfused value really is the pre-activation
+    assert ms._jit.compile_report(f)[-1]["fused_epilogues"] == 0
