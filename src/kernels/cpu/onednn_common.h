@@ -38,7 +38,16 @@ int SyncThreads(int limit = 0);
 /// Thread limits for small primitives, which run on one thread: waking a
 /// second one costs more than it saves (tens of microseconds when OpenMP
 /// threads wait passively or other processes share the cores).
-inline int ThreadLimitForFlops(int64_t flops) { return flops < (int64_t{1} << 21) ? 1 : 0; }
+inline constexpr int64_t kSingleThreadFlops = int64_t{1} << 21;
+inline int ThreadLimitForFlops(int64_t flops, int64_t single_thread_below = kSingleThreadFlops) {
+  return flops < single_thread_below ? 1 : 0;
+}
+/// Convolution weight gradients reduce over the batch and the image: split
+/// over threads, each thread sums into a private copy of the gradient that
+/// is then reduced, and the split itself is coarse for the few output
+/// channels of small networks. Below about a GFLOP a second thread costs more
+/// than it gives.
+inline constexpr int64_t kSingleThreadWeightGradFlops = int64_t{1} << 30;
 inline int ThreadLimitForElements(int64_t elements) { return elements < (int64_t{1} << 15) ? 1 : 0; }
 
 /// Whether the oneDNN kernels take `dtype` on this CPU: float32 always,
@@ -93,6 +102,23 @@ class Scratch {
   std::vector<Tensor> buffers_;
 };
 
+/// A copy between two layouts of one small float32 tensor by a table of
+/// element offsets (Note [Small reorders]).
+class OffsetReorder {
+ public:
+  /// Elements up to which a reorder runs by table.
+  static constexpr int64_t kMaxElements = 16384;
+  /// The table for copying `from` into `to`, or an empty reorder when either
+  /// is not float32 or has more than kMaxElements elements (padding included).
+  static OffsetReorder Build(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+  bool empty() const { return offsets_ == nullptr; }
+  /// to[i] = from[offsets[i]], 0 where `to` is padding.
+  void Run(const void* from, void* to) const;
+
+ private:
+  std::shared_ptr<const std::vector<int32_t>> offsets_;  // per element of `to`; -1: padding
+};
+
 /// A tensor's plain layout and the layout a primitive chose for it, with the
 /// reorder between them when they differ (built once, cached with the
 /// primitive).
@@ -115,6 +141,7 @@ class Layout {
   dnnl::memory::desc plain_, chosen_;
   bool reorder_ = false;
   dnnl::reorder reorder_primitive_;
+  OffsetReorder table_;  // replaces the primitive for small tensors
 };
 
 /// Runs `primitive` on this thread's stream and waits for it.
