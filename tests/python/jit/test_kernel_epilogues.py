@@ -107,3 +107,46 @@ def test_a_pre_activation_read_elsewhere_is_not_fused():
     np.testing.assert_allclose(got_relu.asnumpy(), np.maximum(got_y.asnumpy(), 0), rtol=0, atol=0)
     assert (got_y.asnumpy() < 0).any()  # the unfused value really is the pre-activation
     assert ms._jit.compile_report(f)[-1]["fused_epilogues"] == 0
+
+
+class BiasedConvNet(nn.Cell):
+    """conv with a bias → relu → pool → dense: the bias_add between the conv and the relu."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, pad_mode="valid", has_bias=True, bias_init="normal")
+        self.relu = nn.ReLU()
+        self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
+        self.flatten = nn.Flatten()
+        self.dense = nn.Dense(4 * 3 * 3, 5)
+
+    def construct(self, x):
+        return self.dense(self.flatten(self.pool(self.relu(self.conv(x)))))
+
+
+def _biased_training(mode, **context):
+    ms.set_context(mode=mode, **context)
+    ms.set_seed(7)
+    net = BiasedConvNet()
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss),
+                               nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9))
+    losses = [float(step(*_data(seed=i)).asnumpy()) for i in range(3)]
+    return losses, {p.name: p.asnumpy() for p in net.trainable_params()}, step
+
+
+def test_a_conv_bias_runs_channels_last_with_the_relu_inside_its_kernel(tmp_path):
+    """bias_add takes the conv's NHWC output (data_format 'NHWC', no transposes around it), the relu runs as its
+    post-op, and its gradient sums dy's channels-last rows (bias_add_grad); results are PYNATIVE's."""
+    eager = _biased_training(ms.PYNATIVE_MODE)
+    losses, weights, step = _biased_training(ms.GRAPH_MODE, save_graphs=1, save_graphs_path=str(tmp_path))
+    np.testing.assert_allclose(losses, eager[0], rtol=1e-5)
+    for name, value in eager[1].items():
+        np.testing.assert_allclose(weights[name], value, rtol=1e-4, atol=1e-6, err_msg=name)
+    report = ms._jit.compile_report(step)[-1]
+    text = _backend_ir(report)
+    assert "bias_add(%4, %5) {data_format: 'NHWC', __epilogue: ['relu']} : Float32(4, 6, 6, 4)" in text
+    assert "bias_add_grad(%32) {data_format: 'NHWC'} : Float32(4,)" in text
+    # x goes in, the pooled value out to flatten and its gradient back: none around the bias.
+    assert text.count("transpose(") == 3
+    assert " relu(" not in text and report["fused_epilogues"] == 1
