@@ -150,3 +150,63 @@ def test_a_conv_bias_runs_channels_last_with_the_relu_inside_its_kernel(tmp_path
     # x goes in, the pooled value out to flatten and its gradient back: none around the bias.
     assert text.count("transpose(") == 3
     assert " relu(" not in text and report["fused_epilogues"] == 1
+
+
+class ConvBnNet(nn.Cell):
+    """conv → batch_norm → relu → conv → batch_norm → add → relu: the first relu follows batch_norm's y alone."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(2, 4, 3, pad_mode="same", has_bias=False)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.conv2 = nn.Conv2d(4, 2, 3, pad_mode="same", has_bias=False)
+        self.bn2 = nn.BatchNorm2d(2)
+        self.relu = nn.ReLU()
+        self.flatten = nn.Flatten()
+        self.dense = nn.Dense(2 * 8 * 8, 5)
+
+    def construct(self, x):
+        y = self.relu(self.bn1(self.conv1(x)))
+        y = self.relu(self.bn2(self.conv2(y)) + x)
+        return self.dense(self.flatten(y))
+
+
+def test_a_relu_after_batch_norm_runs_inside_its_kernel_and_trains_the_same(tmp_path):
+    results = {}
+    for flags in ("", "--disable_pass=fuse_epilogues"):
+        ms.set_context(mode=ms.GRAPH_MODE, graph_kernel_flags=flags, save_graphs=1,
+                       save_graphs_path=str(tmp_path / ("plain" if flags else "fused")))
+        ms.set_seed(9)
+        net = ConvBnNet()
+        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+        step = nn.TrainOneStepCell(nn.WithLossCell(net, loss),
+                                   nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9))
+        losses = [float(step(*_data(seed=i)).asnumpy()) for i in range(3)]
+        params = {p.name: p.asnumpy() for p in net.get_parameters()}  # moving statistics included
+        results[flags] = losses, params, ms._jit.compile_report(step)[-1]
+    (losses, params, report), (plain_losses, plain_params, plain_report) = results.values()
+    np.testing.assert_allclose(losses, plain_losses, rtol=1e-5)
+    for name, value in plain_params.items():
+        np.testing.assert_allclose(params[name], value, rtol=1e-4, atol=1e-6, err_msg=name)
+    text = _backend_ir(report)
+    assert report["fused_epilogues"] == 1 and plain_report["fused_epilogues"] == 0
+    assert text.count("batch_norm(") == 2 and text.count("__epilogue: ['relu']") == 1
+    assert "batch_norm(" in text.split("__epilogue: ['relu']")[0].rsplit("\n", 1)[1]
+    assert text.count(" relu(") == 1  # the one after the residual add
+
+
+def test_a_float64_batch_norm_keeps_its_relu():
+    """The reference batch_norm kernel (float64) applies no epilogue, so the relu stays an op."""
+    rng = np.random.default_rng(3)
+    x = ms.Tensor(rng.standard_normal((2, 3, 4, 4)))
+    mean, var = ms.Tensor(rng.standard_normal(3)), ms.Tensor(rng.uniform(0.5, 2, 3))
+    scale, shift = ms.Tensor(rng.standard_normal(3)), ms.Tensor(rng.standard_normal(3))
+
+    def body(x):
+        return ms.ops.relu(ms.ops.batch_norm(x, mean, var, scale, shift))
+
+    expected = body(x).asnumpy()
+    assert (expected == 0).any() and (expected > 0).any()
+    f = ms.jit(body)
+    np.testing.assert_allclose(f(x).asnumpy(), expected, rtol=1e-12)
+    assert ms._jit.compile_report(f)[-1]["fused_epilogues"] == 0
