@@ -7,7 +7,10 @@ import os as _os
 
 # oneDNN's OpenMP workers must not spin while idle: on a small machine they
 # starve the Python thread and the eager dispatcher (a LeNet step went from
-# ~1 ms to ~450 ms). It must be set before libgomp loads with _C.
+# ~1 ms to ~450 ms). It must be set before libgomp loads with _C. A bounded
+# spin (GOMP_SPINCOUNT=30000, about 0.3 ms) is no safe default either: with
+# other processes on a 2-core machine it made LeNet-5 training steps 3-6x
+# slower in GRAPH_MODE and 2.5x in PYNATIVE_MODE than passive waits.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 # The native module lives in the build tree: <repo>/build by default, or the

@@ -208,9 +208,11 @@ bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report) {
         n.op->props.random || graph.HasSideEffects(id) || n.outputs.size() != 1) {
       continue;
     }
+    // The epilogue applies to the producer's output 0 (its other outputs,
+    // e.g. batch_norm's saved statistics, stay as they are).
     ValueRef v = n.inputs[0];
     Node& producer = nodes[static_cast<size_t>(v.node)];
-    if (producer.kind != NodeKind::kOp || !producer.op->props.accepts_epilogue || producer.outputs.size() != 1 ||
+    if (v.index != 0 || producer.kind != NodeKind::kOp || !producer.op->props.accepts_epilogue ||
         uses[static_cast<size_t>(v.node)][0] != 1 || returned[static_cast<size_t>(v.node)] ||
         producer.outputs[0].shape != n.outputs[0].shape || producer.outputs[0].dtype != n.outputs[0].dtype) {
       continue;

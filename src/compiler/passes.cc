@@ -222,7 +222,10 @@ constexpr PassDef kPassTable[] = {
     {"eliminate_dead_code", Phase::kOptimize, PassSwitch::kAlways, true, true,
      [](Graph& g, PassContext&) { return EliminateDeadCode(g); }},
     {kChannelsLastPass, Phase::kLayout, PassSwitch::kAlways, true, false, RunChannelsLast},
-    {"fuse_epilogues", Phase::kGraphKernelFusion, PassSwitch::kGraphKernel, true, false,
+    // Epilogues run inside their producer's kernel whenever the graph is
+    // optimized (not only with graph-kernel fusion): the result is the same
+    // and one pass over the activation is saved.
+    {"fuse_epilogues", Phase::kLayout, PassSwitch::kAlways, true, false,
      [](Graph& g, PassContext& c) { return FuseEpilogues(g, c.device, &c.decisions); }},
     {"fuse_elementwise", Phase::kGraphKernelFusion, PassSwitch::kGraphKernel, true, false,
      [](Graph& g, PassContext& c) { return FuseElementwise(g, c.device, &c.decisions); }},

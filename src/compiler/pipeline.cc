@@ -73,15 +73,20 @@ Compiled Compile(const std::shared_ptr<ir::Graph>& graph, int64_t graph_id, bool
   manager.RunPhase(Phase::kLayout, *graph, passes);
   report.channels_last_ops = passes.channels_last_ops;
   report.layout_conversions = passes.layout_conversions;
+  auto count_lines = [&passes](std::string_view prefix) {
+    const std::string& decisions = passes.decisions;
+    size_t count = 0;
+    for (size_t at = 0; at < decisions.size();) {
+      if (decisions.compare(at, prefix.size(), prefix) == 0) ++count;
+      size_t end = decisions.find('\n', at);
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    return count;
+  };
   if (SwitchOn(PassSwitch::kGraphKernel, passes)) {
     manager.RunPhase(Phase::kGraphKernelFusion, *graph, passes);
-    const std::string& decisions = passes.decisions;
-    for (size_t at = decisions.find("fused "); at != std::string::npos; at = decisions.find("\nfused ", at + 1)) {
-      ++report.fused_chains;
-    }
-    for (size_t at = decisions.find("epilogue "); at != std::string::npos; at = decisions.find("\nepilogue ", at + 1)) {
-      ++report.fused_epilogues;
-    }
+    report.fused_chains = count_lines("fused ");
     if (passes.flags.dump_as_text) {
       std::filesystem::path dir = "graph_kernel_dump";
       std::filesystem::path file = dir / StrCat("fusion_", graph_id, ".txt");
@@ -89,7 +94,7 @@ Compiled Compile(const std::shared_ptr<ir::Graph>& graph, int64_t graph_id, bool
         CreateDirectories(dir.string());
         WriteFileAtomic(file.string(),
                         StrCat("# graph-kernel fusion of graph '", graph->name(), "' (", report.fused_chains,
-                               " chains)\n", decisions),
+                               " chains)\n", passes.decisions),
                         Durability::kNoSync);
       } catch (const OSError& e) {
         throw OSError(StrCat("graph_kernel_flags --dump_as_text: ", e.message()));
@@ -99,6 +104,7 @@ Compiled Compile(const std::shared_ptr<ir::Graph>& graph, int64_t graph_id, bool
       report.files.push_back(ec ? file.string() : absolute.string());
     }
   }
+  report.fused_epilogues = count_lines("epilogue ");
   options.memory_level = static_cast<int>(opts::MemoryOptimizeLevel().Get());
   options.buffer_reuse = memory::BufferReuseEnabled();  // env_config_path: sys.mem_Reuse
   manager.EndStage("backend", *graph);

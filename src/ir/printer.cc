@@ -2,6 +2,7 @@
 #include <complex>
 #include <sstream>
 
+#include "core/random.h"
 #include "ir/graph.h"
 
 namespace msrt::ir {
@@ -69,7 +70,9 @@ std::string ValueText(const Tensor& t) {
 std::string AttrText(const Dict& attrs) {
   std::string out;
   for (const auto& [key, value] : attrs) {
-    if (key.starts_with("__")) continue;  // executor-internal (random streams)
+    // Random streams are the executor's (reserved per run); other "__" attributes
+    // are compile decisions (e.g. an epilogue fused into the kernel) and print.
+    if (key == random::kSeedAttr || key == random::kStreamAttr) continue;
     out += StrCat(out.empty() ? " {" : ", ", key, ": ", value.repr());
   }
   return out.empty() ? out : out + "}";

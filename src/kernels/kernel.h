@@ -14,9 +14,10 @@
 
 namespace msrt::kernels {
 
-/// Attribute graph-kernel fusion gives an op with props.accepts_epilogue: a
-/// list of unary elementwise op names applied in order to its output. Kernels
-/// that cannot apply an epilogue must not claim support when it is present.
+/// Attribute the fuse_epilogues pass gives an op with props.accepts_epilogue:
+/// a list of unary elementwise op names applied in order to its output 0.
+/// Kernels that cannot apply an epilogue must not claim support when it is
+/// present.
 inline constexpr std::string_view kEpilogueAttr = "__epilogue";
 
 struct KernelArgs {

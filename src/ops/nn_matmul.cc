@@ -120,34 +120,66 @@ MSRT_REGISTER_OP({
             Primitive("math_ops.BatchMatMul(transpose_a=False, transpose_b=False)(x->a, y->b)")},
 });
 
+// bias_add's channel axis: 1, or the last one for data_format "NHWC"
+// (channels-last activations, Note [Channels-last graphs]).
+size_t BiasChannelAxis(const Shape& x, const Dict& attrs) {
+  return AttrString(attrs, kDataFormatAttr) == kChannelsLast ? x.size() - 1 : 1;
+}
+
+AttrSpec BiasDataFormat() {
+  return {kDataFormatAttr, Value(kChannelsFirst),
+          "layout of x: 'NCHW' (channels on axis 1) or 'NHWC' (channels on the last axis)", AttrType::kDataFormat};
+}
+
 MSRT_REGISTER_OP({
     .name = "bias_add",
     .inputs = {"x", "bias"},
-    .infer = [](const std::vector<TensorMeta>& in, const Dict&) -> std::vector<TensorMeta> {
+    .attrs = {BiasDataFormat()},
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
       CheckFloatPair("bias_add", in, "x", "bias");
       if (in[0].shape.size() < 2) {
         OpError(ErrorKind::kValue, "bias_add",
-                StrCat("input 'x' must have rank 2 or more (channels on axis 1); but got shape ",
+                StrCat("input 'x' must have rank 2 or more (batch and channels); but got shape ",
                        ShapeRepr(in[0].shape)));
       }
-      if (in[1].shape.size() != 1 || in[1].shape[0] != in[0].shape[1]) {
+      size_t axis = BiasChannelAxis(in[0].shape, attrs);
+      if (in[1].shape.size() != 1 || in[1].shape[0] != in[0].shape[axis]) {
         OpError(ErrorKind::kValue, "bias_add",
-                StrCat("input 'bias' must be 1-D with x's channels (axis 1); expected shape (", in[0].shape[1],
-                       ",), but got ", ShapeRepr(in[1].shape)));
+                StrCat("input 'bias' must be 1-D with x's channels (axis ", axis, "); expected shape (",
+                       in[0].shape[axis], ",), but got ", ShapeRepr(in[1].shape)));
       }
       return {{in[0].shape, in[0].dtype}};
     },
     .grad = [](const GradArgs& g) -> std::vector<Tensor> {
       Tensor dx, dbias;
       if (g.needs[0]) dx = g.dys[0];
-      if (g.needs[1]) {
-        std::vector<int64_t> axes{0};
-        for (int64_t i = 2; i < g.inputs[0].ndim(); ++i) axes.push_back(i);
-        dbias = Call1("reduce_sum", {g.dys[0]}, Dict{{"axis", IntList(axes)}, {"keep_dims", Value(false)}});
-      }
+      if (g.needs[1]) dbias = Call1("bias_add_grad", {g.dys[0]}, g.attrs);
       return {dx, dbias};
     },
-    .doc = "x + bias, bias broadcast along axis 1 (channels).",
+    .props = {.accepts_epilogue = true, .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
+    .doc = "x + bias, bias broadcast along the channel axis (axis 1, or the last for data_format 'NHWC').",
+});
+
+MSRT_REGISTER_OP({
+    .name = "bias_add_grad",
+    .inputs = {"dy"},
+    .attrs = {BiasDataFormat()},
+    .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      CheckDType("bias_add_grad", "dy", in[0], DTypeClass::kFloat);
+      if (in[0].shape.size() < 2) {
+        OpError(ErrorKind::kValue, "bias_add_grad",
+                StrCat("input 'dy' must have rank 2 or more (batch and channels); but got shape ",
+                       ShapeRepr(in[0].shape)));
+      }
+      return {{{in[0].shape[BiasChannelAxis(in[0].shape, attrs)]}, in[0].dtype}};
+    },
+    .grad = [](const GradArgs& g) -> std::vector<Tensor> {
+      // Linear: the gradient spreads ddbias back over every position.
+      const Tensor& dy = g.inputs[0];
+      return {Call1("bias_add", {Call1("zeros_like", {dy}), g.dys[0]}, g.attrs)};
+    },
+    .props = {.layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {}}},
+    .doc = "dy summed over every axis but the channel axis (internal: the gradient of bias_add's bias).",
 });
 
 MSRT_REGISTER_OP({
@@ -255,16 +287,22 @@ MSRT_REGISTER_OP({
             Primitive("nn_ops.Dense(has_bias=True)(x, w->weight, b->bias=None)")},
 });
 
-// bias_add adds along axis 1 at any rank, so MindSpore's 'NCDHW' is the same call.
+// bias_add adds along axis 1 at any rank, so MindSpore's 'NCDHW' is its 'NCHW'.
 MSRT_REGISTER_OP({
     .name = "bias_add_ext",
     .inputs = {"x", "bias"},
-    .attrs =
-        {{"data_format", Value("NCHW"), "channels on axis 1: 'NCHW' or 'NCDHW'", AttrType::kString, {"NCHW", "NCDHW"}}},
-    .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
-      return {Call1("bias_add", {in[0], in[1]})};
+    .attrs = {{"data_format",
+               Value("NCHW"),
+               "channels on axis 1 ('NCHW' or 'NCDHW') or last ('NHWC')",
+               AttrType::kString,
+               {"NCHW", "NHWC", "NCDHW"}}},
+    .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+      bool last = AttrString(attrs, "data_format") == kChannelsLast;
+      return {Call1("bias_add", {in[0], in[1]},
+                    Dict{{std::string(kDataFormatAttr), Value(last ? kChannelsLast : kChannelsFirst)}})};
     },
-    .doc = "bias_add with MindSpore's data_format argument ('NCHW' or 'NCDHW': channels on axis 1) (composite)",
+    .doc = "bias_add with MindSpore's data_format argument ('NCHW' or 'NCDHW': channels on axis 1; 'NHWC': on the "
+           "last axis) (composite)",
     .api = {Function("bias_add(input_x->x, bias, data_format='NCHW')"),
             Primitive("nn_ops.BiasAdd(data_format='NCHW')(input_x->x, bias)")},
 });

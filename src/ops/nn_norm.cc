@@ -138,7 +138,9 @@ MSRT_REGISTER_OP({
       if (g.needs[2]) grads[2] = fn::ReduceSum(dy, axes, false);
       return grads;
     },
-    .props = {.writes_inputs = {3, 4}, .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
+    .props = {.writes_inputs = {3, 4},
+              .accepts_epilogue = true,
+              .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
     .doc = "Batch normalization over the channel axis (1, or the last with data_format 'NHWC'); returns (y, "
            "saved_mean, saved_inv_std). Training normalizes with the "
            "batch's mean and biased variance and updates running_mean/running_var in place (unbiased variance; they "

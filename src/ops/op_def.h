@@ -86,9 +86,9 @@ struct OpProperties {
   // family): executors may give a view of that input's storage instead of
   // running the kernel (Note [Views] in src/core/views.cc).
   bool view = false;
-  // Graph-kernel fusion may attach unary elementwise ops to run on this op's
-  // output inside its kernel (attribute kernels::kEpilogueAttr), when the
-  // chosen kernel supports them.
+  // The fuse_epilogues pass may attach unary elementwise ops to run on this
+  // op's output inside its kernel (attribute kernels::kEpilogueAttr), when
+  // the chosen kernel supports them.
   bool accepts_epilogue = false;
   std::optional<LayoutSpec> layout = std::nullopt;
   // Its gradient rule handles complex values (conjugates where the chain

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -32,6 +33,18 @@ constexpr int kPriority = 30;  // ahead of oneDNN (20) and the reference loops
 
 bool Supports(const std::vector<ops::TensorMeta>& in, const Dict&) {
   return in[0].dtype == DType::kFloat32 && in[1].dtype == DType::kFloat32;
+}
+
+// batch_norm's epilogue (kEpilogueAttr): none, or a relu applied as y is written.
+std::optional<bool> ReluEpilogue(const Dict& attrs) {
+  const Value* list = attrs.Find(kEpilogueAttr);
+  if (list == nullptr || list->as_list().empty()) return false;
+  if (list->as_list().size() == 1 && list->as_list()[0].as_string() == "relu") return true;
+  return std::nullopt;
+}
+
+bool ForwardSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
+  return Supports(in, attrs) && ReluEpilogue(attrs).has_value();
 }
 
 struct Geometry {
@@ -165,15 +178,17 @@ void Moments(const float* x, const Geometry& g, std::vector<double>& mean, std::
   });
 }
 
-// y = x * a[c] + b[c].
+// y = x * a[c] + b[c], then max(y, 0) when kRelu (a fused relu epilogue).
+template <bool kRelu>
 void ScaleShift(const float* x, float* y, const float* a, const float* b, const Geometry& g) {
   const int64_t channels = g.channels;
+  auto finish = [](float v) { return kRelu ? std::max(v, 0.0f) : v; };
   if (g.channels_last) {
     ParallelFor(g.rows(), RowGrain(channels), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         const float* in = x + r * channels;
         float* out = y + r * channels;
-        for (int64_t c = 0; c < channels; ++c) out[c] = in[c] * a[c] + b[c];
+        for (int64_t c = 0; c < channels; ++c) out[c] = finish(in[c] * a[c] + b[c]);
       }
     });
     return;
@@ -184,7 +199,7 @@ void ScaleShift(const float* x, float* y, const float* a, const float* b, const 
                   const float ap = a[p % channels], bp = b[p % channels];
                   const float* in = x + p * g.inner;
                   float* out = y + p * g.inner;
-                  for (int64_t i = 0; i < g.inner; ++i) out[i] = in[i] * ap + bp;
+                  for (int64_t i = 0; i < g.inner; ++i) out[i] = finish(in[i] * ap + bp);
                 }
               });
 }
@@ -220,7 +235,15 @@ void BatchNorm(KernelArgs& args) {
     saved_mean[c] = static_cast<float>(mean[c]);
     saved_inv_std[c] = static_cast<float>(inv);
   }
-  if (g.count() > 0) ScaleShift(x.raw<float>(), args.outputs[0].raw<float>(), a.data(), b.data(), g);
+  if (g.count() > 0) {
+    const float* in = x.raw<float>();
+    float* out = args.outputs[0].raw<float>();
+    if (*ReluEpilogue(args.attrs)) {
+      ScaleShift<true>(in, out, a.data(), b.data(), g);
+    } else {
+      ScaleShift<false>(in, out, a.data(), b.data(), g);
+    }
+  }
   if (training && g.count() > 0) {
     // running = (1 - momentum) * running + momentum * batch, with the unbiased variance.
     const double momentum = ops::AttrFloat(args.attrs, "momentum");
@@ -333,7 +356,7 @@ void BatchNormGrad(KernelArgs& args) {
 }
 
 MSRT_REGISTER_KERNEL(
-    {.op = "batch_norm", .impl = "vectorized", .priority = kPriority, .supports = &Supports, .run = &BatchNorm});
+    {.op = "batch_norm", .impl = "vectorized", .priority = kPriority, .supports = &ForwardSupports, .run = &BatchNorm});
 MSRT_REGISTER_KERNEL({.op = "batch_norm_grad",
                       .impl = "vectorized",
                       .priority = kPriority,

@@ -14,8 +14,8 @@ namespace {
 namespace dn = onednn;
 using dn::kReferencePriority;
 
-bool ReferenceDType(const std::vector<ops::TensorMeta>& in, const Dict&) {
-  return in[0].dtype == DType::kFloat64 || in[0].dtype == DType::kFloat32;
+bool ReferenceDType(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
+  return (in[0].dtype == DType::kFloat64 || in[0].dtype == DType::kFloat32) && !attrs.Contains(kEpilogueAttr);
 }
 
 struct Layout {

@@ -234,13 +234,62 @@ dnnl::memory Scratch::Allocate(const dnnl::memory::desc& desc) {
   return dnnl::memory(desc, Engine(), buffers_.back().raw());
 }
 
+// Note [Small reorders]
+// A primitive's weights are usually in a blocked layout of oneDNN's choice,
+// and a training step reorders them from plain (and their gradient back)
+// every step. For the small weights of small networks, running a reorder
+// primitive (argument checks, an OpenMP region: waking the other threads)
+// costs several times the copy itself. A tensor of at most
+// OffsetReorder::kMaxElements elements is instead copied through a table of
+// element offsets, built once with the layouts (by running the reorder
+// primitive once on the elements' own indices) and cached with the
+// primitive that chose them.
+OffsetReorder OffsetReorder::Build(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  OffsetReorder out;
+  using dt = dnnl::memory::data_type;
+  if (from.data_type() != dt::f32 || to.data_type() != dt::f32) return out;
+  auto from_elements = static_cast<int64_t>(from.get_size() / sizeof(float));
+  auto to_elements = static_cast<int64_t>(to.get_size() / sizeof(float));
+  if (from_elements > kMaxElements || to_elements > kMaxElements || from_elements == 0 || to_elements == 0) return out;
+  // The table writes every element of `to`: not for a plain strided `to` with
+  // gaps (a view into a larger tensor), whose gaps are not this tensor's.
+  int64_t dense = 1;
+  for (dnnl::memory::dim d : to.dims()) dense *= d;
+  const dnnl_memory_desc_t& c = to.data;
+  if (c.format_kind != dnnl_blocked || (c.format_desc.blocking.inner_nblks == 0 && to_elements != dense)) return out;
+  // Each source element holds its index + 1 (exact in float32 this small);
+  // where the reorder writes 0 the destination is padding.
+  std::vector<float> indices(static_cast<size_t>(from_elements));
+  for (int64_t i = 0; i < from_elements; ++i) indices[static_cast<size_t>(i)] = static_cast<float>(i + 1);
+  std::vector<float> placed(static_cast<size_t>(to_elements), 0.0f);
+  dnnl::memory src(from, Engine(), indices.data());
+  dnnl::memory dst(to, Engine(), placed.data());
+  dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), from, Engine(), to)).execute(Stream(), src, dst);
+  Stream().wait();
+  auto offsets = std::make_shared<std::vector<int32_t>>(static_cast<size_t>(to_elements));
+  for (int64_t i = 0; i < to_elements; ++i) (*offsets)[static_cast<size_t>(i)] = static_cast<int32_t>(placed[i]) - 1;
+  out.offsets_ = std::move(offsets);
+  return out;
+}
+
+void OffsetReorder::Run(const void* from, void* to) const {
+  const auto* src = static_cast<const float*>(from);
+  auto* dst = static_cast<float*>(to);
+  const int32_t* offsets = offsets_->data();
+  size_t n = offsets_->size();
+  for (size_t i = 0; i < n; ++i) dst[i] = offsets[i] >= 0 ? src[offsets[i]] : 0.0f;
+}
+
 Layout Layout::Input(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen) {
   Layout l;
   l.plain_ = plain;
   l.chosen_ = chosen;
   l.reorder_ = plain != chosen;
-  if (l.reorder_)
-    l.reorder_primitive_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain, Engine(), chosen));
+  if (l.reorder_) {
+    l.table_ = OffsetReorder::Build(plain, chosen);
+    if (l.table_.empty())
+      l.reorder_primitive_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain, Engine(), chosen));
+  }
   return l;
 }
 
@@ -249,8 +298,11 @@ Layout Layout::Output(const dnnl::memory::desc& plain, const dnnl::memory::desc&
   l.plain_ = plain;
   l.chosen_ = chosen;
   l.reorder_ = plain != chosen;
-  if (l.reorder_)
-    l.reorder_primitive_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), chosen, Engine(), plain));
+  if (l.reorder_) {
+    l.table_ = OffsetReorder::Build(chosen, plain);
+    if (l.table_.empty())
+      l.reorder_primitive_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), chosen, Engine(), plain));
+  }
   return l;
 }
 
@@ -258,7 +310,11 @@ dnnl::memory Layout::In(const Tensor& t, Scratch& scratch) const {
   dnnl::memory user = Wrap(plain_, t);
   if (!reorder_) return user;
   dnnl::memory converted = scratch.Allocate(chosen_);
-  reorder_primitive_.execute(Stream(), user, converted);
+  if (!table_.empty()) {
+    table_.Run(t.raw(), converted.get_data_handle());
+  } else {
+    reorder_primitive_.execute(Stream(), user, converted);
+  }
   return converted;
 }
 
@@ -268,6 +324,10 @@ dnnl::memory Layout::Out(const Tensor& t, Scratch& scratch) const {
 
 void Layout::Finish(const dnnl::memory& written, const Tensor& t) const {
   if (!reorder_) return;
+  if (!table_.empty()) {
+    table_.Run(written.get_data_handle(), t.raw());
+    return;
+  }
   dnnl::memory user = Wrap(plain_, t);
   reorder_primitive_.execute(Stream(), const_cast<dnnl::memory&>(written), user);
   Stream().wait();

@@ -41,7 +41,16 @@ int SyncThreads(int limit = 0);
 /// FLOP (about 100 us on one core): the 3x3 convolutions of a CIFAR ResNet
 /// at batch 1 (4.7 and 9.4 M FLOP) took 30 and 53 us on one thread and 58
 /// and 82 us on two, best of 400 on the 2-core benchmark machine.
-inline int ThreadLimitForFlops(int64_t flops) { return flops < (int64_t{1} << 24) ? 1 : 0; }
+inline constexpr int64_t kSingleThreadFlops = int64_t{1} << 24;
+inline int ThreadLimitForFlops(int64_t flops, int64_t single_thread_below = kSingleThreadFlops) {
+  return flops < single_thread_below ? 1 : 0;
+}
+/// Convolution weight gradients reduce over the batch and the image: split
+/// over threads, each thread sums into a private copy of the gradient that
+/// is then reduced, and the split itself is coarse for the few output
+/// channels of small networks. Below about a GFLOP a second thread costs more
+/// than it gives.
+inline constexpr int64_t kSingleThreadWeightGradFlops = int64_t{1} << 30;
 inline int ThreadLimitForElements(int64_t elements) { return elements < (int64_t{1} << 15) ? 1 : 0; }
 
 /// Whether the oneDNN kernels take `dtype` on this CPU: float32 always,
@@ -96,6 +105,23 @@ class Scratch {
   std::vector<Tensor> buffers_;
 };
 
+/// A copy between two layouts of one small float32 tensor by a table of
+/// element offsets (Note [Small reorders]).
+class OffsetReorder {
+ public:
+  /// Elements up to which a reorder runs by table.
+  static constexpr int64_t kMaxElements = 16384;
+  /// The table for copying `from` into `to`, or an empty reorder when either
+  /// is not float32 or has more than kMaxElements elements (padding included).
+  static OffsetReorder Build(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+  bool empty() const { return offsets_ == nullptr; }
+  /// to[i] = from[offsets[i]], 0 where `to` is padding.
+  void Run(const void* from, void* to) const;
+
+ private:
+  std::shared_ptr<const std::vector<int32_t>> offsets_;  // per element of `to`; -1: padding
+};
+
 /// A tensor's plain layout and the layout a primitive chose for it, with the
 /// reorder between them when they differ (built once, cached with the
 /// primitive).
@@ -118,6 +144,7 @@ class Layout {
   dnnl::memory::desc plain_, chosen_;
   bool reorder_ = false;
   dnnl::reorder reorder_primitive_;
+  OffsetReorder table_;  // replaces the primitive for small tensors
 };
 
 /// Runs `primitive` on this thread's stream and waits for it.

@@ -113,11 +113,12 @@ struct ConvDescs {
   }
 };
 
-dn::Key ConvKey(std::string_view op, const ConvDims& g, DType dtype) {
+dn::Key ConvKey(std::string_view op, const ConvDims& g, DType dtype,
+                int64_t single_thread_below = dn::kSingleThreadFlops) {
   // Small convolutions run on one thread: waking the pool costs more than it saves.
   int64_t flops = 2 * g.batch * g.out_channels * g.out_d * g.out_h * g.out_w * (g.in_channels / g.group) * g.kernel_d *
                   g.kernel_h * g.kernel_w;
-  return std::move(dn::Key(op, dn::ThreadLimitForFlops(flops))
+  return std::move(dn::Key(op, dn::ThreadLimitForFlops(flops, single_thread_below))
                        .AddAll(dtype, g.input_shape(), g.filter_shape(), g.channels_last, g.group, g.stride_d,
                                g.stride_h, g.stride_w, g.dilation_d, g.dilation_h, g.dilation_w, g.pad_front,
                                g.pad_back, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
@@ -206,7 +207,7 @@ void ConvBackpropFilterOneDnn(KernelArgs& args) {
     std::memset(args.outputs[0].raw(), 0, args.outputs[0].nbytes());
     return;
   }
-  auto prim = dn::Cached<ConvBackwardWeights>(ConvKey(args.op.name, g, dtype), [&] {
+  auto prim = dn::Cached<ConvBackwardWeights>(ConvKey(args.op.name, g, dtype, dn::kSingleThreadWeightGradFlops), [&] {
     ConvDescs d(g, dtype);
     auto build = [&] {
       return dnnl::convolution_backward_weights::primitive_desc(

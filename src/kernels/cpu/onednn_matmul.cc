@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <complex>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/axis_view.h"
@@ -320,26 +322,35 @@ void DenseReference(KernelArgs& args) {
 }
 
 // ---------------------------------------------------------------------------
-// bias_add: x viewed as (N, C, rest) plus bias viewed as (1, C, 1).
+// bias_add: x viewed as (outer, C, inner) plus bias viewed as (1, C, 1):
+// (N, C, rest) for data_format "NCHW", (N * rest, C, 1) for "NHWC".
 
 struct BinaryPrimitive {
   dnnl::binary primitive;
   memory::desc x, bias;
 };
 
-Shape ChannelView(const Shape& x) { return {x[0], x[1], NumElements(Shape(x.begin() + 2, x.end()))}; }
+Shape ChannelView(const Shape& x, const Dict& attrs) {
+  if (ops::AttrString(attrs, ops::kDataFormatAttr) == ops::kChannelsLast) {
+    return {NumElements(Shape(x.begin(), x.end() - 1)), x.back(), 1};
+  }
+  return {x[0], x[1], NumElements(Shape(x.begin() + 2, x.end()))};
+}
 
 void BiasAddOneDnn(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
   if (x.numel() == 0) return;
-  Shape view = ChannelView(x.shape());
+  Shape view = ChannelView(x.shape(), args.attrs);
+  dn::Epilogue epilogue = dn::EpilogueOf(args.attrs);  // fused elementwise ops, as post-ops
   auto prim = dn::Cached<BinaryPrimitive>(
-      dn::Key("bias_add", dn::ThreadLimitForElements(x.numel())).AddAll(x.dtype(), view), [&] {
+      dn::Key("bias_add", dn::ThreadLimitForElements(x.numel())).AddAll(x.dtype(), view, epilogue.ops), [&] {
         BinaryPrimitive b;
         b.x = dn::PlainDesc(dn::Dims(view), x.dtype());
         b.bias = dn::PlainDesc({1, view[1], 1}, x.dtype());
+        dnnl::primitive_attr attr;
+        attr.set_post_ops(epilogue.post_ops);
         b.primitive = dnnl::binary(
-            dnnl::binary::primitive_desc(dnnl::binary::desc(dnnl::algorithm::binary_add, b.x, b.bias, b.x),
+            dnnl::binary::primitive_desc(dnnl::binary::desc(dnnl::algorithm::binary_add, b.x, b.bias, b.x), attr,
                                          dn::Engine()));
         return b;
       });
@@ -350,7 +361,7 @@ void BiasAddOneDnn(KernelArgs& args) {
 
 void BiasAddReference(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
-  Shape view = ChannelView(x.shape());
+  Shape view = ChannelView(x.shape(), args.attrs);
   dn::DispatchFloat(x.dtype(), "bias_add", [&]<typename T>() {
     const T* px = x.raw<T>();
     const T* pb = args.inputs[1].raw<T>();
@@ -366,6 +377,58 @@ void BiasAddReference(KernelArgs& args) {
   });
 }
 
+// bias_add_grad: dy viewed as (outer, C, inner) summed over outer and inner
+// per channel, in double for float64 and float otherwise. Channels-last rows
+// add whole rows of C into the sums, so neither layout needs a transpose.
+template <typename T>
+auto Widen(T v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return HalfToFloat(v);
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return BFloat16ToFloat(v);
+  } else {
+    return v;
+  }
+}
+
+template <typename T, typename Acc>
+T Narrow(Acc v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return FloatToHalf(v);
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return FloatToBFloat16(v);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+void BiasAddGrad(KernelArgs& args) {
+  const Tensor& dy = args.inputs[0];
+  Shape view = ChannelView(dy.shape(), args.attrs);
+  int64_t outer = view[0], channels = view[1], inner = view[2];
+  DispatchDType<kFloatTypes | kHalfTypes>(dy.dtype(), "bias_add_grad", [&]<typename T>() {
+    using Acc = decltype(Widen(T{}));
+    const T* p = dy.raw<T>();
+    std::vector<Acc> sums(static_cast<size_t>(channels), Acc(0));
+    Acc* out = sums.data();
+    for (int64_t o = 0; o < outer; ++o) {
+      const T* block = p + o * channels * inner;
+      if (inner == 1) {
+        for (int64_t c = 0; c < channels; ++c) out[c] += Widen(block[c]);
+      } else {
+        for (int64_t c = 0; c < channels; ++c) {
+          const T* row = block + c * inner;
+          Acc s = 0;
+          for (int64_t i = 0; i < inner; ++i) s += Widen(row[i]);
+          out[c] += s;
+        }
+      }
+    }
+    T* result = args.outputs[0].raw<T>();
+    for (int64_t c = 0; c < channels; ++c) result[c] = Narrow<T>(sums[static_cast<size_t>(c)]);
+  });
+}
+
 MSRT_ONEDNN_KERNELS("matmul", MatmulOneDnn, MatmulReference);
 MSRT_ONEDNN_KERNELS("batch_matmul", MatmulOneDnn, MatmulReference);
 MSRT_REGISTER_KERNEL(
@@ -377,6 +440,7 @@ MSRT_REGISTER_KERNEL({.op = "batch_matmul",
                       .run = &MatmulComplex});
 MSRT_ONEDNN_KERNELS("dense", DenseOneDnn, DenseReference);
 MSRT_ONEDNN_KERNELS("bias_add", BiasAddOneDnn, BiasAddReference);
+MSRT_REGISTER_KERNEL({.op = "bias_add_grad", .impl = "loop", .run = &BiasAddGrad});
 
 }  // namespace
 }  // namespace msrt::kernels

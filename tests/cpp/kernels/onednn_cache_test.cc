@@ -81,6 +81,42 @@ TEST(OneDnnCache, SmallPrimitivesRunOnOneThreadWhateverTheCount) {
   EXPECT_EQ(MissesAcrossThreadCounts(Filled({128, 128}, 1.0f)), 1);  // 4.2 M FLOP: under 16 M
 }
 
+// Runs `call` on 2, then 3 kernel-loop threads, then 2 again (as
+// MissesAcrossThreadCounts); returns the primitives built.
+template <typename Call>
+int64_t MissesOfCallAcrossThreadCounts(Call&& call) {
+  onednn::ClearCache();
+  for (int inter_op : {0, 2, 0}) {
+    SetContext(Dict{{"runtime_num_threads", Value(2)}, {"inter_op_parallel_num", Value(inter_op)}});
+    call().Sync();
+  }
+  SetContext(Dict{{"runtime_num_threads", Value(30)}, {"inter_op_parallel_num", Value(0)}});
+  return onednn::CacheStats().misses;
+}
+
+TEST(OneDnnCache, ConvolutionWeightGradientsBelowAGigaflopRunOnOneThread) {
+  // 2 * 32 * 16 * 16 * 16 * 32 * 9 = 75 MFLOP: forward and backward data split
+  // over threads, the weight gradient does not.
+  Tensor x = Filled({32, 32, 16, 16}, 0.5f);
+  Tensor w = Filled({16, 32, 3, 3}, 0.25f);
+  Dict same{{"pad_mode", Value("same")}};
+  Tensor dy = Filled({32, 16, 16, 16}, 1.0f);
+  int64_t threaded = HardwareConcurrency() > 1 ? 2 : 1;
+  EXPECT_EQ(MissesOfCallAcrossThreadCounts([&] { return ops::Call1("conv2d", {x, w}, same); }), threaded);
+  Dict filter = same;
+  filter.Set("filter_shape", Ints(w.shape()));
+  EXPECT_EQ(MissesOfCallAcrossThreadCounts([&] { return ops::Call1("conv2d_backprop_filter", {dy, x}, filter); }), 1);
+  // A large one (2 * 64 * 64 * 32 * 32 * 64 * 9 = 4.8 GFLOP) splits again.
+  Tensor big_x = Filled({64, 64, 32, 32}, 0.5f);
+  Tensor big_dy = Filled({64, 64, 32, 32}, 1.0f);
+  Dict big_filter = same;
+  big_filter.Set("filter_shape", Ints({64, 64, 3, 3}));
+  EXPECT_EQ(MissesOfCallAcrossThreadCounts([&] {
+              return ops::Call1("conv2d_backprop_filter", {big_dy, big_x}, big_filter);
+            }),
+            threaded);
+}
+
 TEST(OneDnnCache, StaysBounded) {
   // Every product on this thread: primitives are cached per thread, and an
   // op runs at the call or on the dispatcher by its measured time (Note

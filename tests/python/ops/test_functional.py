@@ -178,7 +178,7 @@ def test_matmul_family(calls):
     x3 = RNG.normal(size=(2, 5, 3)).astype(np.float32)
     np.testing.assert_allclose(arr(ops.dense(T(x3), T(w), T(bias))), x3 @ w.T + bias, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(arr(ops.bias_add(T(a.T), T([1.0, 2.0]))), a.T + [1.0, 2.0], rtol=1e-6)
-    assert calls[-1] == ("bias_add", {})
+    assert calls[-1] == ("bias_add", {"data_format": "NCHW"})
 
 
 def test_conv2d_attributes(calls):
@@ -191,7 +191,7 @@ def test_conv2d_attributes(calls):
     out = ops.conv2d(x, w, T(np.ones(4)), stride=2, pad_mode="pad", padding=1)
     assert calls[-2] == ("conv2d", {"stride": [2, 2], "pad_mode": "pad", "pad": [1, 1, 1, 1],
                                     "dilation": [1, 1], "group": 1, "data_format": "NCHW"})
-    assert calls[-1] == ("bias_add", {}) and out.shape == (1, 4, 3, 3)
+    assert calls[-1] == ("bias_add", {"data_format": "NCHW"}) and out.shape == (1, 4, 3, 3)
     ops.conv2d(x, w, padding=(1, 2))
     assert calls[-1][1]["pad_mode"] == "pad" and calls[-1][1]["pad"] == [1, 1, 2, 2]
     ops.conv2d(x, w, pad_mode="same")

@@ -12,9 +12,9 @@ import msrt
 
 from .harness import _C, check_grad, covers, gradients, run_op, tensor
 
-covers("matmul", "batch_matmul", "bias_add", "dense", "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter",
-       "max_pool2d", "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad", "batch_norm", "batch_norm_grad",
-       "leaky_relu")
+covers("matmul", "batch_matmul", "bias_add", "bias_add_grad", "dense", "conv2d", "conv2d_backprop_input",
+       "conv2d_backprop_filter", "max_pool2d", "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad", "batch_norm",
+       "batch_norm_grad", "leaky_relu")
 
 FLOATS = [np.float32, np.float64]
 # float32 runs through oneDNN (reorders, blocked layouts, its own summation order).
@@ -302,6 +302,40 @@ def test_bias_add(dtype, shape):
     b = rand(rng, (shape[1],), dtype)
     (out,) = run_op("bias_add", [x, b])
     np.testing.assert_allclose(out, x + along_channels(b, x), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(4, 3), (2, 5, 4, 3), (3, 2, 2, 2, 7), (1, 1, 1, 1)])
+def test_bias_add_channels_last(dtype, shape):
+    rng = np.random.default_rng(21)
+    x = rand(rng, shape, dtype)
+    b = rand(rng, (shape[-1],), dtype)
+    (out,) = run_op("bias_add", [x, b], {"data_format": "NHWC"})
+    np.testing.assert_allclose(out, x + b, **TOL[dtype])
+
+
+@pytest.mark.filterwarnings("error")  # float16 and bfloat16 have a kernel of their own
+@pytest.mark.parametrize("dtype", FLOATS + [np.float16])
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("shape", [(5, 3), (2, 3, 4, 5), (2, 6, 3, 1, 2), (1, 64, 7, 7)])
+def test_bias_add_grad_sums_all_but_the_channel_axis(dtype, data_format, shape):
+    rng = np.random.default_rng(22)
+    dy = rand(rng, shape, dtype)
+    axis = 1 if data_format == "NCHW" else len(shape) - 1
+    (out,) = run_op("bias_add_grad", [dy], {"data_format": data_format})
+    expected = dy.astype(np.float64).sum(axis=tuple(a for a in range(len(shape)) if a != axis))
+    assert out.dtype == dtype and out.shape == (shape[axis],)
+    tol = dict(rtol=2e-3, atol=2e-2) if dtype == np.float16 else TOL[dtype]
+    np.testing.assert_allclose(out.astype(np.float64), expected, **tol)
+
+
+def test_bias_add_grad_refuses_what_it_cannot_sum():
+    with pytest.raises(ValueError, match=r"\[bias_add_grad\] input 'dy' must have rank 2 or more"):
+        run_op("bias_add_grad", [np.ones(3)])
+    with pytest.raises(TypeError, match=r"\[bias_add_grad\]"):
+        run_op("bias_add_grad", [np.ones((2, 3), np.int32)])
+    with pytest.raises(ValueError, match=r"\[bias_add_grad\] 'data_format' must be 'NCHW' or 'NHWC'"):
+        run_op("bias_add_grad", [np.ones((2, 3))], {"data_format": "CHWN"})
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -720,6 +754,15 @@ def test_dense_grad(x_shape):
 def test_bias_add_grad(shape):
     rng = np.random.default_rng(15)
     check_grad("bias_add", [rand(rng, shape), rand(rng, (shape[1],))], wrt=(0, 1))
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 2, 5)])
+def test_bias_add_channels_last_grad_and_its_own_grad(shape):
+    rng = np.random.default_rng(16)
+    nhwc = {"data_format": "NHWC"}
+    check_grad("bias_add", [rand(rng, shape), rand(rng, (shape[-1],))], nhwc, wrt=(0, 1))
+    check_grad("bias_add_grad", [rand(rng, shape)], nhwc)
+    check_grad("bias_add_grad", [rand(rng, shape)], {"data_format": "NCHW"})
 
 
 @pytest.mark.parametrize("x_shape,w_shape,attrs", [
@@ -1255,10 +1298,16 @@ def test_functional_forms_check_their_arguments_in_the_ops():
     w = msrt.Tensor(np.ones((3, 2, 3, 3), np.float32))
     with pytest.raises(ValueError, match=r"\[matmul_ext\] the inputs must have rank 1 or more"):
         ops.matmul(msrt.Tensor(1.0), msrt.Tensor(2.0))
-    with pytest.raises(ValueError, match=r"\[bias_add_ext\] attribute 'data_format' must be one of 'NCHW' or 'NCDHW'"):
-        ops.bias_add(x, msrt.Tensor(np.ones(2, np.float32)), data_format="NHWC")
+    with pytest.raises(ValueError, match=r"\[bias_add_ext\] attribute 'data_format' must be one of 'NCHW', 'NHWC' or "
+                                         r"'NCDHW'"):
+        ops.bias_add(x, msrt.Tensor(np.ones(2, np.float32)), data_format="NDHWC")
     with pytest.raises(ValueError, match=r"\[bias_add_ext\] attribute 'data_format'"):
-        ops.BiasAdd(data_format="NHWC")  # when the primitive is built
+        ops.BiasAdd(data_format="CHWN")  # when the primitive is built
+    # NHWC: channels on the last axis, which (6) the bias (2) does not match.
+    with pytest.raises(ValueError, match=r"\[bias_add\] input 'bias' must be 1-D with x's channels \(axis 3\); "
+                                         r"expected shape \(6,\)"):
+        ops.bias_add(x, msrt.Tensor(np.ones(2, np.float32)), data_format="NHWC")
+    assert ops.bias_add(x, msrt.Tensor(np.ones(6, np.float32)), "NHWC").shape == (1, 2, 6, 6)
     assert ops.bias_add(x, msrt.Tensor(np.ones(2, np.float32)), "NCDHW").shape == (1, 2, 6, 6)
     with pytest.raises(ValueError, match=r"\[conv2d_ext\] 'padding' must be one of 'same', 'valid' or 'pad'"):
         ops.conv2d(x, w, padding="full")

@@ -247,8 +247,7 @@ class Conv2d(_ConvNd):
     def construct(self, x):
         out = _op("conv2d", x, self.weight, **self._attrs)
         if self.bias is not None:
-            # NHWC keeps channels last, where a (C,) bias broadcasts.
-            out = _op("bias_add", out, self.bias) if self.data_format == "NCHW" else out + self.bias
+            out = _op("bias_add", out, self.bias, data_format=self.data_format)
         return out
 
     def extend_repr(self):
