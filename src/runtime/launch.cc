@@ -22,7 +22,7 @@ void LaunchKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const 
     kernel.run(args);
     return;
   }
-  auto observers = Observers().snapshot();
+  const auto* observers = Observers().snapshot();
   LaunchEvent event{kernel, op, inputs, outputs, attrs, site};
   size_t armed = 0;  // observers whose Before() returned
   try {

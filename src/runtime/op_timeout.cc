@@ -18,11 +18,11 @@
 // against the number it saw, so a launch that ended meanwhile (and the next
 // one on the same thread) is never hit by a late request.
 #include <pthread.h>
-#include <time.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <mutex>
 #include <new>
 #include <thread>

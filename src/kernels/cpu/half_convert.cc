@@ -3,7 +3,10 @@
 
 // GCC 12's AVX-512 intrinsics pass _mm512_undefined_* operands, which its
 // -Wmaybe-uninitialized reports from inside the header.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <cstdlib>
@@ -22,7 +25,11 @@ Features Detect() {
   const char* env = std::getenv("MSRT_HALF_CONVERT");
   if (env != nullptr && std::string_view(env) == "scalar") return f;
   __builtin_cpu_init();
-  f.f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  // F16C from CPUID leaf 1 (clang's __builtin_cpu_supports has no "f16c");
+  // "avx" also says the OS saves the YMM registers.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+  f.f16c = f16c && __builtin_cpu_supports("avx");
   f.avx512f = __builtin_cpu_supports("avx512f");
   return f;
 }

@@ -77,7 +77,7 @@ TEST(OneDnnCache, AThreadCountChangeRebuildsPrimitives) {
 }
 
 TEST(OneDnnCache, SmallPrimitivesRunOnOneThreadWhateverTheCount) {
-  EXPECT_EQ(MissesAcrossThreadCounts(Filled({17, 17}, 1.0f)), 1);  // above the tiny products
+  EXPECT_EQ(MissesAcrossThreadCounts(Filled({17, 17}, 1.0f)), 1);    // above the tiny products
   EXPECT_EQ(MissesAcrossThreadCounts(Filled({128, 128}, 1.0f)), 1);  // 4.2 M FLOP: under 16 M
 }
 
