@@ -107,6 +107,18 @@ def build(network):
     return net, names
 
 
+def _eval_equals_train(net):
+    """Whether training mode computes what eval mode does: no batch norm, every dropout 0."""
+    for m in net.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            return False
+        if isinstance(m, nn.Dropout) and m.p != 0:
+            return False
+        if hasattr(m, "dropout") and isinstance(m.dropout, float) and m.dropout != 0:
+            return False
+    return True
+
+
 def session(network, batch, phase, mode):
     """As networks.session, for PyTorch; mode "eager", "script" (torch.jit.script of the network) or
     "autocast-bf16" (eager under torch.autocast("cpu", torch.bfloat16): PyTorch's mixed precision on CPU)."""
@@ -135,6 +147,11 @@ def session(network, batch, phase, mode):
 
         return run, [run() for _ in range(3)], names
     net.eval()
+    if autocast and _eval_equals_train(net):
+        # PyTorch 1.13's fused inference path of nn.TransformerEncoder fails under
+        # CPU autocast ("expected scalar type BFloat16 but found Float"); in training
+        # mode it takes the path autocast supports, with the same outputs here.
+        net.train()
     model = torch.jit.script(net) if mode == "script" else net
 
     def infer():
