@@ -6,11 +6,12 @@ from msrt import nn
 
 
 class SmallNet(nn.Cell):
-    """conv → relu → pool → dense: the layers a LeNet uses, small."""
+    """conv → relu → pool → dense: the layers a LeNet uses, small (`has_bias`: a bias_add between conv and relu)."""
 
-    def __init__(self):
+    def __init__(self, in_channels=1, has_bias=False):
         super().__init__()
-        self.conv = nn.Conv2d(1, 4, 3, pad_mode="valid")
+        bias = {"has_bias": True, "bias_init": "normal"} if has_bias else {}
+        self.conv = nn.Conv2d(in_channels, 4, 3, pad_mode="valid", **bias)
         self.relu = nn.ReLU()
         self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
         self.flatten = nn.Flatten()

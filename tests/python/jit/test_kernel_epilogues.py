@@ -8,6 +8,8 @@ import pytest
 import msrt as ms
 from msrt import nn
 
+from .helpers import SmallNet
+
 
 class ConvDenseNet(nn.Cell):
     """conv → relu → pool → dense → relu → dense: two relus whose inputs nothing else reads."""
@@ -109,25 +111,10 @@ def test_a_pre_activation_read_elsewhere_is_not_fused():
     assert ms._jit.compile_report(f)[-1]["fused_epilogues"] == 0
 
 
-class BiasedConvNet(nn.Cell):
-    """conv with a bias → relu → pool → dense: the bias_add between the conv and the relu."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(2, 4, 3, pad_mode="valid", has_bias=True, bias_init="normal")
-        self.relu = nn.ReLU()
-        self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
-        self.flatten = nn.Flatten()
-        self.dense = nn.Dense(4 * 3 * 3, 5)
-
-    def construct(self, x):
-        return self.dense(self.flatten(self.pool(self.relu(self.conv(x)))))
-
-
 def _biased_training(mode, **context):
     ms.set_context(mode=mode, **context)
     ms.set_seed(7)
-    net = BiasedConvNet()
+    net = SmallNet(in_channels=2, has_bias=True)
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     step = nn.TrainOneStepCell(nn.WithLossCell(net, loss),
                                nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9))
