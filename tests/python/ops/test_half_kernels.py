@@ -335,3 +335,22 @@ def test_float16_conv3d_forward_and_backprop_input(no_substitution):
     _check_f16(_op("conv3d", half(x), half(w), **args), want)
     want_dx = _op("conv3d_backprop_input", ms.Tensor(want), ms.Tensor(w), input_shape=list(x.shape), **args).asnumpy()
     _check_f16(_op("conv3d_backprop_input", half(want), half(w), input_shape=list(x.shape), **args), want_dx)
+
+
+@pytest.mark.parametrize("batch", [1, 32])
+def test_float16_fused_epilogue_in_graph_matches_eager(no_substitution, batch):
+    # GRAPH fuses the activation into the convolution and the dense (oneDNN post-ops of the float32 slices)
+    _, xm = _f16((batch, 16, 15, 13))
+    _, wm = _f16((24, 16, 3, 3))
+    _, dw = _f16((10, 24 * 8 * 13))
+    _, db = _f16((10,))
+
+    def step(x, w, dense_w, dense_b):
+        y = ms.ops.relu(_op("conv2d", x, w, **CONV))
+        return ms.ops.relu(_op("dense", y.reshape(batch, -1), dense_w, dense_b))
+
+    want = step(xm, wm, dw, db)
+    got = ms.jit(step)(xm, wm, dw, db)
+    assert got.dtype == ms.float16
+    np.testing.assert_allclose(got.astype(ms.float32).asnumpy(), want.astype(ms.float32).asnumpy(), rtol=2e-3,
+                               atol=1e-3 * np.abs(want.astype(ms.float32).asnumpy()).max())
