@@ -11,6 +11,7 @@
 #include "core/thread_pool.h"
 #include "kernels/cpu/axis_view.h"
 #include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/elementwise_loops.h"
 #include "kernels/cpu/half_convert.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
@@ -340,9 +341,13 @@ void DenseReference(KernelArgs& args) {
 // output's batch (batch_matmul: operands whose batch dims are all broadcast
 // or all present) or, for a single product with a plain first operand, a
 // range of its rows (matmul, dense); the shared operand is converted once.
-// Other shapes (partly broadcast batch dims, a transposed first operand of a
-// single product) run as one slice. Sums are float32 as in the float32
-// kernel; deterministic="ON" runs one slice.
+// A single product of a transposed first operand and a plain second one
+// (dense's weight gradient dy^T x, summing over the batch) is split over k
+// instead: each slice's float32 partial product is summed in slice order
+// (reproducible for a thread count) and rounded once. Other shapes (partly
+// broadcast batch dims, an epilogue on a split k) run as one slice on
+// oneDNN's threads with operands converted whole. Sums are float32 as in the
+// float32 kernel; deterministic="ON" runs one slice.
 
 // What each slice of a float16 product reads and writes.
 struct ProductSlices {
@@ -351,6 +356,7 @@ struct ProductSlices {
   int64_t per = 0;        // batches (by_batch) or rows per slice
   int64_t total = 0;      // batches or rows in all
   bool by_batch = false;  // slicing the batch (else the rows of a single product)
+  bool split_k = false;   // slicing k of a single product: partial sums
   bool a_sliced = true, b_sliced = false;
 };
 
@@ -358,7 +364,7 @@ bool AllOnes(const Shape& s) {
   return std::all_of(s.begin(), s.end(), [](int64_t d) { return d == 1; });
 }
 
-ProductSlices SliceProduct(const Product& p) {
+ProductSlices SliceProduct(const Product& p, bool has_epilogue) {
   ProductSlices s;
   s.sub = p;
   const int64_t batches = NumElements(p.batch);
@@ -374,6 +380,11 @@ ProductSlices SliceProduct(const Product& p) {
     s.total = p.m;
     s.a_sliced = true;
     s.b_sliced = false;
+  } else if (batches == 1 && p.ta && !p.tb && !has_epilogue && wanted > 1) {
+    s.split_k = true;
+    s.total = p.k;
+    s.a_sliced = true;
+    s.b_sliced = true;
   } else {
     wanted = 1;
     s.total = 1;
@@ -391,6 +402,8 @@ Product SliceOf(const ProductSlices& s, int64_t n) {
     sub.batch = {n};
     sub.a_batch = {s.a_sliced ? n : 1};
     sub.b_batch = {s.b_sliced ? n : 1};
+  } else if (s.split_k) {
+    sub.k = n;
   } else {
     sub.m = n;
   }
@@ -403,37 +416,29 @@ void HalfProduct(std::string_view op, const Product& p, const Tensor& a, const T
     dn::ApplyEpilogueInPlace(epilogue, out);
     return;
   }
-  ProductSlices s = SliceProduct(p);
-  const bool whole = !s.by_batch && s.total == 1;
-  // Elements of one batch or row of each operand and of the output.
-  const int64_t a_unit = s.by_batch ? p.m * p.k : p.k;
-  const int64_t b_unit = s.by_batch ? p.k * p.n : 0;
-  const int64_t out_unit = s.by_batch ? p.m * p.n : p.n;
+  ProductSlices s = SliceProduct(p, !epilogue.empty());
+  const bool whole = !s.by_batch && !s.split_k && s.total == 1;
+  // Elements of one batch, row or k-step of each operand and of the output.
+  const int64_t a_unit = s.by_batch ? p.m * p.k : s.split_k ? p.m : p.k;
+  const int64_t b_unit = s.by_batch ? p.k * p.n : s.split_k ? p.n : 0;
+  const int64_t out_unit = s.by_batch ? p.m * p.n : s.split_k ? 0 : p.n;
   const Half* ha = a.raw<Half>();
   const Half* hb = b.raw<Half>();
   Half* hout = out.raw<Half>();
-  // Operands every slice reads whole: converted once.
+  // Operands every slice reads whole: converted once, on the thread pool.
   Tensor shared_a, shared_b, bias32;
-  if (whole || !s.a_sliced) {
-    shared_a = Tensor::Empty(a.shape(), DType::kFloat32);
-    cpu::ToFloatN(ha, shared_a.raw<float>(), a.numel());
-  }
-  if (whole || !s.b_sliced) {
-    shared_b = Tensor::Empty(b.shape(), DType::kFloat32);
-    cpu::ToFloatN(hb, shared_b.raw<float>(), b.numel());
-  }
-  if (bias != nullptr) {
-    bias32 = Tensor::Empty(bias->shape(), DType::kFloat32);
-    cpu::ToFloatN(bias->raw<Half>(), bias32.raw<float>(), bias->numel());
-  }
+  if (whole || !s.a_sliced) shared_a = cpu::ConvertTensor(a, DType::kFloat32);
+  if (whole || !s.b_sliced) shared_b = cpu::ConvertTensor(b, DType::kFloat32);
+  if (bias != nullptr) bias32 = cpu::ConvertTensor(*bias, DType::kFloat32);
   const Tensor* bias_ptr = bias != nullptr ? &bias32 : nullptr;
   if (whole) {
     Tensor out32 = Tensor::Empty(out.shape(), DType::kFloat32);
     RunProduct(op, p, shared_a, shared_b, out32, bias_ptr, epilogue);
-    cpu::FromFloatN(out32.raw<float>(), hout, out.numel());
+    cpu::ConvertInto(out32, out);
     return;
   }
   const bool one_thread = s.count > 1;
+  std::vector<Tensor> partial(s.split_k ? static_cast<size_t>(s.count) : 0);
   ParallelFor(s.count, 1, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t first = i * s.per, n = std::min(s.per, s.total - first);
@@ -448,11 +453,26 @@ void HalfProduct(std::string_view op, const Product& p, const Tensor& a, const T
         b32 = Tensor::Empty({n * b_unit}, DType::kFloat32);
         cpu::ToFloatN(hb + first * b_unit, b32.raw<float>(), n * b_unit);
       }
+      if (s.split_k) {
+        Tensor out32 = Tensor::Empty({p.m * p.n}, DType::kFloat32);
+        RunProduct(op, sub, a32, b32, out32, nullptr, epilogue, one_thread);
+        partial[static_cast<size_t>(i)] = out32;
+        continue;
+      }
       Tensor out32 = Tensor::Empty({n * out_unit}, DType::kFloat32);
       RunProduct(op, sub, a32, b32, out32, bias_ptr, epilogue, one_thread);
       cpu::FromFloatN(out32.raw<float>(), hout + first * out_unit, n * out_unit);
     }
   });
+  if (s.split_k) {  // the partial products, summed in slice order (bias_ptr: dense is never split over k)
+    float* sum = partial[0].raw<float>();
+    for (size_t i = 1; i < partial.size(); ++i) {
+      if (!partial[i].defined()) continue;
+      const float* part = partial[i].raw<float>();
+      for (int64_t j = 0; j < p.m * p.n; ++j) sum[j] += part[j];
+    }
+    cpu::FromFloatN(sum, hout, p.m * p.n);
+  }
 }
 
 void MatmulHalf(KernelArgs& args) {
