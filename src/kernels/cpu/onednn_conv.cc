@@ -7,6 +7,7 @@
 // the 3-D one with depth 1 (ConvDims), so one set of code runs both.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -142,62 +143,76 @@ struct ConvBackwardWeights {
   memory::desc scratchpad;
 };
 
+ConvForward BuildForward(const ConvDims& g, DType dtype, const dn::Epilogue& epilogue) {
+  ConvDescs d(g, dtype);
+  dnnl::primitive_attr attr = UserScratchpad();  // Note [Convolution scratchpads]
+  attr.set_post_ops(epilogue.post_ops);
+  auto pd = d.Forward(dnnl::prop_kind::forward_inference, attr);
+  if (d.Padded(pd.src_desc(), d.src) || d.Padded(pd.dst_desc(), d.dst)) {
+    d.plain_only = true;
+    pd = d.Forward(dnnl::prop_kind::forward_inference, attr);
+  }
+  return ConvForward{dnnl::convolution_forward(pd), dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
+                     dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
+                     dn::Layout::Output(d.Stored(d.dst), pd.dst_desc()), pd.scratchpad_desc()};
+}
+
+void RunForward(const ConvForward& prim, const Tensor& x, const Tensor& w, const Tensor& y) {
+  dn::Scratch scratch;
+  memory dst = prim.dst.Out(y, scratch);
+  dn::Execute(prim.primitive, {{DNNL_ARG_SRC, prim.src.In(x, scratch)},
+                               {DNNL_ARG_WEIGHTS, prim.weights.In(w, scratch)},
+                               {DNNL_ARG_DST, dst},
+                               {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim.scratchpad)}});
+  prim.dst.Finish(dst, y);
+}
+
 void ConvOneDnn(KernelArgs& args) {
   ConvDims g = ForwardGeometry(args);
   DType dtype = args.inputs[0].dtype();
   if (args.outputs[0].numel() == 0) return;
   dn::Epilogue epilogue = dn::EpilogueOf(args.attrs);  // fused elementwise ops, as post-ops
-  auto prim = dn::Cached<ConvForward>(ConvKey(args.op.name, g, dtype).Add(epilogue.ops), [&] {
-    ConvDescs d(g, dtype);
-    dnnl::primitive_attr attr = UserScratchpad();  // Note [Convolution scratchpads]
-    attr.set_post_ops(epilogue.post_ops);
-    auto pd = d.Forward(dnnl::prop_kind::forward_inference, attr);
-    if (d.Padded(pd.src_desc(), d.src) || d.Padded(pd.dst_desc(), d.dst)) {
-      d.plain_only = true;
-      pd = d.Forward(dnnl::prop_kind::forward_inference, attr);
-    }
-    return ConvForward{dnnl::convolution_forward(pd), dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
-                       dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
-                       dn::Layout::Output(d.Stored(d.dst), pd.dst_desc()), pd.scratchpad_desc()};
-  });
+  auto prim = dn::Cached<ConvForward>(ConvKey(args.op.name, g, dtype).Add(epilogue.ops),
+                                      [&] { return BuildForward(g, dtype, epilogue); });
+  RunForward(*prim, args.inputs[0], args.inputs[1], args.outputs[0]);
+}
+
+ConvBackwardData BuildBackwardData(const ConvDims& g, DType dtype) {
+  ConvDescs d(g, dtype);
+  auto build = [&] {
+    return dnnl::convolution_backward_data::primitive_desc(
+        dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
+                                              d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates, d.pad_l,
+                                              d.pad_r),
+        UserScratchpad(), dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
+  };
+  auto pd = build();
+  if (d.Padded(pd.diff_src_desc(), d.src) || d.Padded(pd.diff_dst_desc(), d.dst)) {
+    d.plain_only = true;
+    pd = build();
+  }
+  return ConvBackwardData{dnnl::convolution_backward_data(pd), dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
+                          dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
+                          dn::Layout::Output(d.Stored(d.src), pd.diff_src_desc()), pd.scratchpad_desc()};
+}
+
+void RunBackwardData(const ConvBackwardData& prim, const Tensor& dy, const Tensor& w, const Tensor& dx) {
   dn::Scratch scratch;
-  memory dst = prim->dst.Out(args.outputs[0], scratch);
-  dn::Execute(prim->primitive, {{DNNL_ARG_SRC, prim->src.In(args.inputs[0], scratch)},
-                                {DNNL_ARG_WEIGHTS, prim->weights.In(args.inputs[1], scratch)},
-                                {DNNL_ARG_DST, dst},
-                                {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad)}});
-  prim->dst.Finish(dst, args.outputs[0]);
+  memory diff_src = prim.diff_src.Out(dx, scratch);
+  dn::Execute(prim.primitive, {{DNNL_ARG_DIFF_DST, prim.diff_dst.In(dy, scratch)},
+                               {DNNL_ARG_WEIGHTS, prim.weights.In(w, scratch)},
+                               {DNNL_ARG_DIFF_SRC, diff_src},
+                               {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim.scratchpad)}});
+  prim.diff_src.Finish(diff_src, dx);
 }
 
 void ConvBackpropInputOneDnn(KernelArgs& args) {
   ConvDims g = BackpropInputGeometry(args);
   DType dtype = args.inputs[0].dtype();
   if (args.outputs[0].numel() == 0) return;
-  auto prim = dn::Cached<ConvBackwardData>(ConvKey(args.op.name, g, dtype), [&] {
-    ConvDescs d(g, dtype);
-    auto build = [&] {
-      return dnnl::convolution_backward_data::primitive_desc(
-          dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
-                                                d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates, d.pad_l,
-                                                d.pad_r),
-          UserScratchpad(), dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
-    };
-    auto pd = build();
-    if (d.Padded(pd.diff_src_desc(), d.src) || d.Padded(pd.diff_dst_desc(), d.dst)) {
-      d.plain_only = true;
-      pd = build();
-    }
-    return ConvBackwardData{dnnl::convolution_backward_data(pd), dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
-                            dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
-                            dn::Layout::Output(d.Stored(d.src), pd.diff_src_desc()), pd.scratchpad_desc()};
-  });
-  dn::Scratch scratch;
-  memory diff_src = prim->diff_src.Out(args.outputs[0], scratch);
-  dn::Execute(prim->primitive, {{DNNL_ARG_DIFF_DST, prim->diff_dst.In(args.inputs[0], scratch)},
-                                {DNNL_ARG_WEIGHTS, prim->weights.In(args.inputs[1], scratch)},
-                                {DNNL_ARG_DIFF_SRC, diff_src},
-                                {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad)}});
-  prim->diff_src.Finish(diff_src, args.outputs[0]);
+  auto prim = dn::Cached<ConvBackwardData>(ConvKey(args.op.name, g, dtype),
+                                           [&] { return BuildBackwardData(g, dtype); });
+  RunBackwardData(*prim, args.inputs[0], args.inputs[1], args.outputs[0]);
 }
 
 void ConvBackpropFilterOneDnn(KernelArgs& args) {
@@ -323,6 +338,103 @@ void HalfConvBackpropFilter(KernelArgs& args) {
 bool HalfBackpropFilterSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
   return (in[0].dtype == DType::kFloat16 || in[0].dtype == DType::kBFloat16) && in[1].dtype == in[0].dtype &&
          !attrs.Contains(kEpilogueAttr);
+}
+
+// ---------------------------------------------------------------------------
+// float16 forward and backward data
+//
+// Note [float16 convolutions]
+// oneDNN 2.6 has no float16 convolution without AVX512-FP16. As for the
+// products (Note [float16 products]), a float16 forward or backward-data
+// convolution is split by batch over msrt's thread pool: each thread converts
+// its images (x, or dy) to float32, runs a one-thread float32 primitive
+// (cached per slice size, with the epilogue as post-ops) and converts its
+// images of the result back while they are in cache; the weights are
+// converted once. Each image's sums are the float32 primitive's, so the
+// split does not change them; a batch of one, a small convolution or
+// deterministic="ON" runs as one slice on oneDNN's own threads.
+
+struct HalfSlices {
+  int64_t count = 1, per = 1;
+};
+
+HalfSlices SliceBatch(const ConvDims& g) {
+  const int64_t flops = 2 * g.batch * g.out_channels * g.out_d * g.out_h * g.out_w * (g.in_channels / g.group) *
+                        g.kernel_d * g.kernel_h * g.kernel_w;
+  int64_t wanted = DeterministicKernels() || flops < dn::kSingleThreadFlops ? 1 : IntraOpThreads();
+  HalfSlices s;
+  s.count = std::max<int64_t>(1, std::min(wanted, g.batch));
+  s.per = (g.batch + s.count - 1) / s.count;
+  return s;
+}
+
+// Runs run(slice geometry, first image, images, one_thread) for each slice.
+template <typename Run>
+void ForEachBatchSlice(const ConvDims& g, Run&& run) {
+  HalfSlices s = SliceBatch(g);
+  if (s.count == 1) return run(g, int64_t{0}, g.batch, false);
+  ParallelFor(s.count, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t first = i * s.per, n = std::min(s.per, g.batch - first);
+      if (n <= 0) continue;
+      ConvDims slice = g;
+      slice.batch = n;
+      run(slice, first, n, true);
+    }
+  });
+}
+
+constexpr int64_t kAlwaysOneThread = std::numeric_limits<int64_t>::max();
+
+Tensor WeightsInFloat32(const Tensor& w) {
+  Tensor w32 = Tensor::Empty(w.shape(), DType::kFloat32);
+  cpu::ToFloatN(w.raw<Half>(), w32.raw<float>(), w.numel());
+  return w32;
+}
+
+void HalfConvForward(KernelArgs& args) {
+  ConvDims g = ForwardGeometry(args);
+  if (args.outputs[0].numel() == 0) return;
+  dn::Epilogue epilogue = dn::EpilogueOf(args.attrs);
+  const Tensor& x = args.inputs[0];
+  Tensor& y = args.outputs[0];
+  Tensor w32 = WeightsInFloat32(args.inputs[1]);
+  const int64_t x_image = x.numel() / g.batch, y_image = y.numel() / g.batch;
+  ForEachBatchSlice(g, [&](const ConvDims& slice, int64_t first, int64_t n, bool one_thread) {
+    auto key = ConvKey("conv_float32_slice", slice, DType::kFloat32,
+                       one_thread ? kAlwaysOneThread : dn::kSingleThreadFlops);
+    auto prim = dn::Cached<ConvForward>(key.Add(epilogue.ops),
+                                        [&] { return BuildForward(slice, DType::kFloat32, epilogue); });
+    Tensor xs = Tensor::Empty(slice.input_shape(), DType::kFloat32);
+    Tensor ys = Tensor::Empty(slice.output_shape(), DType::kFloat32);
+    cpu::ToFloatN(x.raw<Half>() + first * x_image, xs.raw<float>(), n * x_image);
+    RunForward(*prim, xs, w32, ys);
+    cpu::FromFloatN(ys.raw<float>(), y.raw<Half>() + first * y_image, n * y_image);
+  });
+}
+
+void HalfConvBackpropInput(KernelArgs& args) {
+  ConvDims g = BackpropInputGeometry(args);
+  if (args.outputs[0].numel() == 0) return;
+  const Tensor& dy = args.inputs[0];
+  Tensor& dx = args.outputs[0];
+  Tensor w32 = WeightsInFloat32(args.inputs[1]);
+  const int64_t dy_image = dy.numel() / g.batch, dx_image = dx.numel() / g.batch;
+  ForEachBatchSlice(g, [&](const ConvDims& slice, int64_t first, int64_t n, bool one_thread) {
+    auto key = ConvKey("conv_backprop_input_float32_slice", slice, DType::kFloat32,
+                       one_thread ? kAlwaysOneThread : dn::kSingleThreadFlops);
+    auto prim = dn::Cached<ConvBackwardData>(key, [&] { return BuildBackwardData(slice, DType::kFloat32); });
+    Tensor dys = Tensor::Empty(slice.output_shape(), DType::kFloat32);
+    Tensor dxs = Tensor::Empty(slice.input_shape(), DType::kFloat32);
+    cpu::ToFloatN(dy.raw<Half>() + first * dy_image, dys.raw<float>(), n * dy_image);
+    RunBackwardData(*prim, dys, w32, dxs);
+    cpu::FromFloatN(dxs.raw<float>(), dx.raw<Half>() + first * dx_image, n * dx_image);
+  });
+}
+
+// float16 inputs and an epilogue oneDNN can apply.
+bool HalfConvSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
+  return in[0].dtype == DType::kFloat16 && in[1].dtype == DType::kFloat16 && dn::EpilogueOf(attrs).supported;
 }
 
 // ---------------------------------------------------------------------------
@@ -514,6 +626,27 @@ MSRT_REGISTER_KERNEL({.op = "conv3d_backprop_filter",
                       .priority = dn::kOneDnnPriority + 1,
                       .supports = &HalfBackpropFilterSupports,
                       .run = &HalfConvBackpropFilter});
+// Note [float16 convolutions]: above the oneDNN kernels, which do not take float16.
+MSRT_REGISTER_KERNEL({.op = "conv2d",
+                      .impl = "onednn float32 slices",
+                      .priority = dn::kOneDnnPriority + 1,
+                      .supports = &HalfConvSupports,
+                      .run = &HalfConvForward});
+MSRT_REGISTER_KERNEL({.op = "conv2d_backprop_input",
+                      .impl = "onednn float32 slices",
+                      .priority = dn::kOneDnnPriority + 1,
+                      .supports = &HalfConvSupports,
+                      .run = &HalfConvBackpropInput});
+MSRT_REGISTER_KERNEL({.op = "conv3d",
+                      .impl = "onednn float32 slices",
+                      .priority = dn::kOneDnnPriority + 1,
+                      .supports = &HalfConvSupports,
+                      .run = &HalfConvForward});
+MSRT_REGISTER_KERNEL({.op = "conv3d_backprop_input",
+                      .impl = "onednn float32 slices",
+                      .priority = dn::kOneDnnPriority + 1,
+                      .supports = &HalfConvSupports,
+                      .run = &HalfConvBackpropInput});
 
 }  // namespace
 }  // namespace msrt::kernels

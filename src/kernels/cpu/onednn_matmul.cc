@@ -11,6 +11,8 @@
 #include "core/thread_pool.h"
 #include "kernels/cpu/axis_view.h"
 #include "kernels/cpu/dtype_dispatch.h"
+#include "kernels/cpu/elementwise_loops.h"
+#include "kernels/cpu/half_convert.h"
 #include "kernels/cpu/onednn_common.h"
 #include "kernels/kernel.h"
 
@@ -131,9 +133,10 @@ memory::desc OperandDesc(const Shape& batch, int64_t rows, int64_t cols, bool tr
 
 // Not `available` when oneDNN has no implementation for this product (the
 // caller falls back to the reference loop; the answer is cached too).
+// `one_thread`: a primitive for one thread whatever the product's size.
 std::shared_ptr<MatmulPrimitive> MatmulFor(std::string_view op, const Product& p, DType dtype, bool has_bias,
-                                           const dn::Epilogue& epilogue) {
-  dn::Key key(op, dn::ThreadLimitForFlops(2 * NumElements(p.batch) * p.m * p.n * p.k));
+                                           const dn::Epilogue& epilogue, bool one_thread = false) {
+  dn::Key key(op, one_thread ? 1 : dn::ThreadLimitForFlops(2 * NumElements(p.batch) * p.m * p.n * p.k));
   key.AddAll(dtype, p.batch, p.a_batch, p.b_batch, p.m, p.n, p.k, p.ta, p.tb, has_bias, epilogue.ops);
   if (auto hit = dn::CacheFind(key)) return std::static_pointer_cast<MatmulPrimitive>(hit);
   auto built = std::make_shared<MatmulPrimitive>();
@@ -185,7 +188,7 @@ bool TrivialProduct(const Product& p, Tensor& out, const Tensor* bias) {
 }
 
 void RunProduct(std::string_view op, const Product& p, const Tensor& a, const Tensor& b, Tensor& out,
-                const Tensor* bias, const dn::Epilogue& epilogue = {}) {
+                const Tensor* bias, const dn::Epilogue& epilogue = {}, bool one_thread = false) {
   if (TrivialProduct(p, out, bias)) {
     dn::ApplyEpilogueInPlace(epilogue, out);
     return;
@@ -195,9 +198,9 @@ void RunProduct(std::string_view op, const Product& p, const Tensor& a, const Te
     dn::ApplyEpilogueInPlace(epilogue, out);
     return;
   }
-  auto prim = MatmulFor(op, p, a.dtype(), bias != nullptr, epilogue);
+  auto prim = MatmulFor(op, p, a.dtype(), bias != nullptr, epilogue, one_thread);
   if (!prim->available) {
-    RunReferenceProduct(p, a, b, out, bias, op);
+    RunReferenceProduct(p, a, b, out, bias, op, /*serial=*/one_thread);
     dn::ApplyEpilogueInPlace(epilogue, out);
     return;
   }
@@ -322,6 +325,175 @@ void DenseReference(KernelArgs& args) {
 }
 
 // ---------------------------------------------------------------------------
+// float16 products in float32
+//
+// Note [float16 products]
+// oneDNN 2.6 has no float16 matmul without AVX512-FP16, and converting whole
+// operands to float32 tensors, running the float32 primitive and converting
+// the whole result back (the generic "via float32" kernel, Note [Reduced
+// precision]) made a float16 product about twice the float32 one: three
+// passes over memory-sized buffers around the product. Here the product is
+// split over msrt's thread pool instead, like Note [bfloat16 backward
+// weights]: each thread converts its slice of the operands to float32
+// (Note [Half conversions]), runs a one-thread float32 primitive (cached by
+// slice shape) while the slice is still in cache, applies the epilogue there
+// and converts its slice of the result back. A slice is a range of the
+// output's batch (batch_matmul: operands whose batch dims are all broadcast
+// or all present) or, for a single product with a plain first operand, a
+// range of its rows (matmul, dense); the shared operand is converted once.
+// A single product of a transposed first operand and a plain second one
+// (dense's weight gradient dy^T x, summing over the batch) is split over k
+// instead: each slice's float32 partial product is summed in slice order
+// (reproducible for a thread count) and rounded once. Other shapes (partly
+// broadcast batch dims, an epilogue on a split k) run as one slice on
+// oneDNN's threads with operands converted whole. Sums are float32 as in the
+// float32 kernel; deterministic="ON" runs one slice.
+
+// What each slice of a float16 product reads and writes.
+struct ProductSlices {
+  Product sub;            // one full slice's product (the last may be shorter)
+  int64_t count = 1;      // slices
+  int64_t per = 0;        // batches (by_batch) or rows per slice
+  int64_t total = 0;      // batches or rows in all
+  bool by_batch = false;  // slicing the batch (else the rows of a single product)
+  bool split_k = false;   // slicing k of a single product: partial sums
+  bool a_sliced = true, b_sliced = false;
+};
+
+bool AllOnes(const Shape& s) {
+  return std::all_of(s.begin(), s.end(), [](int64_t d) { return d == 1; });
+}
+
+ProductSlices SliceProduct(const Product& p, bool has_epilogue) {
+  ProductSlices s;
+  s.sub = p;
+  const int64_t batches = NumElements(p.batch);
+  const int64_t flops = 2 * batches * p.m * p.n * p.k;
+  int64_t wanted = DeterministicKernels() || flops < dn::kSingleThreadFlops ? 1 : IntraOpThreads();
+  const bool a_full = p.a_batch == p.batch, b_full = p.b_batch == p.batch;
+  if (batches > 1 && (a_full || AllOnes(p.a_batch)) && (b_full || AllOnes(p.b_batch))) {
+    s.by_batch = true;
+    s.total = batches;
+    s.a_sliced = a_full;
+    s.b_sliced = b_full;
+  } else if (batches == 1 && !p.ta) {
+    s.total = p.m;
+    s.a_sliced = true;
+    s.b_sliced = false;
+  } else if (batches == 1 && p.ta && !p.tb && !has_epilogue && wanted > 1) {
+    s.split_k = true;
+    s.total = p.k;
+    s.a_sliced = true;
+    s.b_sliced = true;
+  } else {
+    wanted = 1;
+    s.total = 1;
+  }
+  s.count = std::max<int64_t>(1, std::min(wanted, s.total));
+  s.per = (s.total + s.count - 1) / s.count;
+  return s;
+}
+
+// The product of slice `first` .. `first + n` (batches or rows).
+Product SliceOf(const ProductSlices& s, int64_t n) {
+  Product sub = s.sub;
+  if (s.count == 1 && !s.by_batch && s.total == 1) return sub;  // the whole product
+  if (s.by_batch) {
+    sub.batch = {n};
+    sub.a_batch = {s.a_sliced ? n : 1};
+    sub.b_batch = {s.b_sliced ? n : 1};
+  } else if (s.split_k) {
+    sub.k = n;
+  } else {
+    sub.m = n;
+  }
+  return sub;
+}
+
+void HalfProduct(std::string_view op, const Product& p, const Tensor& a, const Tensor& b, Tensor& out,
+                 const Tensor* bias, const dn::Epilogue& epilogue) {
+  if (TrivialProduct(p, out, bias)) {
+    dn::ApplyEpilogueInPlace(epilogue, out);
+    return;
+  }
+  ProductSlices s = SliceProduct(p, !epilogue.empty());
+  const bool whole = !s.by_batch && !s.split_k && s.total == 1;
+  // Elements of one batch, row or k-step of each operand and of the output.
+  const int64_t a_unit = s.by_batch ? p.m * p.k : s.split_k ? p.m : p.k;
+  const int64_t b_unit = s.by_batch ? p.k * p.n : s.split_k ? p.n : 0;
+  const int64_t out_unit = s.by_batch ? p.m * p.n : s.split_k ? 0 : p.n;
+  const Half* ha = a.raw<Half>();
+  const Half* hb = b.raw<Half>();
+  Half* hout = out.raw<Half>();
+  // Operands every slice reads whole: converted once, on the thread pool.
+  Tensor shared_a, shared_b, bias32;
+  if (whole || !s.a_sliced) shared_a = cpu::ConvertTensor(a, DType::kFloat32);
+  if (whole || !s.b_sliced) shared_b = cpu::ConvertTensor(b, DType::kFloat32);
+  if (bias != nullptr) bias32 = cpu::ConvertTensor(*bias, DType::kFloat32);
+  const Tensor* bias_ptr = bias != nullptr ? &bias32 : nullptr;
+  if (whole) {
+    Tensor out32 = Tensor::Empty(out.shape(), DType::kFloat32);
+    RunProduct(op, p, shared_a, shared_b, out32, bias_ptr, epilogue);
+    cpu::ConvertInto(out32, out);
+    return;
+  }
+  const bool one_thread = s.count > 1;
+  std::vector<Tensor> partial(s.split_k ? static_cast<size_t>(s.count) : 0);
+  ParallelFor(s.count, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t first = i * s.per, n = std::min(s.per, s.total - first);
+      if (n <= 0) continue;
+      Product sub = SliceOf(s, n);
+      Tensor a32 = shared_a, b32 = shared_b;
+      if (s.a_sliced) {
+        a32 = Tensor::Empty({n * a_unit}, DType::kFloat32);
+        cpu::ToFloatN(ha + first * a_unit, a32.raw<float>(), n * a_unit);
+      }
+      if (s.b_sliced) {
+        b32 = Tensor::Empty({n * b_unit}, DType::kFloat32);
+        cpu::ToFloatN(hb + first * b_unit, b32.raw<float>(), n * b_unit);
+      }
+      if (s.split_k) {
+        Tensor out32 = Tensor::Empty({p.m * p.n}, DType::kFloat32);
+        RunProduct(op, sub, a32, b32, out32, nullptr, epilogue, one_thread);
+        partial[static_cast<size_t>(i)] = out32;
+        continue;
+      }
+      Tensor out32 = Tensor::Empty({n * out_unit}, DType::kFloat32);
+      RunProduct(op, sub, a32, b32, out32, bias_ptr, epilogue, one_thread);
+      cpu::FromFloatN(out32.raw<float>(), hout + first * out_unit, n * out_unit);
+    }
+  });
+  if (s.split_k) {  // the partial products, summed in slice order (bias_ptr: dense is never split over k)
+    float* sum = partial[0].raw<float>();
+    for (size_t i = 1; i < partial.size(); ++i) {
+      if (!partial[i].defined()) continue;
+      const float* part = partial[i].raw<float>();
+      for (int64_t j = 0; j < p.m * p.n; ++j) sum[j] += part[j];
+    }
+    cpu::FromFloatN(sum, hout, p.m * p.n);
+  }
+}
+
+void MatmulHalf(KernelArgs& args) {
+  Product p = DescribeProduct(args.inputs[0], args.inputs[1], args.outputs[0], args.attrs);
+  HalfProduct(args.op.name, p, args.inputs[0], args.inputs[1], args.outputs[0], nullptr, dn::EpilogueOf(args.attrs));
+}
+
+void DenseHalf(KernelArgs& args) {
+  Product p = DenseProduct(args.inputs[0], args.inputs[1]);
+  HalfProduct("dense", p, args.inputs[0], args.inputs[1], args.outputs[0], &args.inputs[2], dn::EpilogueOf(args.attrs));
+}
+
+// float16 operands (all of them) and an epilogue oneDNN can apply.
+bool HalfProductSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
+  for (const ops::TensorMeta& m : in) {
+    if (m.dtype != DType::kFloat16) return false;
+  }
+  return dn::EpilogueOf(attrs).supported;
+}
+
+// ---------------------------------------------------------------------------
 // bias_add: x viewed as (outer, C, inner) plus bias viewed as (1, C, 1):
 // (N, C, rest) for data_format "NCHW", (N * rest, C, 1) for "NHWC".
 
@@ -439,6 +611,22 @@ MSRT_REGISTER_KERNEL({.op = "batch_matmul",
                       .supports = &ComplexSupports,
                       .run = &MatmulComplex});
 MSRT_ONEDNN_KERNELS("dense", DenseOneDnn, DenseReference);
+// Note [float16 products]: above the oneDNN kernels, which do not take float16.
+MSRT_REGISTER_KERNEL({.op = "matmul",
+                      .impl = "onednn float32 slices",
+                      .priority = dn::kOneDnnPriority + 1,
+                      .supports = &HalfProductSupports,
+                      .run = &MatmulHalf});
+MSRT_REGISTER_KERNEL({.op = "batch_matmul",
+                      .impl = "onednn float32 slices",
+                      .priority = dn::kOneDnnPriority + 1,
+                      .supports = &HalfProductSupports,
+                      .run = &MatmulHalf});
+MSRT_REGISTER_KERNEL({.op = "dense",
+                      .impl = "onednn float32 slices",
+                      .priority = dn::kOneDnnPriority + 1,
+                      .supports = &HalfProductSupports,
+                      .run = &DenseHalf});
 MSRT_ONEDNN_KERNELS("bias_add", BiasAddOneDnn, BiasAddReference);
 MSRT_REGISTER_KERNEL({.op = "bias_add_grad", .impl = "loop", .run = &BiasAddGrad});
 

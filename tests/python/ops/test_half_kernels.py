@@ -232,3 +232,127 @@ def test_conv3d_backprop_filter(dtype):
     assert out.dtype == HALF[dtype]
     got = out.astype(ms.float32).asnumpy()
     np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=RTOL[dtype] * np.abs(want).max())
+
+
+# Note [float16 products] / Note [float16 convolutions]: float16 matmul, batch_matmul, dense and convolution
+# forward / backward data run float32 oneDNN primitives on slices (of the batch, or of the rows) converted on the
+# thread pool. Sizes above 16 MFLOP are split over the threads; smaller ones, partly broadcast batch dims and a
+# transposed first operand of a single product run as one slice. enable_reduce_precision=False shows that the
+# float16 kernel itself runs (the generic converting kernel would raise TypeError).
+
+
+@pytest.fixture
+def no_substitution():
+    ms.set_context(enable_reduce_precision=False)
+    yield
+    ms.set_context(enable_reduce_precision=True)
+
+
+def _f16(shape):
+    x = rounded((RNG.standard_normal(int(np.prod(shape)))).astype(np.float32), "float16").reshape(shape)
+    return x, ms.Tensor(x.astype(np.float32)).astype(ms.float16)
+
+
+def _check_f16(out, want):
+    assert out.dtype == ms.float16
+    got = out.astype(ms.float32).asnumpy().astype(np.float64)
+    # float32 sums of exact products, rounded once to float16
+    np.testing.assert_allclose(got, want, rtol=RTOL["float16"], atol=1e-4 * np.abs(want).max())
+
+
+def _op_t(a, transposed):
+    return np.swapaxes(a, -1, -2) if transposed else a
+
+
+@pytest.mark.parametrize("shape_a,shape_b", [((37, 29), (29, 41)), ((301, 170), (170, 190)), ((1, 250), (250, 300)),
+                                             ((128, 2049), (2049, 512))])  # k split when a is transposed
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_float16_matmul(no_substitution, shape_a, shape_b, ta, tb):
+    a, ta_ms = _f16(shape_a[::-1] if ta else shape_a)
+    b, tb_ms = _f16(shape_b[::-1] if tb else shape_b)
+    out = _op("matmul", ta_ms, tb_ms, transpose_a=ta, transpose_b=tb)
+    _check_f16(out, _op_t(a, ta) @ _op_t(b, tb))
+
+
+@pytest.mark.parametrize("shape_a,shape_b", [
+    ((6, 33, 70), (6, 70, 45)),          # one slice (small)
+    ((20, 64, 96), (20, 96, 80)),        # both operands sliced by batch
+    ((20, 64, 96), (1, 96, 80)),         # b broadcast: converted once
+    ((1, 64, 96), (21, 96, 80)),         # a broadcast
+    ((2, 1, 64, 96), (1, 3, 96, 80)),    # partly broadcast: one slice
+    ((2, 3, 129, 96), (2, 3, 96, 81)),   # two batch dims, odd sizes
+])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, True)])
+def test_float16_batch_matmul(no_substitution, shape_a, shape_b, ta, tb):
+    sa = shape_a[:-2] + shape_a[-2:][::-1] if ta else shape_a
+    sb = shape_b[:-2] + shape_b[-2:][::-1] if tb else shape_b
+    a, am = _f16(sa)
+    b, bm = _f16(sb)
+    out = _op("batch_matmul", am, bm, transpose_a=ta, transpose_b=tb)
+    _check_f16(out, np.matmul(_op_t(a, ta), _op_t(b, tb)))
+
+
+@pytest.mark.parametrize("x_shape,units", [((7, 13), 5), ((3, 101, 200), 300), ((1, 640), 1000)])
+def test_float16_dense(no_substitution, x_shape, units):
+    x, xm = _f16(x_shape)
+    w, wm = _f16((units, x_shape[-1]))
+    bias, bm = _f16((units,))
+    out = _op("dense", xm, wm, bm)
+    _check_f16(out, x @ w.T + bias)
+
+
+def _conv_case(batch, data_format, channels):
+    cin, cout = channels
+    x = rounded(RNG.standard_normal(batch * cin * 15 * 13).astype(np.float32), "float16").reshape(batch, cin, 15, 13)
+    w = rounded(RNG.standard_normal(cout * cin * 3 * 3).astype(np.float32), "float16").reshape(cout, cin, 3, 3)
+    to = (lambda a: a) if data_format == "NCHW" else (lambda a: np.ascontiguousarray(a.transpose(0, 2, 3, 1)))
+    return x, w, to
+
+
+CONV = dict(pad_mode="pad", pad=[1, 1, 1, 1], stride=[2, 1])
+
+
+@pytest.mark.parametrize("batch", [1, 5, 32])
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("channels", [(3, 8), (16, 24)])
+def test_float16_conv2d_forward_and_backprop_input(no_substitution, batch, data_format, channels):
+    x, w, to = _conv_case(batch, data_format, channels)
+    half = (lambda a: ms.Tensor(a.astype(np.float32)).astype(ms.float16))
+    args = dict(CONV, data_format=data_format)
+    want = _op("conv2d", ms.Tensor(to(x)), ms.Tensor(w), **args).asnumpy()  # float64 reference loops
+    _check_f16(_op("conv2d", half(to(x)), half(w), **args), want)
+    dy = rounded(RNG.standard_normal(want.size).astype(np.float32), "float16").reshape(want.shape)
+    want_dx = _op("conv2d_backprop_input", ms.Tensor(dy), ms.Tensor(w), input_shape=list(to(x).shape),
+                  **args).asnumpy()
+    _check_f16(_op("conv2d_backprop_input", half(dy), half(w), input_shape=list(to(x).shape), **args), want_dx)
+
+
+def test_float16_conv3d_forward_and_backprop_input(no_substitution):
+    x = rounded(RNG.standard_normal(4 * 2 * 5 * 4 * 6).astype(np.float32), "float16").reshape(4, 2, 5, 4, 6)
+    w = rounded(RNG.standard_normal(3 * 2 * 2 * 2 * 2).astype(np.float32), "float16").reshape(3, 2, 2, 2, 2)
+    half = (lambda a: ms.Tensor(a.astype(np.float32)).astype(ms.float16))
+    args = dict(pad_mode="valid")
+    want = _op("conv3d", ms.Tensor(x), ms.Tensor(w), **args).asnumpy()
+    _check_f16(_op("conv3d", half(x), half(w), **args), want)
+    dy = rounded(want.astype(np.float32), "float16")
+    want_dx = _op("conv3d_backprop_input", ms.Tensor(dy), ms.Tensor(w), input_shape=list(x.shape), **args).asnumpy()
+    _check_f16(_op("conv3d_backprop_input", half(dy), half(w), input_shape=list(x.shape), **args), want_dx)
+
+
+@pytest.mark.parametrize("batch", [1, 32])
+def test_float16_fused_epilogue_in_graph_matches_eager(no_substitution, batch):
+    # GRAPH fuses the activation into the convolution and the dense (oneDNN post-ops of the float32 slices)
+    _, xm = _f16((batch, 16, 15, 13))
+    _, wm = _f16((24, 16, 3, 3))
+    _, dw = _f16((10, 24 * 8 * 13))
+    _, db = _f16((10,))
+
+    def step(x, w, dense_w, dense_b):
+        y = ms.ops.relu(_op("conv2d", x, w, **CONV))
+        return ms.ops.relu(_op("dense", y.reshape(batch, -1), dense_w, dense_b))
+
+    want = step(xm, wm, dw, db)
+    got = ms.jit(step)(xm, wm, dw, db)
+    assert got.dtype == ms.float16
+    np.testing.assert_allclose(got.astype(ms.float32).asnumpy(), want.astype(ms.float32).asnumpy(), rtol=2e-3,
+                               atol=1e-3 * np.abs(want.astype(ms.float32).asnumpy()).max())

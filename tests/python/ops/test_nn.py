@@ -208,8 +208,10 @@ def test_kernels_are_onednn_then_reference(name):
         assert kernels == ["CPU:vectorized", "CPU:reference"]  # the 2x2 stride-2 loop first (pool_2x2.cc)
     elif name == "max_pool2d":
         assert kernels == ["CPU:vectorized", "CPU:onednn", "CPU:reference"]
-    elif name in ("matmul", "batch_matmul"):
-        assert kernels == ["CPU:onednn", "CPU:blocked complex", "CPU:reference"]  # complex: onednn_matmul.cc
+    elif name in ("matmul", "batch_matmul"):  # float16 first: Note [float16 products]; complex: onednn_matmul.cc
+        assert kernels == ["CPU:onednn float32 slices", "CPU:onednn", "CPU:blocked complex", "CPU:reference"]
+    elif name in ("dense", "conv2d", "conv2d_backprop_input"):  # float16 first: Note [float16 products]
+        assert kernels == ["CPU:onednn float32 slices", "CPU:onednn", "CPU:reference"]
     elif name in ("batch_norm", "batch_norm_grad"):  # Note [batch_norm without oneDNN] in batch_norm.cc
         assert kernels == ["CPU:vectorized", "CPU:reference"]
     elif name == "conv2d_backprop_filter":  # half types first: Note [bfloat16 backward weights] in onednn_conv.cc
