@@ -99,7 +99,8 @@ def build(network):
     names = []
     for name, param in net.parameters_and_names():
         key = spec.canonical(name)
-        param.set_data(ms.Tensor(spec.init_value(key, param.shape)))
+        # As the PyTorch side's copy_ from torch.from_numpy: the array is read in place, no tensor copy of it first.
+        param.set_data(ms.Tensor.from_numpy(spec.init_value(key, param.shape)))
         names.append((key, list(param.shape)))
     return net, names
 

@@ -39,19 +39,30 @@ std::pair<Tensor, Tensor> ProductGrads(std::string_view op, const Tensor& a_in, 
                                        bool ta, bool tb, bool need_a, bool need_b) {
   const Tensor a = need_b ? fn::Conj(a_in) : a_in;
   const Tensor b = need_a ? fn::Conj(b_in) : b_in;
+  auto grad_a = [&] {
+    if (!ta && !tb) return Call1(op, {dy, b}, Transposes(false, true));
+    if (!ta && tb) return Call1(op, {dy, b}, Transposes(false, false));
+    if (ta && !tb) return Call1(op, {b, dy}, Transposes(false, true));
+    return Call1(op, {b, dy}, Transposes(true, true));
+  };
+  auto grad_b = [&] {
+    if (!ta && !tb) return Call1(op, {a, dy}, Transposes(true, false));
+    if (!ta && tb) return Call1(op, {dy, a}, Transposes(true, false));
+    if (ta && !tb) return Call1(op, {a, dy}, Transposes(false, false));
+    return Call1(op, {dy, a}, Transposes(true, true));
+  };
+  // Note [Smaller gradient first]: the gradient of the smaller operand is
+  // the product that reads the larger one, which is often that operand's
+  // last use (a saved activation); made first, the larger buffer is free
+  // before the larger gradient is allocated. Graph steps and eager ops run
+  // in the order the gradients are made, so this lowers the peak of both.
   Tensor da, db;
-  if (!ta && !tb) {
-    if (need_a) da = Call1(op, {dy, b}, Transposes(false, true));
-    if (need_b) db = Call1(op, {a, dy}, Transposes(true, false));
-  } else if (!ta && tb) {
-    if (need_a) da = Call1(op, {dy, b}, Transposes(false, false));
-    if (need_b) db = Call1(op, {dy, a}, Transposes(true, false));
-  } else if (ta && !tb) {
-    if (need_a) da = Call1(op, {b, dy}, Transposes(false, true));
-    if (need_b) db = Call1(op, {a, dy}, Transposes(false, false));
+  if (need_b && (!need_a || b_in.numel() < a_in.numel())) {
+    db = grad_b();
+    if (need_a) da = grad_a();
   } else {
-    if (need_a) da = Call1(op, {b, dy}, Transposes(true, true));
-    if (need_b) db = Call1(op, {dy, a}, Transposes(true, true));
+    if (need_a) da = grad_a();
+    if (need_b) db = grad_b();
   }
   return {da, db};
 }
@@ -215,11 +226,14 @@ MSRT_REGISTER_OP({
       Tensor x2 = x.ndim() == 2 ? x : fn::Reshape(x, {rows, in});
       Tensor dy2 = x.ndim() == 2 ? g.dys[0] : fn::Reshape(g.dys[0], {rows, out});
       Tensor dx, dw, db;
+      // The smaller gradient first (Note [Smaller gradient first]).
+      const bool weight_first = w.numel() < x.numel();
+      if (g.needs[1] && weight_first) dw = Call1("matmul", {dy2, x2}, Transposes(true, false));
       if (g.needs[0]) {
         dx = Call1("matmul", {dy2, w}, Transposes(false, false));
         if (x.ndim() != 2) dx = fn::Reshape(dx, x.shape());
       }
-      if (g.needs[1]) dw = Call1("matmul", {dy2, x2}, Transposes(true, false));
+      if (g.needs[1] && !weight_first) dw = Call1("matmul", {dy2, x2}, Transposes(true, false));
       if (g.needs[2]) db = fn::ReduceSum(dy2, {0}, false);
       return {dx, dw, db};
     },

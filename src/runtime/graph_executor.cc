@@ -491,6 +491,20 @@ void GraphExecutable::PlanViews() {
   }
 }
 
+// Note [Elementwise buffer handover]
+// An elementwise op computes output[i] from inputs[i] alone, so its kernel
+// may write its output over an input of the same shape and dtype: each
+// element is read before it is written. When such an input dies at that
+// step (no later step reads it, it is no graph output and not a weight or
+// an input of the graph), the O1 plan gives the output that input's bytes
+// instead of a buffer of its own (gelu_grad writing over the gradient it
+// scales): the two never need to be alive at once. A view of the buffer
+// (a reshape: the whole buffer, in order) donates it when the view has the
+// output's shape; each buffer is handed over once per step, and a chain of
+// handovers keeps one buffer. The dependency
+// rule of O1 (a buffer's producer waits for every user of the bytes it
+// reuses) already orders the input's other readers before the step.
+
 void GraphExecutable::PlanMemory() {
   // Intermediates: op outputs that are not aliases and not graph outputs.
   size_t count = slot_meta_.size();
@@ -519,11 +533,55 @@ void GraphExecutable::PlanMemory() {
     int64_t begin, end;
     size_t offset = 0;
   };
+  // O1: an elementwise step's output takes the buffer of an input of the
+  // same shape and dtype that dies at that step (Note [Elementwise buffer
+  // handover]); share_of[o] is the slot whose buffer o writes.
+  std::vector<int32_t> share_of(count, -1);
+  if (options_.memory_level != 0 && options_.buffer_reuse) {
+    std::vector<bool> donated(count, false);
+    auto owner = [&share_of](int32_t s) {
+      while (share_of[static_cast<size_t>(s)] >= 0) s = share_of[static_cast<size_t>(s)];
+      return s;
+    };
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Step& step = steps_[i];
+      const ops::OpProperties& props = step.op->props;
+      if (!props.elementwise || props.inplace || !props.writes_inputs.empty() || step.plan != nullptr) continue;
+      const auto& stand_ins = step.meta_stand_ins;
+      for (int32_t o : step.outputs) {
+        auto out = static_cast<size_t>(o);
+        if (first[out] != static_cast<int64_t>(i) || escapes[out]) continue;
+        for (size_t k = 0; k < step.inputs.size(); ++k) {
+          if (k < stand_ins.size() && stand_ins[k].defined()) continue;
+          int32_t in = step.inputs[k];
+          auto r = static_cast<size_t>(root(in));
+          if (first[r] < 0 || escapes[r] || donated[r] || last[r] != static_cast<int64_t>(i)) continue;
+          if (alias_of_[static_cast<size_t>(in)] >= 0) continue;  // an in-place result: its own bytes differ
+          // The input as the kernel sees it (a view reshapes the whole buffer) and the buffer's size.
+          const ops::TensorMeta& a = slot_meta_[static_cast<size_t>(in)];
+          const ops::TensorMeta& b = slot_meta_[out];
+          if (a.dtype != b.dtype || a.shape != b.shape || MetaBytes(slot_meta_[r]) != MetaBytes(b)) continue;
+          donated[r] = true;
+          share_of[out] = owner(static_cast<int32_t>(r));
+          break;
+        }
+      }
+    }
+  }
   std::vector<Buffer> buffers;
+  std::vector<int64_t> buffer_of(count, -1);
   for (size_t s = 0; s < count; ++s) {
-    if (first[s] < 0 || escapes[s]) continue;
+    if (first[s] < 0 || escapes[s] || share_of[s] >= 0) continue;
+    buffer_of[s] = static_cast<int64_t>(buffers.size());
     buffers.push_back(
         {static_cast<int32_t>(s), Aligned(std::max<size_t>(MetaBytes(slot_meta_[s]), 1)), first[s], last[s]});
+  }
+  for (size_t s = 0; s < count; ++s) {
+    if (share_of[s] < 0) continue;
+    int32_t o = share_of[s];
+    while (share_of[static_cast<size_t>(o)] >= 0) o = share_of[static_cast<size_t>(o)];
+    Buffer& b = buffers[static_cast<size_t>(buffer_of[static_cast<size_t>(o)])];
+    b.end = std::max(b.end, last[s]);
   }
   // The most bytes alive at once.
   std::vector<int64_t> delta(steps_.size() + 1, 0);
@@ -574,6 +632,12 @@ void GraphExecutable::PlanMemory() {
     arena = std::max(arena, offset + b.bytes);
     arena_offset_[static_cast<size_t>(b.slot)] = static_cast<int64_t>(offset);
     placed.push_back(i);
+  }
+  for (size_t s = 0; s < count; ++s) {
+    if (share_of[s] < 0) continue;
+    int32_t o = share_of[s];
+    while (share_of[static_cast<size_t>(o)] >= 0) o = share_of[static_cast<size_t>(o)];
+    arena_offset_[s] = arena_offset_[static_cast<size_t>(o)];
   }
   arena_bytes_ = arena;
   memory_stats_.planned_bytes = arena;

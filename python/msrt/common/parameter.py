@@ -115,7 +115,7 @@ class Parameter(Tensor):
 
     # --- updates -----------------------------------------------------------------
     def set_data(self, data, slice_shape=False):
-        """Replaces the contents with `data` (a Tensor or a number), in place.
+        """Replaces the contents with `data` (a Tensor, a NumPy array or a number), in place.
         Its dtype is converted to the parameter's; its shape must match unless
         `slice_shape` is True (the parameter then takes the new shape)."""
         if isinstance(data, bool) or not isinstance(data, (Tensor, numbers.Number, np.ndarray)):
@@ -126,6 +126,11 @@ class Parameter(Tensor):
             if data._t._same(mine):
                 return self
             new = data
+        elif (isinstance(data, np.ndarray) and data.shape == mine.shape and data.dtype.name == mine.dtype_name
+              and data.dtype.name != "bfloat16"):
+            # The array is read where it lies (as torch's copy_ from a from_numpy tensor): a copy into a pool
+            # tensor first would leave the parameter's size of pool pages touched for nothing.
+            new = _wrap(_C.TensorBase.from_numpy(data))
         else:
             new = Tensor(np.asarray(data), self.dtype)
             if new.shape != mine.shape:

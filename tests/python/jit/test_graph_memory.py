@@ -105,3 +105,49 @@ def test_a_meta_only_read_does_not_keep_its_input_alive():
     # The chain keeps two 1 MiB values alive at a time (a product and its tanh); `a` kept to the zeros_like would
     # add a third.
     assert report["peak_live_bytes"] <= 2 * MiB + MiB // 2, report["peak_live_bytes"] / MiB
+
+
+def test_an_elementwise_step_writes_over_an_input_that_dies_there():
+    # Note [Elementwise buffer handover]: each op of the chain takes the bytes of the value before it, which dies
+    # there, so the plan holds one 1 MiB buffer where it held two in turn.
+    ms.set_context(mode=ms.GRAPH_MODE, memory_optimize_level="O1")
+    x = ms.Tensor(np.random.default_rng(4).standard_normal((512, 512)).astype(np.float32))
+    scale = ms.Tensor(np.full((512, 512), 0.5, np.float32))
+
+    @ms.jit
+    def f(x, scale):
+        a = x * 2.0
+        b = ops.tanh(a)
+        c = b * scale  # the handover from b, not from the graph input `scale`
+        d = ops.exp(c) + c  # c read twice, by exp and then by add (c dies at the add)
+        return ops.tanh(d)
+
+    xs = x.asnumpy().astype(np.float64)
+    c = np.tanh(xs * 2.0) * 0.5
+    np.testing.assert_allclose(f(x, scale).asnumpy(), np.tanh(np.exp(c) + c), rtol=1e-5, atol=1e-6)
+    report = ms._jit.compile_report(f)[0]
+    # exp(c) lives beside c until the add: two 1 MiB buffers at most, where a buffer per value would reach more.
+    assert report["planned_bytes"] <= 2 * MiB, report["planned_bytes"] / MiB
+    assert report["planned_bytes"] == report["peak_live_bytes"]
+
+
+def test_a_product_makes_the_smaller_gradient_first():
+    # Note [Smaller gradient first]: dense's weight gradient (64x512) reads the 8 MiB activation h for the last
+    # time; made before the input gradient (8 MiB), h's bytes are free for it, so two 8 MiB values are never
+    # alive at once.
+    ms.set_context(mode=ms.GRAPH_MODE, memory_optimize_level="O1")
+    rng = np.random.default_rng(6)
+    x = ms.Tensor(rng.standard_normal((4096, 512)).astype(np.float32))
+    w = ms.Tensor((rng.standard_normal((64, 512)) / 23).astype(np.float32))
+
+    def loss(x, w):
+        h = x * 3.0
+        return ops.dense(h, w).sum()
+
+    g = ms.jit(ms.grad(loss, grad_position=(0, 1)))
+    dx, dw = g(x, w)
+    ones = np.ones((4096, 64))
+    np.testing.assert_allclose(dx.asnumpy(), 3.0 * ones @ w.asnumpy().astype(np.float64), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw.asnumpy(), ones.T @ (3.0 * x.asnumpy().astype(np.float64)), rtol=1e-3, atol=1e-3)
+    report = ms._jit.compile_report(g)[0]
+    assert report["peak_live_bytes"] < 12 * MiB, report["peak_live_bytes"] / MiB

@@ -64,6 +64,36 @@ def test_set_data_writes_in_place():
         p.set_data("x")
 
 
+@pytest.mark.parametrize("wrap", [lambda a: a, ms.Tensor.from_numpy], ids=["ndarray", "from_numpy"])
+def test_set_data_from_host_memory_takes_no_pool_memory(wrap):
+    # 4 MiB of float32 read straight from the array into the parameter's own buffer: neither a second copy of
+    # the data nor the old buffer is held by the pool, not even for a moment (the peak stays where it was).
+    p = ms.Parameter(ms.Tensor(np.zeros((1024, 1024), np.float32)), name="w")
+    p.asnumpy()
+    ms.runtime.synchronize()
+    before = ms.runtime.memory_allocated()
+    ms.runtime.reset_peak_memory_stats()
+    data = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)
+    assert p.set_data(wrap(data)) is p
+    np.testing.assert_array_equal(p.asnumpy(), data)
+    ms.runtime.synchronize()
+    assert ms.runtime.memory_allocated() == before
+    assert ms.runtime.max_memory_allocated() < before + p.nbytes // 2
+    data[0, 0] = -1.0  # a copy, not an alias of the array
+    assert p.asnumpy()[0, 0] == 0.0
+
+
+def test_set_data_from_an_array_of_another_dtype_or_shape_converts():
+    p = ms.Parameter(ms.Tensor(np.zeros((2, 3), np.float32)), name="w")
+    p.set_data(np.full((2, 3), 2, np.float64))
+    assert p.dtype == ms.float32
+    np.testing.assert_array_equal(p.asnumpy(), np.full((2, 3), 2))
+    p.set_data(np.arange(3, dtype=np.float32))  # broadcast to the parameter's shape
+    np.testing.assert_array_equal(p.asnumpy(), np.tile(np.arange(3), (2, 1)))
+    p.set_data(np.ones((3, 2), np.float32).T)  # not C-contiguous
+    np.testing.assert_array_equal(p.asnumpy(), np.ones((2, 3)))
+
+
 def test_clone_copies_data_and_keeps_name():
     p = ms.Parameter(ms.Tensor(np.ones((2,), np.float32)), name="w", requires_grad=False)
     c = p.clone()
