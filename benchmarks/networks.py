@@ -121,48 +121,27 @@ def session(network, batch, phase, mode):
     ms.set_context(mode=ms.PYNATIVE_MODE if base == "pynative" else ms.GRAPH_MODE, device_target="CPU",
                    runtime_num_threads=2, memory_optimize_level="O1" if mode == "graph-o1" else "O0")
     net, names = build(network)
-    if amp_dtype is not None:
-        return _amp_session(net, names, network, batch, phase, getattr(ms, amp_dtype))
     x, y = spec.inputs(network, batch)
     x = ms.Tensor(x.astype(np.int32) if x.dtype == np.int64 else x)
     y = ms.Tensor(y.astype(np.int32))
+    dtype = getattr(ms, amp_dtype) if amp_dtype is not None else None
     if phase == "train":
         loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
         opt = nn.Momentum(net.trainable_params(), learning_rate=spec.LEARNING_RATE, momentum=spec.MOMENTUM)
-        step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
+        if dtype is None:
+            step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
+        else:
+            # bfloat16 has float32's exponent range and needs no loss scale; float16 uses a dynamic one
+            manager = amp.DynamicLossScaleManager(2 ** 12, 2, 1000) if dtype == ms.float16 else None
+            step = amp.build_train_network(net, opt, loss, level="O2", dtype=dtype, loss_scale_manager=manager)
         step.set_train()
 
         def run():
-            return float(step(x, y).asnumpy())
-
-        return run, [run() for _ in range(3)], names
-    net.set_train(False)
-
-    def infer():
-        return net(x).asnumpy()
-
-    out = infer().astype(np.float64)
-    return infer, [float(out.sum()), float(abs(out).sum())] + [float(v) for v in out.ravel()[:4]], names
-
-
-def _amp_session(net, names, network, batch, phase, dtype):
-    x, y = spec.inputs(network, batch)
-    x = ms.Tensor(x.astype(np.int32) if x.dtype == np.int64 else x)
-    y = ms.Tensor(y.astype(np.int32))
-    if phase == "train":
-        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-        opt = nn.Momentum(net.trainable_params(), learning_rate=spec.LEARNING_RATE, momentum=spec.MOMENTUM)
-        # bfloat16 has float32's exponent range and needs no loss scale; float16 uses a dynamic one
-        manager = amp.DynamicLossScaleManager(2 ** 12, 2, 1000) if dtype == ms.float16 else None
-        step = amp.build_train_network(net, opt, loss, level="O2", dtype=dtype, loss_scale_manager=manager)
-        step.set_train()
-
-        def run():
-            out = step(x, y)  # (loss, overflow, scale) from the loss-scaling step
+            out = step(x, y)  # the loss-scaling step returns (loss, overflow, scale)
             return float((out[0] if isinstance(out, tuple) else out).asnumpy())
 
         return run, [run() for _ in range(3)], names
-    model = amp.auto_mixed_precision(net, "O2", dtype)
+    model = net if dtype is None else amp.auto_mixed_precision(net, "O2", dtype)
     model.set_train(False)
 
     def infer():
