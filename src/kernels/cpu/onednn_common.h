@@ -45,12 +45,6 @@ inline constexpr int64_t kSingleThreadFlops = int64_t{1} << 24;
 inline int ThreadLimitForFlops(int64_t flops, int64_t single_thread_below = kSingleThreadFlops) {
   return flops < single_thread_below ? 1 : 0;
 }
-/// Convolution weight gradients reduce over the batch and the image: split
-/// over threads, each thread sums into a private copy of the gradient that
-/// is then reduced, and the split itself is coarse for the few output
-/// channels of small networks. Below about a GFLOP a second thread costs more
-/// than it gives.
-inline constexpr int64_t kSingleThreadWeightGradFlops = int64_t{1} << 30;
 inline int ThreadLimitForElements(int64_t elements) { return elements < (int64_t{1} << 15) ? 1 : 0; }
 
 /// Whether the oneDNN kernels take `dtype` on this CPU: float32 always,

@@ -222,7 +222,7 @@ void ConvBackpropFilterOneDnn(KernelArgs& args) {
     std::memset(args.outputs[0].raw(), 0, args.outputs[0].nbytes());
     return;
   }
-  auto prim = dn::Cached<ConvBackwardWeights>(ConvKey(args.op.name, g, dtype, dn::kSingleThreadWeightGradFlops), [&] {
+  auto prim = dn::Cached<ConvBackwardWeights>(ConvKey(args.op.name, g, dtype), [&] {
     ConvDescs d(g, dtype);
     auto build = [&] {
       return dnnl::convolution_backward_weights::primitive_desc(
