@@ -27,6 +27,13 @@ def msrt_process():
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+def msrt_env():
+    """The environment of a process that runs msrt's side (OpenMP workers wait passively, as msrt_process sets)."""
+    env = dict(os.environ)
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    return env
+
+
 def peer_env():
     """The environment of the peer's process."""
     env = dict(os.environ)

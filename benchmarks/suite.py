@@ -126,10 +126,8 @@ def worker(cfg):
 # --- the parent ----------------------------------------------------------------------------------------------------
 class Worker:
     def __init__(self, cfg, torch_threads=None):
-        env = peers.peer_env() if cfg["side"] == "torch" else dict(os.environ)
-        if cfg["side"] == "msrt":
-            env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        elif torch_threads:
+        env = peers.peer_env() if cfg["side"] == "torch" else peers.msrt_env()
+        if cfg["side"] == "torch" and torch_threads:
             env["MSRT_BENCH_TORCH_THREADS"] = str(torch_threads)
         self.log = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "suite.py"), "--worker", json.dumps(cfg)],

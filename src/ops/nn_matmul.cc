@@ -228,12 +228,15 @@ MSRT_REGISTER_OP({
       Tensor dx, dw, db;
       // The smaller gradient first (Note [Smaller gradient first]).
       const bool weight_first = w.numel() < x.numel();
-      if (g.needs[1] && weight_first) dw = Call1("matmul", {dy2, x2}, Transposes(true, false));
+      auto weight_grad = [&] {
+        if (g.needs[1]) dw = Call1("matmul", {dy2, x2}, Transposes(true, false));
+      };
+      if (weight_first) weight_grad();
       if (g.needs[0]) {
         dx = Call1("matmul", {dy2, w}, Transposes(false, false));
         if (x.ndim() != 2) dx = fn::Reshape(dx, x.shape());
       }
-      if (g.needs[1] && !weight_first) dw = Call1("matmul", {dy2, x2}, Transposes(true, false));
+      if (!weight_first) weight_grad();
       if (g.needs[2]) db = fn::ReduceSum(dy2, {0}, false);
       return {dx, dw, db};
     },
