@@ -159,7 +159,7 @@ ConvForward BuildForward(const ConvDims& g, DType dtype, const dn::Epilogue& epi
     pd = d.Forward(dnnl::prop_kind::forward_inference, attr, with_bias);
   }
   return ConvForward{dnnl::convolution_forward(pd), dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
-                     dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
+                     dn::Layout::Weight(d.Plain(d.weights), pd.weights_desc()),
                      dn::Layout::Output(d.Stored(d.dst), pd.dst_desc()), pd.scratchpad_desc()};
 }
 
@@ -204,7 +204,7 @@ ConvBackwardData BuildBackwardData(const ConvDims& g, DType dtype) {
     pd = build();
   }
   return ConvBackwardData{dnnl::convolution_backward_data(pd), dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
-                          dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
+                          dn::Layout::Weight(d.Plain(d.weights), pd.weights_desc()),
                           dn::Layout::Output(d.Stored(d.src), pd.diff_src_desc()), pd.scratchpad_desc()};
 }
 
