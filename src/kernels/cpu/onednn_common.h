@@ -127,11 +127,15 @@ class OffsetReorder {
 // layout, with the storage's stamp (Note [Storage stamps] in
 // msrt/tensor/tensor.h): a call with the same stamp uses the copy, any write
 // to the weight (an optimizer step, a load) makes the next call reorder
-// again. A copy is made when the same contents come a second time (fresh
-// tensors and weights that change every step never get one, so training
-// holds no extra memory), never for memory shared with the host (NumPy
-// arrays, which change without a stamp), and the copies kept are bounded
-// (kWeightCacheBytes, least recently used out first).
+// again. A copy is made when the same contents come a second time in the
+// same layout: fresh tensors never get one, nor do training weights, which
+// the optimizer writes every step, unless one step uses a weight twice in
+// one layout (then the later uses of that step read the copy, which stays
+// until the next step's write). Never for memory shared with the host
+// (NumPy arrays, which change without a stamp); the copies kept are bounded
+// (kWeightCacheBytes, least recently used out first). In the suite's
+// training steps the forward and backward-data convolutions took their
+// weights in different layouts, so they kept none.
 inline constexpr size_t kWeightCacheBytes = size_t{64} << 20;
 
 /// Weight-cache counters (for tests): uses of a kept copy, copies made.
