@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "compiler/fusion.h"
+#include "compiler/half_in_float32.h"
 #include "compiler/layout.h"
 #include "compiler/pass_manager.h"
 #include "msrt/core/errors.h"
@@ -221,6 +222,9 @@ constexpr PassDef kPassTable[] = {
      [](Graph& g, PassContext&) { return EliminateCommonSubexpressions(g); }},
     {"eliminate_dead_code", Phase::kOptimize, PassSwitch::kAlways, true, true,
      [](Graph& g, PassContext&) { return EliminateDeadCode(g); }},
+    // Before the layout pass, which then sees the float32 ops that replace float16 ones.
+    {kFloat16InFloat32Pass, Phase::kLayout, PassSwitch::kAlways, true, false,
+     [](Graph& g, PassContext& c) { return HoldFloat16InFloat32(g, c); }},
     {kChannelsLastPass, Phase::kLayout, PassSwitch::kAlways, true, false, RunChannelsLast},
     // Epilogues run inside their producer's kernel whenever the graph is
     // optimized (not only with graph-kernel fusion): the result is the same

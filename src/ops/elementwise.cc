@@ -451,6 +451,21 @@ MSRT_REGISTER_OP({.name = "cast",
                   .api = {Function("cast(input->x, dtype)"), Method("to(self->x, dtype)"),
                           Primitive("array_ops.Cast()(input_x->x, dtype)")}});
 
+MSRT_REGISTER_OP({.name = "round_to_float16",
+                  .inputs = {"x"},
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        if (in[0].dtype != DType::kFloat32) {
+                          OpError(ErrorKind::kType, "round_to_float16",
+                                  StrCat("input 'x' must be float32, but got ", DTypeName(in[0].dtype)));
+                        }
+                        return Metas{in[0]};
+                      },
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> { return {a.dys[0]}; },
+                  .props = {.elementwise = true, .half_compute = HalfCompute::kExact},
+                  .doc = "x (float32) rounded to the nearest float16 value, kept in float32: what a cast to float16 "
+                         "and back gives (internal: Note [float16 held in float32])"});
+
 // ---- binary ----
 
 // Gradient of an input of a binary op, computed only when needed.
