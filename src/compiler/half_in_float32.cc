@@ -64,17 +64,17 @@ std::optional<Plan> PlanFor(const Graph& graph, int32_t id,
     }
   }
   if (!touches) return std::nullopt;
+  // An op without a float16 kernel of its own runs its float32 kernel on
+  // converted inputs and converts the results back (Note [Reduced precision]
+  // in kernels/kernel_registry.cc): float32 then rounding, by construction.
+  // Where that is refused (enable_reduce_precision=False), the op stays, and
+  // so does the error the float16 graph raises.
+  std::vector<TensorMeta> original;
+  for (const ValueRef& v : n.inputs) original.push_back(graph.Meta(v));
+  const bool native = kernels::SelectKernel(n.op->name, device, original, n.attrs) != nullptr;
+  if (!native && !kernels::HasKernelOrSubstitute(n.op->name, device, original, n.attrs)) return std::nullopt;
   if (compute == HalfCompute::kUndeclared) {
-    // Without a float16 kernel of its own, the op runs its float32 kernel on
-    // converted inputs and converts the results back (Note [Reduced
-    // precision] in kernels/kernel_registry.cc): float32 then rounding, by construction.
-    std::vector<TensorMeta> original;
-    for (const ValueRef& v : n.inputs) original.push_back(graph.Meta(v));
-    if (kernels::SelectKernel(n.op->name, device, original, n.attrs) != nullptr ||
-        !kernels::HasKernelOrSubstitute(n.op->name, device, original, n.attrs) ||
-        kernels::SelectKernel(n.op->name, device, metas, n.attrs) == nullptr) {
-      return std::nullopt;
-    }
+    if (native) return std::nullopt;
     compute = HalfCompute::kRoundedFloat32;
   }
   Plan plan;
@@ -92,7 +92,10 @@ std::optional<Plan> PlanFor(const Graph& graph, int32_t id,
   } catch (const Error&) {
     return std::nullopt;
   }
-  if (plan.outputs.size() != n.outputs.size()) return std::nullopt;
+  if (plan.outputs.size() != n.outputs.size() ||
+      kernels::SelectKernel(n.op->name, device, metas, plan.attrs) == nullptr) {
+    return std::nullopt;
+  }
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     const TensorMeta& before = n.outputs[k];
     const TensorMeta& after = plan.outputs[k];
