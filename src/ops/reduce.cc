@@ -257,6 +257,15 @@ MSRT_REGISTER_OP({.name = "argmin",
                           Method("argmin(self->x, axis=None, keepdims->keep_dims=False)"),
                           Primitive("array_ops.Argmin(axis=-1, output_type='int32')(x)")}});
 
+MSRT_REGISTER_OP({.name = "all_finite",
+                  .inputs = {"xs..."},
+                  .infer = [](const std::vector<TensorMeta>&, const Dict&) -> std::vector<TensorMeta> {
+                    return {{Shape{}, DType::kBool}};
+                  },
+                  .props = {.half_compute = HalfCompute::kExact, .reduction = true},
+                  .doc = "whether no element of any input is inf or NaN (0-d bool): one read of each input, for a "
+                         "loss scale's overflow check (internal: Note [Loss-scaled training step])"});
+
 // MindSpore's functional reductions, over the kernels above.
 
 const AttrSpec kInitialAttr{.name = "initial",
