@@ -144,10 +144,17 @@ bool HoldFloat16InFloat32(Graph& graph, PassContext& context) {
   std::vector<Node> rebuilt;
   rebuilt.reserve(count + count / 2);
   std::vector<std::vector<ValueRef>> real(count), held(count);
+  // A held value whose rounding is still to come: it is rounded where it is
+  // first read, or after the one-input kExact op that is its only reader
+  // (those commute with rounding), so that relu or max pooling meets its
+  // producer unrounded (an epilogue) and pooling rounds its smaller result.
+  std::vector<std::vector<bool>> pending(count);
   for (size_t i = 0; i < count; ++i) {
     real[i].resize(nodes[i].outputs.size());
     held[i].resize(nodes[i].outputs.size());
+    pending[i].resize(nodes[i].outputs.size(), false);
   }
+  const auto uses = graph.UseCounts();
   std::vector<int32_t> new_id(count, -1);
   size_t conversions = 0, roundings = 0, ops_in_float32 = 0;
   std::map<std::string, size_t> kept;  // ops that keep float16, by name
@@ -168,9 +175,17 @@ bool HoldFloat16InFloat32(Graph& graph, PassContext& context) {
     return add_unary(cast, Dict{{"dtype", Value(std::string(DTypeAttrName(dtype)))}}, from, {meta.shape, dtype},
                      origin);
   };
+  auto materialize = [&](size_t node, size_t index) {
+    if (!pending[node][index]) return;
+    held[node][index] = add_unary(round, Dict(), held[node][index], {nodes[node].outputs[index].shape, DType::kFloat32},
+                                  nodes[node]);
+    pending[node][index] = false;
+    ++roundings;
+  };
   auto real_of = [&](ValueRef v) {
     auto node = static_cast<size_t>(v.node), index = static_cast<size_t>(v.index);
     if (!real[node][index].valid()) {
+      materialize(node, index);
       real[node][index] = cast_to(held[node][index], nodes[node].outputs[index], DType::kFloat16, nodes[node]);
     }
     return real[node][index];
@@ -181,6 +196,7 @@ bool HoldFloat16InFloat32(Graph& graph, PassContext& context) {
     if (!held[node][index].valid()) {
       held[node][index] = cast_to(real[node][index], nodes[node].outputs[index], DType::kFloat32, nodes[node]);
     }
+    materialize(node, index);
     return held[node][index];
   };
 
@@ -204,12 +220,25 @@ bool HoldFloat16InFloat32(Graph& graph, PassContext& context) {
       continue;
     }
     ++ops_in_float32;
+    // A one-input, one-output kExact op whose float16 operand awaits its
+    // rounding and has no other reader computes on the unrounded operand and
+    // passes the rounding on to its result (the op commutes with rounding).
+    bool defer = false;
+    if (!plan->alias && HalfComputeOf(*old.op) == HalfCompute::kExact && old.inputs.size() == 1 &&
+        old.outputs.size() == 1 && old.outputs[0].dtype == DType::kFloat16) {
+      auto node = static_cast<size_t>(old.inputs[0].node), index = static_cast<size_t>(old.inputs[0].index);
+      defer = pending[node][index] && uses[node][index] == 1;
+    }
     ValueRef result;
     if (plan->alias) {
       result = held_of(old.inputs[0]);
     } else {
       Node n = old;
-      for (ValueRef& v : n.inputs) v = held_of(v);
+      if (defer) {
+        n.inputs[0] = held[static_cast<size_t>(old.inputs[0].node)][static_cast<size_t>(old.inputs[0].index)];
+      } else {
+        for (ValueRef& v : n.inputs) v = held_of(v);
+      }
       n.attrs = plan->attrs;
       n.outputs = plan->outputs;
       rebuilt.push_back(std::move(n));
@@ -222,11 +251,8 @@ bool HoldFloat16InFloat32(Graph& graph, PassContext& context) {
         real[i][k] = out;
         continue;
       }
-      if (plan->round) {
-        out = add_unary(round, Dict(), out, plan->outputs[k], old);
-        ++roundings;
-      }
       held[i][k] = out;
+      pending[i][k] = plan->round || defer;
     }
   }
   std::vector<ValueRef> outputs;

@@ -22,12 +22,20 @@
 //     between the two forms where they meet an op that keeps float16
 //     (undeclared ops, random ops, side effects), once per value, right
 //     before its first use there. The conversion is exact both ways.
+// A rounding waits where it is first read: when its only reader is a
+// one-input kExact op (relu, max pooling, a reshape), which commutes with
+// rounding, that op reads the unrounded value and the rounding moves after
+// it; relu then meets its producer (a BatchNorm or matmul epilogue, as in
+// float32 graphs) and pooling rounds its smaller result.
 // Each rounded result is what the float16 kernel would store, so values,
 // infinities (a dynamic loss scale's overflow test) and NaNs stay those of
-// the float16 graph. One caveat: where an op's float32 and float16 kernels
+// the float16 graph. Two caveats: where an op's float32 and float16 kernels
 // order a sum differently (the float16 products split their work into
 // single-thread slices), the float32 sums may differ in their last bits
-// before rounding, as two float32 runs with other thread counts may.
+// before rounding, as two float32 runs with other thread counts may; and a
+// relu that meets a result rounding to zero from below may give -0 where
+// the float16 graph gave +0 or the reverse (as the float16 graph's own
+// relu epilogues do), equal values that no later op tells apart but a sign.
 // Only on CPU; `graph_kernel_flags="--disable_pass=float16_in_float32"`
 // turns it off.
 #pragma once

@@ -57,7 +57,10 @@ enum class HalfCompute : uint8_t {
   // float32, its float32 result rounded to float16 is its float16 result.
   kRoundedFloat32,
   // As kRoundedFloat32, and its float32 result on float16 values is a float16
-  // value already (it moves, selects or compares elements): no rounding.
+  // value already (it moves, selects or compares elements): no rounding. A
+  // one-input op declared so must also commute with rounding to float16
+  // (round(f(x)) == f(round(x)) up to the sign of a zero: moves, relu, max,
+  // neg), which lets the rounding of its operand move after it.
   kExact,
 };
 
