@@ -111,6 +111,57 @@ std::optional<Plan> PlanFor(const Graph& graph, int32_t id,
   return plan;
 }
 
+// Runs each rounding whose operand is the only use of an elementwise op's
+// result inside that op's loop: a two-step fused node (Note [Elementwise
+// fusion] in fusion.cc), executed tile by tile, so the rounding reads the
+// result from cache. Returns how many roundings were fused.
+size_t FuseRoundings(Graph& graph, DeviceTarget device) {
+  auto& nodes = graph.nodes();
+  const auto uses = graph.UseCounts();
+  size_t fused = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node& r = nodes[i];
+    if (r.kind != NodeKind::kOp || r.op->name != "round_to_float16" || !r.fused.empty()) continue;
+    const ValueRef v = r.inputs[0];
+    Node& p = nodes[static_cast<size_t>(v.node)];
+    if (p.kind != NodeKind::kOp || !p.fused.empty() || !p.op->props.elementwise || p.op->props.random ||
+        graph.HasSideEffects(v.node) || p.outputs.size() != 1 || uses[static_cast<size_t>(v.node)][0] != 1 ||
+        IsDynamic(p.outputs[0].shape)) {
+      continue;
+    }
+    // A one-input op that may yet run inside its own producer (a relu after
+    // BatchNorm or a product: fuse_epilogues) stays free for that.
+    if (p.inputs.size() == 1) {
+      const ValueRef in = p.inputs[0];
+      const Node& q = nodes[static_cast<size_t>(in.node)];
+      if (q.kind == NodeKind::kOp && q.op->props.accepts_epilogue && in.index == 0 &&
+          uses[static_cast<size_t>(in.node)][0] == 1) {
+        continue;
+      }
+    }
+    std::vector<TensorMeta> metas;
+    bool fits = true;
+    for (const ValueRef& in : p.inputs) {
+      const TensorMeta& m = graph.Meta(in);
+      fits &= m.shape == p.outputs[0].shape || (!IsDynamic(m.shape) && NumElements(m.shape) == 1);
+      metas.push_back(m);
+    }
+    const kernels::KernelDef* kernel = fits ? kernels::SelectKernel(p.op->name, device, metas, p.attrs) : nullptr;
+    if (kernel == nullptr || kernel->impl != "vectorized") continue;
+    std::vector<int32_t> operands;
+    for (size_t k = 0; k < p.inputs.size(); ++k) operands.push_back(static_cast<int32_t>(k));
+    r.fused = {ir::FusedOp{p.op, p.attrs, std::move(operands), p.outputs[0]},
+               ir::FusedOp{r.op, r.attrs, {-1}, r.outputs[0]}};
+    r.fused_outputs = {1};
+    r.inputs = p.inputs;
+    r.attrs = Dict();
+    p.dead = true;
+    ++fused;
+  }
+  if (fused > 0) graph.Compact();
+  return fused;
+}
+
 }  // namespace
 
 HalfCompute HalfComputeOf(const ops::OpDef& op) {
@@ -266,14 +317,14 @@ bool HoldFloat16InFloat32(Graph& graph, PassContext& context) {
   context.float16_roundings += roundings;
   context.float16_conversions += conversions;
   context.float16_kept = names;
-  {
-    context.decisions += StrCat(kFloat16InFloat32Pass, ": ", ops_in_float32, " ops compute float16 values in float32, ",
-                                roundings, " roundings, ", conversions, " conversions",
-                                names.empty() ? "" : StrCat("; float16 kept by ", names), "\n");
-  }
   graph.nodes() = std::move(rebuilt);
   graph.outputs() = std::move(outputs);
   graph.inputs() = std::move(inputs);
+  // Graph-kernel fusion, when on, puts the roundings into longer chains itself.
+  size_t fused = SwitchOn(PassSwitch::kGraphKernel, context) ? 0 : FuseRoundings(graph, context.device);
+  context.decisions += StrCat(kFloat16InFloat32Pass, ": ", ops_in_float32, " ops compute float16 values in float32, ",
+                              roundings, " roundings (", fused, " inside their producer's loop), ", conversions,
+                              " conversions", names.empty() ? "" : StrCat("; float16 kept by ", names), "\n");
   return true;
 }
 

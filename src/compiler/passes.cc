@@ -222,10 +222,11 @@ constexpr PassDef kPassTable[] = {
      [](Graph& g, PassContext&) { return EliminateCommonSubexpressions(g); }},
     {"eliminate_dead_code", Phase::kOptimize, PassSwitch::kAlways, true, true,
      [](Graph& g, PassContext&) { return EliminateDeadCode(g); }},
-    // Before the layout pass, which then sees the float32 ops that replace float16 ones.
+    {kChannelsLastPass, Phase::kLayout, PassSwitch::kAlways, true, false, RunChannelsLast},
+    // After the layout pass (which lays float16 graphs out as float32 ones) and
+    // before the epilogues, which then meet the float32 ops.
     {kFloat16InFloat32Pass, Phase::kLayout, PassSwitch::kAlways, true, false,
      [](Graph& g, PassContext& c) { return HoldFloat16InFloat32(g, c); }},
-    {kChannelsLastPass, Phase::kLayout, PassSwitch::kAlways, true, false, RunChannelsLast},
     // Epilogues run inside their producer's kernel whenever the graph is
     // optimized (not only with graph-kernel fusion): the result is the same
     // and one pass over the activation is saved.

@@ -112,16 +112,19 @@ TEST(Float16InFloat32, ARoundingMovesPastReluItsOnlyReader) {
   compiler::PassContext context;
   ASSERT_TRUE(compiler::HoldFloat16InFloat32(*held, context));
   ir::Verify(*held, "float16_in_float32");
-  // mul -> neg -> relu -> one rounding, of relu's result.
+  // mul -> neg -> relu -> one rounding, of relu's result, in relu's loop (a fused node: relu, round).
   ASSERT_EQ(CountOps(*held, "round_to_float16"), 1) << ir::PrintText(*held);
   for (const ir::Node& n : held->nodes()) {
     if (n.kind == ir::NodeKind::kOp && n.op->name == "round_to_float16") {
-      EXPECT_EQ(held->node(n.inputs[0].node).op->name, "relu");
+      ASSERT_EQ(n.fused.size(), 2u) << ir::PrintText(*held);
+      EXPECT_EQ(n.fused[0].op->name, "relu");
+      EXPECT_EQ(held->node(n.inputs[0].node).op->name, "neg");
     }
     if (n.kind == ir::NodeKind::kOp && n.op->name == "neg") {
       EXPECT_EQ(held->node(n.inputs[0].node).op->name, "mul");
     }
   }
+  EXPECT_NE(context.decisions.find("(1 inside their producer's loop)"), std::string::npos) << context.decisions;
   // Tiny products round to zero: -x*x is -0 in float16 before relu, a tiny negative here, and relu keeps -0.
   ExpectSameBits(plain, held, Input(33), /*zero_signs=*/true);
 }
