@@ -26,7 +26,10 @@ trains with a DynamicLossScaleManager unless given another
 msrt/nn/wrap/loss_scale.py). Kernels that lack `dtype` (every float16
 convolution/matmul on CPU; bfloat16 ones on CPUs without AVX-512) compute in
 float32 and round back to `dtype`, as the context key enable_reduce_precision
-allows (see docs/runtime.md).
+allows (see docs/runtime.md). A CPU graph (GRAPH_MODE, ms.jit) keeps its
+float16 intermediates in float32 buffers holding float16 values, rounding
+each result as the float16 kernel would: the same values without the
+conversions (Note [float16 held in float32] in src/compiler/half_in_float32.h).
 """
 import abc
 import math

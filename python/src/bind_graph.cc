@@ -39,6 +39,10 @@ py::dict ReportDict(const compiler::CompileReport& r, const runtime::GraphExecut
   d["fused_pairs"] = r.fused_pairs;
   d["channels_last_ops"] = r.channels_last_ops;
   d["layout_conversions"] = r.layout_conversions;
+  d["float16_in_float32_ops"] = r.float16_in_float32_ops;
+  d["float16_roundings"] = r.float16_roundings;
+  d["float16_conversions"] = r.float16_conversions;
+  d["float16_kept"] = r.float16_kept;
   d["optimize_seconds"] = r.optimize_seconds;
   d["backend_seconds"] = r.backend_seconds;
   py::list passes;

@@ -61,6 +61,11 @@ struct PassContext {
   std::string decisions;            // what layout and fusion passes did, one line each
   size_t channels_last_ops = 0;     // ops run on NHWC activations
   size_t layout_conversions = 0;    // transposes added where NHWC values meet NCHW ones
+  // Note [float16 held in float32] (compiler/half_in_float32.h):
+  size_t float16_in_float32_ops = 0;  // ops computing float16 values in float32
+  size_t float16_roundings = 0;       // round_to_float16 ops added after them
+  size_t float16_conversions = 0;     // casts added where held values meet ops that keep float16
+  std::string float16_kept;           // "op x2, ...": ops that keep float16 values
 };
 
 /// One entry of the pass table.

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "compiler/fusion.h"
+#include "compiler/half_in_float32.h"
 #include "compiler/layout.h"
 #include "compiler/pass_manager.h"
 #include "msrt/core/errors.h"
@@ -222,6 +223,10 @@ constexpr PassDef kPassTable[] = {
     {"eliminate_dead_code", Phase::kOptimize, PassSwitch::kAlways, true, true,
      [](Graph& g, PassContext&) { return EliminateDeadCode(g); }},
     {kChannelsLastPass, Phase::kLayout, PassSwitch::kAlways, true, false, RunChannelsLast},
+    // After the layout pass (which lays float16 graphs out as float32 ones) and
+    // before the epilogues, which then meet the float32 ops.
+    {kFloat16InFloat32Pass, Phase::kLayout, PassSwitch::kAlways, true, false,
+     [](Graph& g, PassContext& c) { return HoldFloat16InFloat32(g, c); }},
     // Epilogues run inside their producer's kernel whenever the graph is
     // optimized (not only with graph-kernel fusion): the result is the same
     // and one pass over the activation is saved.

@@ -73,6 +73,10 @@ Compiled Compile(const std::shared_ptr<ir::Graph>& graph, int64_t graph_id, bool
   manager.RunPhase(Phase::kLayout, *graph, passes);
   report.channels_last_ops = passes.channels_last_ops;
   report.layout_conversions = passes.layout_conversions;
+  report.float16_in_float32_ops = passes.float16_in_float32_ops;
+  report.float16_roundings = passes.float16_roundings;
+  report.float16_conversions = passes.float16_conversions;
+  report.float16_kept = passes.float16_kept;
   auto count_lines = [&passes](std::string_view prefix) {
     const std::string& decisions = passes.decisions;
     size_t count = 0;

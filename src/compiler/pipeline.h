@@ -29,6 +29,11 @@ struct CompileReport {
   size_t fused_pairs = 0;         // producer + consumer pairs run as one op (conv2d + bias_add)
   size_t channels_last_ops = 0;   // ops run on NHWC activations (Note [Channels-last graphs])
   size_t layout_conversions = 0;  // transposes added where NHWC values meet NCHW ones
+  // Note [float16 held in float32] (compiler/half_in_float32.h):
+  size_t float16_in_float32_ops = 0;  // ops computing float16 values in float32
+  size_t float16_roundings = 0;       // round_to_float16 ops added after them
+  size_t float16_conversions = 0;     // casts added where held values meet ops that keep float16
+  std::string float16_kept;           // "op x2, ...": ops that keep float16 values
   double optimize_seconds = 0;
   double backend_seconds = 0;
   std::vector<std::pair<std::string, double>> pass_seconds;  // every pass run, in order

@@ -80,6 +80,12 @@ GradFn Unary(UnaryGrad rule) {
 constexpr OpProperties kElementwise = {.elementwise = true};
 // Elementwise, and its gradient rule handles complex values.
 const OpProperties kComplexElementwise = {.elementwise = true, .complex_grad = true};
+// Their results on float16 values are float16 values (they select, move or
+// negate elements): Note [float16 held in float32] needs no rounding after them.
+constexpr OpProperties kExactElementwise = {.elementwise = true, .half_compute = HalfCompute::kExact};
+const OpProperties kExactComplexElementwise = {.elementwise = true,
+                                               .half_compute = HalfCompute::kExact,
+                                               .complex_grad = true};
 
 // Note [Activation gradients]
 // An activation's gradient is one op with its own kernel (relu_grad,
@@ -134,7 +140,7 @@ MSRT_REGISTER_OP(
      .inputs = {"x"},
      .infer = UnaryInfer("neg", DTypeClass::kNumberOrComplex),
      .grad = Unary([](const Tensor&, const Tensor&, const Tensor& dy, const Dict&) { return fn::Neg(dy); }),
-     .props = kComplexElementwise,
+     .props = kExactComplexElementwise,
      .doc = "-x",
      .api = {Function("neg|negative(input->x)"), Method("neg|negative(self->x)"), Primitive("math_ops.Neg()(x)")}});
 
@@ -148,7 +154,7 @@ MSRT_REGISTER_OP({.name = "abs",
                   .grad = Unary([](const Tensor& x, const Tensor&, const Tensor& dy, const Dict&) {
                     return fn::Mul(dy, Call1("sign", {x}));
                   }),
-                  .props = kElementwise,
+                  .props = kExactElementwise,
                   .doc = "|x|",
                   .api = {Function("abs|absolute(input->x)"), Method("abs|absolute(self->x)"),
                           Primitive("math_ops.Abs()(x)")}});
@@ -265,7 +271,7 @@ MSRT_REGISTER_OP({.name = "relu",
                   .grad = Unary([](const Tensor&, const Tensor& y, const Tensor& dy, const Dict&) {
                     return Call1("relu_grad", {AsGradOf(dy, y), y});
                   }),
-                  .props = kElementwise,
+                  .props = kExactElementwise,
                   .doc = "max(x, 0) (NaN stays NaN)",
                   .api = {Function("relu(input->x)"), Method("relu(self->x)"), Primitive("nn_ops.ReLU()(x)")}});
 
@@ -335,7 +341,7 @@ MSRT_REGISTER_OP({.name = "relu_grad",
                   .inputs = {"dy", "y"},
                   .infer = ActivationGradInfer("relu_grad", "y"),
                   .grad = ActivationGradGrad("relu_grad", nullptr),
-                  .props = kElementwise,
+                  .props = kExactElementwise,
                   .doc = "dy where y > 0, else 0 (internal: the gradient of relu from its output)"});
 
 MSRT_REGISTER_OP({.name = "relu6_grad",
@@ -412,14 +418,14 @@ MSRT_REGISTER_OP({.name = "logical_not",
 MSRT_REGISTER_OP({.name = "ones_like",
                   .inputs = {"x"},
                   .infer = UnaryInfer("ones_like", DTypeClass::kAny),
-                  .props = {.elementwise = true, .meta_only_inputs = {0}},
+                  .props = {.elementwise = true, .half_compute = HalfCompute::kExact, .meta_only_inputs = {0}},
                   .doc = "ones of x's shape and dtype",
                   .api = {Method("ones_like(self->x)"), Primitive("array_ops.OnesLike()(x)")}});
 
 MSRT_REGISTER_OP({.name = "zeros_like",
                   .inputs = {"x"},
                   .infer = UnaryInfer("zeros_like", DTypeClass::kAny),
-                  .props = {.elementwise = true, .meta_only_inputs = {0}},
+                  .props = {.elementwise = true, .half_compute = HalfCompute::kExact, .meta_only_inputs = {0}},
                   .doc = "zeros of x's shape and dtype",
                   .api = {Method("zeros_like(self->x)"), Primitive("array_ops.ZerosLike()(x)")}});
 
@@ -427,7 +433,7 @@ MSRT_REGISTER_OP({.name = "identity",
                   .inputs = {"x"},
                   .infer = UnaryInfer("identity", DTypeClass::kAny),
                   .grad = [](const GradArgs& a) -> std::vector<Tensor> { return {a.dys[0]}; },
-                  .props = kComplexElementwise,
+                  .props = kExactComplexElementwise,
                   .doc = "a copy of x",
                   .api = {Function("identity(input->x)"), Method("copy|clone(self->x)"),
                           Primitive("array_ops.Identity()(x)")}});
@@ -450,6 +456,21 @@ MSRT_REGISTER_OP({.name = "cast",
                   .doc = "x converted to another dtype",
                   .api = {Function("cast(input->x, dtype)"), Method("to(self->x, dtype)"),
                           Primitive("array_ops.Cast()(input_x->x, dtype)")}});
+
+MSRT_REGISTER_OP({.name = "round_to_float16",
+                  .inputs = {"x"},
+                  .infer =
+                      [](const Metas& in, const Dict&) {
+                        if (in[0].dtype != DType::kFloat32) {
+                          OpError(ErrorKind::kType, "round_to_float16",
+                                  StrCat("input 'x' must be float32, but got ", DTypeName(in[0].dtype)));
+                        }
+                        return Metas{in[0]};
+                      },
+                  .grad = [](const GradArgs& a) -> std::vector<Tensor> { return {a.dys[0]}; },
+                  .props = {.elementwise = true, .half_compute = HalfCompute::kExact},
+                  .doc = "x (float32) rounded to the nearest float16 value, kept in float32: what a cast to float16 "
+                         "and back gives (internal: Note [float16 held in float32])"});
 
 // ---- binary ----
 
@@ -585,7 +606,7 @@ MSRT_REGISTER_OP({.name = "maximum",
                   .inputs = {"x", "y"},
                   .infer = BinaryInfer("maximum", BinaryKind::kRealArithmetic),
                   .grad = MinMaxGrad("greater_equal"),
-                  .props = kElementwise,
+                  .props = kExactElementwise,
                   .doc = "elementwise max (NaN propagates)",
                   .api = {Function("maximum(input->x, other->y)"), Method("maximum(self->x, other->y)"),
                           Primitive("math_ops.Maximum()(x, y)")}});
@@ -594,7 +615,7 @@ MSRT_REGISTER_OP({.name = "minimum",
                   .inputs = {"x", "y"},
                   .infer = BinaryInfer("minimum", BinaryKind::kRealArithmetic),
                   .grad = MinMaxGrad("less_equal"),
-                  .props = kElementwise,
+                  .props = kExactElementwise,
                   .doc = "elementwise min (NaN propagates)",
                   .api = {Function("minimum(input->x, other->y)"), Method("minimum(self->x, other->y)"),
                           Primitive("math_ops.Minimum()(x, y)")}});
@@ -738,7 +759,7 @@ MSRT_REGISTER_OP({.name = "select",
                     return {Tensor(), IfNeeded(a, 1, [&] { return fn::Select(c, dy, zero); }),
                             IfNeeded(a, 2, [&] { return fn::Select(c, zero, dy); })};
                   },
-                  .props = kElementwise,
+                  .props = kExactElementwise,
                   .doc = "condition ? x : y, broadcasting all three",
                   .api = {Function("select(cond->condition, x, y)"), Function("where(condition, x, y)"),
                           Primitive("array_ops.Select()(cond->condition, x, y)")}});

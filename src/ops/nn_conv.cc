@@ -127,7 +127,9 @@ OpDef ConvOp(const ConvFamily& f, std::string_view doc, std::vector<ApiForm> api
         if (g.needs[1]) dw = BackpropFilter(f, g.dys[0], x, w.shape(), g.attrs);
         return {dx, dw};
       },
-      .props = {.accepts_epilogue = true, .layout = Layout(f, {.activation_inputs = {0}, .activation_outputs = {0}})},
+      .props = {.half_compute = HalfCompute::kRoundedFloat32,
+                .accepts_epilogue = true,
+                .layout = Layout(f, {.activation_inputs = {0}, .activation_outputs = {0}})},
       .doc = doc,
       .api = std::move(api),
       .attrs_check = CheckPadWithMode,
@@ -156,7 +158,8 @@ OpDef BackpropInputOp(const ConvFamily& f, std::string_view input_doc, std::stri
         if (g.needs[1]) d_w = BackpropFilter(f, dy, ddx, w.shape(), g.attrs);
         return {d_dy, d_w};
       },
-      .props = {.layout =
+      .props = {.half_compute = HalfCompute::kRoundedFloat32,
+                .layout =
                     Layout(f, {.activation_inputs = {0}, .activation_outputs = {0}, .shape_attrs = {"input_shape"}})},
       .doc = doc,
       .attrs_check = CheckPadWithMode,
@@ -185,7 +188,8 @@ OpDef BackpropFilterOp(const ConvFamily& f, std::string_view filter_doc, std::st
         if (g.needs[1]) d_x = BackpropInput(f, dy, ddw, x.shape(), g.attrs);
         return {d_dy, d_x};
       },
-      .props = {.layout = Layout(f, {.activation_inputs = {0, 1}, .activation_outputs = {}})},
+      .props = {.half_compute = HalfCompute::kRoundedFloat32,
+                .layout = Layout(f, {.activation_inputs = {0, 1}, .activation_outputs = {}})},
       .doc = doc,
       .attrs_check = CheckPadWithMode,
   };

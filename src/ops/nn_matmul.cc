@@ -89,7 +89,7 @@ MSRT_REGISTER_OP({
                                    AttrBool(g.attrs, "transpose_b"), g.needs[0], g.needs[1]);
       return {da, db};
     },
-    .props = {.accepts_epilogue = true, .complex_grad = true},
+    .props = {.half_compute = HalfCompute::kRoundedFloat32, .accepts_epilogue = true, .complex_grad = true},
     .doc = "op(a) @ op(b) for 2-D a and b, op transposing when asked.",
     .api = {Function("mm(input->a, mat2->b)"),
             Primitive("math_ops.MatMul(transpose_a=False, transpose_b=False)(x->a, y->b)")},
@@ -124,7 +124,7 @@ MSRT_REGISTER_OP({
       if (db.defined()) db = SumToShape(db, g.inputs[1].shape());
       return {da, db};
     },
-    .props = {.complex_grad = true},
+    .props = {.half_compute = HalfCompute::kRoundedFloat32, .complex_grad = true},
     .doc = "Batched op(a) @ op(b) over the leading dims, which broadcast.",
     .api = {Function("bmm(input_x->a, mat2->b)"),
             Function("batch_matmul(x->a, y->b, transpose_a=False, transpose_b=False)"),
@@ -167,7 +167,9 @@ MSRT_REGISTER_OP({
       if (g.needs[1]) dbias = Call1("bias_add_grad", {g.dys[0]}, g.attrs);
       return {dx, dbias};
     },
-    .props = {.accepts_epilogue = true, .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
+    .props = {.half_compute = HalfCompute::kRoundedFloat32,
+              .accepts_epilogue = true,
+              .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
     .doc = "x + bias, bias broadcast along the channel axis (axis 1, or the last for data_format 'NHWC').",
 });
 
@@ -189,7 +191,8 @@ MSRT_REGISTER_OP({
       const Tensor& dy = g.inputs[0];
       return {Call1("bias_add", {Call1("zeros_like", {dy}), g.dys[0]}, g.attrs)};
     },
-    .props = {.layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {}}},
+    .props = {.half_compute = HalfCompute::kRoundedFloat32,
+              .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {}}},
     .doc = "dy summed over every axis but the channel axis (internal: the gradient of bias_add's bias).",
 });
 
@@ -240,7 +243,7 @@ MSRT_REGISTER_OP({
       if (g.needs[2]) db = fn::ReduceSum(dy2, {0}, false);
       return {dx, dw, db};
     },
-    .props = {.accepts_epilogue = true},
+    .props = {.half_compute = HalfCompute::kRoundedFloat32, .accepts_epilogue = true},
     .doc = "x @ weight^T + bias, weight of shape (out_channels, in_channels).",
 });
 

@@ -109,7 +109,8 @@ MSRT_REGISTER_OP({
     .attrs = kPoolAttrs,
     .infer = PoolInfer("max_pool2d"),
     .grad = MaxPoolGrad("max_pool2d_grad", kPoolAttrs),
-    .props = {.layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
+    .props = {.half_compute = HalfCompute::kExact,
+              .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
     .doc = "Maximum over each window of NCHW (or NHWC) x (padding never wins).",
     .api = {Primitive("nn_ops.MaxPool(kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW')(x)")},
 });

@@ -47,8 +47,28 @@ struct LayoutSpec {
   bool prefers_channels_last = false;
 };
 
+/// How an op's float16 results relate to its float32 ones, which lets a CPU
+/// graph hold its float16 values in float32 (Note [float16 held in float32]
+/// in src/compiler/half_in_float32.h).
+enum class HalfCompute : uint8_t {
+  kUndeclared,  // nothing is claimed: its float16 values stay float16
+  // Its float16 kernels compute in float32 on the widened inputs and round
+  // each float16 output once: given inputs that are float16 values held in
+  // float32, its float32 result rounded to float16 is its float16 result.
+  kRoundedFloat32,
+  // As kRoundedFloat32, and its float32 result on float16 values is a float16
+  // value already (it moves, selects or compares elements): no rounding. A
+  // one-input op declared so must also commute with rounding to float16
+  // (round(f(x)) == f(round(x)) up to the sign of a zero: moves, relu, max,
+  // neg), which lets the rounding of its operand move after it.
+  kExact,
+};
+
 struct OpProperties {
   bool elementwise = false;  // output[i] depends only on inputs[i] (after broadcasting)
+  // Unset (kUndeclared) on an elementwise op means kRoundedFloat32: the
+  // elementwise drivers compute half types in float32 (Note [Half blocks]).
+  HalfCompute half_compute = HalfCompute::kUndeclared;
   // A Python scalar given for one of its inputs becomes a 0-d tensor of the
   // first tensor input's dtype (as MindSpore promotes scalars); elementwise
   // ops always do. Otherwise a scalar becomes a tensor of its own type.

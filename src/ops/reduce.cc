@@ -89,7 +89,7 @@ MSRT_REGISTER_OP({.name = "reduce_sum",
                     if (!a.dys[0].defined() || !Differentiable(x.dtype())) return {Tensor()};
                     return {Spread(a.dys[0], Info("reduce_sum", x, a.attrs), x, a.attrs, false)};
                   },
-                  .props = {.reduction = true, .complex_grad = true},
+                  .props = {.half_compute = HalfCompute::kRoundedFloat32, .reduction = true, .complex_grad = true},
                   .doc = "sum over axes"});
 
 // all / any: whether every (some) element along the axes is nonzero, as
@@ -130,7 +130,7 @@ MSRT_REGISTER_OP({.name = "reduce_mean",
                     if (!a.dys[0].defined() || !IsFloating(x.dtype())) return {Tensor()};
                     return {Spread(a.dys[0], Info("reduce_mean", x, a.attrs), x, a.attrs, true)};
                   },
-                  .props = kReduction,
+                  .props = {.half_compute = HalfCompute::kRoundedFloat32, .reduction = true},
                   .doc = "mean over axes (integers give float32)",
                   .api = {Function("mean(input->x, axis=None, keep_dims=False)"),
                           Method("mean(self->x, axis=None, keep_dims=False)"),
@@ -153,7 +153,7 @@ MSRT_REGISTER_OP({.name = "reduce_max",
                   .attrs = {kAxisAttr, kKeepDimsAttr},
                   .infer = ReduceInfer("reduce_max", true, false),
                   .grad = MaxMinGrad("reduce_max"),
-                  .props = kReduction,
+                  .props = {.half_compute = HalfCompute::kExact, .reduction = true},
                   .doc = "max over axes (NaN propagates)",
                   .api = {Primitive("math_ops.ReduceMax(keep_dims=False)(x, axis=())")}});
 
@@ -162,7 +162,7 @@ MSRT_REGISTER_OP({.name = "reduce_min",
                   .attrs = {kAxisAttr, kKeepDimsAttr},
                   .infer = ReduceInfer("reduce_min", true, false),
                   .grad = MaxMinGrad("reduce_min"),
-                  .props = kReduction,
+                  .props = {.half_compute = HalfCompute::kExact, .reduction = true},
                   .doc = "min over axes (NaN propagates)",
                   .api = {Primitive("math_ops.ReduceMin(keep_dims=False)(x, axis=())")}});
 
@@ -190,7 +190,7 @@ MSRT_REGISTER_OP({.name = "reduce_prod",
                     Tensor d = fn::Select(is_zero, at_zero, elsewhere);
                     return {fn::Mul(d, Kept(a.dys[0], info, a.attrs))};
                   },
-                  .props = kReduction,
+                  .props = {.half_compute = HalfCompute::kRoundedFloat32, .reduction = true},
                   .doc = "product over axes",
                   .api = {Function("prod(input->x, axis=None, keep_dims=False)"),
                           Method("prod(self->x, axis=None, keep_dims=False)"),
@@ -256,6 +256,15 @@ MSRT_REGISTER_OP({.name = "argmin",
                   .api = {Function("argmin(input->x, axis=None, keepdims->keep_dims=False)"),
                           Method("argmin(self->x, axis=None, keepdims->keep_dims=False)"),
                           Primitive("array_ops.Argmin(axis=-1, output_type='int32')(x)")}});
+
+MSRT_REGISTER_OP({.name = "all_finite",
+                  .inputs = {"xs..."},
+                  .infer = [](const std::vector<TensorMeta>&, const Dict&) -> std::vector<TensorMeta> {
+                    return {{Shape{}, DType::kBool}};
+                  },
+                  .props = {.half_compute = HalfCompute::kExact, .reduction = true},
+                  .doc = "whether no element of any input is inf or NaN (0-d bool): one read of each input, for a "
+                         "loss scale's overflow check (internal: Note [Loss-scaled training step])"});
 
 // MindSpore's functional reductions, over the kernels above.
 
@@ -393,6 +402,7 @@ MSRT_REGISTER_OP({.name = "softmax",
                     Tensor dot = fn::ReduceSum(fn::Mul(dy, y), {SoftmaxAxis(a)}, true);
                     return {fn::Mul(y, fn::Sub(dy, dot))};
                   },
+                  .props = {.half_compute = HalfCompute::kRoundedFloat32},
                   .doc = "exp(x) / sum(exp(x)) along axis",
                   .api = {Method("softmax(self->x, axis=-1)"), Primitive("nn_ops.Softmax(axis=-1)(logits->x)")}});
 
@@ -407,6 +417,7 @@ MSRT_REGISTER_OP({.name = "log_softmax",
                     Tensor total = fn::ReduceSum(dy, {SoftmaxAxis(a)}, true);
                     return {fn::Sub(dy, fn::Mul(fn::Exp(y), total))};
                   },
+                  .props = {.half_compute = HalfCompute::kRoundedFloat32},
                   .doc = "x - log(sum(exp(x))) along axis",
                   .api = {Function("log_softmax(logits->x, axis=-1)"), Method("log_softmax(self->x, axis=-1)"),
                           Primitive("nn_ops.LogSoftmax(axis=-1)(logits->x)")}});

@@ -29,24 +29,24 @@ GradFn ReshapeBack() {
 // What gradients use to bring a value back to an input's shape: the shape
 // comes from a tensor, so a graph with dynamic dimensions keeps one form at
 // every size (Note [Dynamic shapes] in compiler/dynamic_shape.h).
-MSRT_REGISTER_OP({.name = "reshape_like",
-                  .inputs = {"x", "like"},
-                  .infer =
-                      [](const Metas& in, const Dict&) {
-                        if (NumElements(in[0].shape) != NumElements(in[1].shape)) {
-                          OpError(ErrorKind::kValue, "reshape_like",
-                                  StrCat("can not put the ", NumElements(in[0].shape), " elements of shape ",
-                                         ShapeRepr(in[0].shape), " in shape ", ShapeRepr(in[1].shape),
-                                         "; expected shapes of as many elements"));
-                        }
-                        return Metas{{in[1].shape, in[0].dtype}};
-                      },
-                  .grad = [](const GradArgs& a) -> std::vector<Tensor> {
-                    if (!a.dys[0].defined()) return {Tensor(), Tensor()};
-                    return {ReshapeLike(a.dys[0], a.inputs[0]), Tensor()};
-                  },
-                  .props = {.meta_only_inputs = {1}, .noop_if_same_meta = true, .view = true},
-                  .doc = "x's elements in the shape of `like` (gradients' reshape back to an input's shape)"});
+MSRT_REGISTER_OP(
+    {.name = "reshape_like",
+     .inputs = {"x", "like"},
+     .infer =
+         [](const Metas& in, const Dict&) {
+           if (NumElements(in[0].shape) != NumElements(in[1].shape)) {
+             OpError(ErrorKind::kValue, "reshape_like",
+                     StrCat("can not put the ", NumElements(in[0].shape), " elements of shape ", ShapeRepr(in[0].shape),
+                            " in shape ", ShapeRepr(in[1].shape), "; expected shapes of as many elements"));
+           }
+           return Metas{{in[1].shape, in[0].dtype}};
+         },
+     .grad = [](const GradArgs& a) -> std::vector<Tensor> {
+       if (!a.dys[0].defined()) return {Tensor(), Tensor()};
+       return {ReshapeLike(a.dys[0], a.inputs[0]), Tensor()};
+     },
+     .props = {.half_compute = HalfCompute::kExact, .meta_only_inputs = {1}, .noop_if_same_meta = true, .view = true},
+     .doc = "x's elements in the shape of `like` (gradients' reshape back to an input's shape)"});
 
 MSRT_REGISTER_OP(
     {.name = "reshape",
@@ -57,7 +57,7 @@ MSRT_REGISTER_OP(
            return Metas{{ReshapeTarget("reshape", in[0].shape, ShapeAttr("reshape", attrs, "shape", -1)), in[0].dtype}};
          },
      .grad = ReshapeBack(),
-     .props = {.noop_if_same_meta = true, .view = true, .complex_grad = true},
+     .props = {.half_compute = HalfCompute::kExact, .noop_if_same_meta = true, .view = true, .complex_grad = true},
      .doc = "the same elements in another shape",
      .api = {Function("reshape(input->x, shape)"), Method("reshape(self->x, *shape)"), Method("view(self->x, *shape)"),
              Primitive("array_ops.Reshape()(input_x->x, input_shape->shape)")}});
@@ -81,7 +81,7 @@ MSRT_REGISTER_OP({.name = "transpose",
                     for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
                     return {fn::Transpose(a.dys[0], inverse)};
                   },
-                  .props = {.complex_grad = true},
+                  .props = {.half_compute = HalfCompute::kExact, .complex_grad = true},
                   .doc = "axes permuted: out.shape[i] = x.shape[perm[i]]",
                   .api = {Function("transpose(input->x, input_perm->perm)"), Function("permute(input->x, axis->perm)"),
                           Method("permute(self->x, *axis->perm)"),
@@ -99,7 +99,7 @@ MSRT_REGISTER_OP({.name = "expand_dims",
                         return Metas{{out, in[0].dtype}};
                       },
                   .grad = ReshapeBack(),
-                  .props = {.view = true, .complex_grad = true},
+                  .props = {.half_compute = HalfCompute::kExact, .view = true, .complex_grad = true},
                   .doc = "x with a size-1 axis inserted",
                   .api = {Function("expand_dims(input_x->x, axis)"), Function("unsqueeze(input->x, dim->axis)"),
                           Method("expand_dims(self->x, axis)"), Method("unsqueeze(self->x, dim->axis)"),
@@ -135,7 +135,7 @@ MSRT_REGISTER_OP({.name = "squeeze",
                         return Metas{{out, in[0].dtype}};
                       },
                   .grad = ReshapeBack(),
-                  .props = {.noop_if_same_meta = true, .view = true},
+                  .props = {.half_compute = HalfCompute::kExact, .noop_if_same_meta = true, .view = true},
                   .doc = "x without size-1 axes",
                   .api = {Function("squeeze(input->x, axis=None)"), Method("squeeze(self->x, axis=None)"),
                           Primitive("array_ops.Squeeze(axis=())(input_x->x)")}});
@@ -154,7 +154,7 @@ MSRT_REGISTER_OP({.name = "flatten",
                         return Metas{{{shape[0], rest}, in[0].dtype}};
                       },
                   .grad = ReshapeBack(),
-                  .props = {.noop_if_same_meta = true, .view = true},
+                  .props = {.half_compute = HalfCompute::kExact, .noop_if_same_meta = true, .view = true},
                   .doc = "(N, ...) to (N, rest)",
                   .api = {Primitive("nn_ops.Flatten()(input_x->x)")}});
 
@@ -184,6 +184,7 @@ MSRT_REGISTER_OP({.name = "concat",
                     }
                     return out;
                   },
+                  .props = {.half_compute = HalfCompute::kExact},
                   .doc = "tensors joined along an existing axis",
                   .api = {Function("concat|cat(tensors->xs..., axis=0)"),
                           Primitive("array_ops.Concat(axis=0)(input_x->xs...)")}});
@@ -223,6 +224,7 @@ MSRT_REGISTER_OP({.name = "stack",
                     }
                     return out;
                   },
+                  .props = {.half_compute = HalfCompute::kExact},
                   .doc = "tensors of one shape joined along a new axis",
                   .api = {Function("stack(tensors->xs..., axis=0)"),
                           Primitive("array_ops.Stack(axis=0)(input_x->xs...)")}});
@@ -269,7 +271,7 @@ MSRT_REGISTER_OP({.name = "split",
                     int64_t axis = NormalizeAxis("split", AttrInt(a.attrs, "axis"), a.inputs[0].ndim());
                     return {fn::Concat(parts, axis)};
                   },
-                  .props = {.tuple_outputs = true},
+                  .props = {.half_compute = HalfCompute::kExact, .tuple_outputs = true},
                   .doc = "x cut into output_num equal parts along axis",
                   .api = {Primitive("array_ops.Split(axis=0, output_num=1)(x)")}});
 
@@ -301,6 +303,7 @@ MSRT_REGISTER_OP({.name = "strided_slice",
                     }
                     return {g};
                   },
+                  .props = {.half_compute = HalfCompute::kExact},
                   .doc = "x[begin:end:strides] per axis, with Python slice semantics"});
 
 MSRT_REGISTER_OP(
@@ -330,6 +333,7 @@ MSRT_REGISTER_OP(
                         Dict{{"axis", Value(axis)}, {"dim_size", Value(params.shape()[axis])}});
        return {g, Tensor()};
      },
+     .props = {.half_compute = HalfCompute::kExact},
      .doc = "slices of params along axis picked by indices (out of range raises IndexError)",
      .api = {Function("gather(input_params->params, input_indices->indices, axis, batch_dims->!=0)"),
              Method("gather(self->params, input_indices->indices, axis, batch_dims->!=0)"),
@@ -365,6 +369,7 @@ MSRT_REGISTER_OP({.name = "gather_grad",
                     if (!a.dys[0].defined() || !a.needs[0]) return {Tensor(), Tensor()};
                     return {fn::Gather(a.dys[0], a.inputs[1], AttrInt(a.attrs, "axis")), Tensor()};
                   },
+                  .props = {.half_compute = HalfCompute::kRoundedFloat32},
                   .doc = "scatter-add of dy into dim_size slots along axis (internal: the gradient of gather)"});
 
 MSRT_REGISTER_OP({.name = "one_hot",
@@ -409,7 +414,7 @@ MSRT_REGISTER_OP({.name = "broadcast_to",
                     if (!a.dys[0].defined()) return {Tensor()};
                     return {SumToShape(a.dys[0], a.inputs[0].shape())};
                   },
-                  .props = {.noop_if_same_meta = true},
+                  .props = {.half_compute = HalfCompute::kExact, .noop_if_same_meta = true},
                   .doc = "x broadcast to shape (NumPy rules)",
                   .api = {Function("broadcast_to(input->x, shape)"), Method("broadcast_to(self->x, shape)"),
                           Primitive("array_ops.BroadcastTo(shape)(input_x->x)")}});
@@ -441,6 +446,7 @@ MSRT_REGISTER_OP({.name = "tile",
                     Tensor summed = fn::ReduceSum(fn::Reshape(a.dys[0], interleaved), axes, false);
                     return {fn::Reshape(summed, x.shape())};
                   },
+                  .props = {.half_compute = HalfCompute::kExact},
                   .doc = "x repeated multiples[i] times along axis i"});
 
 MSRT_REGISTER_OP({.name = "fill",

@@ -56,6 +56,13 @@ namespace {
 
 void Cast(KernelArgs& args) { ConvertInto(args.inputs[0], args.outputs[0]); }
 
+void RoundToFloat16(KernelArgs& args) {
+  const float* in = args.inputs[0].raw<float>();
+  float* out = args.outputs[0].raw<float>();
+  ParallelElements(args.inputs[0].numel(),
+                   [&](int64_t begin, int64_t end) { RoundToHalfN(in + begin, out + begin, end - begin); });
+}
+
 void Copy(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
   Tensor& y = args.outputs[0];
@@ -104,6 +111,7 @@ void ZerosLike(KernelArgs& args) { std::memset(args.outputs[0].raw(), 0, args.ou
 void Fill(KernelArgs& args) { FillValue(args.outputs[0], ops::AttrFloat(args.attrs, "value")); }
 
 MSRT_REGISTER_KERNEL({.op = "cast", .impl = "vectorized", .priority = 1, .run = &Cast});
+MSRT_REGISTER_KERNEL({.op = "round_to_float16", .impl = "vectorized", .priority = 1, .run = &RoundToFloat16});
 MSRT_REGISTER_KERNEL({.op = "identity", .impl = "vectorized", .priority = 1, .run = &Copy});
 MSRT_REGISTER_KERNEL({.op = "ones_like", .impl = "vectorized", .priority = 1, .run = &OnesLike});
 MSRT_REGISTER_KERNEL({.op = "zeros_like", .impl = "vectorized", .priority = 1, .run = &ZerosLike});

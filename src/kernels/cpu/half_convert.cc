@@ -59,6 +59,24 @@ __attribute__((target("avx,f16c"))) void FloatToHalfF16c(const float* in, Half* 
   for (; i < n; ++i) out[i] = FloatToHalf(in[i]);
 }
 
+__attribute__((target("avx,f16c"))) void RoundToHalfF16c(const float* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) out[i] = HalfToFloat(FloatToHalf(in[i]));
+}
+
+__attribute__((target("avx512f"))) void RoundToHalfAvx512(const float* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256i h = _mm512_cvtps_ph(_mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm512_storeu_ps(out + i, _mm512_cvtph_ps(h));
+  }
+  for (; i < n; ++i) out[i] = HalfToFloat(FloatToHalf(in[i]));
+}
+
 // ---- bfloat16: AVX-512F, 16 lanes ----
 
 __attribute__((target("avx512f"))) void BFloat16ToFloatAvx512(const BFloat16* in, float* out, int64_t n) {
@@ -101,6 +119,13 @@ void HalfToFloatN(const Half* in, float* out, int64_t n) {
 void FloatToHalfN(const float* in, Half* out, int64_t n) {
   if (Cpu().f16c) return FloatToHalfF16c(in, out, n);
   for (int64_t i = 0; i < n; ++i) out[i] = FloatToHalf(in[i]);
+}
+
+void RoundToHalfN(const float* in, float* out, int64_t n) {
+  // AVX-512F's vcvtps2ph / vcvtph2ps on 16 lanes: the same IEEE conversions as F16C's.
+  if (Cpu().f16c && Cpu().avx512f) return RoundToHalfAvx512(in, out, n);
+  if (Cpu().f16c) return RoundToHalfF16c(in, out, n);
+  for (int64_t i = 0; i < n; ++i) out[i] = HalfToFloat(FloatToHalf(in[i]));
 }
 
 void BFloat16ToFloatN(const BFloat16* in, float* out, int64_t n) {

@@ -28,6 +28,10 @@ void HalfToFloatN(const Half* in, float* out, int64_t n);
 void FloatToHalfN(const float* in, Half* out, int64_t n);
 void BFloat16ToFloatN(const BFloat16* in, float* out, int64_t n);
 void FloatToBFloat16N(const float* in, BFloat16* out, int64_t n);
+/// out[i] = HalfToFloat(FloatToHalf(in[i])): float32 rounded to the nearest
+/// float16 value, kept in float32 (Note [float16 held in float32] in
+/// compiler/half_in_float32.h); `in` may be `out`.
+void RoundToHalfN(const float* in, float* out, int64_t n);
 
 /// Which conversion loops run: "f16c+avx512f", "f16c", "avx512f" or
 /// "scalar" (Note [Half conversions]).

@@ -13,6 +13,8 @@ import pytest
 import msrt as ms
 from msrt.ops import _op
 
+from .harness import _C, covers
+
 RNG = np.random.default_rng(15)
 # around the 8- and 16-lane loops, the 1024-element block, and the thread split (2 * 32768)
 LENGTHS = [1, 7, 8, 15, 17, 1023, 1025, 70001]
@@ -82,6 +84,24 @@ def test_float16_cast_rounds_as_ieee(n):
     # and back: exact
     back = t.astype(ms.float32).asnumpy()
     np.testing.assert_array_equal(back, want.view(np.float16).astype(np.float32))
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_round_to_float16_is_the_float16_round_trip(n):
+    # Note [float16 held in float32]: float32 in, float32 out, the value of the cast to float16 and back.
+    x = values(n)
+    (got,) = _C.call("round_to_float16", [_C.TensorBase(x)], {})
+    with np.errstate(over="ignore"):
+        want = x.astype(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(got.asnumpy().view(np.uint32), want.view(np.uint32))
+    nan = np.array([np.nan, -np.nan] * 9, np.float32)
+    (got,) = _C.call("round_to_float16", [_C.TensorBase(nan)], {})
+    assert np.isnan(got.asnumpy()).all()
+    with pytest.raises(TypeError, match="round_to_float16.*float32"):
+        _C.call("round_to_float16", [_C.TensorBase(x.astype(np.float64))], {})
+
+
+covers("round_to_float16")
 
 
 def test_float16_nan_stays_nan():

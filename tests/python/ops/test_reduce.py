@@ -357,3 +357,38 @@ def test_index_with_value_primitives():
         np.testing.assert_array_equal(index, np_index(x, 1)[:, None])
         np.testing.assert_array_equal(value, np_value(x, 1, keepdims=True))
         check_grad(name, [x], {"axis": 0}, output_index=1)
+
+
+covers("all_finite")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("n", [1, 7, 33, 70001])  # the vector loop's tail and the thread split
+def test_all_finite_finds_one_inf_or_nan_anywhere(dtype, n):
+    rng = np.random.default_rng(n)
+    big = {"float16": 6.5e4, "bfloat16": 3e38}.get(dtype, 1e300 if "128" in dtype or dtype == "float64" else 3e38)
+    base = rng.uniform(-1, 1, n) * big
+    if dtype.startswith("complex"):
+        base = base + 1j * rng.uniform(-1, 1, n) * big
+
+    def check(values):
+        t = _C.TensorBase(np.asarray(values, np.complex128 if dtype.startswith("complex") else np.float64), dtype)
+        ints = _C.TensorBase(np.arange(5, dtype=np.int32))
+        (out,) = _C.call("all_finite", [ints, t], {})
+        assert out.asnumpy().dtype == np.bool_ and out.asnumpy().shape == ()
+        return bool(out.asnumpy())
+
+    with np.errstate(over="ignore"):
+        assert check(base)
+        for bad in (np.inf, -np.inf, np.nan):
+            for at in {0, n // 2, n - 1}:
+                values = base.copy()
+                values[at] = bad * (1j if dtype.startswith("complex") and at % 2 else 1)
+                assert not check(values), (bad, at)
+
+
+def test_all_finite_of_nothing_and_of_integers():
+    (out,) = _C.call("all_finite", [], {})
+    assert bool(out.asnumpy())
+    (out,) = _C.call("all_finite", [_C.TensorBase(np.array([2**31 - 1], np.int32))], {})
+    assert bool(out.asnumpy())

@@ -17,7 +17,7 @@ import math
 import numbers
 
 from ... import _C, _jit
-from ..._tensor import Tensor
+from ..._tensor import Tensor, _op
 from ...common import dtype as mstype
 from ...common.parameter import Parameter
 from ...ops import functional as F
@@ -32,15 +32,11 @@ __all__ = ["TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell", "Fixed
 
 
 def grads_finite(grads):
-    """A bool Tensor: True when no element of the tensors in `grads` is inf or NaN."""
-    total = None
-    for g in grads:
-        # g * 0 is 0 for finite g and NaN for inf/NaN, so the sum is 0 exactly when all are finite.
-        part = F.sum(F.mul(F.cast(g, mstype.float32), 0.0))
-        total = part if total is None else F.add(total, part)
-    if total is None:
+    """A bool Tensor: True when no element of the tensors in `grads` is inf or NaN (one read of each)."""
+    grads = list(grads)
+    if not grads:
         return Tensor(True)
-    return F.equal(total, 0.0)
+    return _op("all_finite", *grads)
 
 
 def _check_positive_int(value, name, where):
