@@ -17,24 +17,11 @@ source can read it with worker threads or forked worker processes.
 """
 from . import config, samplers, text, transforms, vision
 from .cifar import Cifar10Dataset, Cifar100Dataset, CifarFileNotFoundError, CifarFormatError
-from .datasets import (
-    BatchDataset,
-    BatchInfo,
-    ConcatDataset,
-    Dataset,
-    DictIterator,
-    MapDataset,
-    MappableDataset,
-    ProjectDataset,
-    RenameDataset,
-    RepeatDataset,
-    ShuffleDataset,
-    SkipDataset,
-    TakeDataset,
-    TupleIterator,
-    ZipDataset,
-)
-from .datasets import zip_datasets as zip  # noqa: A001 - MindSpore's name
+from .datasets import Dataset, DictIterator, MappableDataset, TupleIterator
+from .map_batch import BatchDataset, BatchInfo, MapDataset
+from .row_ops import (ConcatDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset,
+                      SkipDataset, TakeDataset, ZipDataset)
+from .row_ops import zip_datasets as zip  # noqa: A001 - MindSpore's name
 from .generator import GeneratorDataset, NumpySlicesDataset
 from .imagefolder import ImageFolderDataset
 from .minddataset import MindDataset, Shuffle

@@ -39,6 +39,18 @@ from .samplers import (
 _SHUFFLE_TAG = 11
 _SPLIT_TAG = 12
 
+# The operation nodes, by the Dataset method that builds them. They subclass
+# Dataset in map_batch.py and row_ops.py (which the package imports) and enter
+# themselves here with @_operation(name), so this module does not import them.
+_OPERATIONS = {}
+
+
+def _operation(name):
+    def enter(cls):
+        _OPERATIONS[name] = cls
+        return cls
+    return enter
+
 
 # --------------------------------------------------------------------------
 # The base class
@@ -85,7 +97,7 @@ class Dataset(abc.ABC):
         `config.set_num_parallel_workers` was called, else the iterator's thread) transform
         blocks of rows, as threads or, with `python_multiprocessing=True`, forked processes;
         the order of rows is kept."""
-        return MapDataset(self, operations, input_columns, output_columns, num_parallel_workers, **kwargs)
+        return _OPERATIONS["map"](self, operations, input_columns, output_columns, num_parallel_workers, **kwargs)
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_workers=None, **kwargs):
         """Stacks `batch_size` consecutive rows into one; a short last batch is kept
@@ -96,44 +108,44 @@ class Dataset(abc.ABC):
         columns `output_columns` (default: the input names); `pad_info` (MindSpore 1.x,
         see `padded_batch`); `python_multiprocessing` and `max_rowsize` are accepted.
         """
-        return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers, **kwargs)
+        return _OPERATIONS["batch"](self, batch_size, drop_remainder, num_parallel_workers, **kwargs)
 
     def padded_batch(self, batch_size, drop_remainder=False, num_parallel_workers=None, pad_info=None):
         """`batch`, padding first: `pad_info` maps a column to (pad_shape, pad_value); a None
         shape or dim pads to the largest in the batch, a smaller dim cuts; `{}` pads every
         column to the batch's largest shape, with 0."""
-        return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers, pad_info=pad_info)
+        return _OPERATIONS["batch"](self, batch_size, drop_remainder, num_parallel_workers, pad_info=pad_info)
 
     def shuffle(self, buffer_size):
         """Shuffles rows through a buffer of `buffer_size` rows (a full shuffle when it
         holds the whole dataset); a new order each epoch."""
-        return ShuffleDataset(self, buffer_size)
+        return _OPERATIONS["shuffle"](self, buffer_size)
 
     def repeat(self, count=None):
         """Repeats the dataset `count` times; forever when `count` is None or -1."""
-        return RepeatDataset(self, count)
+        return _OPERATIONS["repeat"](self, count)
 
     def take(self, count=-1):
         """The first `count` rows (-1: all)."""
-        return TakeDataset(self, count)
+        return _OPERATIONS["take"](self, count)
 
     def skip(self, count):
         """All but the first `count` rows."""
-        return SkipDataset(self, count)
+        return _OPERATIONS["skip"](self, count)
 
     def filter(self, predicate, input_columns=None, num_parallel_workers=None):
         """Keeps the rows for which `predicate(*columns)` is true; `input_columns` (default:
         all) name the columns it gets, one NumPy array each. The dataset's size is known only
         by running the filter, as in MindSpore."""
-        return FilterDataset(self, predicate, input_columns, num_parallel_workers)
+        return _OPERATIONS["filter"](self, predicate, input_columns, num_parallel_workers)
 
     def project(self, columns):
         """Keeps `columns`, in that order."""
-        return ProjectDataset(self, columns)
+        return _OPERATIONS["project"](self, columns)
 
     def rename(self, input_columns, output_columns):
         """Renames `input_columns` to `output_columns`."""
-        return RenameDataset(self, input_columns, output_columns)
+        return _OPERATIONS["rename"](self, input_columns, output_columns)
 
     def zip(self, datasets):
         """Joins this dataset's columns with those of `datasets` (a Dataset or a tuple of
@@ -141,14 +153,14 @@ class Dataset(abc.ABC):
         if isinstance(datasets, Dataset):
             datasets = (datasets,)
         type_check(datasets, (tuple, Dataset), "datasets")
-        return ZipDataset((self,) + datasets)
+        return _OPERATIONS["zip"]((self,) + datasets)
 
     def concat(self, datasets):
         """The rows of this dataset followed by those of `datasets` (a Dataset or a list)."""
         if isinstance(datasets, Dataset):
             datasets = [datasets]
         type_check(datasets, (list, Dataset), "datasets")
-        return ConcatDataset([self] + datasets)
+        return _OPERATIONS["concat"]([self] + datasets)
 
     def __add__(self, datasets):
         return self.concat(datasets)
@@ -160,7 +172,7 @@ class Dataset(abc.ABC):
         absolute = _split_sizes(self, sizes, randomize)
         source = self
         if randomize:
-            source = ShuffleDataset(self, 10000)
+            source = _OPERATIONS["shuffle"](self, 10000)
             source._fixed_seed = config._iterator_seed()
         splits, skipped = [], 0
         for size in absolute:
@@ -178,7 +190,7 @@ class Dataset(abc.ABC):
         """The batch size of the last `batch` in the pipeline, 1 if there is none."""
         node = self
         while node.children:
-            if isinstance(node, BatchDataset):
+            if isinstance(node, _OPERATIONS["batch"]):
                 return node.batch_size
             node = node._child
         return 1
@@ -187,7 +199,7 @@ class Dataset(abc.ABC):
         """The count of the last `repeat` in the pipeline (-1: forever), 1 if there is none."""
         node = self
         while node.children:
-            if isinstance(node, RepeatDataset):
+            if isinstance(node, _OPERATIONS["repeat"]):
                 return node.count
             node = node._child
         return 1
@@ -376,14 +388,3 @@ class _FolderSplitDataset(MappableDataset):
                          shuffle=shuffle, num_shards=num_shards, shard_id=shard_id, cache=cache)
         self.dataset_dir = dataset_dir
         self.usage = "all" if usage is None else usage
-
-
-# The operation nodes subclass Dataset, which builds them: their modules import
-# this one, so they are imported once Dataset is defined.
-from .map_batch import BatchDataset, BatchInfo, MapDataset  # noqa: E402
-from .row_ops import (ConcatDataset, FilterDataset, ProjectDataset, RenameDataset, RepeatDataset,  # noqa: E402
-                      ShuffleDataset, SkipDataset, TakeDataset, ZipDataset, zip_datasets)
-
-__all__ = ["Dataset", "MappableDataset", "DictIterator", "TupleIterator", "MapDataset", "BatchDataset", "BatchInfo",
-           "ShuffleDataset", "RepeatDataset", "TakeDataset", "SkipDataset", "FilterDataset", "ProjectDataset",
-           "RenameDataset", "ZipDataset", "ConcatDataset", "zip_datasets"]

@@ -8,7 +8,7 @@ import numpy as np
 from . import _workers, config
 from ._blocks import _as_outputs, _concat_blocks, _is_vectorised, _num_rows, _row, _RunState, _stack
 from ._validate import as_column_list, check_columns, check_pos_int32, type_check
-from .datasets import Dataset
+from .datasets import Dataset, _operation
 
 
 # Operations
@@ -44,6 +44,7 @@ def _validate_operations(operations):
     return ops
 
 
+@_operation("map")
 class MapDataset(Dataset):
     """Applies a chain of operations to some columns (see `Dataset.map`).
 
@@ -219,6 +220,7 @@ def _pad_rows(rows, name, pad):
     return padded
 
 
+@_operation("batch")
 class BatchDataset(Dataset):
     """Stacks consecutive rows into batches (see `Dataset.batch`).
 

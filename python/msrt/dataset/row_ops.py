@@ -4,7 +4,7 @@ import numpy as np
 
 from ._blocks import _BLOCK_ROWS, _num_rows, _row, _RunState, _stack, _take
 from ._validate import INT32_MAX, as_column_list, check_columns, check_value, type_check
-from .datasets import _SHUFFLE_TAG, Dataset
+from .datasets import _SHUFFLE_TAG, Dataset, _operation
 from .samplers import _generator
 
 
@@ -61,6 +61,7 @@ class _RowStore:
         self.block_ids = [live]
 
 
+@_operation("shuffle")
 class ShuffleDataset(Dataset):
     """MindSpore's shuffle buffer: fill `buffer_size` rows; then each incoming row
     replaces a randomly chosen buffered row, which is emitted; at the end the buffer
@@ -126,6 +127,7 @@ class ShuffleDataset(Dataset):
             yield store.take(np.array(out, np.int64))
 
 
+@_operation("repeat")
 class RepeatDataset(Dataset):
     def __init__(self, input_dataset, count=None):
         type_check(count, (int, type(None)), "repeat")
@@ -152,6 +154,7 @@ class RepeatDataset(Dataset):
                 return
 
 
+@_operation("take")
 class TakeDataset(Dataset):
     def __init__(self, input_dataset, count=-1):
         type_check(count, (int,), "count")
@@ -181,6 +184,7 @@ class TakeDataset(Dataset):
             yield block
 
 
+@_operation("skip")
 class SkipDataset(Dataset):
     def __init__(self, input_dataset, count):
         type_check(count, (int,), "count")
@@ -205,6 +209,7 @@ class SkipDataset(Dataset):
             yield block
 
 
+@_operation("filter")
 class FilterDataset(Dataset):
     def __init__(self, input_dataset, predicate, input_columns=None, num_parallel_workers=None):
         if not callable(predicate):
@@ -239,6 +244,7 @@ class FilterDataset(Dataset):
                 yield [_take(column, keep) for column in block]
 
 
+@_operation("project")
 class ProjectDataset(Dataset):
     def __init__(self, input_dataset, columns):
         check_columns(columns, "columns")
@@ -255,6 +261,7 @@ class ProjectDataset(Dataset):
             yield [block[j] for j in self._index]
 
 
+@_operation("rename")
 class RenameDataset(Dataset):
     def __init__(self, input_dataset, input_columns, output_columns):
         check_columns(input_columns, "input_columns")
@@ -295,6 +302,7 @@ def zip_datasets(datasets):
     return ZipDataset(datasets)
 
 
+@_operation("zip")
 class ZipDataset(Dataset):
     """Rows of several datasets side by side (see `Dataset.zip`)."""
 
@@ -330,6 +338,7 @@ class ZipDataset(Dataset):
                 run.close()
 
 
+@_operation("concat")
 class ConcatDataset(Dataset):
     """The rows of several datasets one after another (see `Dataset.concat`)."""
 
