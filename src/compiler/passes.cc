@@ -223,15 +223,16 @@ constexpr PassDef kPassTable[] = {
     {"eliminate_dead_code", Phase::kOptimize, PassSwitch::kAlways, true, true,
      [](Graph& g, PassContext&) { return EliminateDeadCode(g); }},
     {kChannelsLastPass, Phase::kLayout, PassSwitch::kAlways, true, false, RunChannelsLast},
+    {"fuse_pairs", Phase::kLayout, PassSwitch::kAlways, true, false,
+     [](Graph& g, PassContext& c) { return FusePairs(g, c.device, &c.decisions); }},
     // After the layout pass (which lays float16 graphs out as float32 ones) and
+    // the fused pairs (a rounding between conv2d and bias_add would part them),
     // before the epilogues, which then meet the float32 ops.
     {kFloat16InFloat32Pass, Phase::kLayout, PassSwitch::kAlways, true, false,
      [](Graph& g, PassContext& c) { return HoldFloat16InFloat32(g, c); }},
     // Epilogues run inside their producer's kernel whenever the graph is
     // optimized (not only with graph-kernel fusion): the result is the same
     // and one pass over the activation is saved.
-    {"fuse_pairs", Phase::kLayout, PassSwitch::kAlways, true, false,
-     [](Graph& g, PassContext& c) { return FusePairs(g, c.device, &c.decisions); }},
     {"fuse_epilogues", Phase::kLayout, PassSwitch::kAlways, true, false,
      [](Graph& g, PassContext& c) { return FuseEpilogues(g, c.device, &c.decisions); }},
     {"fuse_elementwise", Phase::kGraphKernelFusion, PassSwitch::kGraphKernel, true, false,

@@ -228,7 +228,8 @@ OpDef BiasedConvOp(const ConvFamily& f) {
         }
         return {dx, dw, db};
       },
-      .props = {.accepts_epilogue = true,
+      .props = {.half_compute = HalfCompute::kRoundedFloat32,
+                .accepts_epilogue = true,
                 .fuses = {f.conv, "bias_add"},
                 .layout = Layout(f, {.activation_inputs = {0}, .activation_outputs = {0}})},
       .doc =

@@ -98,6 +98,8 @@ def test_conv_network_trains_bit_for_bit_as_with_float16_buffers(graph_mode):
     assert report_off["float16_in_float32_ops"] == 0 and report_off["float16_roundings"] == 0
     # The rounding after BatchNorm's float16 cast waits past the relu, which joins BatchNorm as its epilogue.
     assert report["fused_epilogues"] > report_off["fused_epilogues"]
+    # The biased convolution fuses with its bias_add as without the pass: the rounding comes after the pair.
+    assert report["fused_pairs"] == report_off["fused_pairs"] == 1
     # It converges as amp O2 did before.
     losses = [np.frombuffer(t[0], np.float32)[0] for t in held[0]]
     assert np.isfinite(losses).all()
