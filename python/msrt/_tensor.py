@@ -18,6 +18,7 @@ from .common import dtype as mstype
 __all__ = ["Tensor"]
 
 _call = _C.call
+_call1 = _C.call1  # for ops of one output: that output, no list
 _c_scalar = _C.scalar
 _TensorBase = _C.TensorBase
 _new = object.__new__
@@ -49,11 +50,14 @@ def _op(name, *tensors, **attrs):
     """Calls catalogue op `name` on Tensors with attributes; returns a Tensor
     for one output or a tuple of Tensors for several. The one place Python
     reaches `_C.call`."""
-    try:
-        bases = [None if t is None else t._t for t in tensors]  # None: an optional input left out
-    except AttributeError:
-        bad = next(t for t in tensors if t is not None and not isinstance(t, Tensor))
-        raise TypeError(f"For '{name}', every input must be a Tensor, but got {type(bad).__name__}.") from None
+    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+        bases = (tensors[0]._t,)  # the common call: one Tensor
+    else:
+        try:
+            bases = [None if t is None else t._t for t in tensors]  # None: an optional input left out
+        except AttributeError:
+            bad = next(t for t in tensors if t is not None and not isinstance(t, Tensor))
+            raise TypeError(f"For '{name}', every input must be a Tensor, but got {type(bad).__name__}.") from None
     outs = _call(name, bases, attrs)
     if len(outs) == 1:
         t = _new(Tensor)
@@ -132,7 +136,7 @@ def _binary(name, a, b):
         if tb is None:
             return NotImplemented
     t = _new(Tensor)
-    t._t = _call(name, [ta, tb], _NOATTRS)[0]
+    t._t = _call1(name, (ta, tb), _NOATTRS)
     return t
 
 
@@ -143,7 +147,7 @@ def _rbinary(name, a, b):
     if tb is None:
         return NotImplemented
     t = _new(Tensor)
-    t._t = _call(name, [tb, ta], _NOATTRS)[0]
+    t._t = _call1(name, (tb, ta), _NOATTRS)
     return t
 
 

@@ -76,3 +76,14 @@ def test_keywords_attributes_and_promotion():
     np.testing.assert_array_equal(total.asnumpy(), 10.0)
     with pytest.raises(TypeError, match="unexpected keyword argument 'name'"):
         _C.call(name="add", inputs=[x, x])
+
+
+def test_call1_returns_the_one_output_and_refuses_ops_of_several():
+    out = _C.call1("add", (base([1, 2]), base([3, 4])), {})
+    assert isinstance(out, _C.TensorBase)
+    np.testing.assert_array_equal(out.asnumpy(), [4, 6])
+    np.testing.assert_array_equal(_C.call1(op="neg", inputs=[base([1])]).asnumpy(), [-1])
+    with pytest.raises(TypeError, match="call1.*'split' gave 2 outputs"):
+        _C.call1("split", [base([1, 2, 3, 4])], {"axis": 0, "output_num": 2})
+    with pytest.raises(TypeError, match="call1\\(\\) got an unexpected keyword argument 'x'"):
+        _C.call1("neg", [base([1])], x=1)
