@@ -81,7 +81,14 @@ def _optional(op, form, name, value):
 
 
 def _invoke(op, inputs, attrs):
-    outs = _tensor._call(op, _convert_inputs(op, inputs), attrs)  # the one way to the core (_tensor._op)
+    n = len(inputs)
+    if n == 1 and isinstance(inputs[0], Tensor):  # the common calls, as _convert_inputs makes them
+        bases = (inputs[0]._t,)
+    elif n == 2 and isinstance(inputs[0], Tensor) and isinstance(inputs[1], Tensor):
+        bases = (inputs[0]._t, inputs[1]._t)
+    else:
+        bases = _convert_inputs(op, inputs)
+    outs = _tensor._call(op, bases, attrs)  # the one way to the core (_tensor._op)
     if len(outs) == 1 and op not in _TUPLES:
         t = _new(Tensor)
         t._t = outs[0]
@@ -96,6 +103,13 @@ def _dtype_attr(value):
 def _ints_attr(value):
     """A shape or axes given as a Tensor, an array or a tuple becomes a list of
     Python ints (the op checks the rest)."""
+    cls = value.__class__
+    if cls is list or cls is tuple:
+        for v in value:
+            if v.__class__ is not int:
+                break
+        else:  # ints already: the common call
+            return value if cls is list else list(value)
     if isinstance(value, Tensor):
         return [int(v) for v in value.asnumpy().reshape(-1)]
     if isinstance(value, np.ndarray):
