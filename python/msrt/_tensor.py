@@ -504,13 +504,17 @@ class Tensor:
         return _rbinary("floor_mod", self, other)
 
     def __neg__(self):
-        return _op("neg", self)
+        t = _new(Tensor)
+        t._t = _call1("neg", (self._t,), _NOATTRS)
+        return t
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return _op("abs", self)
+        t = _new(Tensor)
+        t._t = _call1("abs", (self._t,), _NOATTRS)
+        return t
 
     def __invert__(self):
         if self._t.dtype_name != "bool_":
@@ -545,12 +549,12 @@ class Tensor:
 
     # --- comparisons (elementwise) --------------------------------------------
     def __eq__(self, other):
-        if not isinstance(other, (int, float, Tensor, np.ndarray, np.generic)):
+        if not isinstance(other, Tensor) and not isinstance(other, (int, float, np.ndarray, np.generic)):
             return False
         return _binary("equal", self, other)
 
     def __ne__(self, other):
-        if not isinstance(other, (int, float, Tensor, np.ndarray, np.generic)):
+        if not isinstance(other, Tensor) and not isinstance(other, (int, float, np.ndarray, np.generic)):
             return True
         return _binary("not_equal", self, other)
 
