@@ -318,14 +318,33 @@ const py::detail::type_info* TensorBaseInfo() {
   return info;
 }
 
-void* MoveTensor(const void* source) {
-  return new Tensor(std::move(*const_cast<Tensor*>(static_cast<const Tensor*>(source))));
-}
+// Note [Wrapping op outputs]
+// An op's output becomes a new TensorBase owning a moved handle, as
+// pybind11's move cast would make it, without the two steps of that cast
+// that cost a real share of a small op's call: looking for a Python object
+// already registered at the source's address (a local here, never
+// registered), and finding the class's type record again by its C++ type
+// name (class_::init_instance hashes typeid's name on every object). The
+// instance is laid out, registered and given its holder (TensorBase's
+// default, std::unique_ptr) exactly as init_instance does; pybind11's own
+// deallocation undoes it.
+using TensorBaseClass = py::class_<Tensor>;  // bound in BindTensor
 
 py::object WrapTensor(Tensor&& t) {
-  return py::reinterpret_steal<py::object>(py::detail::type_caster_generic::cast(&t, py::return_value_policy::move,
-                                                                                 py::handle(), TensorBaseInfo(),
-                                                                                 nullptr, &MoveTensor));
+  using Holder = TensorBaseClass::holder_type;
+  static_assert(std::is_same_v<Holder, std::unique_ptr<Tensor>>, "WrapTensor makes unique_ptr holders");
+  const py::detail::type_info* tinfo = TensorBaseInfo();
+  auto object = py::reinterpret_steal<py::object>(py::detail::make_new_instance(tinfo->type));
+  auto* instance = reinterpret_cast<py::detail::instance*>(object.ptr());
+  py::detail::value_and_holder v_h = instance->get_value_and_holder(tinfo);
+  auto* value = new Tensor(std::move(t));
+  v_h.value_ptr() = value;
+  instance->owned = true;
+  py::detail::register_instance(instance, value, tinfo);
+  v_h.set_instance_registered();
+  new (std::addressof(v_h.holder<Holder>())) Holder(value);
+  v_h.set_holder_constructed();
+  return object;
 }
 
 // Note [Op lookup cache]
@@ -456,7 +475,7 @@ void BindTensor(py::module_& m) {
   runtime::SetOriginHook(&PythonOrigin);
   runtime::SetStackHook(&PythonStack);
 
-  py::class_<Tensor>(m, "TensorBase")
+  TensorBaseClass(m, "TensorBase")
       .def(py::init([](const py::array& array, std::optional<std::string> dtype) {
              return FromArray(array, std::move(dtype));
            }),
