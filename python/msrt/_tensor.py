@@ -555,12 +555,20 @@ class Tensor:
 
     # --- comparisons (elementwise) --------------------------------------------
     def __eq__(self, other):
-        if not isinstance(other, Tensor) and not isinstance(other, (int, float, np.ndarray, np.generic)):
+        if isinstance(other, Tensor):
+            t = _new(Tensor)
+            t._t = _call1("equal", (self._t, other._t), _NOATTRS)
+            return t
+        if not isinstance(other, (int, float, np.ndarray, np.generic)):
             return False
         return _binary("equal", self, other)
 
     def __ne__(self, other):
-        if not isinstance(other, Tensor) and not isinstance(other, (int, float, np.ndarray, np.generic)):
+        if isinstance(other, Tensor):
+            t = _new(Tensor)
+            t._t = _call1("not_equal", (self._t, other._t), _NOATTRS)
+            return t
+        if not isinstance(other, (int, float, np.ndarray, np.generic)):
             return True
         return _binary("not_equal", self, other)
 

@@ -253,6 +253,18 @@ def _body(form, params, self_attrs=None):
     inputs_text = "(" + "".join(i + ", " for i in inputs) + ")"
     call = f"_invoke({op!r}, {inputs_text}, {attr_text})"
     returns = form["returns"]
+    plain = [i for i in inputs if i.isidentifier() and i != "_ABSENT"]
+    if not returns and plain and len(plain) == len(inputs) <= 2 and op not in _TUPLES:
+        # The common call, Tensors in, without _invoke's frame (the same steps).
+        test = " and ".join(f"isinstance({i}, _Tensor)" for i in plain)
+        bases = "(" + "".join(f"{i}._t, " for i in plain) + ")"
+        lines += [f"    if {test}:",
+                  f"        _o = _tensor._call({op!r}, {bases}, {attr_text})",
+                  "        if len(_o) == 1:",
+                  "            _r = _new(_Tensor)",
+                  "            _r._t = _o[0]",
+                  "            return _r",
+                  "        return tuple([_wrap(o) for o in _o])"]
     if not returns:
         lines.append(f"    return {call}")
     else:  # the objects given for the updated inputs (a Parameter stays itself)
@@ -262,7 +274,8 @@ def _body(form, params, self_attrs=None):
 
 
 def _compile(source, name, defaults):
-    namespace = {"_invoke": _invoke, "_ABSENT": _ABSENT, "_optional": _optional, "_dtype_attr": _dtype_attr,
+    namespace = {"_invoke": _invoke, "_tensor": _tensor, "_Tensor": Tensor, "_new": _new, "_wrap": _wrap,
+                 "_ABSENT": _ABSENT, "_optional": _optional, "_dtype_attr": _dtype_attr,
                  "_ints_attr": _ints_attr,
                  "_number_attr": _number_attr, "_axes_attr": _axes_attr, "_scalar_attr": _scalar_attr,
                  "_varargs": _varargs, "_varinputs": _varinputs, "_plain_attr": _plain_attr,
