@@ -99,6 +99,7 @@ bench: build
 	$(PY) benchmarks/tensor_op_overhead.py
 	$(PY) benchmarks/lenet_step.py
 	$(PY) benchmarks/fusion.py
+	$(PY) benchmarks/conv_bias.py
 	$(PY) benchmarks/memory_plan.py
 	$(PY) benchmarks/compile_time.py
 	$(PY) benchmarks/conv_matmul.py

@@ -36,6 +36,7 @@ py::dict ReportDict(const compiler::CompileReport& r, const runtime::GraphExecut
   d["final_ops"] = r.final_ops;
   d["fused_chains"] = r.fused_chains;
   d["fused_epilogues"] = r.fused_epilogues;
+  d["fused_pairs"] = r.fused_pairs;
   d["channels_last_ops"] = r.channels_last_ops;
   d["layout_conversions"] = r.layout_conversions;
   d["optimize_seconds"] = r.optimize_seconds;

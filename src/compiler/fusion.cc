@@ -241,3 +241,105 @@ bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report) {
 }
 
 }  // namespace msrt::compiler
+
+namespace msrt::compiler {
+
+// Note [Fused pairs]
+// An op may declare that it is two others, a producer and then a consumer of
+// the producer's output 0 (props.fuses: conv2d_bias is conv2d then
+// bias_add). fuse_pairs replaces such a pair in a graph by that op when
+// - the producer's output 0 is used by the consumer alone (as its input 0)
+//   and is not returned: nothing else needs the intermediate value (in a
+//   training graph, conv2d's and bias_add's gradients never read it);
+// - every attribute of the consumer is also the producer's, with the same
+//   value (bias_add's data_format is conv2d's: the bias goes on the channel
+//   axis of the layout the convolution computes in, NCHW or NHWC); the
+//   fused op takes the producer's attributes;
+// - nothing between the two writes the producer's inputs in place (the
+//   fused node computes the pair at the consumer's position);
+// - the fused op's inference gives the consumer's output, and a kernel on
+//   the device takes it.
+// The consumer's node becomes the fused op with the producer's inputs, then
+// the consumer's other inputs; the producer goes. fuse_epilogues runs after
+// it, so an activation that followed the consumer runs inside the fused
+// kernel too (conv2d + bias + relu as one oneDNN primitive).
+bool FusePairs(ir::Graph& graph, DeviceTarget device, std::string* report) {
+  // The fused op of each (producer, consumer) pair, from the ops' declarations.
+  std::map<std::pair<std::string_view, std::string_view>, const ops::OpDef*> fused_of;
+  for (const ops::OpDef* op : ops::AllOps()) {
+    if (op->props.fuses.empty()) continue;
+    MSRT_INTERNAL_ASSERT(op->props.fuses.size() == 2, "op ", op->name, " must fuse two ops");
+    fused_of[{op->props.fuses[0], op->props.fuses[1]}] = op;
+  }
+  if (fused_of.empty()) return false;
+  auto& nodes = graph.nodes();
+  auto uses = graph.UseCounts();
+  std::vector<bool> returned(nodes.size(), false);
+  for (const ValueRef& v : graph.outputs()) returned[static_cast<size_t>(v.node)] = true;
+  std::map<std::pair<int32_t, int32_t>, std::vector<int32_t>> writes;  // positions of in-place writes of each value
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].dead) continue;
+    for (size_t w : ir::WrittenInputs(nodes[i])) {
+      const ValueRef& v = nodes[i].inputs.at(w);
+      writes[{v.node, v.index}].push_back(static_cast<int32_t>(i));
+    }
+  }
+  auto written_between = [&](ValueRef v, int32_t after, int32_t before) {
+    auto it = writes.find({v.node, v.index});
+    return it != writes.end() &&
+           std::any_of(it->second.begin(), it->second.end(), [&](int32_t p) { return p > after && p < before; });
+  };
+  bool changed = false;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node& n = nodes[i];
+    auto id = static_cast<int32_t>(i);
+    if (n.dead || n.kind != NodeKind::kOp || !n.fused.empty() || n.inputs.empty() || n.outputs.size() != 1) continue;
+    ValueRef v = n.inputs[0];
+    Node& producer = nodes[static_cast<size_t>(v.node)];
+    if (v.index != 0 || producer.dead || producer.kind != NodeKind::kOp || !producer.fused.empty() ||
+        producer.outputs.size() != 1 || uses[static_cast<size_t>(v.node)][0] != 1 ||
+        returned[static_cast<size_t>(v.node)] || graph.HasSideEffects(v.node) || graph.HasSideEffects(id)) {
+      continue;
+    }
+    auto found = fused_of.find({producer.op->name, n.op->name});
+    if (found == fused_of.end()) continue;
+    const ops::OpDef& fused = *found->second;
+    bool agree = true;
+    for (const auto& [name, value] : n.attrs) {
+      const Value* own = producer.attrs.Find(name);
+      agree = agree && own != nullptr && *own == value;
+    }
+    if (!agree) continue;
+    if (std::any_of(producer.inputs.begin(), producer.inputs.end(),
+                    [&](const ValueRef& in) { return written_between(in, v.node, id); })) {
+      continue;
+    }
+    std::vector<ValueRef> inputs = producer.inputs;
+    inputs.insert(inputs.end(), n.inputs.begin() + 1, n.inputs.end());
+    std::vector<ops::TensorMeta> metas;
+    for (const ValueRef& in : inputs) metas.push_back(graph.Meta(in));
+    std::vector<ops::TensorMeta> out;
+    try {
+      out = fused.infer(metas, producer.attrs);
+    } catch (const Error&) {
+      continue;  // shapes the fused op does not take: the pair stays
+    }
+    if (out.size() != 1 || out[0].shape != n.outputs[0].shape || out[0].dtype != n.outputs[0].dtype) continue;
+    const kernels::KernelDef* kernel = kernels::SelectKernel(fused.name, device, metas, producer.attrs);
+    if (kernel == nullptr) continue;
+    if (report != nullptr) {
+      *report += StrCat("pair ", producer.op->name, " + ", n.op->name, " runs as ", fused.name, " in ",
+                        graph.NodeName(id), " [", kernel->impl, "]\n");
+    }
+    n.op = &fused;
+    n.attrs = producer.attrs;
+    n.inputs = std::move(inputs);
+    producer.dead = true;
+    uses = graph.UseCounts();
+    changed = true;
+  }
+  if (changed) graph.Compact();
+  return changed;
+}
+
+}  // namespace msrt::compiler

@@ -17,4 +17,9 @@ bool FuseElementwise(ir::Graph& graph, DeviceTarget device, std::string* report 
 /// kernel chosen for it supports them.
 bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report = nullptr);
 
+/// Replaces a producer and its single consumer by the op that declares it is
+/// the two (props.fuses: conv2d then bias_add is conv2d_bias), Note [Fused
+/// pairs] in fusion.cc. Appends one line per pair to `report` if given.
+bool FusePairs(ir::Graph& graph, DeviceTarget device, std::string* report = nullptr);
+
 }  // namespace msrt::compiler

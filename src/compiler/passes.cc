@@ -225,6 +225,8 @@ constexpr PassDef kPassTable[] = {
     // Epilogues run inside their producer's kernel whenever the graph is
     // optimized (not only with graph-kernel fusion): the result is the same
     // and one pass over the activation is saved.
+    {"fuse_pairs", Phase::kLayout, PassSwitch::kAlways, true, false,
+     [](Graph& g, PassContext& c) { return FusePairs(g, c.device, &c.decisions); }},
     {"fuse_epilogues", Phase::kLayout, PassSwitch::kAlways, true, false,
      [](Graph& g, PassContext& c) { return FuseEpilogues(g, c.device, &c.decisions); }},
     {"fuse_elementwise", Phase::kGraphKernelFusion, PassSwitch::kGraphKernel, true, false,

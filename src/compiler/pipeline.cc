@@ -105,6 +105,7 @@ Compiled Compile(const std::shared_ptr<ir::Graph>& graph, int64_t graph_id, bool
     }
   }
   report.fused_epilogues = count_lines("epilogue ");
+  report.fused_pairs = count_lines("pair ");
   options.memory_level = static_cast<int>(opts::MemoryOptimizeLevel().Get());
   options.buffer_reuse = memory::BufferReuseEnabled();  // env_config_path: sys.mem_Reuse
   manager.EndStage("backend", *graph);

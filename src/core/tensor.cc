@@ -82,12 +82,18 @@ Tensor Tensor::Symbolic(const Shape& shape, DType dtype, DeviceTarget device) {
   return Tensor(std::move(impl));
 }
 
+uint64_t NextStorageStamp() {
+  static std::atomic<uint64_t> counter{1};
+  return counter.fetch_add(1, std::memory_order_relaxed);
+}
+
 Tensor Tensor::Empty(const Shape& shape, DType dtype, DeviceTarget device) {
   size_t nbytes = NumBytes(shape, dtype);  // ValueError for negative or overflowing shapes
   auto impl = std::make_shared<TensorImpl>();
   impl->shape = shape;
   impl->dtype = dtype;
   impl->storage = TensorAllocator().Allocate(nbytes, device);
+  impl->storage->MarkWritten();  // new contents, whatever the allocator reused (Note [Storage stamps])
   return Tensor(std::move(impl));
 }
 

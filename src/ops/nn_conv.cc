@@ -191,6 +191,49 @@ OpDef BackpropFilterOp(const ConvFamily& f, std::string_view filter_doc, std::st
   };
 }
 
+// conv2d then bias_add as one op (one oneDNN primitive with a bias), which
+// the fuse_pairs pass makes of the two in a graph (Note [Fused pairs] in
+// src/compiler/fusion.cc).
+OpDef BiasedConvOp(const ConvFamily& f) {
+  return OpDef{
+      .name = "conv2d_bias",
+      .inputs = {"x", "weight", "bias"},
+      .attrs = ConvAttrSpecs(f),
+      .infer = [&f](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+        constexpr std::string_view op = "conv2d_bias";
+        CheckDType(op, "x", in[0], DTypeClass::kFloat);
+        CheckSameDType(op, "x", in[0], "weight", in[1]);
+        CheckSameDType(op, "x", in[0], "bias", in[2]);
+        ConvDims g = ConvGeometry(op, in[0].shape, in[1].shape, attrs);
+        if (in[2].shape != Shape{g.out_channels}) {
+          OpError(ErrorKind::kValue, op,
+                  StrCat("input 'bias' must have shape (out_channels,); expected (", g.out_channels, ",), but got ",
+                         ShapeRepr(in[2].shape)));
+        }
+        return {{g.output_shape(), in[0].dtype}};
+      },
+      .grad = [&f](const GradArgs& g) -> std::vector<Tensor> {
+        const Tensor& x = g.inputs[0];
+        const Tensor& w = g.inputs[1];
+        Tensor dx, dw, db;
+        if (g.needs[0]) dx = BackpropInput(f, g.dys[0], w, x.shape(), g.attrs);
+        if (g.needs[1]) dw = BackpropFilter(f, g.dys[0], x, w.shape(), g.attrs);
+        if (g.needs[2]) {
+          db = Call1("bias_add_grad", {g.dys[0]},
+                     Dict{{std::string(kDataFormatAttr), Value(AttrString(g.attrs, kDataFormatAttr))}});
+        }
+        return {dx, dw, db};
+      },
+      .props = {.accepts_epilogue = true,
+                .fuses = {f.conv, "bias_add"},
+                .layout = Layout(f, {.activation_inputs = {0}, .activation_outputs = {0}})},
+      .doc =
+          "conv2d of x with weight, then bias added along the channel axis (internal: what a graph runs for "
+          "conv2d followed by bias_add, as one kernel).",
+      .attrs_check = CheckPadWithMode,
+  };
+}
+
 const bool kConvOpsRegistered = [] {
   RegisterOp(ConvOp(kConv2d,
                     "2-D convolution (cross-correlation) of NCHW (or NHWC) x with weight (out, in / group, kh, kw).",
@@ -201,6 +244,7 @@ const bool kConvOpsRegistered = [] {
                              "Gradient of conv2d with respect to x, given dy and weight."));
   RegisterOp(BackpropFilterOp(kConv2d, "shape (out, in / group, kh, kw) of conv2d's weight",
                               "Gradient of conv2d with respect to weight, given dy and x."));
+  RegisterOp(BiasedConvOp(kConv2d));
   RegisterOp(ConvOp(kConv3d,
                     "3-D convolution (cross-correlation) of NCDHW x with weight (out, in / group, kd, kh, kw).",
                     {Primitive("nn_ops.Conv3D(out_channel->~, kernel_size->~, mode->~=1, stride=1, pad_mode='valid', "

@@ -90,6 +90,12 @@ struct OpProperties {
   // op's output inside its kernel (attribute kernels::kEpilogueAttr), when
   // the chosen kernel supports them.
   bool accepts_epilogue = false;
+  // This op is {producer, consumer}: the consumer applied to the producer's
+  // output 0, as one kernel (conv2d_bias is {"conv2d", "bias_add"}). Its
+  // inputs are the producer's, then the consumer's other inputs; its
+  // attributes are the producer's. The fuse_pairs pass replaces such a pair
+  // by it (Note [Fused pairs] in src/compiler/fusion.cc).
+  std::vector<std::string_view> fuses = {};
   std::optional<LayoutSpec> layout = std::nullopt;
   // Its gradient rule handles complex values (conjugates where the chain
   // rule needs them, as PyTorch and MindSpore do): a gradient may flow

@@ -95,6 +95,7 @@ namespace {
 void* Writable(Tensor& tensor) {
   tensor.Sync();
   DetachFromViews(tensor);
+  tensor.impl()->storage->MarkWritten();  // Note [Storage stamps]
   return tensor.raw();
 }
 

@@ -10,6 +10,20 @@ ObserverList<KernelObserver>& Observers() {
   return *list;
 }
 
+// Every storage the kernel may have written gets a new stamp (Note [Storage
+// stamps] in msrt/tensor/tensor.h): its outputs' and those of the inputs
+// its op writes in place.
+void MarkWritten(const ops::OpDef& op, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
+  auto mark = [](const Tensor& t) {
+    if (t.defined() && t.impl()->storage != nullptr) t.impl()->storage->MarkWritten();
+  };
+  for (const Tensor& t : outputs) mark(t);
+  if (op.props.inplace && !inputs.empty()) mark(inputs[0]);
+  for (int i : op.props.writes_inputs) {
+    if (static_cast<size_t>(i) < inputs.size()) mark(inputs[static_cast<size_t>(i)]);
+  }
+}
+
 }  // namespace
 
 void AddKernelObserver(KernelObserver* observer) { Observers().Add(observer); }
@@ -19,7 +33,13 @@ void LaunchKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const 
                   std::vector<Tensor>& outputs, const Dict& attrs, const LaunchSite& site, const void* plan) {
   kernels::KernelArgs args{op, inputs, outputs, attrs, plan};
   if (Observers().empty()) {
-    kernel.run(args);
+    try {
+      kernel.run(args);
+    } catch (...) {
+      MarkWritten(op, inputs, outputs);
+      throw;
+    }
+    MarkWritten(op, inputs, outputs);
     return;
   }
   const auto* observers = Observers().snapshot();
@@ -32,9 +52,11 @@ void LaunchKernel(const kernels::KernelDef& kernel, const ops::OpDef& op, const 
     }
     kernel.run(args);
   } catch (...) {
+    MarkWritten(op, inputs, outputs);
     for (size_t i = 0; i < armed; ++i) (*observers)[i]->Aborted(event);
     throw;
   }
+  MarkWritten(op, inputs, outputs);
   for (KernelObserver* o : *observers) o->After(event);
 }
 

@@ -42,6 +42,9 @@ class Completion {
   std::exception_ptr error_;
 };
 
+/// A new value of the counter Storage stamps come from (Note [Storage stamps]).
+uint64_t NextStorageStamp();
+
 /// A block of device memory. Memory an allocator handed out goes back to it
 /// when the last reference goes; foreign memory (another library's buffer,
 /// e.g. a NumPy array's) never belongs to a pool: its owner's release
@@ -63,12 +66,33 @@ class Storage {
   DeviceTarget device() const { return device_; }
   bool foreign() const { return foreign_; }
 
-  /// Host arrays (NumPy) handed out over this memory, counted while they live.
-  void AddHostView() { host_views_.fetch_add(1, std::memory_order_acq_rel); }
-  void RemoveHostView() { host_views_.fetch_sub(1, std::memory_order_acq_rel); }
+  /// Host arrays (NumPy) handed out over this memory, counted while they
+  /// live (Python may have written through one once it is gone: a new stamp).
+  void AddHostView() {
+    host_views_.fetch_add(1, std::memory_order_acq_rel);
+    MarkWritten();
+  }
+  void RemoveHostView() {
+    MarkWritten();
+    host_views_.fetch_sub(1, std::memory_order_acq_rel);
+  }
   /// Whether code outside msrt may read or write this memory between ops:
   /// it is foreign, or a host array over it is alive.
   bool shared_with_host() const { return foreign_ || host_views_.load(std::memory_order_acquire) > 0; }
+
+  // Note [Storage stamps]
+  // A stamp names the contents of a storage: no two storages, and no two
+  // contents of one storage, have the same stamp (they come from one
+  // process-wide counter). Whatever writes existing memory moves it: a
+  // kernel launch for its outputs and the inputs its op writes in place
+  // (runtime/launch.cc), a collective for the tensor it writes, a host view
+  // as it comes and goes, a new tensor's storage. So a value derived from a
+  // storage's contents (a weight in the layout a oneDNN primitive chose,
+  // Note [Cached weight reorders] in kernels/cpu/onednn_common.h) may be kept
+  // under the stamp and used while the stamp is the same. Memory shared with
+  // the host (shared_with_host) can change without one.
+  uint64_t stamp() const { return stamp_.load(std::memory_order_acquire); }
+  void MarkWritten() { stamp_.store(NextStorageStamp(), std::memory_order_release); }
 
  private:
   void* data_;
@@ -78,6 +102,7 @@ class Storage {
   bool foreign_ = false;
   std::function<void()> foreign_release_;
   std::atomic<int> host_views_{0};
+  std::atomic<uint64_t> stamp_{NextStorageStamp()};
 };
 
 namespace autodiff {

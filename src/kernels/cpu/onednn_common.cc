@@ -8,6 +8,7 @@
 #include <list>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include "core/thread_pool.h"
 #include "kernels/kernel.h"
@@ -306,9 +307,146 @@ Layout Layout::Output(const dnnl::memory::desc& plain, const dnnl::memory::desc&
   return l;
 }
 
+namespace {
+
+// The kept copies of Note [Cached weight reorders].
+class WeightCache {
+ public:
+  static constexpr size_t kMaxEntries = 4096;
+
+  struct Key {
+    const Storage* storage;
+    size_t offset;
+    uint64_t layout;
+    bool operator==(const Key&) const = default;
+  };
+  // What to do for a weight: use `copy`, or reorder (into a copy to keep when `keep`).
+  struct Decision {
+    Tensor copy;
+    bool keep = false;
+  };
+
+  Decision Find(const Key& key, const std::shared_ptr<Storage>& storage, uint64_t stamp) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) {
+      lru_.push_front(key);
+      entries_.emplace(key, Entry{storage, stamp, Tensor(), lru_.begin()});
+      while (entries_.size() > kMaxEntries) Evict();
+      return {};
+    }
+    Entry& e = it->second;
+    lru_.splice(lru_.begin(), lru_, e.lru);
+    if (e.owner.lock() != storage || e.stamp != stamp) {  // another storage at that address, or new contents
+      Drop(e);
+      e.owner = storage;
+      e.stamp = stamp;
+      return {};
+    }
+    if (e.copy.defined()) {
+      ++stats_.hits;
+      return {e.copy, false};
+    }
+    return {Tensor(), true};  // the same contents a second time
+  }
+
+  void Keep(const Key& key, uint64_t stamp, Tensor copy) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key);
+    if (it == entries_.end() || it->second.stamp != stamp || it->second.copy.defined()) return;
+    stats_.bytes += copy.nbytes();
+    ++stats_.copies;
+    it->second.copy = std::move(copy);
+    while (stats_.bytes > kWeightCacheBytes && !lru_.empty()) Evict();
+  }
+
+  WeightCacheStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+
+ private:
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      size_t h = std::hash<const void*>()(k.storage);
+      h ^= std::hash<size_t>()(k.offset) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      h ^= std::hash<uint64_t>()(k.layout) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      return h;
+    }
+  };
+  struct Entry {
+    std::weak_ptr<Storage> owner;
+    uint64_t stamp;
+    Tensor copy;
+    std::list<Key>::iterator lru;
+  };
+
+  void Drop(Entry& e) {
+    if (!e.copy.defined()) return;
+    stats_.bytes -= e.copy.nbytes();
+    e.copy = Tensor();
+  }
+  void Evict() {
+    auto it = entries_.find(lru_.back());
+    Drop(it->second);
+    entries_.erase(it);
+    lru_.pop_back();
+  }
+
+  std::mutex mutex_;
+  std::unordered_map<Key, Entry, KeyHash> entries_;
+  std::list<Key> lru_;  // most recently used first
+  WeightCacheStats stats_;
+};
+
+WeightCache& Weights() {
+  static auto* cache = new WeightCache();  // kernels may run during exit
+  return *cache;
+}
+
+}  // namespace
+
+WeightCacheStats GetWeightCacheStats() { return Weights().stats(); }
+
+Layout Layout::Weight(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen) {
+  Layout l = Input(plain, chosen);
+  if (!l.reorder_) return l;
+  // One id per pair of layouts, whichever primitive (thread, thread count) uses them.
+  static std::mutex mutex;
+  static auto* ids = new std::unordered_map<std::string, uint64_t>();
+  std::string layouts(reinterpret_cast<const char*>(&plain.data), sizeof(plain.data));
+  layouts.append(reinterpret_cast<const char*>(&chosen.data), sizeof(chosen.data));
+  std::lock_guard<std::mutex> lock(mutex);
+  l.cache_id_ = ids->emplace(std::move(layouts), ids->size() + 1).first->second;
+  return l;
+}
+
 dnnl::memory Layout::In(const Tensor& t, Scratch& scratch) const {
   dnnl::memory user = Wrap(plain_, t);
   if (!reorder_) return user;
+  const std::shared_ptr<Storage>& storage = t.impl()->storage;
+  if (cache_id_ != 0 && !storage->shared_with_host()) {
+    const uint64_t stamp = storage->stamp();
+    WeightCache::Key key{storage.get(), t.impl()->offset, cache_id_};
+    WeightCache::Decision d = Weights().Find(key, storage, stamp);
+    if (d.copy.defined()) {
+      scratch.Keep(d.copy);
+      return Wrap(chosen_, d.copy);
+    }
+    if (d.keep) {
+      Tensor copy = Tensor::Empty({static_cast<int64_t>(chosen_.get_size())}, DType::kUInt8);
+      dnnl::memory converted = Wrap(chosen_, copy);
+      if (!table_.empty()) {
+        table_.Run(t.raw(), converted.get_data_handle());
+      } else {
+        reorder_primitive_.execute(Stream(), user, converted);
+        Stream().wait();  // complete before another thread may read it
+      }
+      Weights().Keep(key, stamp, copy);
+      scratch.Keep(std::move(copy));
+      return converted;
+    }
+  }
   dnnl::memory converted = scratch.Allocate(chosen_);
   if (!table_.empty()) {
     table_.Run(t.raw(), converted.get_data_handle());

@@ -94,6 +94,8 @@ dnnl::memory Wrap(const dnnl::memory::desc& desc, const Tensor& t);
 class Scratch {
  public:
   dnnl::memory Allocate(const dnnl::memory::desc& desc);
+  /// Keeps `t` alive as long as the Scratch (memory the call uses but does not own).
+  void Keep(Tensor t) { buffers_.push_back(std::move(t)); }
 
  private:
   std::vector<Tensor> buffers_;
@@ -116,6 +118,33 @@ class OffsetReorder {
   std::shared_ptr<const std::vector<int32_t>> offsets_;  // per element of `to`; -1: padding
 };
 
+// Note [Cached weight reorders]
+// oneDNN may choose a blocked layout for a convolution's weights; the
+// weights then go through a reorder on every call. In inference the weights
+// do not change between calls: the ResNet's 9 weight reorders were about 23
+// us of its 0.2-0.28 ms batch-1 inference call. So a Weight layout keeps the
+// reordered copy of a weight, keyed by the weight's storage, offset and the
+// layout, with the storage's stamp (Note [Storage stamps] in
+// msrt/tensor/tensor.h): a call with the same stamp uses the copy, any write
+// to the weight (an optimizer step, a load) makes the next call reorder
+// again. A copy is made when the same contents come a second time in the
+// same layout: fresh tensors never get one, nor do training weights, which
+// the optimizer writes every step, unless one step uses a weight twice in
+// one layout (then the later uses of that step read the copy, which stays
+// until the next step's write). Never for memory shared with the host
+// (NumPy arrays, which change without a stamp); the copies kept are bounded
+// (kWeightCacheBytes, least recently used out first). In the suite's
+// training steps the forward and backward-data convolutions took their
+// weights in different layouts, so they kept none.
+inline constexpr size_t kWeightCacheBytes = size_t{64} << 20;
+
+/// Weight-cache counters (for tests): uses of a kept copy, copies made.
+struct WeightCacheStats {
+  int64_t hits = 0, copies = 0;
+  size_t bytes = 0;
+};
+WeightCacheStats GetWeightCacheStats();
+
 /// A tensor's plain layout and the layout a primitive chose for it, with the
 /// reorder between them when they differ (built once, cached with the
 /// primitive).
@@ -124,6 +153,10 @@ class Layout {
   Layout() = default;
   /// For an input: reorders plain -> chosen.
   static Layout Input(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
+  /// For a weight (Note [Cached weight reorders]): as Input, but the
+  /// reordered copy is kept and used again while the weight's storage keeps
+  /// its stamp.
+  static Layout Weight(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
   /// For an output: reorders chosen -> plain.
   static Layout Output(const dnnl::memory::desc& plain, const dnnl::memory::desc& chosen);
 
@@ -137,6 +170,7 @@ class Layout {
  private:
   dnnl::memory::desc plain_, chosen_;
   bool reorder_ = false;
+  uint64_t cache_id_ = 0;  // Weight layouts: the pair of layouts' key in the weight cache (0: not cached)
   dnnl::reorder reorder_primitive_;
   OffsetReorder table_;  // replaces the primitive for small tensors
 };

@@ -107,7 +107,13 @@ struct ConvDescs {
     return chosen.get_size() > 2 * Plain(d).get_size();
   }
 
-  dnnl::convolution_forward::primitive_desc Forward(dnnl::prop_kind kind, const dnnl::primitive_attr& attr = {}) const {
+  dnnl::convolution_forward::primitive_desc Forward(dnnl::prop_kind kind, const dnnl::primitive_attr& attr = {},
+                                                    bool with_bias = false) const {
+    if (with_bias) {  // conv2d_bias: a 1-D bias of the output channels, added before the epilogue
+      return {dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, Activation(src), Any(weights),
+                                              Plain({dst[1]}), Activation(dst), strides, dilates, pad_l, pad_r),
+              attr, dn::Engine()};
+    }
     return {dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, Activation(src), Any(weights),
                                             Activation(dst), strides, dilates, pad_l, pad_r),
             attr, dn::Engine()};
@@ -143,38 +149,44 @@ struct ConvBackwardWeights {
   memory::desc scratchpad;
 };
 
-ConvForward BuildForward(const ConvDims& g, DType dtype, const dn::Epilogue& epilogue) {
+ConvForward BuildForward(const ConvDims& g, DType dtype, const dn::Epilogue& epilogue, bool with_bias) {
   ConvDescs d(g, dtype);
   dnnl::primitive_attr attr = UserScratchpad();  // Note [Convolution scratchpads]
   attr.set_post_ops(epilogue.post_ops);
-  auto pd = d.Forward(dnnl::prop_kind::forward_inference, attr);
+  auto pd = d.Forward(dnnl::prop_kind::forward_inference, attr, with_bias);
   if (d.Padded(pd.src_desc(), d.src) || d.Padded(pd.dst_desc(), d.dst)) {
     d.plain_only = true;
-    pd = d.Forward(dnnl::prop_kind::forward_inference, attr);
+    pd = d.Forward(dnnl::prop_kind::forward_inference, attr, with_bias);
   }
   return ConvForward{dnnl::convolution_forward(pd), dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
-                     dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
+                     dn::Layout::Weight(d.Plain(d.weights), pd.weights_desc()),
                      dn::Layout::Output(d.Stored(d.dst), pd.dst_desc()), pd.scratchpad_desc()};
 }
 
-void RunForward(const ConvForward& prim, const Tensor& x, const Tensor& w, const Tensor& y) {
+// `bias` (conv2d_bias's, plain 1-D) when the primitive was built with one.
+void RunForward(const ConvForward& prim, const Tensor& x, const Tensor& w, const Tensor& y,
+                const Tensor* bias = nullptr) {
   dn::Scratch scratch;
   memory dst = prim.dst.Out(y, scratch);
-  dn::Execute(prim.primitive, {{DNNL_ARG_SRC, prim.src.In(x, scratch)},
-                               {DNNL_ARG_WEIGHTS, prim.weights.In(w, scratch)},
-                               {DNNL_ARG_DST, dst},
-                               {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim.scratchpad)}});
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, prim.src.In(x, scratch)},
+                                       {DNNL_ARG_WEIGHTS, prim.weights.In(w, scratch)},
+                                       {DNNL_ARG_DST, dst},
+                                       {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim.scratchpad)}};
+  if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, dn::Wrap(dn::PlainDesc({bias->numel()}, bias->dtype()), *bias));
+  dn::Execute(prim.primitive, args);
   prim.dst.Finish(dst, y);
 }
 
+// conv2d and conv3d; conv2d_bias (a third input) adds its bias in the same primitive.
 void ConvOneDnn(KernelArgs& args) {
   ConvDims g = ForwardGeometry(args);
   DType dtype = args.inputs[0].dtype();
   if (args.outputs[0].numel() == 0) return;
+  const bool with_bias = args.inputs.size() == 3;
   dn::Epilogue epilogue = dn::EpilogueOf(args.attrs);  // fused elementwise ops, as post-ops
   auto prim = dn::Cached<ConvForward>(ConvKey(args.op.name, g, dtype).Add(epilogue.ops),
-                                      [&] { return BuildForward(g, dtype, epilogue); });
-  RunForward(*prim, args.inputs[0], args.inputs[1], args.outputs[0]);
+                                      [&] { return BuildForward(g, dtype, epilogue, with_bias); });
+  RunForward(*prim, args.inputs[0], args.inputs[1], args.outputs[0], with_bias ? &args.inputs[2] : nullptr);
 }
 
 ConvBackwardData BuildBackwardData(const ConvDims& g, DType dtype) {
@@ -192,7 +204,7 @@ ConvBackwardData BuildBackwardData(const ConvDims& g, DType dtype) {
     pd = build();
   }
   return ConvBackwardData{dnnl::convolution_backward_data(pd), dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
-                          dn::Layout::Input(d.Plain(d.weights), pd.weights_desc()),
+                          dn::Layout::Weight(d.Plain(d.weights), pd.weights_desc()),
                           dn::Layout::Output(d.Stored(d.src), pd.diff_src_desc()), pd.scratchpad_desc()};
 }
 
@@ -399,16 +411,18 @@ void HalfConvForward(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
   Tensor& y = args.outputs[0];
   Tensor w32 = WeightsInFloat32(args.inputs[1]);
+  const bool with_bias = args.inputs.size() == 3;  // conv2d_bias
+  Tensor b32 = with_bias ? WeightsInFloat32(args.inputs[2]) : Tensor();
   const int64_t x_image = x.numel() / g.batch, y_image = y.numel() / g.batch;
   ForEachBatchSlice(g, [&](const ConvDims& slice, int64_t first, int64_t n, bool one_thread) {
     auto key = ConvKey("conv_float32_slice", slice, DType::kFloat32,
                        one_thread ? kAlwaysOneThread : dn::kSingleThreadFlops);
-    auto prim = dn::Cached<ConvForward>(key.Add(epilogue.ops),
-                                        [&] { return BuildForward(slice, DType::kFloat32, epilogue); });
+    auto prim = dn::Cached<ConvForward>(key.AddAll(epilogue.ops, with_bias),
+                                        [&] { return BuildForward(slice, DType::kFloat32, epilogue, with_bias); });
     Tensor xs = Tensor::Empty(slice.input_shape(), DType::kFloat32);
     Tensor ys = Tensor::Empty(slice.output_shape(), DType::kFloat32);
     cpu::ToFloatN(x.raw<Half>() + first * x_image, xs.raw<float>(), n * x_image);
-    RunForward(*prim, xs, w32, ys);
+    RunForward(*prim, xs, w32, ys, with_bias ? &b32 : nullptr);
     cpu::FromFloatN(ys.raw<float>(), y.raw<Half>() + first * y_image, n * y_image);
   });
 }
@@ -432,9 +446,10 @@ void HalfConvBackpropInput(KernelArgs& args) {
   });
 }
 
-// float16 inputs and an epilogue oneDNN can apply.
+// float16 inputs (all of them) and an epilogue oneDNN can apply.
 bool HalfConvSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
-  return in[0].dtype == DType::kFloat16 && in[1].dtype == DType::kFloat16 && dn::EpilogueOf(attrs).supported;
+  return std::all_of(in.begin(), in.end(), [](const ops::TensorMeta& m) { return m.dtype == DType::kFloat16; }) &&
+         dn::EpilogueOf(attrs).supported;
 }
 
 // ---------------------------------------------------------------------------
@@ -499,8 +514,9 @@ void ForEachTap(const ConvDims& g, Fn&& fn) {
   }
 }
 
+// y = conv(x, w), plus bias[oc] when `bias` is given (conv2d_bias).
 template <typename T>
-void ForwardLoops(const ConvDims& g, const T* x, const T* w, T* y) {
+void ForwardLoops(const ConvDims& g, const T* x, const T* w, T* y, const T* bias = nullptr) {
   Index at{g};
   int64_t positions = g.out_d * g.out_h * g.out_w;
   ParallelFor(g.batch * g.out_channels, 1, [&](int64_t begin, int64_t end) {
@@ -508,7 +524,7 @@ void ForwardLoops(const ConvDims& g, const T* x, const T* w, T* y) {
     for (int64_t item = begin; item < end; ++item) {
       int64_t n = item / g.out_channels, oc = item % g.out_channels;
       int64_t first_in = (oc / at.group_out()) * at.group_in();
-      std::fill(acc.begin(), acc.end(), 0.0);
+      std::fill(acc.begin(), acc.end(), bias != nullptr ? static_cast<double>(bias[oc]) : 0.0);
       for (int64_t ic = 0; ic < at.group_in(); ++ic) {
         ForEachTap(g, [&](int64_t od, int64_t oh, int64_t ow, int64_t kd, int64_t kh, int64_t kw, int64_t id,
                           int64_t ih, int64_t iw) {
@@ -591,7 +607,8 @@ void BackpropFilterLoops(const ConvDims& g, const T* dy, const T* x, T* dw) {
 void ConvReference(KernelArgs& args) {
   ConvDims g = ForwardGeometry(args);
   dn::DispatchFloat(args.inputs[0].dtype(), args.op.name, [&]<typename T>() {
-    ForwardLoops<T>(g, args.inputs[0].raw<T>(), args.inputs[1].raw<T>(), args.outputs[0].raw<T>());
+    const T* bias = args.inputs.size() == 3 ? args.inputs[2].raw<T>() : nullptr;  // conv2d_bias
+    ForwardLoops<T>(g, args.inputs[0].raw<T>(), args.inputs[1].raw<T>(), args.outputs[0].raw<T>(), bias);
   });
 }
 
@@ -610,6 +627,7 @@ void ConvBackpropFilterReference(KernelArgs& args) {
 }
 
 MSRT_ONEDNN_KERNELS("conv2d", ConvOneDnn, ConvReference);
+MSRT_ONEDNN_KERNELS("conv2d_bias", ConvOneDnn, ConvReference);
 MSRT_ONEDNN_KERNELS("conv2d_backprop_input", ConvBackpropInputOneDnn, ConvBackpropInputReference);
 MSRT_ONEDNN_KERNELS("conv2d_backprop_filter", ConvBackpropFilterOneDnn, ConvBackpropFilterReference);
 MSRT_ONEDNN_KERNELS("conv3d", ConvOneDnn, ConvReference);
@@ -628,6 +646,11 @@ MSRT_REGISTER_KERNEL({.op = "conv3d_backprop_filter",
                       .run = &HalfConvBackpropFilter});
 // Note [float16 convolutions]: above the oneDNN kernels, which do not take float16.
 MSRT_REGISTER_KERNEL({.op = "conv2d",
+                      .impl = "onednn float32 slices",
+                      .priority = dn::kOneDnnPriority + 1,
+                      .supports = &HalfConvSupports,
+                      .run = &HalfConvForward});
+MSRT_REGISTER_KERNEL({.op = "conv2d_bias",
                       .impl = "onednn float32 slices",
                       .priority = dn::kOneDnnPriority + 1,
                       .supports = &HalfConvSupports,

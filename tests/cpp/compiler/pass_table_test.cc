@@ -93,6 +93,7 @@ TEST(PassTable, SwitchOffPhasesRunNothingWhateverTheLists) {
   std::vector<std::string> ran = PassesRun(compiled.report);
   EXPECT_FALSE(Ran(ran, "fuse_elementwise"));
   // Epilogue fusion is a backend pass of its own switch (always on), not graph-kernel fusion's.
+  EXPECT_TRUE(Ran(ran, "fuse_pairs"));
   EXPECT_TRUE(Ran(ran, "fuse_epilogues"));
   EXPECT_TRUE(Ran(ran, "channels_last"));
 }

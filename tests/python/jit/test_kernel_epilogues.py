@@ -123,8 +123,9 @@ def _biased_training(mode, **context):
 
 
 def test_a_conv_bias_runs_channels_last_with_the_relu_inside_its_kernel(tmp_path):
-    """bias_add takes the conv's NHWC output (data_format 'NHWC', no transposes around it), the relu runs as its
-    post-op, and its gradient sums dy's channels-last rows (bias_add_grad); results are PYNATIVE's."""
+    """conv2d and bias_add run as one conv2d_bias on NHWC activations (data_format 'NHWC', no transposes around
+    it, Note [Fused pairs]), the relu runs as its post-op, and the bias gradient sums dy's channels-last rows
+    (bias_add_grad); results are PYNATIVE's."""
     eager = _biased_training(ms.PYNATIVE_MODE)
     losses, weights, step = _biased_training(ms.GRAPH_MODE, save_graphs=1, save_graphs_path=str(tmp_path))
     np.testing.assert_allclose(losses, eager[0], rtol=1e-5)
@@ -132,8 +133,10 @@ def test_a_conv_bias_runs_channels_last_with_the_relu_inside_its_kernel(tmp_path
         np.testing.assert_allclose(weights[name], value, rtol=1e-4, atol=1e-6, err_msg=name)
     report = ms._jit.compile_report(step)[-1]
     text = _backend_ir(report)
-    assert "bias_add(%4, %5) {data_format: 'NHWC', __epilogue: ['relu']} : Float32(4, 6, 6, 4)" in text
-    assert "bias_add_grad(%32) {data_format: 'NHWC'} : Float32(4,)" in text
+    assert ("conv2d_bias(%3, %2, %4) {stride: [1, 1], pad_mode: 'valid', pad: [0, 0, 0, 0], dilation: [1, 1], "
+            "group: 1, data_format: 'NHWC', __epilogue: ['relu']} : Float32(4, 6, 6, 4)") in text
+    assert report["fused_pairs"] == 1 and " conv2d(" not in text and " bias_add(" not in text
+    assert "bias_add_grad(%31) {data_format: 'NHWC'} : Float32(4,)" in text
     # x goes in, the pooled value out to flatten and its gradient back: none around the bias.
     assert text.count("transpose(") == 3
     assert " relu(" not in text and report["fused_epilogues"] == 1

@@ -327,6 +327,32 @@ def test_float16_conv2d_forward_and_backprop_input(no_substitution, batch, data_
     _check_f16(_op("conv2d_backprop_input", half(dy), half(w), input_shape=list(to(x).shape), **args), want_dx)
 
 
+@pytest.mark.parametrize("batch", [1, 32])
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+def test_float16_conv2d_bias_adds_the_bias_in_each_slice(no_substitution, batch, data_format):
+    x, w, to = _conv_case(batch, data_format, (16, 24))
+    bias = rounded(RNG.standard_normal(24).astype(np.float32) * 4, "float16")
+    half = (lambda a: ms.Tensor(a.astype(np.float32)).astype(ms.float16))
+    args = dict(CONV, data_format=data_format)
+    want = _op("conv2d_bias", ms.Tensor(to(x)), ms.Tensor(w), ms.Tensor(bias), **args).asnumpy()  # float64 loops
+    _check_f16(_op("conv2d_bias", half(to(x)), half(w), half(bias), **args), want)
+
+
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+def test_bfloat16_conv2d_bias_adds_the_bias_in_the_primitive(data_format):
+    x, w, to = _conv_case(4, data_format, (16, 24))
+    x, w = rounded(x.astype(np.float32), "bfloat16"), rounded(w.astype(np.float32), "bfloat16")
+    bias = rounded(RNG.standard_normal(24).astype(np.float32) * 4, "bfloat16")
+    bf16 = (lambda a: ms.Tensor(a.astype(np.float32)).astype(ms.bfloat16))
+    args = dict(CONV, data_format=data_format)
+    want = _op("conv2d_bias", ms.Tensor(to(x)), ms.Tensor(w), ms.Tensor(bias), **args).asnumpy()  # float64 loops
+    out = _op("conv2d_bias", bf16(to(x)), bf16(w), bf16(bias), **args)
+    assert out.dtype == ms.bfloat16
+    got = out.astype(ms.float32).asnumpy().astype(np.float64)
+    # float32 sums rounded once to bfloat16 (8 significant bits)
+    np.testing.assert_allclose(got, want, rtol=2 ** -7, atol=2 ** -7 * np.abs(want).max())
+
+
 def test_float16_conv3d_forward_and_backprop_input(no_substitution):
     x = rounded(RNG.standard_normal(4 * 2 * 5 * 4 * 6).astype(np.float32), "float16").reshape(4, 2, 5, 4, 6)
     w = rounded(RNG.standard_normal(3 * 2 * 2 * 2 * 2).astype(np.float32), "float16").reshape(3, 2, 2, 2, 2)

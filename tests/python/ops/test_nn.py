@@ -14,7 +14,7 @@ from .harness import _C, check_grad, covers, gradients, run_op, tensor
 
 covers("matmul", "batch_matmul", "bias_add", "bias_add_grad", "dense", "conv2d", "conv2d_backprop_input",
        "conv2d_backprop_filter", "max_pool2d", "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad", "batch_norm",
-       "batch_norm_grad", "leaky_relu")
+       "batch_norm_grad", "leaky_relu", "conv2d_bias")
 
 FLOATS = [np.float32, np.float64]
 # float32 runs through oneDNN (reorders, blocked layouts, its own summation order).
@@ -199,7 +199,8 @@ def np_batch_norm_grad(dy, x, scale, mean, inv):
 # Kernels
 
 
-@pytest.mark.parametrize("name", ["matmul", "batch_matmul", "bias_add", "dense", "conv2d", "conv2d_backprop_input",
+@pytest.mark.parametrize("name", ["matmul", "batch_matmul", "bias_add", "dense", "conv2d", "conv2d_bias",
+                                  "conv2d_backprop_input",
                                   "conv2d_backprop_filter", "max_pool2d", "max_pool2d_grad", "avg_pool2d",
                                   "avg_pool2d_grad", "batch_norm", "batch_norm_grad"])
 def test_kernels_are_onednn_then_reference(name):
@@ -210,7 +211,7 @@ def test_kernels_are_onednn_then_reference(name):
         assert kernels == ["CPU:vectorized", "CPU:onednn", "CPU:reference"]
     elif name in ("matmul", "batch_matmul"):  # float16 first: Note [float16 products]; complex: onednn_matmul.cc
         assert kernels == ["CPU:onednn float32 slices", "CPU:onednn", "CPU:blocked complex", "CPU:reference"]
-    elif name in ("dense", "conv2d", "conv2d_backprop_input"):  # float16 first: Note [float16 products]
+    elif name in ("dense", "conv2d", "conv2d_bias", "conv2d_backprop_input"):  # float16 first: Note [float16 products]
         assert kernels == ["CPU:onednn float32 slices", "CPU:onednn", "CPU:reference"]
     elif name in ("batch_norm", "batch_norm_grad"):  # Note [batch_norm without oneDNN] in batch_norm.cc
         assert kernels == ["CPU:vectorized", "CPU:reference"]
@@ -454,6 +455,44 @@ def test_conv2d_family_on_nhwc_matches_nchw(dtype, x_shape, w_shape, attrs):
     (dw,) = run_op("conv2d_backprop_filter", [dy, x], dict(attrs, filter_shape=list(w_shape)))
     (dw_nhwc,) = run_op("conv2d_backprop_filter", [nhwc(dy), nhwc(x)], dict(channels_last, filter_shape=list(w_shape)))
     np.testing.assert_allclose(dw_nhwc, dw, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("x_shape,w_shape,attrs", CONV_CASES)
+def test_conv2d_bias_is_conv2d_then_bias_add(dtype, data_format, x_shape, w_shape, attrs):
+    """conv2d_bias (what a graph runs for conv2d followed by bias_add): the bias in oneDNN's primitive for float32,
+    added to the reference loops' sums for float64, on the channel axis of either layout."""
+    rng = np.random.default_rng(12)
+    x = rand(rng, x_shape, dtype)
+    w = rand(rng, w_shape, dtype)
+    b = rand(rng, (w_shape[0],), dtype, low=-3.0, high=3.0)
+    expected = np_conv2d(x, w, **conv_kwargs(attrs)) + b[None, :, None, None]
+    if data_format == "NHWC":
+        x, expected = nhwc(x), nhwc(expected)
+    (out,) = run_op("conv2d_bias", [x, w, b], dict(attrs, data_format=data_format))
+    assert out.dtype == dtype and out.shape == expected.shape
+    np.testing.assert_allclose(out, expected, **TOL[dtype])
+
+
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("x_shape,w_shape,attrs", [CONV_CASES[2], CONV_CASES[9]])
+def test_conv2d_bias_gradients(data_format, x_shape, w_shape, attrs):
+    rng = np.random.default_rng(13)
+    x = rand(rng, x_shape)
+    if data_format == "NHWC":
+        x = nhwc(x)
+    w, b = rand(rng, w_shape), rand(rng, (w_shape[0],))
+    check_grad("conv2d_bias", [x, w, b], dict(attrs, data_format=data_format), wrt=(0, 1, 2))
+
+
+def test_conv2d_bias_checks_the_bias_shape():
+    x, w = np.ones((1, 2, 4, 4), np.float32), np.ones((3, 2, 1, 1), np.float32)
+    with pytest.raises(ValueError, match=r"\[conv2d_bias\] input 'bias' must have shape \(out_channels,\); "
+                                         r"expected \(3,\), but got \(2,\)"):
+        run_op("conv2d_bias", [x, w, np.ones(2, np.float32)])
+    with pytest.raises(TypeError, match=r"\[conv2d_bias\] input 'bias' must have the dtype of 'x'"):
+        run_op("conv2d_bias", [x, w, np.ones(3, np.float64)])
 
 
 def test_conv2d_gradients_on_nhwc_follow_the_data_format():
