@@ -8,7 +8,7 @@ ops (gather + select) and writes them in place with assign.
 """
 import numpy as np
 
-from ._tensor import Tensor, _as_tensor, _op, _scalar_base, _wrap
+from ._tensor import Tensor, _as_tensor, _call1, _new, _op, _scalar_base, _wrap
 
 _INT_KINDS = "iu"
 
@@ -121,16 +121,29 @@ def _normalize_host(array, n, dim):
     return np.where(array < 0, array + n, array)
 
 
+_AXIS0 = {"axis": 0}  # shared attributes of x[i]; never mutated
+
+
 def getitem(x, index):
     shape = x.shape
-    if _is_int(index) and shape:  # x[i]: the common case, kept short
+    if (index.__class__ is int or _is_int(index)) and shape:  # x[i]: the common case, kept short
         n = shape[0]
         i = int(index)
         if i < -n or i >= n:
             raise IndexError(f"index {i} is out of bounds for dimension 0 with size {n}")
         if i < 0:
             i += n
-        return _op("gather", x, _wrap(_scalar_base(i, "int64")), axis=0)  # one op; a 0-d index drops the axis
+        t = _new(Tensor)  # one op; a 0-d index drops the axis
+        t._t = _call1("gather", (x._t, _scalar_base(i, "int64")), _AXIS0)
+        return t
+    if index.__class__ is slice and shape:  # x[a:b:c] on the first dimension: one strided_slice
+        n = shape[0]
+        start, stop, step = index.indices(n)
+        if step == 1 and start == 0 and stop >= n:
+            return _wrap(x._t)
+        rest = shape[1:]
+        return _op("strided_slice", x, begin=[start - n if start < 0 else start] + [0] * len(rest),
+                   end=[stop - n if stop < 0 else stop] + list(rest), strides=[step] + [1] * len(rest))
     entries, has_advanced = _expand(x, index)
 
     begin, end, strides, out_shape = [], [], [], []
@@ -216,8 +229,40 @@ def _numpy_key(index):
     return index
 
 
+# Boolean masks of `x[i] = v` and `x[a:b] = v`, by shape and index: a
+# TensorBase no op writes, and how many elements it selects.
+_masks = {}
+
+
+def _basic_mask(shape, index):
+    """(mask, count) for an int or slice index on the first dimension."""
+    key = (shape, index) if index.__class__ is int else (shape, index.start, index.stop, index.step)
+    found = _masks.get(key)
+    if found is None:
+        array = np.zeros(shape, dtype=np.bool_)
+        array[index] = True  # NumPy's rules and errors, as the general path's
+        found = (Tensor(array)._t, int(array.sum()))
+        if len(_masks) > 1024:
+            _masks.clear()
+        _masks[key] = found
+    return found
+
+
 def setitem(x, index, value):
     shape = x.shape
+    cls = index.__class__
+    if (cls is int or cls is slice) and shape and value.__class__ in (int, float, bool):
+        # x[i] = 2.0, x[a:b] = 0: one select under a cached mask, then the assign.
+        dtype = x._t.dtype_name
+        v = _scalar_base(value, dtype)
+        if v.dtype_name == dtype:
+            mask, count = _basic_mask(shape, index)
+            if count == 0:
+                return
+            new = _new(Tensor)
+            new._t = _call1("select", (mask, v, x._t), {})
+            _op("assign", x, new)
+            return
     n = x.size
     positions = np.arange(n, dtype=np.int64).reshape(shape)[_numpy_key(index)]
     target = positions.shape

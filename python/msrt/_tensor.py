@@ -18,6 +18,7 @@ from .common import dtype as mstype
 __all__ = ["Tensor"]
 
 _call = _C.call
+_call1 = _C.call1  # for ops of one output: that output, no list
 _c_scalar = _C.scalar
 _TensorBase = _C.TensorBase
 _new = object.__new__
@@ -49,11 +50,14 @@ def _op(name, *tensors, **attrs):
     """Calls catalogue op `name` on Tensors with attributes; returns a Tensor
     for one output or a tuple of Tensors for several. The one place Python
     reaches `_C.call`."""
-    try:
-        bases = [None if t is None else t._t for t in tensors]  # None: an optional input left out
-    except AttributeError:
-        bad = next(t for t in tensors if t is not None and not isinstance(t, Tensor))
-        raise TypeError(f"For '{name}', every input must be a Tensor, but got {type(bad).__name__}.") from None
+    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+        bases = (tensors[0]._t,)  # the common call: one Tensor
+    else:
+        try:
+            bases = [None if t is None else t._t for t in tensors]  # None: an optional input left out
+        except AttributeError:
+            bad = next(t for t in tensors if t is not None and not isinstance(t, Tensor))
+            raise TypeError(f"For '{name}', every input must be a Tensor, but got {type(bad).__name__}.") from None
     outs = _call(name, bases, attrs)
     if len(outs) == 1:
         t = _new(Tensor)
@@ -132,7 +136,7 @@ def _binary(name, a, b):
         if tb is None:
             return NotImplemented
     t = _new(Tensor)
-    t._t = _call(name, [ta, tb], _NOATTRS)[0]
+    t._t = _call1(name, (ta, tb), _NOATTRS)
     return t
 
 
@@ -143,8 +147,24 @@ def _rbinary(name, a, b):
     if tb is None:
         return NotImplemented
     t = _new(Tensor)
-    t._t = _call(name, [tb, ta], _NOATTRS)[0]
+    t._t = _call1(name, (tb, ta), _NOATTRS)
     return t
+
+
+def _binary_method(name, dunder):
+    """Tensor.<dunder>: `self <op> other`, a Tensor operand going straight to
+    the core (one Python frame for `x + y`), anything else through _binary."""
+    def method(self, other):
+        if isinstance(other, Tensor):
+            t = _new(Tensor)
+            t._t = _call1(name, (self._t, other._t), _NOATTRS)
+            return t
+        return _binary(name, self, other)
+
+    method.__name__ = dunder
+    method.__qualname__ = f"Tensor.{dunder}"
+    method.__doc__ = f"self <op> other: op '{name}' (a Python scalar takes self's dtype)."
+    return method
 
 
 def _as_tensor(value, like=None):
@@ -457,76 +477,70 @@ class Tensor:
         return self.copy()
 
     # --- arithmetic operators ---------------------------------------------
-    def __add__(self, other):
-        return _binary("add", self, other)
+    __add__ = _binary_method("add", "__add__")
 
     def __radd__(self, other):
         return _rbinary("add", self, other)
 
-    def __sub__(self, other):
-        return _binary("sub", self, other)
+    __sub__ = _binary_method("sub", "__sub__")
 
     def __rsub__(self, other):
         return _rbinary("sub", self, other)
 
-    def __mul__(self, other):
-        return _binary("mul", self, other)
+    __mul__ = _binary_method("mul", "__mul__")
 
     def __rmul__(self, other):
         return _rbinary("mul", self, other)
 
-    def __truediv__(self, other):
-        return _binary("div", self, other)
+    __truediv__ = _binary_method("div", "__truediv__")
 
     def __rtruediv__(self, other):
         return _rbinary("div", self, other)
 
-    def __pow__(self, other):
-        return _binary("pow", self, other)
+    __pow__ = _binary_method("pow", "__pow__")
 
     def __rpow__(self, other):
         return _rbinary("pow", self, other)
 
-    def __floordiv__(self, other):
-        return _binary("floor_div", self, other)
+    __floordiv__ = _binary_method("floor_div", "__floordiv__")
 
     def __rfloordiv__(self, other):
         return _rbinary("floor_div", self, other)
 
-    def __mod__(self, other):
-        return _binary("floor_mod", self, other)
+    __mod__ = _binary_method("floor_mod", "__mod__")
 
     def __rmod__(self, other):
         return _rbinary("floor_mod", self, other)
 
     def __neg__(self):
-        return _op("neg", self)
+        t = _new(Tensor)
+        t._t = _call1("neg", (self._t,), _NOATTRS)
+        return t
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        return _op("abs", self)
+        t = _new(Tensor)
+        t._t = _call1("abs", (self._t,), _NOATTRS)
+        return t
 
     def __invert__(self):
         if self._t.dtype_name != "bool_":
             raise TypeError(f"For '__invert__', only bool tensors are supported, but got {self.dtype}.")
         return _op("logical_not", self)
 
-    def __and__(self, other):
-        return _binary("logical_and", self, other)
+    __and__ = _binary_method("logical_and", "__and__")
 
     def __rand__(self, other):
         return _rbinary("logical_and", self, other)
 
-    def __or__(self, other):
-        return _binary("logical_or", self, other)
+    __or__ = _binary_method("logical_or", "__or__")
 
     def __ror__(self, other):
         return _rbinary("logical_or", self, other)
 
-    def __xor__(self, other):
-        return _binary("logical_xor", self, other)
+    __xor__ = _binary_method("logical_xor", "__xor__")
 
     def __rxor__(self, other):
         return _rbinary("logical_xor", self, other)
@@ -541,26 +555,30 @@ class Tensor:
 
     # --- comparisons (elementwise) --------------------------------------------
     def __eq__(self, other):
-        if not isinstance(other, (int, float, Tensor, np.ndarray, np.generic)):
+        if isinstance(other, Tensor):
+            t = _new(Tensor)
+            t._t = _call1("equal", (self._t, other._t), _NOATTRS)
+            return t
+        if not isinstance(other, (int, float, np.ndarray, np.generic)):
             return False
         return _binary("equal", self, other)
 
     def __ne__(self, other):
-        if not isinstance(other, (int, float, Tensor, np.ndarray, np.generic)):
+        if isinstance(other, Tensor):
+            t = _new(Tensor)
+            t._t = _call1("not_equal", (self._t, other._t), _NOATTRS)
+            return t
+        if not isinstance(other, (int, float, np.ndarray, np.generic)):
             return True
         return _binary("not_equal", self, other)
 
-    def __lt__(self, other):
-        return _binary("less", self, other)
+    __lt__ = _binary_method("less", "__lt__")
 
-    def __le__(self, other):
-        return _binary("less_equal", self, other)
+    __le__ = _binary_method("less_equal", "__le__")
 
-    def __gt__(self, other):
-        return _binary("greater", self, other)
+    __gt__ = _binary_method("greater", "__gt__")
 
-    def __ge__(self, other):
-        return _binary("greater_equal", self, other)
+    __ge__ = _binary_method("greater_equal", "__ge__")
 
     # --- indexing ----------------------------------------------------------------
 

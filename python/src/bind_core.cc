@@ -46,9 +46,17 @@ Value ToValueAt(py::handle object, int depth);
 Dict ToDictAt(py::handle mapping, int depth) {
   if (depth >= kMaxNestingDepth) ThrowNestedTooDeep();
   Dict out;
-  for (auto [key, value] : py::reinterpret_borrow<py::dict>(mapping)) {
-    std::string name = PyUnicode_Check(key.ptr()) ? key.cast<std::string>() : std::string(py::repr(key));
-    out.Set(std::move(name), ToValueAt(value, depth + 1));
+  out.Reserve(static_cast<size_t>(PyDict_Size(mapping.ptr())));
+  PyObject* key = nullptr;
+  PyObject* value = nullptr;
+  Py_ssize_t position = 0;
+  while (PyDict_Next(mapping.ptr(), &position, &key, &value)) {
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &size) : nullptr;
+    if (PyUnicode_Check(key) && text == nullptr) throw py::error_already_set();
+    std::string name = text != nullptr ? std::string(text, static_cast<size_t>(size))
+                                       : std::string(py::repr(py::handle(key)));
+    out.Set(std::move(name), ToValueAt(py::handle(value), depth + 1));
   }
   return out;
 }

@@ -318,14 +318,33 @@ const py::detail::type_info* TensorBaseInfo() {
   return info;
 }
 
-void* MoveTensor(const void* source) {
-  return new Tensor(std::move(*const_cast<Tensor*>(static_cast<const Tensor*>(source))));
-}
+// Note [Wrapping op outputs]
+// An op's output becomes a new TensorBase owning a moved handle, as
+// pybind11's move cast would make it, without the two steps of that cast
+// that cost a real share of a small op's call: looking for a Python object
+// already registered at the source's address (a local here, never
+// registered), and finding the class's type record again by its C++ type
+// name (class_::init_instance hashes typeid's name on every object). The
+// instance is laid out, registered and given its holder (TensorBase's
+// default, std::unique_ptr) exactly as init_instance does; pybind11's own
+// deallocation undoes it.
+using TensorBaseClass = py::class_<Tensor>;  // bound in BindTensor
 
 py::object WrapTensor(Tensor&& t) {
-  return py::reinterpret_steal<py::object>(py::detail::type_caster_generic::cast(&t, py::return_value_policy::move,
-                                                                                 py::handle(), TensorBaseInfo(),
-                                                                                 nullptr, &MoveTensor));
+  using Holder = TensorBaseClass::holder_type;
+  static_assert(std::is_same_v<Holder, std::unique_ptr<Tensor>>, "WrapTensor makes unique_ptr holders");
+  const py::detail::type_info* tinfo = TensorBaseInfo();
+  auto object = py::reinterpret_steal<py::object>(py::detail::make_new_instance(tinfo->type));
+  auto* instance = reinterpret_cast<py::detail::instance*>(object.ptr());
+  py::detail::value_and_holder v_h = instance->get_value_and_holder(tinfo);
+  auto* value = new Tensor(std::move(t));
+  v_h.value_ptr() = value;
+  instance->owned = true;
+  py::detail::register_instance(instance, value, tinfo);
+  v_h.set_instance_registered();
+  new (std::addressof(v_h.holder<Holder>())) Holder(value);
+  v_h.set_holder_constructed();
+  return object;
 }
 
 // Note [Op lookup cache]
@@ -355,7 +374,8 @@ const ops::OpDef& FindCallOp(py::handle op) {
   return def;
 }
 
-py::object CallOp(py::handle op, py::handle inputs, py::handle attrs) {
+// `single`: the one output itself rather than a list (call1).
+py::object CallOp(py::handle op, py::handle inputs, py::handle attrs, bool single) {
   if (!PyUnicode_Check(op.ptr())) throw TypeError(StrCat("call(): 'op' must be a str, but got ", TypeName(op), "."));
   if (!PyDict_Check(attrs.ptr())) {
     throw TypeError(StrCat("call(): 'attrs' must be a dict, but got ", TypeName(attrs), "."));
@@ -392,7 +412,15 @@ py::object CallOp(py::handle op, py::handle inputs, py::handle attrs) {
     }
   }
   Dict attr_values = PyDict_GET_SIZE(attrs.ptr()) == 0 ? Dict() : ToDict(attrs);
-  std::vector<Tensor> outputs = ops::Call(FindCallOp(op), given, attr_values);
+  const ops::OpDef& def = FindCallOp(op);
+  std::vector<Tensor> outputs = ops::Call(def, given, attr_values);
+  if (single) {
+    if (outputs.size() != 1) {
+      throw TypeError(StrCat("call1(): op '", def.name, "' gave ", outputs.size(), " outputs; call1 takes ops of one ",
+                             "output (use call)."));
+    }
+    return WrapTensor(std::move(outputs[0]));
+  }
   py::list out(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), WrapTensor(std::move(outputs[i])).release().ptr());
@@ -415,25 +443,27 @@ PyObject* RaiseCurrentException() {
   return nullptr;
 }
 
+template <bool kSingle>
 PyObject* CallBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  constexpr std::string_view kName = kSingle ? "call1" : "call";
   try {
     constexpr std::array<std::string_view, 3> kNames{"op", "inputs", "attrs"};
     std::array<py::handle, 3> given{};
-    if (nargs > 3) throw TypeError(StrCat("call() takes at most 3 arguments (", nargs, " given)"));
+    if (nargs > 3) throw TypeError(StrCat(kName, "() takes at most 3 arguments (", nargs, " given)"));
     for (Py_ssize_t i = 0; i < nargs; ++i) given.at(static_cast<size_t>(i)) = args[i];
     const Py_ssize_t keywords = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
     for (Py_ssize_t k = 0; k < keywords; ++k) {
       const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
       const std::string_view name = key != nullptr ? key : "";
       const auto* at = std::find(kNames.begin(), kNames.end(), name);
-      if (at == kNames.end()) throw TypeError(StrCat("call() got an unexpected keyword argument '", name, "'"));
+      if (at == kNames.end()) throw TypeError(StrCat(kName, "() got an unexpected keyword argument '", name, "'"));
       auto index = static_cast<size_t>(at - kNames.begin());
-      if (given.at(index)) throw TypeError(StrCat("call() got multiple values for argument '", name, "'"));
+      if (given.at(index)) throw TypeError(StrCat(kName, "() got multiple values for argument '", name, "'"));
       given.at(index) = args[nargs + k];
     }
-    if (!given[0] || !given[1]) throw TypeError("call() missing required arguments: 'op' and 'inputs'");
+    if (!given[0] || !given[1]) throw TypeError(StrCat(kName, "() missing required arguments: 'op' and 'inputs'"));
     py::dict empty;
-    return CallOp(given[0], given[1], given[2] ? given[2] : py::handle(empty)).release().ptr();
+    return CallOp(given[0], given[1], given[2] ? given[2] : py::handle(empty), kSingle).release().ptr();
   } catch (...) {
     return RaiseCurrentException();
   }
@@ -445,7 +475,7 @@ void BindTensor(py::module_& m) {
   runtime::SetOriginHook(&PythonOrigin);
   runtime::SetStackHook(&PythonStack);
 
-  py::class_<Tensor>(m, "TensorBase")
+  TensorBaseClass(m, "TensorBase")
       .def(py::init([](const py::array& array, std::optional<std::string> dtype) {
              return FromArray(array, std::move(dtype));
            }),
@@ -493,10 +523,17 @@ void BindTensor(py::module_& m) {
   // Note [The op call binding]: a plain CPython function (no generic
   // argument conversion), as every Python op call comes through it.
   static PyMethodDef call_def{
-      "call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding)), METH_FASTCALL | METH_KEYWORDS,
+      "call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<false>)),
+      METH_FASTCALL | METH_KEYWORDS,
       "call(op, inputs, attrs={})\n--\n\nCalls an op by name on a list of TensorBase (None: an optional input "
       "left out); returns the list of its outputs."};
   m.attr("call") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call_def, nullptr, m.attr("__name__").ptr()));
+  static PyMethodDef call1_def{
+      "call1", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<true>)),
+      METH_FASTCALL | METH_KEYWORDS,
+      "call1(op, inputs, attrs={})\n--\n\nAs call, for an op of one output: returns that output itself "
+      "(TypeError for an op of several)."};
+  m.attr("call1") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call1_def, nullptr, m.attr("__name__").ptr()));
   m.def(
       "_testing_release_on_thread",
       [](Tensor& handle) {

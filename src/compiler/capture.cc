@@ -87,6 +87,7 @@ ir::ValueRef Capture::Lookup(const Tensor& t) {
 }
 
 std::vector<Tensor> Capture::Run(const ops::OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
+                                 const std::vector<ops::TensorMeta>& /*input_metas*/,
                                  const std::vector<ops::TensorMeta>& metas) {
   MSRT_INTERNAL_ASSERT(graph_ != nullptr, "capture used after Finish");
   if (op.props.data_dependent_shape) {

@@ -49,6 +49,7 @@ class Capture final : public ops::Executor {
   size_t depth() const { return scopes_.size(); }
 
   std::vector<Tensor> Run(const ops::OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
+                          const std::vector<ops::TensorMeta>& input_metas,
                           const std::vector<ops::TensorMeta>& metas) override;
 
   /// Ends capture with these results; the capture cannot be used afterwards.

@@ -149,6 +149,7 @@ Tensor Tensor::Scalar(double value, DType dtype) {
 }
 
 std::shared_ptr<Completion> Tensor::pending() const {
+  if (!impl_->has_pending.load(std::memory_order_acquire)) return nullptr;
   std::lock_guard lock(impl_->pending_mutex);
   return impl_->pending;
 }
@@ -156,6 +157,7 @@ std::shared_ptr<Completion> Tensor::pending() const {
 void Tensor::set_pending(std::shared_ptr<Completion> completion) const {
   std::lock_guard lock(impl_->pending_mutex);
   impl_->pending = std::move(completion);
+  impl_->has_pending.store(impl_->pending != nullptr, std::memory_order_release);
 }
 
 void Tensor::Sync() const {
@@ -171,7 +173,10 @@ void Tensor::Sync() const {
   if (p) {
     p->Wait();
     std::lock_guard lock(impl_->pending_mutex);
-    if (impl_->pending == p) impl_->pending.reset();
+    if (impl_->pending == p) {
+      impl_->pending.reset();
+      impl_->has_pending.store(false, std::memory_order_release);
+    }
   }
 }
 
@@ -195,6 +200,7 @@ Tensor Tensor::Reshaped(const Shape& shape) const {
   impl->dtype = impl_->dtype;
   impl->symbolic = impl_->symbolic;
   impl->pending = pending();
+  impl->has_pending.store(impl->pending != nullptr, std::memory_order_relaxed);  // not yet shared
   return Tensor(std::move(impl));
 }
 

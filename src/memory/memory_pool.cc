@@ -61,7 +61,10 @@ class HostBlockSource final : public BlockSource {
 std::unique_ptr<BlockSource> MakeHostBlockSource() { return std::make_unique<HostBlockSource>(); }
 
 MemoryPool::MemoryPool(std::unique_ptr<BlockSource> source, PoolLimits limits)
-    : source_(std::move(source)), limits_(std::move(limits)), capacity_(source_->Capacity()) {}
+    : source_(std::move(source)),
+      limits_(std::move(limits)),
+      capacity_(source_->Capacity()),
+      cached_(kSmallMax / kUnit) {}
 
 MemoryPool::~MemoryPool() {
   for (auto& [base, block] : blocks_) source_->Release(block->base, block->size);
@@ -76,7 +79,22 @@ void MemoryPool::SetLimits(PoolLimits limits) {
   if (stop_reuse) RetireUsedFreeMemory();
 }
 
+void MemoryPool::FlushSmallCache() {
+  if (cached_bytes_ == 0) return;
+  for (auto& list : cached_) {
+    for (const auto& [p, piece] : list) {
+      auto it = pieces_.find(p);
+      MSRT_INTERNAL_ASSERT(it != pieces_.end() && &it->second == piece && piece->state == PieceState::kCached,
+                           "memory pool: a cached piece is not where the cache says");
+      MergeFree(it);
+    }
+    list.clear();
+  }
+  cached_bytes_ = 0;
+}
+
 void MemoryPool::RetireUsedFreeMemory() {
+  FlushSmallCache();
   std::vector<std::pair<size_t, char*>> used;
   for (const auto& [size, p] : free_) {
     const Block* block = pieces_.at(p).block;
@@ -118,7 +136,20 @@ void* MemoryPool::TryAllocate(size_t nbytes, size_t* granted, std::string* why) 
     return nullptr;
   }
   std::lock_guard lock(mutex_);
+  if (size <= kSmallMax) {  // Note [Small piece cache]
+    auto& list = cached_[size / kUnit - 1];
+    if (!list.empty()) {
+      auto [p, piece] = list.back();
+      list.pop_back();
+      cached_bytes_ -= size;
+      return Hand(p, *piece, size, granted);
+    }
+  }
   auto it = free_.lower_bound({size, nullptr});
+  if (it == free_.end() && cached_bytes_ > 0) {
+    FlushSmallCache();  // merged, the cached pieces may serve it without growing
+    it = free_.lower_bound({size, nullptr});
+  }
   if (it == free_.end()) {
     *why = Grow(size);
     if (!why->empty()) return nullptr;
@@ -126,13 +157,16 @@ void* MemoryPool::TryAllocate(size_t nbytes, size_t* granted, std::string* why) 
   }
   char* p = it->second;
   free_.erase(it);
-  auto piece_it = pieces_.find(p);
-  Piece& piece = piece_it->second;
-  Block* block = piece.block;
+  Piece& piece = pieces_.find(p)->second;
   if (piece.size > size) {
-    InsertFree(p + size, piece.size - size, block);
+    InsertFree(p + size, piece.size - size, piece.block);
     piece.size = size;
   }
+  return Hand(p, piece, size, granted);
+}
+
+void* MemoryPool::Hand(char* p, Piece& piece, size_t size, size_t* granted) {
+  Block* block = piece.block;
   piece.state = PieceState::kLive;
   block->live_bytes += size;
   const auto offset = static_cast<size_t>(p - block->base);
@@ -168,6 +202,18 @@ void MemoryPool::Free(void* address) noexcept {
     }
     return;
   }
+  if (piece.size <= kSmallMax && cached_bytes_ + piece.size <= kSmallCacheBytes) {  // Note [Small piece cache]
+    piece.state = PieceState::kCached;
+    cached_[piece.size / kUnit - 1].emplace_back(p, &piece);
+    cached_bytes_ += piece.size;
+    return;
+  }
+  MergeFree(it);
+}
+
+void MemoryPool::MergeFree(std::map<char*, Piece>::iterator it) {
+  Piece& piece = it->second;
+  Block* block = piece.block;
   // Merge with free neighbours of the same block.
   size_t size = piece.size;
   auto next = std::next(it);
@@ -188,7 +234,7 @@ void MemoryPool::Free(void* address) noexcept {
   }
   piece.size = size;
   piece.state = PieceState::kFree;
-  free_.emplace(size, p);
+  free_.emplace(size, it->first);
 }
 
 std::string MemoryPool::Grow(size_t size) {
@@ -234,6 +280,7 @@ void MemoryPool::ReleaseBlock(Block* block) {
 }
 
 size_t MemoryPool::ReleaseEmptyBlocks() {
+  FlushSmallCache();  // a cached piece must not outlive its block
   std::vector<Block*> empty;
   for (auto& [base, block] : blocks_) {
     if (block->live_bytes == 0) empty.push_back(block.get());

@@ -17,6 +17,20 @@
 // sys.mem_Reuse=false) a freed piece is never handed out again: its pages go
 // back to the system and its block is released once nothing in it lives, so
 // each tensor gets memory no earlier tensor used.
+//
+// Note [Small piece cache]
+// Most tensors of an eager program are small, and the same few sizes come
+// and go on every step. A freed piece of at most kSmallMax bytes is kept
+// whole on a free list of its size (a multiple of kUnit) instead of being
+// merged into the free tree, and the next request of that size takes it
+// back in constant time, without touching the trees. The lists are the
+// pool's, under its lock, so a piece freed on one thread (the eager
+// dispatcher, an executor's worker) serves a request on any other. They
+// hold at most kSmallCacheBytes in all. Cached pieces count as free in the
+// statistics and never change what the pool reserves: before the pool
+// would grow (or release blocks, or stop reuse) it first returns every
+// cached piece to the free tree, merged with its neighbours, so a request
+// is refused under the cap only when it would have been without the cache.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +41,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace msrt::memory {
 
@@ -77,6 +92,10 @@ class MemoryPool {
  public:
   /// Granularity of pieces: every piece starts and ends on a multiple.
   static constexpr size_t kUnit = 512;
+  /// Largest piece kept on a size's free list (Note [Small piece cache]).
+  static constexpr size_t kSmallMax = size_t{32} << 10;
+  /// Most bytes the free lists hold in all.
+  static constexpr size_t kSmallCacheBytes = size_t{4} << 20;
 
   explicit MemoryPool(std::unique_ptr<BlockSource> source, PoolLimits limits = {});
   ~MemoryPool();
@@ -111,7 +130,7 @@ class MemoryPool {
     size_t live_bytes = 0;
     size_t high_water = 0;  // bytes from base ever handed out
   };
-  enum class PieceState : uint8_t { kFree, kLive, kRetired };
+  enum class PieceState : uint8_t { kFree, kLive, kRetired, kCached };
   struct Piece {
     size_t size;
     Block* block;
@@ -124,7 +143,10 @@ class MemoryPool {
   void RetireUsedFreeMemory();  // reuse turned off: used memory is not handed out again
   size_t ReleaseEmptyBlocks();
   void InsertFree(char* p, size_t size, Block* block);
-  [[noreturn]] void Refuse(size_t nbytes, std::string_view why);  // with mutex_ held
+  void* Hand(char* p, Piece& piece, size_t size, size_t* granted);  // marks a free piece live
+  void FlushSmallCache();                                           // every cached piece back to the free tree, merged
+  void MergeFree(std::map<char*, Piece>::iterator it);              // a piece becomes free: merged, in free_
+  [[noreturn]] void Refuse(size_t nbytes, std::string_view why);    // with mutex_ held
 
   std::unique_ptr<BlockSource> source_;
   mutable std::mutex mutex_;
@@ -133,6 +155,10 @@ class MemoryPool {
   std::map<char*, Piece> pieces_;            // every piece of every block, by address
   std::set<std::pair<size_t, char*>> free_;  // reusable pieces by (size, address)
   std::map<char*, std::unique_ptr<Block>> blocks_;
+  // Note [Small piece cache]: cached_[size / kUnit - 1] lists the cached
+  // pieces of that size (pointers into pieces_, whose nodes do not move).
+  std::vector<std::vector<std::pair<char*, Piece*>>> cached_;
+  size_t cached_bytes_ = 0;
   PoolStats stats_;
 };
 

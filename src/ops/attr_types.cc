@@ -47,6 +47,18 @@ std::vector<int64_t> Ints(std::string_view op, const AttrSpec& spec, const Value
   return out;
 }
 
+// Whether `v` is already what Ints then IntList would make of it: a list of
+// ints, each at least `minimum`. Such a value is kept as it is (its payload
+// is shared, not copied), which spares every call with a shape or axes
+// attribute two allocations.
+bool IsIntList(const Value& v, int64_t minimum) {
+  if (!v.is_list()) return false;
+  for (const Value& item : v.as_list()) {
+    if (!IsInt(item) || item.as_int() < minimum) return false;
+  }
+  return true;
+}
+
 std::string String(std::string_view op, const AttrSpec& spec, const Value& v, std::string_view expected) {
   if (!v.is_string()) Bad(ErrorKind::kType, op, spec, expected, v);
   return v.as_string();
@@ -90,9 +102,15 @@ Value ParseAttr(std::string_view op, const AttrSpec& spec, const Value& v) {
       out = Value(spec.choices.empty() ? s : Choice(op, spec, s, spec.choices, v));
       break;
     }
-    case AttrType::kInts: out = IntList(Ints(op, spec, v, INT64_MIN, "an int or a sequence of ints")); break;
+    case AttrType::kInts:
+      out = IsIntList(v, INT64_MIN) ? v : IntList(Ints(op, spec, v, INT64_MIN, "an int or a sequence of ints"));
+      break;
     case AttrType::kAxes:
-      out = v.is_none() ? Value(List{}) : IntList(Ints(op, spec, v, INT64_MIN, "None, an int or a sequence of ints"));
+      if (v.is_none()) {
+        out = Value(List{});
+      } else {
+        out = IsIntList(v, INT64_MIN) ? v : IntList(Ints(op, spec, v, INT64_MIN, "None, an int or a sequence of ints"));
+      }
       break;
     case AttrType::kAxis: {
       std::vector<int64_t> axes = Ints(op, spec, v, INT64_MIN, "an int (or a sequence of one int)");
@@ -103,7 +121,7 @@ Value ParseAttr(std::string_view op, const AttrSpec& spec, const Value& v) {
     case AttrType::kShape: {
       constexpr std::string_view kExpected = "a list or tuple of ints >= -1";
       if (!v.is_sequence()) Bad(ErrorKind::kType, op, spec, kExpected, v);
-      out = IntList(Ints(op, spec, v, -1, kExpected));
+      out = IsIntList(v, -1) ? v : IntList(Ints(op, spec, v, -1, kExpected));
       break;
     }
     case AttrType::kDType: {

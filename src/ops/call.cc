@@ -65,7 +65,7 @@ std::vector<Tensor> Call(const OpDef& op, const std::vector<Tensor>& inputs, con
 
   Executor* executor = t_executor != nullptr ? t_executor : g_default_executor;
   MSRT_INTERNAL_ASSERT(executor != nullptr, "no executor installed");
-  std::vector<Tensor> outputs = executor->Run(op, inputs, normalized, out_metas);
+  std::vector<Tensor> outputs = executor->Run(op, inputs, normalized, metas, out_metas);
   // Ops without a gradient are seen too when they give complex values (Note
   // [Complex gradients] in autodiff.cc): the recorder rejects a gradient path into them.
   const bool complex_io = std::any_of(out_metas.begin(), out_metas.end(),

@@ -21,10 +21,12 @@ std::vector<Tensor> Call(const OpDef& op, const std::vector<Tensor>& inputs, con
 Tensor Call1(std::string_view op, const std::vector<Tensor>& inputs, const Dict& attrs = {});
 
 /// Runs prepared calls. Outputs must be returned with the inferred metadata.
+/// `input_metas` are the inputs' shapes and dtypes, as inference saw them.
 class Executor {
  public:
   virtual ~Executor() = default;
   virtual std::vector<Tensor> Run(const OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
+                                  const std::vector<TensorMeta>& input_metas,
                                   const std::vector<TensorMeta>& outputs) = 0;
 };
 

@@ -57,6 +57,7 @@ std::vector<const OpDef*> AllOps() {
 
 Dict NormalizeAttrs(const OpDef& op, const Dict& given) {
   Dict out;
+  out.Reserve(op.attrs.size());
   for (const AttrSpec& spec : op.attrs) {
     const Value* v = given.Find(spec.name);
     if (v != nullptr) {

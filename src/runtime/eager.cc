@@ -370,20 +370,18 @@ Dispatcher& GlobalDispatcher() { return *g_dispatcher.load(std::memory_order_acq
 class EagerExecutor final : public ops::Executor {
  public:
   std::vector<Tensor> Run(const ops::OpDef& op, const std::vector<Tensor>& given, const Dict& attrs,
+                          const std::vector<ops::TensorMeta>& in_metas,
                           const std::vector<ops::TensorMeta>& metas) override {
     std::vector<Tensor> stand_ins;
-    if (!op.props.meta_only_inputs.empty()) stand_ins = MetaStandIns(op, given);
+    if (!op.props.meta_only_inputs.empty()) stand_ins = MetaStandIns(op, given);  // same shapes and dtypes
     const std::vector<Tensor>& inputs = op.props.meta_only_inputs.empty() ? given : stand_ins;
     DeviceTarget device = RequireBackend(CurrentDevice());
-    std::vector<ops::TensorMeta> in_metas;
-    in_metas.reserve(inputs.size());
     for (const Tensor& t : inputs) {
       if (t.device() != device) {
         ops::OpError(ErrorKind::kRuntime, op.name,
                      StrCat("an input lives on ", DeviceTargetName(t.device()), " but the device target is ",
                             DeviceTargetName(device)));
       }
-      in_metas.push_back(ops::TensorMeta{t.shape(), t.dtype()});
     }
     const kernels::KernelDef* kernel = kernels::SelectKernelOrConvert(op.name, device, in_metas, attrs);
     if (kernel == nullptr) {

@@ -2,10 +2,14 @@
 //
 // Note [Op timeout]
 // op_timeout is in seconds; 0 means the default, 900. An observer of
-// LaunchKernel arms a deadline on the launching thread before each kernel
-// and disarms it after. A watchdog thread looks at the armed deadlines
-// twenty times per limit (at most once a second) and asks a launch past its
-// deadline to stop. The kernel's loops stop at their next CancellationPoint
+// LaunchKernel arms the launching thread's slot before each kernel (the
+// launch's number and its limit, read there so that a thread's scoped
+// context applies) and disarms it after. A watchdog thread looks at the
+// armed slots twenty times per limit (at most once a second): it notes when
+// it first saw each launch, and asks a launch it has seen for the limit to
+// stop. A launch is thus stopped between its limit and two looks later
+// (about a tenth more), never earlier; the launching thread reads no clock,
+// as the watchdog does the timing. The kernel's loops stop at their next CancellationPoint
 // (core/thread_pool.h: the start of each ParallelFor chunk, each row of the
 // reference float64 products) and the launch raises
 // RuntimeError naming the op and the limit. A kernel without cancellation
@@ -46,13 +50,9 @@ int64_t LimitSeconds() {
   return limit > 0 ? limit : kDefaultSeconds;
 }
 
-// The coarse monotonic clock (a few milliseconds' resolution, which a limit
-// in seconds does not notice) costs a memory read per launch, where the
-// precise one reads the time-stamp counter and converts it.
 int64_t NowNs() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 // One launching thread's current launch.
@@ -62,18 +62,26 @@ class LaunchSlot final : public Cancellable {
     op_ = op;
     limit_s_ = limit_s;
     interrupts_seen_ = InterruptCount();
-    deadline_ns_.store(NowNs() + limit_s * 1'000'000'000, std::memory_order_relaxed);
+    limit_ns_.store(limit_s * 1'000'000'000, std::memory_order_relaxed);
     launch_ += 2;  // the low bit is kRequested
     state_.store(launch_, std::memory_order_release);
   }
   /// Returns whether the launch was asked to stop.
   bool Disarm() { return (state_.exchange(0, std::memory_order_acq_rel) & kRequested) != 0; }
 
-  /// Called by the watchdog.
+  /// Called by the watchdog (under its lock): notes a launch it sees for
+  /// the first time, and asks one it first saw a limit ago to stop.
   void StopIfLate(int64_t now_ns) {
     uint64_t seen = state_.load(std::memory_order_acquire);
     if (seen == 0 || (seen & kRequested) != 0) return;
-    if (now_ns < deadline_ns_.load(std::memory_order_relaxed)) return;
+    if (seen != watched_launch_) {
+      watched_launch_ = seen;
+      watched_since_ns_ = now_ns;
+      return;
+    }
+    // Read after `seen` (acquire): the limit of that launch, or of a later
+    // one whose number the exchange below then fails on.
+    if (now_ns - watched_since_ns_ < limit_ns_.load(std::memory_order_relaxed)) return;
     state_.compare_exchange_strong(seen, seen | kRequested, std::memory_order_acq_rel);
   }
 
@@ -91,7 +99,10 @@ class LaunchSlot final : public Cancellable {
   const ops::OpDef* op_ = nullptr;
   int64_t limit_s_ = 0;
   uint64_t launch_ = 0;
-  std::atomic<int64_t> deadline_ns_{0};
+  std::atomic<int64_t> limit_ns_{0};
+  // The watchdog's own: the launch it last saw armed here, and since when.
+  uint64_t watched_launch_ = 0;
+  int64_t watched_since_ns_ = 0;
 };
 
 class Watchdog {

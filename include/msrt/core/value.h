@@ -98,6 +98,8 @@ class Dict {
   /// Inserts or replaces; a replaced key keeps its position.
   void Set(std::string key, Value value);
   bool Erase(std::string_view key);
+  /// Room for `n` items without reallocating.
+  void Reserve(size_t n) { items_.reserve(n); }
 
   size_t size() const { return items_.size(); }
   bool empty() const { return items_.empty(); }

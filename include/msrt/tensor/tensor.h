@@ -117,6 +117,9 @@ struct TensorImpl {
   // The last write still running (null when the contents are ready).
   std::shared_ptr<Completion> pending;
   std::mutex pending_mutex;
+  // Whether `pending` is set, written with it under pending_mutex: a reader
+  // that finds it false needs no lock (every small op's call asks).
+  std::atomic<bool> has_pending{false};
   // Autodiff: whether gradients flow to this tensor, and the node that
   // produced it while a gradient was being recorded.
   bool requires_grad = false;

@@ -81,7 +81,14 @@ def _optional(op, form, name, value):
 
 
 def _invoke(op, inputs, attrs):
-    outs = _tensor._call(op, _convert_inputs(op, inputs), attrs)  # the one way to the core (_tensor._op)
+    n = len(inputs)
+    if n == 1 and isinstance(inputs[0], Tensor):  # the common calls, as _convert_inputs makes them
+        bases = (inputs[0]._t,)
+    elif n == 2 and isinstance(inputs[0], Tensor) and isinstance(inputs[1], Tensor):
+        bases = (inputs[0]._t, inputs[1]._t)
+    else:
+        bases = _convert_inputs(op, inputs)
+    outs = _tensor._call(op, bases, attrs)  # the one way to the core (_tensor._op)
     if len(outs) == 1 and op not in _TUPLES:
         t = _new(Tensor)
         t._t = outs[0]
@@ -96,6 +103,13 @@ def _dtype_attr(value):
 def _ints_attr(value):
     """A shape or axes given as a Tensor, an array or a tuple becomes a list of
     Python ints (the op checks the rest)."""
+    cls = value.__class__
+    if cls is list or cls is tuple:
+        for v in value:
+            if v.__class__ is not int:
+                break
+        else:  # ints already: the common call
+            return value if cls is list else list(value)
     if isinstance(value, Tensor):
         return [int(v) for v in value.asnumpy().reshape(-1)]
     if isinstance(value, np.ndarray):
@@ -239,6 +253,18 @@ def _body(form, params, self_attrs=None):
     inputs_text = "(" + "".join(i + ", " for i in inputs) + ")"
     call = f"_invoke({op!r}, {inputs_text}, {attr_text})"
     returns = form["returns"]
+    plain = [i for i in inputs if i.isidentifier() and i != "_ABSENT"]
+    if not returns and plain and len(plain) == len(inputs) <= 2 and op not in _TUPLES:
+        # The common call, Tensors in, without _invoke's frame (the same steps).
+        test = " and ".join(f"isinstance({i}, _Tensor)" for i in plain)
+        bases = "(" + "".join(f"{i}._t, " for i in plain) + ")"
+        lines += [f"    if {test}:",
+                  f"        _o = _tensor._call({op!r}, {bases}, {attr_text})",
+                  "        if len(_o) == 1:",
+                  "            _r = _new(_Tensor)",
+                  "            _r._t = _o[0]",
+                  "            return _r",
+                  "        return tuple([_wrap(o) for o in _o])"]
     if not returns:
         lines.append(f"    return {call}")
     else:  # the objects given for the updated inputs (a Parameter stays itself)
@@ -248,7 +274,8 @@ def _body(form, params, self_attrs=None):
 
 
 def _compile(source, name, defaults):
-    namespace = {"_invoke": _invoke, "_ABSENT": _ABSENT, "_optional": _optional, "_dtype_attr": _dtype_attr,
+    namespace = {"_invoke": _invoke, "_tensor": _tensor, "_Tensor": Tensor, "_new": _new, "_wrap": _wrap,
+                 "_ABSENT": _ABSENT, "_optional": _optional, "_dtype_attr": _dtype_attr,
                  "_ints_attr": _ints_attr,
                  "_number_attr": _number_attr, "_axes_attr": _axes_attr, "_scalar_attr": _scalar_attr,
                  "_varargs": _varargs, "_varinputs": _varinputs, "_plain_attr": _plain_attr,

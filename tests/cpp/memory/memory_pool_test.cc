@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -227,6 +228,115 @@ TEST(MemoryPool, ThreadsAllocateAndFreeConcurrently) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(pool.Stats().allocated, 0);
   EXPECT_EQ(pool.Stats().live_pieces, 0);
+}
+
+// Note [Small piece cache]
+TEST(MemoryPool, AFreedSmallPieceServesTheNextRequestOfItsSize) {
+  MemoryPool pool(MakeHostBlockSource(), Limits(64 * kMiB, 8 * kMiB));
+  void* keep = Take(pool, 512);
+  void* a = Take(pool, 3000);  // 3072 bytes
+  void* b = Take(pool, 512);
+  pool.Free(a);
+  EXPECT_EQ(pool.Stats().allocated, 1024);  // a cached piece is not allocated
+  EXPECT_EQ(pool.Stats().live_pieces, 2);
+  void* other = Take(pool, 1024);  // another size: not the cached piece
+  EXPECT_NE(other, a);
+  void* again = Take(pool, 2600);  // rounds to 3072 as well
+  EXPECT_EQ(again, a);
+  PoolStats s = pool.Stats();
+  EXPECT_EQ(s.allocated, 512 + 3072 + 512 + 1024);
+  EXPECT_EQ(s.allocations, 5);
+  EXPECT_EQ(s.reused_allocations, 1);
+  for (void* p : {keep, b, other, again}) pool.Free(p);
+  EXPECT_EQ(pool.Stats().allocated, 0);
+  EXPECT_EQ(pool.Stats().live_pieces, 0);
+}
+
+TEST(MemoryPool, CachedSmallPiecesMergeBeforeThePoolGrowsUnderTheCap) {
+  // The cap allows one block. Fill it with small pieces, free them all
+  // (cached, not merged), then ask for the whole block: the cached pieces
+  // must merge back rather than the pool refusing or growing past the cap.
+  constexpr int64_t kBlock = 2 * kMiB;
+  MemoryPool pool(MakeHostBlockSource(), Limits(kBlock, kBlock));
+  std::vector<void*> small;
+  for (int64_t used = 0; used < kBlock; used += 4096) small.push_back(Take(pool, 4096));
+  EXPECT_THROW(Take(pool, 512), MemoryError);  // full: the cap refuses a second block
+  for (void* p : small) pool.Free(p);
+  void* whole = Take(pool, kBlock);
+  EXPECT_EQ(whole, small.front());
+  PoolStats s = pool.Stats();
+  EXPECT_EQ(s.reserved, kBlock);
+  EXPECT_EQ(s.blocks, 1);
+  EXPECT_EQ(s.failed_allocations, 1);
+  pool.Free(whole);
+}
+
+TEST(MemoryPool, CachedSmallPiecesDoNotKeepBlocksFromBeingReleased) {
+  MemoryPool pool(MakeHostBlockSource(), Limits(64 * kMiB, 8 * kMiB));
+  pool.Free(Take(pool, 512));
+  pool.Free(Take(pool, 8192));
+  EXPECT_EQ(pool.Stats().blocks, 1);
+  pool.EmptyCache();
+  EXPECT_EQ(pool.Stats().blocks, 0);
+  EXPECT_EQ(pool.Stats().reserved, 0);
+  pool.Free(Take(pool, 512));  // usable afterwards
+  // A large request that needs the room of an empty block releases it, cached pieces and all.
+  MemoryPool capped(MakeHostBlockSource(), Limits(8 * kMiB, 4 * kMiB));
+  capped.Free(Take(capped, 512));
+  capped.Free(Take(capped, 4 * kMiB));  // a second block
+  void* big = Take(capped, 7 * kMiB);
+  EXPECT_EQ(capped.Stats().blocks, 1);
+  capped.Free(big);
+}
+
+TEST(MemoryPool, TurningReuseOffRetiresCachedSmallPieces) {
+  MemoryPool pool(MakeHostBlockSource(), Limits(64 * kMiB, 8 * kMiB));
+  void* keep = Take(pool, 512);
+  void* a = Take(pool, 1024);
+  pool.Free(a);
+  pool.SetLimits(Limits(64 * kMiB, 8 * kMiB, /*reuse=*/false));
+  void* b = Take(pool, 1024);
+  EXPECT_NE(b, a);  // a was handed out before: never again
+  pool.Free(b);
+  void* c = Take(pool, 1024);
+  EXPECT_NE(c, b);
+  EXPECT_NE(c, a);
+  pool.Free(c);
+  pool.Free(keep);
+  EXPECT_EQ(pool.Stats().blocks, 0);
+}
+
+TEST(MemoryPool, SmallPiecesFreedOnAnotherThreadServeThisOne) {
+  MemoryPool pool(MakeHostBlockSource(), Limits(64 * kMiB, 8 * kMiB));
+  std::vector<void*> pieces;
+  for (int i = 0; i < 8; ++i) pieces.push_back(Take(pool, 2048));
+  std::thread([&pool, &pieces] {
+    for (void* p : pieces) pool.Free(p);
+  }).join();
+  EXPECT_EQ(pool.Stats().allocated, 0);
+  for (int i = 0; i < 8; ++i) {
+    void* p = Take(pool, 2048);
+    EXPECT_NE(std::find(pieces.begin(), pieces.end(), p), pieces.end());
+    pool.Free(p);
+  }
+  EXPECT_EQ(pool.Stats().reused_allocations, 8);
+}
+
+TEST(MemoryPool, TheSmallPieceCacheHoldsABoundedNumberOfBytes) {
+  MemoryPool pool(MakeHostBlockSource(), Limits(256 * kMiB, 64 * kMiB));
+  constexpr size_t kSize = MemoryPool::kSmallMax;
+  const size_t count = MemoryPool::kSmallCacheBytes / kSize + 8;
+  std::vector<void*> pieces;
+  for (size_t i = 0; i < count; ++i) pieces.push_back(Take(pool, kSize));
+  void* tail = Take(pool, 512);  // after the pieces: their merge stops here
+  for (void* p : pieces) pool.Free(p);
+  // Beyond the bound the pieces went to the free tree and merged: the last
+  // eight, adjacent, serve one request of their joint size without growth.
+  void* joint = Take(pool, 8 * kSize);
+  EXPECT_EQ(joint, pieces[count - 8]);
+  EXPECT_EQ(pool.Stats().blocks, 1);
+  pool.Free(joint);
+  pool.Free(tail);
 }
 
 // ---------------------------------------------------------------------------

@@ -33,6 +33,18 @@ TEST(AttrTypeTest, IntListsTakeOneCanonicalForm) {
   EXPECT_EQ(Parse(AttrType::kShape, Ints({-1, 4})).repr(), Ints({-1, 4}).repr());
 }
 
+// A list of ints already in the canonical form is kept as given; anything
+// else in it is still checked.
+TEST(AttrTypeTest, IntListsAlreadyCanonicalPassAndOthersAreStillChecked) {
+  EXPECT_EQ(Parse(AttrType::kInts, Ints({2, -3})).repr(), Ints({2, -3}).repr());
+  EXPECT_EQ(Parse(AttrType::kAxes, Ints({})).repr(), Value(List{}).repr());
+  EXPECT_TRUE(Parse(AttrType::kShape, Value::Tuple({Value(2), Value(2)})).is_list());
+  EXPECT_THROW(Parse(AttrType::kShape, Ints({2, -2})), ValueError);
+  EXPECT_THROW(Parse(AttrType::kShape, Value(List{Value(2), Value(true)})), TypeError);
+  EXPECT_THROW(Parse(AttrType::kInts, Value(List{Value(1), Value(1.5)})), TypeError);
+  EXPECT_THROW(Parse(AttrType::kAxes, Value(List{Value(0), Value("1")})), TypeError);
+}
+
 TEST(AttrTypeTest, ThreeDimensionalWindowsAndPaddingTakeOneCanonicalForm) {
   EXPECT_EQ(Parse(AttrType::kTriple, Value(2)).repr(), Ints({2, 2, 2}).repr());
   EXPECT_EQ(Parse(AttrType::kTriple, Ints({1, 2, 3})).repr(), Ints({1, 2, 3}).repr());

@@ -248,3 +248,23 @@ def test_split_forms_always_return_a_tuple_and_take_numpy_sections():
     parts = ops.split(x, np.array([1, 5]), axis=1)
     assert [p.shape for p in parts] == [(2, 1), (2, 5)]
     assert x.transpose(np.int64(1), 0).shape == (6, 2)
+
+
+def test_shape_attributes_take_ints_in_every_container_and_refuse_the_rest():
+    x = ms.Tensor(np.arange(6, dtype=np.float32))
+    shape = [2, 3]
+    for given in ((2, 3), shape, [np.int64(2), 3], np.array([2, 3]), ms.Tensor(np.array([2, 3]))):
+        assert x.reshape(given).shape == (2, 3)
+        assert ops.reshape(x, given).shape == (2, 3)
+    assert x.reshape(3, 2).shape == (3, 2)
+    assert shape == [2, 3]  # the caller's list is not changed
+    with pytest.raises(TypeError):
+        x.reshape([2, True])
+    with pytest.raises(TypeError):
+        x.reshape((2, 3.0))
+    # Two Tensors, one Tensor, and other inputs (scalars, arrays) all reach the op.
+    np.testing.assert_array_equal(ops.add(x, x).asnumpy(), 2 * np.arange(6))
+    np.testing.assert_array_equal(ops.add(x, 1).asnumpy(), np.arange(6) + 1)
+    np.testing.assert_array_equal(ops.relu(x - 2).asnumpy(), np.maximum(np.arange(6) - 2, 0))
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        ops.relu([1.0])

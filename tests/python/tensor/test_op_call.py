@@ -76,3 +76,38 @@ def test_keywords_attributes_and_promotion():
     np.testing.assert_array_equal(total.asnumpy(), 10.0)
     with pytest.raises(TypeError, match="unexpected keyword argument 'name'"):
         _C.call(name="add", inputs=[x, x])
+
+
+def test_call1_returns_the_one_output_and_refuses_ops_of_several():
+    out = _C.call1("add", (base([1, 2]), base([3, 4])), {})
+    assert isinstance(out, _C.TensorBase)
+    np.testing.assert_array_equal(out.asnumpy(), [4, 6])
+    np.testing.assert_array_equal(_C.call1(op="neg", inputs=[base([1])]).asnumpy(), [-1])
+    with pytest.raises(TypeError, match="call1.*'split' gave 2 outputs"):
+        _C.call1("split", [base([1, 2, 3, 4])], {"axis": 0, "output_num": 2})
+    with pytest.raises(TypeError, match="call1\\(\\) got an unexpected keyword argument 'x'"):
+        _C.call1("neg", [base([1])], x=1)
+
+
+def test_outputs_own_their_tensors_and_free_them_when_dropped():
+    # Note [Wrapping op outputs]: each output is a TensorBase of its own, kept alive by Python alone.
+    import gc
+    import weakref
+
+    a = base(np.arange(1 << 16))  # 256 KiB of float32: above the small pieces the pool keeps aside
+    _C.synchronize()
+    before = ms.runtime.memory_allocated()
+    outs = [_C.call1("neg", [a], {}) for _ in range(4)] + _C.call("add", [a, a], {})
+    assert all(type(o) is _C.TensorBase for o in outs)
+    assert len({id(o) for o in outs}) == 5
+    refs = [weakref.ref(o) for o in outs]
+    _C.synchronize()
+    assert ms.runtime.memory_allocated() >= before + 5 * (1 << 18)
+    del a  # the outputs do not need it
+    np.testing.assert_array_equal(outs[0].asnumpy(), -np.arange(1 << 16))
+    np.testing.assert_array_equal(outs[4].asnumpy(), 2 * np.arange(1 << 16))
+    del outs
+    gc.collect()
+    _C.synchronize()
+    assert all(r() is None for r in refs)
+    assert ms.runtime.memory_allocated() <= before - (1 << 18)  # the input went too

@@ -345,6 +345,60 @@ def test_setitem_broadcasts_casts_and_writes_in_place():
         t[0] = ms.Tensor(np.ones(3, np.float32))
 
 
+@pytest.mark.parametrize("index", [0, -1, 2, slice(1, 3), slice(None, None, -2), slice(-2, None), slice(3, 1),
+                                   slice(1, 100)], ids=repr)
+@pytest.mark.parametrize("value", [5, -2.5, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_setitem_of_a_scalar_on_the_first_dimension_matches_numpy(index, value, dtype):
+    # x[i] = v and x[a:b] = v with a Python scalar take a short path (a cached mask); the result is NumPy's
+    # after the scalar takes the tensor's dtype as the general path gives it.
+    base = (np.arange(12).reshape(3, 4) % 3).astype(dtype)
+    t = ms.Tensor(base.copy())
+    alias = ms.Tensor(t)
+    expected = base.copy()
+    general = ms.Tensor(base.copy())
+    general[(index,)] = value  # a tuple index: the general path
+    t[index] = value
+    expected[index] = arr(ms.Tensor(np.asarray([value])).astype(ms.Tensor(base).dtype))[0]
+    np.testing.assert_array_equal(arr(alias), expected)
+    np.testing.assert_array_equal(arr(t), arr(general))
+    assert t.dtype == ms.Tensor(base).dtype
+
+
+def test_setitem_short_path_masks_follow_the_shape_and_index():
+    a = ms.Tensor(np.zeros((3, 2), np.float32))
+    b = ms.Tensor(np.zeros((2, 3), np.float32))
+    c = ms.Tensor(np.zeros(3, np.float32))
+    for t in (a, b, c):
+        t[1] = 1.0
+        t[-1] = 2.0
+    np.testing.assert_array_equal(arr(a), [[0, 0], [1, 1], [2, 2]])
+    np.testing.assert_array_equal(arr(b), [[0, 0, 0], [2, 2, 2]])
+    np.testing.assert_array_equal(arr(c), [0, 1, 2])
+    c[0:3:2] = 9
+    np.testing.assert_array_equal(arr(c), [9, 1, 9])
+    with pytest.raises(IndexError):
+        c[3] = 1.0
+    with pytest.raises(ValueError):
+        c[::0] = 1.0
+    np.testing.assert_array_equal(arr(c), [9, 1, 9])
+
+
+def test_getitem_short_paths_keep_gradients_and_numpy_ints():
+    x = ms.Tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    np.testing.assert_array_equal(arr(x[np.int64(2)]), arr(x)[2])
+    np.testing.assert_array_equal(arr(x[np.int32(-3)]), arr(x)[0])
+    whole = x[:]
+    assert whole is not x
+    np.testing.assert_array_equal(arr(whole), arr(x))
+    grad = ms.grad(lambda t: (t[1:3] * 2).sum() + t[0].sum() + t[::-2].sum())(x)
+    expected = np.zeros((3, 4), np.float32)
+    expected[1:3] += 2
+    expected[0] += 1
+    expected[::-2] += 1
+    np.testing.assert_array_equal(arr(grad), expected)
+
+
 # --- methods --------------------------------------------------------------------
 def test_shape_methods():
     a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
