@@ -516,11 +516,34 @@ bool GraphExecutable::RecomputeOneAcrossPeak() {
     live += delta[i];
     if (live > most) most = live, peak = i;
   }
+  // Per root: the steps reading its bytes (with the slot read) and the steps writing them.
+  std::vector<std::vector<std::pair<size_t, int32_t>>> reads(count);
+  std::vector<std::vector<size_t>> writers(count);
+  std::vector<int64_t> producer(count, -1);
+  for (size_t j = 0; j < n; ++j) {
+    const Step& step = steps_[j];
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      if (real(step, k)) reads[static_cast<size_t>(Root(step.inputs[k]))].emplace_back(j, step.inputs[k]);
+    }
+    for (int32_t w : writes[j]) writers[static_cast<size_t>(w)].push_back(j);
+    for (int32_t out : step.outputs) producer[static_cast<size_t>(out)] = static_cast<int64_t>(j);
+  }
   auto written_between = [&](int32_t root, size_t from, size_t to) {  // by a step in (from, to)
-    for (size_t j = from + 1; j < to; ++j) {
-      if (std::find(writes[j].begin(), writes[j].end(), root) != writes[j].end()) return true;
+    for (size_t j : writers[static_cast<size_t>(root)]) {
+      if (j > from && j < to) return true;
     }
     return false;
+  };
+  // A slot read late reaches the value through views whose steps read nothing else.
+  auto view_chain_fits = [&](int32_t slot, int32_t value) {
+    for (int32_t s = slot; s != value; s = view_of_[static_cast<size_t>(s)]) {
+      if (view_of_[static_cast<size_t>(s)] < 0 || producer[static_cast<size_t>(s)] < 0) return false;
+      const Step& view = steps_[static_cast<size_t>(producer[static_cast<size_t>(s)])];
+      for (size_t k = 1; k < view.inputs.size(); ++k) {
+        if (real(view, k)) return false;
+      }
+    }
+    return true;
   };
   // The largest value that crosses the peak unread and can be made again.
   size_t best = n, best_late = 0, best_bytes = 0;
@@ -535,25 +558,17 @@ bool GraphExecutable::RecomputeOneAcrossPeak() {
     const auto v = static_cast<size_t>(value);
     size_t bytes = MetaBytes(slot_meta_[v]);
     if (first[v] != static_cast<int64_t>(i) || escapes[v] || last[v] <= static_cast<int64_t>(peak) ||
-        bytes <= best_bytes) {
+        bytes <= best_bytes || !writers[v].empty()) {
       continue;
     }
-    // Its first read after the peak; none at the peak; no in-place write of it; views of it read late made
-    // again from one real input.
+    // Its first read after the peak (none at the peak), through views made again from it alone.
     size_t late = n;
     bool fits = true;
-    for (size_t j = i + 1; j < n && fits; ++j) {
-      const Step& reader = steps_[j];
-      if (std::find(writes[j].begin(), writes[j].end(), value) != writes[j].end()) fits = false;
-      for (size_t k = 0; k < reader.inputs.size() && fits; ++k) {
-        if (!real(reader, k) || Root(reader.inputs[k]) != value) continue;
-        if (j == peak) fits = false;
-        if (j > peak) {
-          late = std::min(late, j);
-          for (int32_t s = reader.inputs[k]; s != value; s = view_of_[static_cast<size_t>(s)]) {
-            if (alias_of_[static_cast<size_t>(s)] >= 0) fits = false;
-          }
-        }
+    for (const auto& [j, slot] : reads[v]) {
+      if (j == peak) fits = false;
+      if (j > peak) {
+        late = std::min(late, j);
+        if (!view_chain_fits(slot, value)) fits = false;
       }
     }
     if (!fits || late == n) continue;
@@ -589,9 +604,7 @@ bool GraphExecutable::RecomputeOneAcrossPeak() {
       if (old == slot) return fresh;
     }
     // A view of the value: its step again, reading the source's twin.
-    size_t producer = 0;
-    while (steps_[producer].outputs.empty() || steps_[producer].outputs[0] != slot) ++producer;
-    Step view = steps_[producer];
+    Step view = steps_[static_cast<size_t>(producer[static_cast<size_t>(slot)])];
     const int32_t source = twin(view.inputs.at(0));
     view.name += "/recompute";
     view.inputs[0] = source;
