@@ -234,8 +234,11 @@ bool BufferReuseEnabled() { return Reuse().enabled(); }
 // pages back only from the top. Building a network leaves that heap full of
 // freed initialiser arrays (a normal sample in float64, its float32 copy;
 // 13 MiB for a 784-1024-1024-10 MLP), which no tensor can use: the pools map
-// their own memory. Compiling a graph ends by handing those free pages back
-// (malloc_trim), before the plan's arena is first touched.
+// their own memory. msrt's initialisers draw in blocks into the tensor
+// (python/msrt/common/initializer.py); what others left, and the
+// compiler's own temporaries, go back when a graph is compiled: its start
+// and its end hand the heap's free pages to the system (malloc_trim),
+// before the plan's arena is first touched.
 void ReleaseFreeHostHeap() { malloc_trim(0); }
 
 namespace testing {
