@@ -42,6 +42,9 @@ def canonical(name):
     return f"{head}.{last}" if head else last
 
 
+_BLOCK = 1 << 16
+
+
 def init_value(name, shape):
     """The first value of the parameter (or buffer) `name` (canonical) of `shape`, float32: matrices and kernels
     normal with standard deviation 1/sqrt(fan-in), vector weights (norm scales) and running variances ones,
@@ -56,7 +59,13 @@ def init_value(name, shape):
     if len(shape) == 1:
         return rng.uniform(-0.05, 0.05, shape).astype(np.float32)
     fan_in = int(np.prod(shape[1:]))
-    return (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
+    # Drawn in blocks: the same numbers as one draw of the whole shape, without a float64 array of its size, which
+    # either side's process (its allocator keeping freed blocks) would count in its peak RSS.
+    out = np.empty(int(np.prod(shape)), np.float32)
+    for start in range(0, out.size, _BLOCK):
+        n = min(_BLOCK, out.size - start)
+        out[start:start + n] = rng.standard_normal(n) / np.sqrt(fan_in)
+    return out.reshape(shape)
 
 
 def inputs(network, batch):

@@ -53,6 +53,7 @@ py::dict ReportDict(const compiler::CompileReport& r, const runtime::GraphExecut
   d["planned_bytes"] = m.planned_bytes;
   d["peak_live_bytes"] = m.peak_live_bytes;
   d["intermediates"] = m.intermediate_count;
+  d["recomputed_steps"] = m.recomputed_steps;
   d["memory_optimize_level"] = exe.options().memory_level;
   d["max_concurrent_kernels"] = exe.max_concurrent_kernels();
   d["dynamic"] = exe.dynamic();

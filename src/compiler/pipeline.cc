@@ -42,6 +42,7 @@ Compiled Compile(const std::shared_ptr<ir::Graph>& graph, int64_t graph_id, bool
   CompileReport& report = result.report;
   report.graph_id = graph_id;
   report.captured_ops = graph->OpCount();
+  memory::ReleaseFreeHostHeap();  // Note [Freed host heap]: before the compiler's own temporaries
 
   // Timing, the verifier and save_graphs' IR dumps are the pass manager's.
   PassManager manager = PassManager::ForCompile(graph_id, {&report.pass_seconds, &report.files});
@@ -117,6 +118,7 @@ Compiled Compile(const std::shared_ptr<ir::Graph>& graph, int64_t graph_id, bool
   report.backend_seconds = Since(start);
   report.final_ops = graph->OpCount();
   manager.Artifact("execution_order", 2, result.executable->ExecutionOrderText());
+  memory::ReleaseFreeHostHeap();  // Note [Freed host heap]
   return result;
 }
 

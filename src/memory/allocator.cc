@@ -1,5 +1,6 @@
 #include "memory/allocator.h"
 
+#include <malloc.h>
 #include <array>
 #include <atomic>
 #include <cmath>
@@ -225,6 +226,20 @@ std::string Summary(DeviceTarget device) {
 }
 
 bool BufferReuseEnabled() { return Reuse().enabled(); }
+
+// Note [Freed host heap]
+// Tensors live in the pools, but NumPy and the compiler use malloc, and
+// glibc keeps what they free: after the first large block it returns to the
+// system, it serves blocks up to that size from its heap, and gives heap
+// pages back only from the top. Building a network leaves that heap full of
+// freed initialiser arrays (a normal sample in float64, its float32 copy;
+// 13 MiB for a 784-1024-1024-10 MLP), which no tensor can use: the pools map
+// their own memory. msrt's initialisers draw in blocks into the tensor
+// (python/msrt/common/initializer.py); what others left, and the
+// compiler's own temporaries, go back when a graph is compiled: its start
+// and its end hand the heap's free pages to the system (malloc_trim),
+// before the plan's arena is first touched.
+void ReleaseFreeHostHeap() { malloc_trim(0); }
 
 namespace testing {
 void ThawPools() { HostPool().Thaw(); }

@@ -45,6 +45,10 @@ std::string Summary(DeviceTarget device);
 /// sys.mem_Reuse, default true). Memory planners read it too.
 bool BufferReuseEnabled();
 
+/// Returns the free pages of the C heap (malloc's, not the pools') to the
+/// system (Note [Freed host heap]).
+void ReleaseFreeHostHeap();
+
 namespace testing {
 /// Test suites only: forgets that the pools have started, so the memory keys
 /// may change again (the next allocation marks them in effect anew). Live

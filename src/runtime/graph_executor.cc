@@ -208,6 +208,7 @@ GraphExecutable::GraphExecutable(std::shared_ptr<const ir::Graph> graph, GraphOp
     return;
   }
   Build();
+  if (options_.memory_level != 0 && options_.buffer_reuse) RecomputeAcrossPeaks();
   PlanMemory();
   BuildDependencies();
 }
@@ -246,10 +247,16 @@ void GraphExecutable::BuildDependencies() {
       if (step.op->props.inplace) writes.push_back(root(step.inputs.at(0)));
       for (int w : step.op->props.writes_inputs) writes.push_back(root(step.inputs.at(static_cast<size_t>(w))));
     }
-    for (int32_t s : step.inputs) {
-      int32_t r = root(s);
+    // A meta-only input (Note [Meta-only inputs]) is no read of its bytes:
+    // its step is no user of them, and O1 may hand them to a value made
+    // earlier in the order (a dependency on it would close a cycle).
+    auto reads_bytes = [&step](size_t k) {
+      return !(k < step.meta_stand_ins.size() && step.meta_stand_ins[k].defined());
+    };
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      int32_t r = root(step.inputs[k]);
       if (last_writer[static_cast<size_t>(r)] >= 0) preds[i].insert(last_writer[static_cast<size_t>(r)]);
-      users[static_cast<size_t>(r)].push_back(me);
+      if (reads_bytes(k)) users[static_cast<size_t>(r)].push_back(me);
     }
     for (int32_t w : writes) {
       written_[static_cast<size_t>(w)] = true;
@@ -257,9 +264,11 @@ void GraphExecutable::BuildDependencies() {
       readers[static_cast<size_t>(w)].clear();
       last_writer[static_cast<size_t>(w)] = me;
     }
-    for (int32_t s : step.inputs) {
-      int32_t r = root(s);
-      if (std::find(writes.begin(), writes.end(), r) == writes.end()) readers[static_cast<size_t>(r)].push_back(me);
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      int32_t r = root(step.inputs[k]);
+      if (reads_bytes(k) && std::find(writes.begin(), writes.end(), r) == writes.end()) {
+        readers[static_cast<size_t>(r)].push_back(me);
+      }
     }
     for (int32_t s : step.outputs) {
       if (view_of_[static_cast<size_t>(s)] >= 0) {
@@ -445,6 +454,182 @@ void GraphExecutable::HoistInPlaceUpdates() {
   sorted.reserve(n);
   for (size_t i : order) sorted.push_back(std::move(steps_[i]));
   steps_ = std::move(sorted);
+}
+
+// Note [Recomputed elementwise values]
+// A training step keeps a forward value alive from its forward readers to
+// the backward step that reads it again, across the point where the most
+// bytes are alive (the start of the backward). When the value is made by
+// an elementwise step whose inputs stay alive to that backward read anyway
+// (GELU's output: its input is kept for gelu_grad), the O1 plan lets the
+// value die after its last read before the peak and runs the step again
+// right before its first read after it: the same kernel on the same bytes
+// (nothing writes them in between), so the same result, for one more
+// elementwise pass per step. Views of the value read late are made again
+// from the new one. Both lifetimes lie inside the old one, so no step has
+// more bytes alive than before, and the peak loses the value's bytes. Done
+// again while the peak (which may move) crosses such a value; the largest
+// first. Elementwise steps only: a product or a reduction costs more than
+// its bytes are worth.
+void GraphExecutable::RecomputeAcrossPeaks() {
+  for (size_t round = 0; round < steps_.size() && RecomputeOneAcrossPeak(); ++round) {
+  }
+}
+
+bool GraphExecutable::RecomputeOneAcrossPeak() {
+  const size_t n = steps_.size(), count = slot_meta_.size();
+  auto real = [](const Step& step, size_t k) {
+    return !(k < step.meta_stand_ins.size() && step.meta_stand_ins[k].defined());
+  };
+  std::vector<int64_t> first(count, -1), last(count, -1);
+  std::vector<std::vector<int32_t>> writes(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Step& step = steps_[i];
+    auto at = static_cast<int64_t>(i);
+    for (int32_t s : step.outputs) {
+      if (alias_of_[static_cast<size_t>(s)] < 0 && view_of_[static_cast<size_t>(s)] < 0) {
+        first[static_cast<size_t>(s)] = at;
+      }
+      last[static_cast<size_t>(Root(s))] = at;
+    }
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      if (real(step, k)) last[static_cast<size_t>(Root(step.inputs[k]))] = at;
+    }
+    if (step.plan == nullptr) {
+      if (step.op->props.inplace) writes[i].push_back(Root(step.inputs.at(0)));
+      for (int w : step.op->props.writes_inputs) writes[i].push_back(Root(step.inputs.at(static_cast<size_t>(w))));
+    }
+  }
+  std::vector<bool> escapes(count, false);
+  for (int32_t s : output_slots_) escapes[static_cast<size_t>(Root(s))] = true;
+  // The step with the most intermediate bytes alive (the first such).
+  std::vector<int64_t> delta(n + 1, 0);
+  for (size_t s = 0; s < count; ++s) {
+    if (first[s] < 0 || escapes[s]) continue;
+    auto bytes = static_cast<int64_t>(Aligned(MetaBytes(slot_meta_[s])));
+    delta[static_cast<size_t>(first[s])] += bytes;
+    delta[static_cast<size_t>(last[s]) + 1] -= bytes;
+  }
+  size_t peak = 0;
+  int64_t live = 0, most = -1;
+  for (size_t i = 0; i < n; ++i) {
+    live += delta[i];
+    if (live > most) most = live, peak = i;
+  }
+  // Per root: the steps reading its bytes (with the slot read) and the steps writing them.
+  std::vector<std::vector<std::pair<size_t, int32_t>>> reads(count);
+  std::vector<std::vector<size_t>> writers(count);
+  std::vector<int64_t> producer(count, -1);
+  for (size_t j = 0; j < n; ++j) {
+    const Step& step = steps_[j];
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      if (real(step, k)) reads[static_cast<size_t>(Root(step.inputs[k]))].emplace_back(j, step.inputs[k]);
+    }
+    for (int32_t w : writes[j]) writers[static_cast<size_t>(w)].push_back(j);
+    for (int32_t out : step.outputs) producer[static_cast<size_t>(out)] = static_cast<int64_t>(j);
+  }
+  auto written_between = [&](int32_t root, size_t from, size_t to) {  // by a step in (from, to)
+    for (size_t j : writers[static_cast<size_t>(root)]) {
+      if (j > from && j < to) return true;
+    }
+    return false;
+  };
+  // A slot read late reaches the value through views whose steps read nothing else.
+  auto view_chain_fits = [&](int32_t slot, int32_t value) {
+    for (int32_t s = slot; s != value; s = view_of_[static_cast<size_t>(s)]) {
+      if (view_of_[static_cast<size_t>(s)] < 0 || producer[static_cast<size_t>(s)] < 0) return false;
+      const Step& view = steps_[static_cast<size_t>(producer[static_cast<size_t>(s)])];
+      for (size_t k = 1; k < view.inputs.size(); ++k) {
+        if (real(view, k)) return false;
+      }
+    }
+    return true;
+  };
+  // The largest value that crosses the peak unread and can be made again.
+  size_t best = n, best_late = 0, best_bytes = 0;
+  for (size_t i = 0; i < peak; ++i) {
+    const Step& step = steps_[i];
+    const ops::OpProperties& props = step.op->props;
+    if (step.plan != nullptr || !props.elementwise || props.inplace || !props.writes_inputs.empty() || props.random ||
+        props.side_effect || props.view || step.outputs.size() != 1) {
+      continue;
+    }
+    const int32_t value = step.outputs[0];
+    const auto v = static_cast<size_t>(value);
+    size_t bytes = MetaBytes(slot_meta_[v]);
+    if (first[v] != static_cast<int64_t>(i) || escapes[v] || last[v] <= static_cast<int64_t>(peak) ||
+        bytes <= best_bytes || !writers[v].empty()) {
+      continue;
+    }
+    // Its first read after the peak (none at the peak), through views made again from it alone.
+    size_t late = n;
+    bool fits = true;
+    for (const auto& [j, slot] : reads[v]) {
+      if (j == peak) fits = false;
+      if (j > peak) {
+        late = std::min(late, j);
+        if (!view_chain_fits(slot, value)) fits = false;
+      }
+    }
+    if (!fits || late == n) continue;
+    // Its inputs hold the same bytes at `late`: alive there anyway (or the caller's), written by nobody between.
+    for (size_t k = 0; k < step.inputs.size() && fits; ++k) {
+      if (!real(step, k)) continue;
+      const int32_t root = Root(step.inputs[k]);
+      const auto r = static_cast<size_t>(root);
+      if (first[r] >= 0 && !escapes[r] && last[r] < static_cast<int64_t>(late)) fits = false;
+      if (written_between(root, i, late)) fits = false;
+    }
+    if (fits) best = i, best_late = late, best_bytes = bytes;
+  }
+  if (best == n) return false;
+
+  // The step again (and views made again) right before `best_late`, feeding the reads from there on.
+  const int32_t value = steps_[best].outputs[0];
+  auto new_slot = [this](int32_t like) {
+    slot_meta_.push_back(slot_meta_[static_cast<size_t>(like)]);
+    alias_of_.push_back(-1);
+    view_of_.push_back(-1);
+    return static_cast<int32_t>(slot_meta_.size() - 1);
+  };
+  std::vector<Step> made;
+  std::vector<std::pair<int32_t, int32_t>> renamed;  // (slot, its new twin)
+  Step again = steps_[best];
+  again.name += "/recompute";
+  again.outputs = {new_slot(value)};
+  renamed.emplace_back(value, again.outputs[0]);
+  made.push_back(std::move(again));
+  std::function<int32_t(int32_t)> twin = [&](int32_t slot) {
+    for (const auto& [old, fresh] : renamed) {
+      if (old == slot) return fresh;
+    }
+    // A view of the value: its step again, reading the source's twin.
+    Step view = steps_[static_cast<size_t>(producer[static_cast<size_t>(slot)])];
+    const int32_t source = twin(view.inputs.at(0));
+    view.name += "/recompute";
+    view.inputs[0] = source;
+    view.outputs = {new_slot(slot)};
+    const int32_t fresh = view.outputs[0];
+    view_of_[static_cast<size_t>(fresh)] = source;
+    renamed.emplace_back(slot, fresh);
+    made.push_back(std::move(view));
+    return fresh;
+  };
+  for (size_t j = best_late; j < n; ++j) {
+    Step& reader = steps_[j];
+    for (size_t k = 0; k < reader.inputs.size(); ++k) {
+      const int32_t old = reader.inputs[k];
+      if (Root(old) != value) continue;
+      reader.inputs[k] = twin(old);
+      for (int32_t out : reader.outputs) {  // a view made late follows its source
+        if (view_of_[static_cast<size_t>(out)] == old) view_of_[static_cast<size_t>(out)] = reader.inputs[k];
+      }
+    }
+  }
+  steps_.insert(steps_.begin() + static_cast<std::ptrdiff_t>(best_late), std::make_move_iterator(made.begin()),
+                std::make_move_iterator(made.end()));
+  ++memory_stats_.recomputed_steps;
+  return true;
 }
 
 int32_t GraphExecutable::Root(int32_t slot) const {

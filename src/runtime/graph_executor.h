@@ -56,6 +56,7 @@ struct GraphMemoryStats {
   size_t planned_bytes = 0;       // O1: the arena; O0: the sum of every intermediate
   size_t peak_live_bytes = 0;     // the most intermediates alive at once (lower bound of any plan)
   size_t intermediate_count = 0;  // planned buffers
+  size_t recomputed_steps = 0;    // O1: elementwise steps run again later (Note [Recomputed elementwise values])
 };
 
 class GraphExecutable {
@@ -127,7 +128,9 @@ class GraphExecutable {
   std::vector<int32_t> view_of_;  // per slot: a view's source slot (Note [Views] in src/core/tensor.cc); -1 otherwise
   int32_t Root(int32_t slot) const;  // the slot owning a slot's bytes (through in-place aliases and views)
   void PlanViews();
-  void HoistInPlaceUpdates();                     // Note [Hoisted in-place updates] in graph_executor.cc
+  void HoistInPlaceUpdates();   // Note [Hoisted in-place updates] in graph_executor.cc
+  void RecomputeAcrossPeaks();  // Note [Recomputed elementwise values] in graph_executor.cc
+  bool RecomputeOneAcrossPeak();
   std::vector<int32_t> alias_of_;                 // per slot: in-place outputs alias their input's slot; -1 otherwise
   std::vector<std::vector<int32_t>> successors_;  // per step
   std::vector<int32_t> predecessor_count_;        // per step

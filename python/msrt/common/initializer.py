@@ -123,6 +123,33 @@ def _uniform(rng, low, high, shape):
     return rng.uniform(low, high, size=shape).astype(np.float32)
 
 
+# Samples drawn at a time (Note [Freed host heap] in src/memory/allocator.cc): a float64 draw of a whole large tensor,
+# once freed, is kept by glibc's heap at its size, which tensors (living in the memory pool) never reuse. Drawn in
+# blocks into the tensor's memory, the values and the generator's state after are those of one draw.
+_BLOCK = 1 << 16
+
+
+def _fill(arr, draw):
+    """arr's elements from draw(n) (float64 samples, rounded to float32 first as _normal and _uniform do)."""
+    flat = arr.reshape(-1)
+    if not np.shares_memory(flat, arr):
+        return _assign(arr, draw(arr.size).astype(np.float32).reshape(arr.shape))
+    for start in range(0, flat.size, _BLOCK):
+        n = min(_BLOCK, flat.size - start)
+        flat[start:start + n] = draw(n).astype(np.float32)
+    return arr
+
+
+def _fill_normal(arr, rng, mean, sigma):
+    if sigma < 0:
+        raise ValueError(f"The 'sigma' of a normal distribution must be non-negative, but got {sigma}.")
+    return _fill(arr, lambda n: rng.normal(mean, sigma, size=n))
+
+
+def _fill_uniform(arr, rng, low, high):
+    return _fill(arr, lambda n: rng.uniform(low, high, size=n))
+
+
 def _truncated_normal(rng, low, high, mean, sigma, shape):
     """Normal(mean, sigma) samples redrawn until they lie in [low, high]."""
     if sigma < 0:
@@ -173,7 +200,7 @@ class Normal(Initializer):
         self.mean = mean
 
     def _initialize(self, arr):
-        _assign(arr, _normal(self._rng(), self.mean, self.sigma, arr.shape))
+        _fill_normal(arr, self._rng(), self.mean, self.sigma)
 
 
 @_register()
@@ -185,7 +212,7 @@ class Uniform(Initializer):
         self.scale = scale
 
     def _initialize(self, arr):
-        _assign(arr, _uniform(self._rng(), -self.scale, self.scale, arr.shape))
+        _fill_uniform(arr, self._rng(), -self.scale, self.scale)
 
 
 @_register()
@@ -211,7 +238,7 @@ class XavierUniform(Initializer):
     def _initialize(self, arr):
         fan_in, fan_out = _calculate_fan_in_and_fan_out(arr.shape)
         bound = self.gain * math.sqrt(6.0 / (fan_in + fan_out))
-        _assign(arr, _uniform(self._rng(), -bound, bound, arr.shape))
+        _fill_uniform(arr, self._rng(), -bound, bound)
 
 
 @_register("xavier_normal")
@@ -225,7 +252,7 @@ class XavierNormal(Initializer):
     def _initialize(self, arr):
         fan_in, fan_out = _calculate_fan_in_and_fan_out(arr.shape)
         std = self.gain * math.sqrt(2.0 / float(fan_in + fan_out))
-        _assign(arr, _normal(self._rng(), 0, std, arr.shape))
+        _fill_normal(arr, self._rng(), 0, std)
 
 
 class _He(Initializer):
@@ -248,7 +275,7 @@ class HeUniform(_He):
 
     def _initialize(self, arr):
         bound = math.sqrt(3.0) * self._std(arr.shape)
-        _assign(arr, _uniform(self._rng(), -bound, bound, arr.shape))
+        _fill_uniform(arr, self._rng(), -bound, bound)
 
 
 @_register("he_normal")
@@ -256,7 +283,7 @@ class HeNormal(_He):
     """Samples from N(0, s²) with s = gain / sqrt(fan)."""
 
     def _initialize(self, arr):
-        _assign(arr, _normal(self._rng(), 0, self._std(arr.shape), arr.shape))
+        _fill_normal(arr, self._rng(), 0, self._std(arr.shape))
 
 
 @_register()
@@ -400,6 +427,14 @@ def _generate(init, shape, dtype):
     shape = _shape_tuple(shape) if not isinstance(shape, tuple) else shape
     core = mstype._core_name(dtype, "argument 'dtype'")
     np_type = np.float32 if core == "bfloat16" else mstype.dtype_to_nptype(mstype._BY_CORE_NAME[core])
+    from .._jit import capturing
+
+    if core != "bfloat16" and not capturing() and int(np.prod(shape)) >= _BLOCK:
+        # Filled where it lives (asnumpy shares the tensor's memory): no host array of its size
+        # (Note [Freed host heap] in src/memory/allocator.cc).
+        tensor = _tensor._op("zeros", shape=list(shape), dtype=core)
+        init(tensor.asnumpy())
+        return tensor
     arr = np.zeros(shape, dtype=np_type)
     init(arr)
     if core == "bfloat16":

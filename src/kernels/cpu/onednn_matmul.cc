@@ -112,7 +112,7 @@ bool TinyProduct(const Product& p, DType dtype) {
 struct MatmulPrimitive {
   bool available = false;  // oneDNN has an implementation
   dnnl::matmul primitive;
-  memory::desc a, b, bias, out;
+  memory::desc a, b, bias, out, scratchpad;
   bool has_bias = false;
 };
 
@@ -130,6 +130,16 @@ memory::desc OperandDesc(const Shape& batch, int64_t rows, int64_t cols, bool tr
   if (transposed) std::swap(st[st.size() - 1], st[st.size() - 2]);
   return dn::StridedDesc(dims, st, dtype);
 }
+
+// Note [Matmul scratchpads]
+// oneDNN's own scratchpad mode gives every matmul primitive a scratchpad of
+// its own, allocated with it and kept in the primitive cache: partial sums
+// of the threads' shares of a product's reduction, packed panels. A
+// training step's products held them all at once (3.5 MiB for an MLP
+// 784-1024-1024-10 at batch 512) though one runs at a time. The primitives
+// take their scratchpad from each call instead (the pool hands the same
+// bytes to the next product), which also lets two threads run one primitive
+// at once.
 
 // Not `available` when oneDNN has no implementation for this product (the
 // caller falls back to the reference loop; the answer is cached too).
@@ -149,17 +159,21 @@ std::shared_ptr<MatmulPrimitive> MatmulFor(std::string_view op, const Product& p
   built->has_bias = has_bias;
   dnnl::primitive_attr attr;
   attr.set_post_ops(epilogue.post_ops);
+  // Note [Matmul scratchpads]: the call's scratchpad, not the primitive's own.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   try {
     if (has_bias) {
       memory::dims bias_dims(out_dims.size(), 1);
       bias_dims.back() = p.n;
       built->bias = dn::PlainDesc(bias_dims, dtype);
-      built->primitive = dnnl::matmul(
-          dnnl::matmul::primitive_desc(dnnl::matmul::desc(built->a, built->b, built->bias, built->out), attr,
-                                       dn::Engine()));
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(built->a, built->b, built->bias, built->out), attr,
+                                      dn::Engine());
+      built->primitive = dnnl::matmul(pd);
+      built->scratchpad = pd.scratchpad_desc();
     } else {
-      built->primitive = dnnl::matmul(
-          dnnl::matmul::primitive_desc(dnnl::matmul::desc(built->a, built->b, built->out), attr, dn::Engine()));
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(built->a, built->b, built->out), attr, dn::Engine());
+      built->primitive = dnnl::matmul(pd);
+      built->scratchpad = pd.scratchpad_desc();
     }
     built->available = true;
   } catch (const dnnl::error&) {
@@ -208,6 +222,8 @@ void RunProduct(std::string_view op, const Product& p, const Tensor& a, const Te
                                        {DNNL_ARG_WEIGHTS, dn::Wrap(prim->b, b)},
                                        {DNNL_ARG_DST, dn::Wrap(prim->out, out)}};
   if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, dn::Wrap(prim->bias, *bias));
+  dn::Scratch scratch;
+  if (prim->scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad));
   dn::Execute(prim->primitive, args);
 }
 

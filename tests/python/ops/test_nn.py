@@ -1378,3 +1378,27 @@ def test_functional_forms_check_their_arguments_in_the_ops():
         with pytest.raises(ValueError, match=r"\[dropout_ext\] 'p' must be in \[0, 1\]"):
             ops.dropout(x, p=1.5, training=training)
     assert ops.dropout(x, p=np.float32(0.0)) is x and ops.dropout(x, training=False) is x
+
+
+def test_a_product_takes_its_onednn_scratchpad_from_the_pool_for_the_call():
+    # Note [Matmul scratchpads]: a weight gradient's product (1024x512 by 512x784, its reduction split over two
+    # threads) needs a scratchpad for the threads' partial sumsrt. It is the call's, from the pool, given back after
+    # (one product at a time holds one), not kept by each cached primitive.
+    msrt.set_context(mode=msrt.PYNATIVE_MODE, runtime_num_threads=2)
+    if msrt.runtime.thread_info()["intra_op_threads"] < 2:
+        pytest.skip("one thread: oneDNN splits no reduction")
+    rng = np.random.default_rng(0)
+    dy = msrt.Tensor(rng.standard_normal((512, 1024)).astype(np.float32))
+    x = msrt.Tensor(rng.standard_normal((512, 784)).astype(np.float32))
+    product = msrt.ops.MatMul(transpose_a=True)
+    expected = dy.asnumpy().astype(np.float64).T @ x.asnumpy()
+    np.testing.assert_allclose(product(dy, x).asnumpy(), expected, rtol=1e-4, atol=1e-3)
+    msrt.runtime.synchronize()
+    msrt.runtime.reset_peak_memory_stats()
+    before = msrt.runtime.memory_allocated()
+    out = product(dy, x)
+    out.asnumpy()
+    msrt.runtime.synchronize()
+    out_bytes = 1024 * 784 * 4
+    assert msrt.runtime.max_memory_allocated() - before >= out_bytes + (256 << 10)
+    assert msrt.runtime.memory_allocated() - before == out_bytes

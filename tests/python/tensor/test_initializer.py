@@ -160,3 +160,25 @@ def test_set_seed_rejects_bad_seeds():
     with pytest.raises(ValueError, match="at most"):
         ms.set_seed(1 << 32)
     assert ms.get_seed() == 9
+
+
+@pytest.mark.parametrize("make, draw", [
+    (lambda: Normal(sigma=0.3, mean=0.1), lambda rng, shape: rng.normal(0.1, 0.3, size=shape)),
+    (lambda: HeUniform(), lambda rng, shape: rng.uniform(-math.sqrt(6 / 700), math.sqrt(6 / 700), size=shape)),
+])
+def test_a_large_tensor_is_drawn_in_blocks_into_its_own_memory(make, draw):
+    # Note [Freed host heap]: the samples are drawn in blocks straight into the tensor, never as one float64 array
+    # of the whole size (a 1000x700 tensor: 5.3 MiB of float64); the values are those of one draw.
+    import tracemalloc
+
+    ms.set_seed(11)
+    tracemalloc.start()
+    try:
+        value = initializer(make(), [1000, 700], ms.float32)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 << 20, peak / 2 ** 20
+    ms.set_seed(11)
+    expected = draw(seed_module._init_generator(), (1000, 700)).astype(np.float32)
+    np.testing.assert_array_equal(value.asnumpy(), expected)
