@@ -317,6 +317,7 @@ bool FusePairs(ir::Graph& graph, DeviceTarget device, std::string* report) {
     std::vector<ValueRef> inputs = producer.inputs;
     inputs.insert(inputs.end(), n.inputs.begin() + 1, n.inputs.end());
     std::vector<ops::TensorMeta> metas;
+    metas.reserve(inputs.size());
     for (const ValueRef& in : inputs) metas.push_back(graph.Meta(in));
     std::vector<ops::TensorMeta> out;
     try {

@@ -209,7 +209,8 @@ bool HoldFloat16InFloat32(Graph& graph, PassContext& context) {
   std::vector<int32_t> new_id(count, -1);
   size_t conversions = 0, roundings = 0, ops_in_float32 = 0;
   std::map<std::string, size_t> kept;  // ops that keep float16, by name
-  auto add_unary = [&](const ops::OpDef& op, Dict attrs, ValueRef from, const TensorMeta& meta, const Node& origin) {
+  auto add_unary = [&](const ops::OpDef& op, const Dict& attrs, ValueRef from, const TensorMeta& meta,
+                       const Node& origin) {
     Node t;
     t.kind = NodeKind::kOp;
     t.op = &op;

@@ -56,19 +56,19 @@ std::vector<Tensor> Call(const OpDef& op, const std::vector<Tensor>& inputs, con
   }
   if (op.composite) return op.composite(inputs, normalized);
 
-  std::vector<TensorMeta> metas;
-  metas.reserve(inputs.size());
-  for (const Tensor& t : inputs) metas.push_back(TensorMeta{t.shape(), t.dtype()});
-  std::vector<TensorMeta> out_metas = op.infer(metas, normalized);
+  std::vector<TensorMeta> input_metas;
+  input_metas.reserve(inputs.size());
+  for (const Tensor& t : inputs) input_metas.push_back(TensorMeta{t.shape(), t.dtype()});
+  std::vector<TensorMeta> output_metas = op.infer(input_metas, normalized);
   // One check for every op: inferred shapes are non-negative and their sizes fit.
-  for (const TensorMeta& meta : out_metas) CheckShape(meta.shape, meta.dtype, op.name);
+  for (const TensorMeta& meta : output_metas) CheckShape(meta.shape, meta.dtype, op.name);
 
   Executor* executor = t_executor != nullptr ? t_executor : g_default_executor;
   MSRT_INTERNAL_ASSERT(executor != nullptr, "no executor installed");
-  std::vector<Tensor> outputs = executor->Run(op, inputs, normalized, metas, out_metas);
+  std::vector<Tensor> outputs = executor->Run(op, inputs, normalized, input_metas, output_metas);
   // Ops without a gradient are seen too when they give complex values (Note
   // [Complex gradients] in autodiff.cc): the recorder rejects a gradient path into them.
-  const bool complex_io = std::any_of(out_metas.begin(), out_metas.end(),
+  const bool complex_io = std::any_of(output_metas.begin(), output_metas.end(),
                                       [](const TensorMeta& m) { return IsComplex(m.dtype); }) ||
                           std::any_of(inputs.begin(), inputs.end(),
                                       [](const Tensor& t) { return IsComplex(t.dtype()); });

@@ -27,7 +27,7 @@ class Executor {
   virtual ~Executor() = default;
   virtual std::vector<Tensor> Run(const OpDef& op, const std::vector<Tensor>& inputs, const Dict& attrs,
                                   const std::vector<TensorMeta>& input_metas,
-                                  const std::vector<TensorMeta>& outputs) = 0;
+                                  const std::vector<TensorMeta>& output_metas) = 0;
 };
 
 /// The executor used when a thread installed none (set once by the runtime).

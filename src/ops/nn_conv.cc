@@ -203,7 +203,7 @@ OpDef BiasedConvOp(const ConvFamily& f) {
       .name = "conv2d_bias",
       .inputs = {"x", "weight", "bias"},
       .attrs = ConvAttrSpecs(f),
-      .infer = [&f](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
+      .infer = [](const std::vector<TensorMeta>& in, const Dict& attrs) -> std::vector<TensorMeta> {
         constexpr std::string_view op = "conv2d_bias";
         CheckDType(op, "x", in[0], DTypeClass::kFloat);
         CheckSameDType(op, "x", in[0], "weight", in[1]);
