@@ -75,33 +75,6 @@ def test_fused_forward_and_gradients_match_the_unfused_graph(tmp_path, layout, s
     assert "conv2d_bias(" not in plain_text and " conv2d(" in plain_text and " bias_add(" in plain_text
 
 
-def test_the_fused_training_step_matches_pynative(tmp_path):
-    """A few Momentum steps of a LeNet-like net: the fused graph trains as PYNATIVE does."""
-    from .helpers import SmallNet
-
-    def train(mode, **context):
-        ms.set_context(mode=mode, **context)
-        ms.set_seed(7)
-        net = SmallNet(in_channels=2, has_bias=True)
-        loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-        step = nn.TrainOneStepCell(nn.WithLossCell(net, loss),
-                                   nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9))
-        rng = np.random.default_rng(0)
-        losses = []
-        for _ in range(3):
-            x = ms.Tensor(rng.standard_normal((4, 2, 8, 8)).astype(np.float32))
-            y = ms.Tensor(rng.integers(0, 5, 4).astype(np.int32))
-            losses.append(float(step(x, y).asnumpy()))
-        return losses, {p.name: p.asnumpy() for p in net.trainable_params()}, step
-
-    eager_losses, eager_weights, _ = train(ms.PYNATIVE_MODE)
-    losses, weights, step = train(ms.GRAPH_MODE)
-    assert ms._jit.compile_report(step)[-1]["fused_pairs"] == 1
-    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
-    for name, value in eager_weights.items():
-        np.testing.assert_allclose(weights[name], value, rtol=1e-4, atol=1e-6, err_msg=name)
-
-
 def test_a_float64_pair_runs_the_reference_kernel(tmp_path):
     fused, report = _gradients([], tmp_path, 1, 1, True, dtype=np.float64)
     plain, plain_report = _gradients([UNFUSED], tmp_path, 1, 1, True, dtype=np.float64)
