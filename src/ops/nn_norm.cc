@@ -355,6 +355,7 @@ MSRT_REGISTER_OP({
       grads[0] = dx;
       return grads;
     },
+    .props = {.cheap_to_recompute = true},
     .doc = "Layer normalization over x's axes from begin_norm_axis, scaled by gamma and shifted by beta (x's axes "
            "from begin_params_axis); returns (y, mean, variance), the statistics keeping the normalized axes as 1s "
            "(Note [layer_norm]).",

@@ -85,6 +85,12 @@ struct OpProperties {
   std::vector<int> writes_inputs = {};  // other inputs it updates in place (e.g. optimizer state)
   bool random = false;                  // draws from the generator (not pure)
   bool reduction = false;
+  // Its kernel costs about one pass over its inputs' and outputs' bytes (a
+  // copy of parts of its input, a normalization): the O1 memory plan may run
+  // it again rather than keep its outputs alive across the step's peak, as it
+  // does for elementwise ops (Note [Recomputed elementwise values] in
+  // src/runtime/graph_executor.cc).
+  bool cheap_to_recompute = false;
   bool side_effect = false;  // has an effect beyond its outputs (printing, I/O): passes never drop or merge it
   // A side effect whose eager call waits only for its inputs, not for every
   // queued op: it still runs at the call, in call order with the other side

@@ -81,7 +81,7 @@ MSRT_REGISTER_OP({.name = "transpose",
                     for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
                     return {fn::Transpose(a.dys[0], inverse)};
                   },
-                  .props = {.half_compute = HalfCompute::kExact, .complex_grad = true},
+                  .props = {.half_compute = HalfCompute::kExact, .cheap_to_recompute = true, .complex_grad = true},
                   .doc = "axes permuted: out.shape[i] = x.shape[perm[i]]",
                   .api = {Function("transpose(input->x, input_perm->perm)"), Function("permute(input->x, axis->perm)"),
                           Method("permute(self->x, *axis->perm)"),
@@ -271,7 +271,7 @@ MSRT_REGISTER_OP({.name = "split",
                     int64_t axis = NormalizeAxis("split", AttrInt(a.attrs, "axis"), a.inputs[0].ndim());
                     return {fn::Concat(parts, axis)};
                   },
-                  .props = {.half_compute = HalfCompute::kExact, .tuple_outputs = true},
+                  .props = {.half_compute = HalfCompute::kExact, .tuple_outputs = true, .cheap_to_recompute = true},
                   .doc = "x cut into output_num equal parts along axis",
                   .api = {Primitive("array_ops.Split(axis=0, output_num=1)(x)")}});
 

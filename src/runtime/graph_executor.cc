@@ -469,8 +469,13 @@ void GraphExecutable::HoistInPlaceUpdates() {
 // from the new one. Both lifetimes lie inside the old one, so no step has
 // more bytes alive than before, and the peak loses the value's bytes. Done
 // again while the peak (which may move) crosses such a value; the largest
-// first. Elementwise steps only: a product or a reduction costs more than
-// its bytes are worth.
+// first. Elementwise steps, and steps whose op declares
+// `cheap_to_recompute` (about one pass over its bytes: split's parts of a
+// weight, read by the forward projection and again by the backward, or
+// layer_norm's output and statistics, its input kept for the residual's
+// gradient); a step of several outputs runs again when all of them cross
+// the peak, before the first late read of any. A product or a reduction
+// costs more than its bytes are worth.
 void GraphExecutable::RecomputeAcrossPeaks() {
   for (size_t round = 0; round < steps_.size() && RecomputeOneAcrossPeak(); ++round) {
   }
@@ -545,33 +550,36 @@ bool GraphExecutable::RecomputeOneAcrossPeak() {
     }
     return true;
   };
-  // The largest value that crosses the peak unread and can be made again.
+  // The step whose values (all of its outputs) cross the peak unread with the most bytes, and can be made again.
   size_t best = n, best_late = 0, best_bytes = 0;
   for (size_t i = 0; i < peak; ++i) {
     const Step& step = steps_[i];
     const ops::OpProperties& props = step.op->props;
-    if (step.plan != nullptr || !props.elementwise || props.inplace || !props.writes_inputs.empty() || props.random ||
-        props.side_effect || props.view || step.outputs.size() != 1) {
+    if (step.plan != nullptr || !(props.elementwise || props.cheap_to_recompute) || props.inplace ||
+        !props.writes_inputs.empty() || props.random || props.side_effect || props.view || step.outputs.empty()) {
       continue;
     }
-    const int32_t value = step.outputs[0];
-    const auto v = static_cast<size_t>(value);
-    size_t bytes = MetaBytes(slot_meta_[v]);
-    if (first[v] != static_cast<int64_t>(i) || escapes[v] || last[v] <= static_cast<int64_t>(peak) ||
-        bytes <= best_bytes || !writers[v].empty()) {
-      continue;
-    }
-    // Its first read after the peak (none at the peak), through views made again from it alone.
-    size_t late = n;
+    // Each output's reads after the peak (none at the peak), through views made again from it alone; the
+    // step runs again before the first of them.
+    size_t bytes = 0, late = n;
     bool fits = true;
-    for (const auto& [j, slot] : reads[v]) {
-      if (j == peak) fits = false;
-      if (j > peak) {
-        late = std::min(late, j);
-        if (!view_chain_fits(slot, value)) fits = false;
+    for (int32_t value : step.outputs) {
+      const auto v = static_cast<size_t>(value);
+      if (first[v] != static_cast<int64_t>(i) || escapes[v] || last[v] <= static_cast<int64_t>(peak) ||
+          !writers[v].empty()) {
+        fits = false;
+        break;
+      }
+      bytes += MetaBytes(slot_meta_[v]);
+      for (const auto& [j, slot] : reads[v]) {
+        if (j == peak) fits = false;
+        if (j > peak) {
+          late = std::min(late, j);
+          if (!view_chain_fits(slot, value)) fits = false;
+        }
       }
     }
-    if (!fits || late == n) continue;
+    if (!fits || late == n || bytes <= best_bytes) continue;
     // Its inputs hold the same bytes at `late`: alive there anyway (or the caller's), written by nobody between.
     for (size_t k = 0; k < step.inputs.size() && fits; ++k) {
       if (!real(step, k)) continue;
@@ -585,7 +593,7 @@ bool GraphExecutable::RecomputeOneAcrossPeak() {
   if (best == n) return false;
 
   // The step again (and views made again) right before `best_late`, feeding the reads from there on.
-  const int32_t value = steps_[best].outputs[0];
+  const std::vector<int32_t> values = steps_[best].outputs;
   auto new_slot = [this](int32_t like) {
     slot_meta_.push_back(slot_meta_[static_cast<size_t>(like)]);
     alias_of_.push_back(-1);
@@ -596,8 +604,11 @@ bool GraphExecutable::RecomputeOneAcrossPeak() {
   std::vector<std::pair<int32_t, int32_t>> renamed;  // (slot, its new twin)
   Step again = steps_[best];
   again.name += "/recompute";
-  again.outputs = {new_slot(value)};
-  renamed.emplace_back(value, again.outputs[0]);
+  for (int32_t& out : again.outputs) {
+    const int32_t fresh = new_slot(out);
+    renamed.emplace_back(out, fresh);
+    out = fresh;
+  }
   made.push_back(std::move(again));
   std::function<int32_t(int32_t)> twin = [&](int32_t slot) {
     for (const auto& [old, fresh] : renamed) {
@@ -619,7 +630,7 @@ bool GraphExecutable::RecomputeOneAcrossPeak() {
     Step& reader = steps_[j];
     for (size_t k = 0; k < reader.inputs.size(); ++k) {
       const int32_t old = reader.inputs[k];
-      if (Root(old) != value) continue;
+      if (std::find(values.begin(), values.end(), Root(old)) == values.end()) continue;
       reader.inputs[k] = twin(old);
       for (int32_t out : reader.outputs) {  // a view made late follows its source
         if (view_of_[static_cast<size_t>(out)] == old) view_of_[static_cast<size_t>(out)] = reader.inputs[k];
