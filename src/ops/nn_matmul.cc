@@ -271,7 +271,7 @@ MSRT_REGISTER_OP({
       }
       Tensor out;
       if (a.ndim() == 2 && b.ndim() == 2) {
-        out = Call1("matmul", {a, b}, Transposes(false, false));
+        out = Call1("matmul", {a, b});  // no transposes: matmul's defaults, which it need not parse
       } else {
         if (a.ndim() == 2) a = fn::ExpandDims(a, 0);
         if (b.ndim() == 2) b = fn::ExpandDims(b, 0);

@@ -213,6 +213,28 @@ def _attr_expr(types, p):
     return f"(_k[{index}] if {value} is _d[{p['_default_index']}] else {conv}({value}))"
 
 
+def _same_value(a, b):
+    """Whether two attribute values are the same, type included (False is not 0)."""
+    if a.__class__ is not b.__class__:
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _omissible(op_attrs, types, p):
+    """Whether parameter `p`, left at its default, may be left out of the call:
+    its default, converted, is the op's own default for the attribute (which
+    the op takes when the attribute is not given). Leaving it out spares its
+    conversion to the core and the op's parsing of it (Note [Defaults left
+    out])."""
+    if p["varargs"] or "_default_index" not in p or p["target"] not in op_attrs:
+        return False
+    conv = _ATTR_CONVERTERS.get(types[p["target"]])
+    default = globals()[conv](p["default"]) if conv else p["default"]
+    return _same_value(default, op_attrs[p["target"]])
+
+
 def _unsupported_check(p, label):
     """Lines refusing a value other than the default of unsupported parameter `p`."""
     name = p["name"]
@@ -229,7 +251,8 @@ def _body(form, params, self_attrs=None):
     """Lines computing the call of `form`'s op from the parameters."""
     op = form["op"]
     types = _C.op_attr_types(op)
-    lines, given, attrs = [], {}, []
+    op_attrs = _C.op_info(op)["attrs"]
+    lines, given, attrs, optional_attrs = [], {}, [], []
     for p in params:
         name, binds = p["name"], p["binds"]
         if binds == "input":
@@ -239,7 +262,10 @@ def _body(form, params, self_attrs=None):
         elif binds == "optional_input":
             given[_input_name(p["target"])] = f"_optional({op!r}, {form['names'][0]!r}, {name!r}, {name})"
         elif binds == "attr":
-            attrs.append(f"{p['target']!r}: {_attr_expr(types, p)}")
+            if not self_attrs and _omissible(op_attrs, types, p):  # a Primitive's own attributes stay
+                optional_attrs.append(p)
+            else:
+                attrs.append(f"{p['target']!r}: {_attr_expr(types, p)}")
         elif binds == "recorded":  # accepted, not the op's (a Primitive records it as an attribute)
             continue
         else:  # unsupported: must keep its default
@@ -250,6 +276,16 @@ def _body(form, params, self_attrs=None):
     attr_text = "{" + ", ".join(attrs) + "}"
     if self_attrs:
         attr_text = "{**self._op_attrs, " + ", ".join(attrs) + "}" if attrs else "self._op_attrs"
+    if optional_attrs:
+        # Note [Defaults left out]: an attribute whose parameter is at its
+        # default (the op's own) is not passed; the op fills it in.
+        lines.append(f"    _a = {attr_text}")
+        for p in optional_attrs:
+            conv = _ATTR_CONVERTERS.get(types[p["target"]])
+            value = f"{conv}({p['name']})" if conv else p["name"]
+            lines += [f"    if {p['name']} is not _d[{p['_default_index']}]:",
+                      f"        _a[{p['target']!r}] = {value}"]
+        attr_text = "_a"
     inputs_text = "(" + "".join(i + ", " for i in inputs) + ")"
     call = f"_invoke({op!r}, {inputs_text}, {attr_text})"
     returns = form["returns"]

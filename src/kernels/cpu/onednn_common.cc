@@ -117,14 +117,17 @@ Epilogue EpilogueOf(const Dict& attrs) {
   if (list == nullptr) return out;
   for (const Value& name : list->as_list()) {
     out.ops.push_back(name.as_string());
-    auto algorithm = EltwiseFor(out.ops.back());
-    if (!algorithm) {
-      out.supported = false;
-      continue;
-    }
-    out.post_ops.append_eltwise(1.0f, *algorithm, 0.0f, 0.0f);
+    if (!EltwiseFor(out.ops.back())) out.supported = false;
   }
   return out;
+}
+
+dnnl::post_ops Epilogue::PostOps() const {
+  dnnl::post_ops post_ops;
+  for (const std::string& name : ops) {
+    if (auto algorithm = EltwiseFor(name)) post_ops.append_eltwise(1.0f, *algorithm, 0.0f, 0.0f);
+  }
+  return post_ops;
 }
 
 bool OneDnnSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {

@@ -63,14 +63,17 @@ dnnl::memory::desc StridedDesc(const dnnl::memory::dims& dims, const dnnl::memor
 /// A layout for oneDNN to choose.
 dnnl::memory::desc AnyDesc(const dnnl::memory::dims& dims, DType dtype);
 
-/// The epilogue (kernels::kEpilogueAttr) of `attrs` as oneDNN post-ops, and
-/// its op names (empty when there is none). `supported` is false when an op
-/// has no oneDNN eltwise equivalent.
+/// The epilogue (kernels::kEpilogueAttr) of `attrs`: its op names (empty
+/// when there is none). `supported` is false when an op has no oneDNN eltwise
+/// equivalent. The oneDNN post-ops are made only when a primitive is built
+/// (PostOps): making them allocates, and most calls find their primitive in
+/// the cache or run no primitive at all (Note [Tiny products]).
 struct Epilogue {
   std::vector<std::string> ops;
-  dnnl::post_ops post_ops;
   bool supported = true;
   bool empty() const { return ops.empty(); }
+  /// The supported ops as oneDNN eltwise post-ops, in order.
+  dnnl::post_ops PostOps() const;
 };
 Epilogue EpilogueOf(const Dict& attrs);
 /// Runs the epilogue's ops on `t` in place with their own kernels (for paths

@@ -152,7 +152,7 @@ struct ConvBackwardWeights {
 ConvForward BuildForward(const ConvDims& g, DType dtype, const dn::Epilogue& epilogue, bool with_bias) {
   ConvDescs d(g, dtype);
   dnnl::primitive_attr attr = UserScratchpad();  // Note [Convolution scratchpads]
-  attr.set_post_ops(epilogue.post_ops);
+  attr.set_post_ops(epilogue.PostOps());
   auto pd = d.Forward(dnnl::prop_kind::forward_inference, attr, with_bias);
   if (d.Padded(pd.src_desc(), d.src) || d.Padded(pd.dst_desc(), d.dst)) {
     d.plain_only = true;

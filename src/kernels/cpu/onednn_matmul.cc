@@ -158,7 +158,7 @@ std::shared_ptr<MatmulPrimitive> MatmulFor(std::string_view op, const Product& p
   built->out = dn::PlainDesc(dn::Dims(out_dims), dtype);
   built->has_bias = has_bias;
   dnnl::primitive_attr attr;
-  attr.set_post_ops(epilogue.post_ops);
+  attr.set_post_ops(epilogue.PostOps());
   // Note [Matmul scratchpads]: the call's scratchpad, not the primitive's own.
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   try {
@@ -536,7 +536,7 @@ void BiasAddOneDnn(KernelArgs& args) {
         b.x = dn::PlainDesc(dn::Dims(view), x.dtype());
         b.bias = dn::PlainDesc({1, view[1], 1}, x.dtype());
         dnnl::primitive_attr attr;
-        attr.set_post_ops(epilogue.post_ops);
+        attr.set_post_ops(epilogue.PostOps());
         b.primitive = dnnl::binary(
             dnnl::binary::primitive_desc(dnnl::binary::desc(dnnl::algorithm::binary_add, b.x, b.bias, b.x), attr,
                                          dn::Engine()));

@@ -95,6 +95,35 @@ def test_defaults_converted_once_give_what_the_converted_argument_gives():
     assert _api._CONVERTED_DEFAULTS == before  # the shared converted values are not written
 
 
+def test_parameters_at_the_ops_own_default_are_left_out_of_the_call(monkeypatch):
+    # Note [Defaults left out]: a parameter at its default is not passed when
+    # that default is the op's own; any other value is, and so is a default
+    # that differs from the op's, and a Primitive's own attributes.
+    from msrt import _tensor
+
+    seen = []
+    real = _tensor._call
+
+    def spy(op, bases, attrs):
+        seen.append((op, dict(attrs)))
+        return real(op, bases, attrs)
+
+    monkeypatch.setattr(_tensor, "_call", spy)
+    x = ms.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert float(x.sum()) == 15.0
+    assert seen[-1] == ("sum", {})
+    np.testing.assert_array_equal(x.sum(axis=1, keepdims=True).asnumpy(), [[3.0], [12.0]])
+    assert seen[-1] == ("sum", {"axis": 1, "keep_dims": True})
+    assert x.sum(None, keepdims=False).shape == ()  # the default objects themselves
+    assert seen[-1] == ("sum", {})
+    assert x.sum([]).shape == ()  # an equal value given: passed, converted
+    assert seen[-1] == ("sum", {"axis": []})
+    assert int(ops.argmax(x)) == 5  # dim=None (every element) is not the op's axis -1
+    assert seen[-1][0] == "argmax" and "axis" in seen[-1][1]
+    assert ops.ReduceSum(keep_dims=True)(x).shape == (1, 1)
+    assert seen[-1] == ("sum", {"keep_dims": True, "axis": []})
+
+
 def test_a_name_written_by_hand_and_declared_is_an_error():
     namespace = {"mean": lambda *a: None}
     with pytest.raises(RuntimeError, match="'mean' is declared by op 'reduce_mean' and also written by hand"):
