@@ -43,6 +43,7 @@
 
 #include "ir/graph.h"
 #include "kernels/kernel.h"
+#include "msrt/core/shape.h"
 
 namespace msrt::runtime {
 
@@ -88,6 +89,11 @@ class GraphExecutable {
   int max_concurrent_kernels() const { return max_concurrent_.load(); }
 
  private:
+  /// Arena offsets and sizes are multiples of this many bytes.
+  static constexpr size_t kAlignment = 64;
+  static size_t Aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+  static size_t MetaBytes(const ops::TensorMeta& m) { return NumBytes(m.shape, m.dtype); }
+
   struct Step {
     int32_t node = -1;
     const kernels::KernelDef* kernel = nullptr;

@@ -73,7 +73,7 @@ class MapDataset(Dataset):
         if kwargs.get("cache") is not None:
             raise NotImplementedError("msrt has no dataset cache server; pass cache=None.")
         if kwargs.get("callbacks") is not None:
-            raise NotImplementedError("msrt does not run dataset callbacks yet; pass callbacks=None.")
+            raise NotImplementedError("msrt's map() takes no dataset callbacks (DSCallback); pass callbacks=None.")
         self.operations = _validate_operations(operations)
         for name, value in (("input_columns", input_columns), ("output_columns", output_columns)):
             if value is not None:

@@ -551,3 +551,11 @@ def test_a_failed_map_or_batch_leaves_the_pipeline_as_it_was():
             failure()
         assert (data.get_col_names(), data.get_dataset_size(), column(data, 0), list(data.children)) == before
     assert column(data.batch(3), 0) == [[1, 2, 3], [4, 5, 6]]
+
+
+def test_map_refuses_a_cache_and_callbacks_it_would_not_honour():
+    data = ds.NumpySlicesDataset({"x": np.arange(4)}, shuffle=False)
+    with pytest.raises(NotImplementedError, match="cache=None"):
+        data.map(lambda x: x, cache=object())
+    with pytest.raises(NotImplementedError, match="DSCallback"):
+        data.map(lambda x: x, callbacks=[object()])
