@@ -259,3 +259,13 @@ void DispatchFloat(DType dtype, std::string_view op, Body&& body) {
                         .priority = ::msrt::kernels::onednn::kReferencePriority, \
                         .supports = &::msrt::kernels::onednn::ReferenceSupports, \
                         .run = &reference_fn})
+
+/// Registers an op's half-type kernel that runs one-thread float32 oneDNN
+/// primitives on converted slices (Note [float16 products]), above the op's
+/// oneDNN kernel.
+#define MSRT_HALF_SLICES_KERNEL(op_name, supports_fn, run_fn)                     \
+  MSRT_REGISTER_KERNEL({.op = op_name,                                            \
+                        .impl = "onednn float32 slices",                          \
+                        .priority = ::msrt::kernels::onednn::kOneDnnPriority + 1, \
+                        .supports = &supports_fn,                                 \
+                        .run = &run_fn})

@@ -634,42 +634,14 @@ MSRT_ONEDNN_KERNELS("conv3d", ConvOneDnn, ConvReference);
 MSRT_ONEDNN_KERNELS("conv3d_backprop_input", ConvBackpropInputOneDnn, ConvBackpropInputReference);
 MSRT_ONEDNN_KERNELS("conv3d_backprop_filter", ConvBackpropFilterOneDnn, ConvBackpropFilterReference);
 // Note [bfloat16 backward weights]: above the oneDNN kernel for the half types.
-MSRT_REGISTER_KERNEL({.op = "conv2d_backprop_filter",
-                      .impl = "onednn float32 slices",
-                      .priority = dn::kOneDnnPriority + 1,
-                      .supports = &HalfBackpropFilterSupports,
-                      .run = &HalfConvBackpropFilter});
-MSRT_REGISTER_KERNEL({.op = "conv3d_backprop_filter",
-                      .impl = "onednn float32 slices",
-                      .priority = dn::kOneDnnPriority + 1,
-                      .supports = &HalfBackpropFilterSupports,
-                      .run = &HalfConvBackpropFilter});
+MSRT_HALF_SLICES_KERNEL("conv2d_backprop_filter", HalfBackpropFilterSupports, HalfConvBackpropFilter);
+MSRT_HALF_SLICES_KERNEL("conv3d_backprop_filter", HalfBackpropFilterSupports, HalfConvBackpropFilter);
 // Note [float16 convolutions]: above the oneDNN kernels, which do not take float16.
-MSRT_REGISTER_KERNEL({.op = "conv2d",
-                      .impl = "onednn float32 slices",
-                      .priority = dn::kOneDnnPriority + 1,
-                      .supports = &HalfConvSupports,
-                      .run = &HalfConvForward});
-MSRT_REGISTER_KERNEL({.op = "conv2d_bias",
-                      .impl = "onednn float32 slices",
-                      .priority = dn::kOneDnnPriority + 1,
-                      .supports = &HalfConvSupports,
-                      .run = &HalfConvForward});
-MSRT_REGISTER_KERNEL({.op = "conv2d_backprop_input",
-                      .impl = "onednn float32 slices",
-                      .priority = dn::kOneDnnPriority + 1,
-                      .supports = &HalfConvSupports,
-                      .run = &HalfConvBackpropInput});
-MSRT_REGISTER_KERNEL({.op = "conv3d",
-                      .impl = "onednn float32 slices",
-                      .priority = dn::kOneDnnPriority + 1,
-                      .supports = &HalfConvSupports,
-                      .run = &HalfConvForward});
-MSRT_REGISTER_KERNEL({.op = "conv3d_backprop_input",
-                      .impl = "onednn float32 slices",
-                      .priority = dn::kOneDnnPriority + 1,
-                      .supports = &HalfConvSupports,
-                      .run = &HalfConvBackpropInput});
+MSRT_HALF_SLICES_KERNEL("conv2d", HalfConvSupports, HalfConvForward);
+MSRT_HALF_SLICES_KERNEL("conv2d_bias", HalfConvSupports, HalfConvForward);
+MSRT_HALF_SLICES_KERNEL("conv2d_backprop_input", HalfConvSupports, HalfConvBackpropInput);
+MSRT_HALF_SLICES_KERNEL("conv3d", HalfConvSupports, HalfConvForward);
+MSRT_HALF_SLICES_KERNEL("conv3d_backprop_input", HalfConvSupports, HalfConvBackpropInput);
 
 }  // namespace
 }  // namespace msrt::kernels

@@ -628,21 +628,9 @@ MSRT_REGISTER_KERNEL({.op = "batch_matmul",
                       .run = &MatmulComplex});
 MSRT_ONEDNN_KERNELS("dense", DenseOneDnn, DenseReference);
 // Note [float16 products]: above the oneDNN kernels, which do not take float16.
-MSRT_REGISTER_KERNEL({.op = "matmul",
-                      .impl = "onednn float32 slices",
-                      .priority = dn::kOneDnnPriority + 1,
-                      .supports = &HalfProductSupports,
-                      .run = &MatmulHalf});
-MSRT_REGISTER_KERNEL({.op = "batch_matmul",
-                      .impl = "onednn float32 slices",
-                      .priority = dn::kOneDnnPriority + 1,
-                      .supports = &HalfProductSupports,
-                      .run = &MatmulHalf});
-MSRT_REGISTER_KERNEL({.op = "dense",
-                      .impl = "onednn float32 slices",
-                      .priority = dn::kOneDnnPriority + 1,
-                      .supports = &HalfProductSupports,
-                      .run = &DenseHalf});
+MSRT_HALF_SLICES_KERNEL("matmul", HalfProductSupports, MatmulHalf);
+MSRT_HALF_SLICES_KERNEL("batch_matmul", HalfProductSupports, MatmulHalf);
+MSRT_HALF_SLICES_KERNEL("dense", HalfProductSupports, DenseHalf);
 MSRT_ONEDNN_KERNELS("bias_add", BiasAddOneDnn, BiasAddReference);
 MSRT_REGISTER_KERNEL({.op = "bias_add_grad", .impl = "loop", .run = &BiasAddGrad});
 

@@ -195,19 +195,25 @@ class _GeluMLP(nn.Cell):
         return self.fc4(self.gelu(self.fc3(self.fc2(self.gelu(self.fc1(x))))))
 
 
-def _gelu_step(level):
+def _three_momentum_steps(level, seed, make_net, x_shape, classes, data_seed):
+    """Three training steps of make_net() at memory_optimize_level `level`: the losses, the trained weights and the
+    step's compile report."""
     ms.set_context(mode=ms.GRAPH_MODE, memory_optimize_level=level)
-    ms.set_seed(7)
-    net = _GeluMLP()
+    ms.set_seed(seed)
+    net = make_net()
     opt = nn.Momentum(net.trainable_params(), learning_rate=0.05, momentum=0.9)
     loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
     step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
     step.set_train()
-    rng = np.random.default_rng(8)
-    x = ms.Tensor(rng.standard_normal((256, 256)).astype(np.float32))
-    y = ms.Tensor(rng.integers(0, 10, 256).astype(np.int32))
+    rng = np.random.default_rng(data_seed)
+    x = ms.Tensor(rng.standard_normal(x_shape).astype(np.float32))
+    y = ms.Tensor(rng.integers(0, classes, x_shape[0]).astype(np.int32))
     losses = [step(x, y).asnumpy() for _ in range(3)]
     return losses, [p.asnumpy() for p in net.trainable_params()], ms._jit.compile_report(step)[0]
+
+
+def _gelu_step(level):
+    return _three_momentum_steps(level, 7, _GeluMLP, (256, 256), 10, 8)
 
 
 def test_o1_computes_a_gelu_again_instead_of_keeping_it_across_the_backward():
@@ -227,30 +233,19 @@ def test_o1_computes_a_gelu_again_instead_of_keeping_it_across_the_backward():
     assert peaks[1] <= peaks[0] - MiB, [p / MiB for p in peaks]
 
 
+class _Encoder(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(64, 2, 256, dropout=0.0, activation="gelu", batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.head = nn.Dense(64, 5)
+
+    def construct(self, x):
+        return self.head(self.encoder(x).mean(axis=1))
+
+
 def _encoder_step(level):
-    ms.set_context(mode=ms.GRAPH_MODE, memory_optimize_level=level)
-    ms.set_seed(5)
-
-    class Net(nn.Cell):
-        def __init__(self):
-            super().__init__()
-            layer = nn.TransformerEncoderLayer(64, 2, 256, dropout=0.0, activation="gelu", batch_first=True)
-            self.encoder = nn.TransformerEncoder(layer, 2)
-            self.head = nn.Dense(64, 5)
-
-        def construct(self, x):
-            return self.head(self.encoder(x).mean(axis=1))
-
-    net = Net()
-    opt = nn.Momentum(net.trainable_params(), learning_rate=0.05, momentum=0.9)
-    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
-    step.set_train()
-    rng = np.random.default_rng(0)
-    x = ms.Tensor(rng.standard_normal((8, 16, 64)).astype(np.float32))
-    y = ms.Tensor(rng.integers(0, 5, 8).astype(np.int32))
-    losses = [step(x, y).asnumpy() for _ in range(3)]
-    return losses, [p.asnumpy() for p in net.trainable_params()], ms._jit.compile_report(step)[0]
+    return _three_momentum_steps(level, 5, _Encoder, (8, 16, 64), 5, 0)
 
 
 def test_o1_computes_weight_parts_and_layer_norms_again_instead_of_keeping_them_across_the_backward():
