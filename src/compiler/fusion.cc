@@ -32,6 +32,22 @@ struct Chain {
 
 }  // namespace
 
+bool RunsInFusedLoop(const Graph& graph, int32_t id, DeviceTarget device) {
+  const Node& n = graph.nodes()[static_cast<size_t>(id)];
+  if (n.dead || n.kind != NodeKind::kOp || !n.fused.empty() || !n.op->props.elementwise || n.op->props.random ||
+      graph.HasSideEffects(id) || n.outputs.size() != 1) {
+    return false;
+  }
+  std::vector<ops::TensorMeta> metas;
+  for (const ValueRef& v : n.inputs) {
+    const ops::TensorMeta& m = graph.Meta(v);
+    if (m.shape != n.outputs[0].shape && (IsDynamic(m.shape) || NumElements(m.shape) != 1)) return false;
+    metas.push_back(m);
+  }
+  const kernels::KernelDef* kernel = kernels::SelectKernel(n.op->name, device, metas, n.attrs);
+  return kernel != nullptr && kernel->impl == "vectorized";
+}
+
 bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
   auto& nodes = graph.nodes();
   auto uses = graph.UseCounts();
@@ -51,21 +67,7 @@ bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
     return std::any_of(it->second.begin(), it->second.end(), [&](int32_t p) { return p > after && p < before; });
   };
 
-  auto candidate = [&](int32_t id) {
-    const Node& n = nodes[static_cast<size_t>(id)];
-    if (n.dead || n.kind != NodeKind::kOp || !n.fused.empty() || !n.op->props.elementwise || n.op->props.random ||
-        graph.HasSideEffects(id) || n.outputs.size() != 1) {
-      return false;
-    }
-    std::vector<ops::TensorMeta> metas;
-    for (const ValueRef& v : n.inputs) {
-      const ops::TensorMeta& m = graph.Meta(v);
-      if (m.shape != n.outputs[0].shape && (IsDynamic(m.shape) || NumElements(m.shape) != 1)) return false;
-      metas.push_back(m);
-    }
-    const kernels::KernelDef* kernel = kernels::SelectKernel(n.op->name, device, metas, n.attrs);
-    return kernel != nullptr && kernel->impl == "vectorized";
-  };
+  auto candidate = [&](int32_t id) { return RunsInFusedLoop(graph, id, device); };
 
   // Users of each node (single-output candidates only matter).
   std::vector<std::vector<int32_t>> users(nodes.size());

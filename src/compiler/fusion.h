@@ -11,6 +11,12 @@ namespace msrt::compiler {
 /// vectorised loops. Appends one line per fused chain to `report` if given.
 bool FuseElementwise(ir::Graph& graph, DeviceTarget device, std::string* report = nullptr);
 
+/// Whether node `id` can run inside a fused elementwise loop on `device`: a
+/// live, unfused, non-random elementwise op of one output without side
+/// effects, whose operands have its shape or one element, and whose kernel
+/// there is a plain vectorised loop.
+bool RunsInFusedLoop(const ir::Graph& graph, int32_t id, DeviceTarget device);
+
 /// Moves unary elementwise ops that follow an op with props.accepts_epilogue
 /// (conv2d, matmul, dense) into that op's kernel (kernels::kEpilogueAttr,
 /// oneDNN post-ops on CPU) when the result is not used otherwise and the

@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "compiler/fusion.h"
 #include "kernels/kernel.h"
 #include "msrt/core/errors.h"
 
@@ -124,8 +125,7 @@ size_t FuseRoundings(Graph& graph, DeviceTarget device) {
     if (r.kind != NodeKind::kOp || r.op->name != "round_to_float16" || !r.fused.empty()) continue;
     const ValueRef v = r.inputs[0];
     Node& p = nodes[static_cast<size_t>(v.node)];
-    if (p.kind != NodeKind::kOp || !p.fused.empty() || !p.op->props.elementwise || p.op->props.random ||
-        graph.HasSideEffects(v.node) || p.outputs.size() != 1 || uses[static_cast<size_t>(v.node)][0] != 1 ||
+    if (!RunsInFusedLoop(graph, v.node, device) || uses[static_cast<size_t>(v.node)][0] != 1 ||
         IsDynamic(p.outputs[0].shape)) {
       continue;
     }
@@ -139,15 +139,6 @@ size_t FuseRoundings(Graph& graph, DeviceTarget device) {
         continue;
       }
     }
-    std::vector<TensorMeta> metas;
-    bool fits = true;
-    for (const ValueRef& in : p.inputs) {
-      const TensorMeta& m = graph.Meta(in);
-      fits &= m.shape == p.outputs[0].shape || (!IsDynamic(m.shape) && NumElements(m.shape) == 1);
-      metas.push_back(m);
-    }
-    const kernels::KernelDef* kernel = fits ? kernels::SelectKernel(p.op->name, device, metas, p.attrs) : nullptr;
-    if (kernel == nullptr || kernel->impl != "vectorized") continue;
     std::vector<int32_t> operands;
     for (size_t k = 0; k < p.inputs.size(); ++k) operands.push_back(static_cast<int32_t>(k));
     r.fused = {ir::FusedOp{p.op, p.attrs, std::move(operands), p.outputs[0]},
