@@ -11,6 +11,7 @@
 #include "compiler/half_in_float32.h"
 #include "compiler/layout.h"
 #include "compiler/pass_manager.h"
+#include "compiler/precision_casts.h"
 #include "msrt/core/errors.h"
 #include "ops/call.h"
 
@@ -233,6 +234,11 @@ constexpr PassDef kPassTable[] = {
     // Epilogues run inside their producer's kernel whenever the graph is
     // optimized (not only with graph-kernel fusion): the result is the same
     // and one pass over the activation is saved.
+    // After the float16 values are held in float32 (the casts it leaves),
+    // before the epilogues, which then meet the ops that now write half
+    // values (batch_norm + relu).
+    {kFoldPrecisionCastsPass, Phase::kLayout, PassSwitch::kAlways, true, false,
+     [](Graph& g, PassContext& c) { return FoldPrecisionCasts(g, c.device, &c.decisions); }},
     {"fuse_epilogues", Phase::kLayout, PassSwitch::kAlways, true, false,
      [](Graph& g, PassContext& c) { return FuseEpilogues(g, c.device, &c.decisions); }},
     {"fuse_elementwise", Phase::kGraphKernelFusion, PassSwitch::kGraphKernel, true, false,

@@ -101,13 +101,17 @@ MSRT_REGISTER_OP({
       const char* names[] = {"x", "scale", "bias", "running_mean", "running_var"};
       int64_t channels = Channels(op, in[0], attrs);
       // Half-precision x may keep float32 running statistics (mixed precision
-      // casts trainable parameters only).
+      // casts trainable parameters only), and may take a float32 scale and
+      // bias (then computes in float32: the saved statistics are float32).
       bool half = in[0].dtype == DType::kFloat16 || in[0].dtype == DType::kBFloat16;
       for (size_t i = 1; i < 5; ++i) {
-        if (!(i >= 3 && half && in[i].dtype == DType::kFloat32)) CheckSameDType(op, "x", in[0], names[i], in[i]);
+        if (!(half && in[i].dtype == DType::kFloat32 &&
+              (i >= 3 || (in[1].dtype == DType::kFloat32 && in[2].dtype == DType::kFloat32)))) {
+          CheckSameDType(op, "x", in[0], names[i], in[i]);
+        }
         CheckChannelVector(op, names[i], in[i], channels);
       }
-      TensorMeta vec{{channels}, in[0].dtype};
+      TensorMeta vec{{channels}, in[1].dtype};
       return {{in[0].shape, in[0].dtype}, vec, vec};
     },
     .grad = [](const GradArgs& g) -> std::vector<Tensor> {
@@ -136,15 +140,23 @@ MSRT_REGISTER_OP({
         grads[1] = fn::ReduceSum(fn::Mul(dy, x_hat), axes, false);
       }
       if (g.needs[2]) grads[2] = fn::ReduceSum(dy, axes, false);
+      // A half x with float32 scale and bias: each gradient in its input's dtype.
+      for (size_t i = 0; i < 3; ++i) {
+        if (grads[i].defined() && grads[i].dtype() != g.inputs[i].dtype()) {
+          grads[i] = fn::Cast(grads[i], g.inputs[i].dtype());
+        }
+      }
       return grads;
     },
     .props = {.writes_inputs = {3, 4},
               .accepts_epilogue = true,
-              .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}}},
+              .layout = LayoutSpec{.activation_inputs = {0}, .activation_outputs = {0}},
+              .mixed_precision = MixedPrecisionSpec{.half_inputs = {0}, .half_outputs = {0}}},
     .doc = "Batch normalization over the channel axis (1, or the last with data_format 'NHWC'); returns (y, "
            "saved_mean, saved_inv_std). Training normalizes with the "
            "batch's mean and biased variance and updates running_mean/running_var in place (unbiased variance; they "
-           "may be float32 for float16/bfloat16 x); "
+           "may be float32 for float16/bfloat16 x, and so may scale and bias together, which makes saved_mean and "
+           "saved_inv_std float32); "
            "inference uses the running statistics, and saved_mean/saved_inv_std are then running_mean and "
            "1 / sqrt(running_var + epsilon).",
 });
@@ -165,15 +177,22 @@ MSRT_REGISTER_OP({
                        ShapeRepr(in[0].shape)));
       }
       int64_t channels = Channels(op, in[1], attrs);
+      // A half x may come with float32 scale and statistics (batch_norm's
+      // float32 form for half x): dscale and dbias are then float32.
+      bool half = in[1].dtype == DType::kFloat16 || in[1].dtype == DType::kBFloat16;
       for (size_t i = 2; i < 5; ++i) {
-        CheckSameDType(op, "x", in[1], names[i], in[i]);
+        if (!(half && in[i].dtype == DType::kFloat32 && in[2].dtype == DType::kFloat32)) {
+          CheckSameDType(op, "x", in[1], names[i], in[i]);
+        }
         CheckChannelVector(op, names[i], in[i], channels);
       }
-      TensorMeta vec{{channels}, in[1].dtype};
+      TensorMeta vec{{channels}, in[2].dtype};
       return {{in[1].shape, in[1].dtype}, vec, vec};
     },
-    .props = {.layout = LayoutSpec{.activation_inputs = {0, 1}, .activation_outputs = {0}}},
-    .doc = "Gradient of training-mode batch_norm: (dx, dscale, dbias) from dy, x and the saved batch statistics.",
+    .props = {.layout = LayoutSpec{.activation_inputs = {0, 1}, .activation_outputs = {0}},
+              .mixed_precision = MixedPrecisionSpec{.half_inputs = {0, 1}, .half_outputs = {0}}},
+    .doc = "Gradient of training-mode batch_norm: (dx, dscale, dbias) from dy, x and the saved batch statistics "
+           "(float32 scale and statistics with float16/bfloat16 dy and x give float32 dscale and dbias).",
 });
 
 Dict BatchNormCallAttrs(const Dict& attrs) {

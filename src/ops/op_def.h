@@ -64,6 +64,14 @@ enum class HalfCompute : uint8_t {
   kExact,
 };
 
+/// The inputs an op takes in float16 or bfloat16 while its other floating
+/// inputs stay float32, and the outputs that then take their dtype
+/// (OpProperties::mixed_precision).
+struct MixedPrecisionSpec {
+  std::vector<int> half_inputs;
+  std::vector<int> half_outputs;
+};
+
 struct OpProperties {
   bool elementwise = false;  // output[i] depends only on inputs[i] (after broadcasting)
   // Unset (kUndeclared) on an elementwise op means kRoundedFloat32: the
@@ -123,6 +131,13 @@ struct OpProperties {
   // by it (Note [Fused pairs] in src/compiler/fusion.cc).
   std::vector<std::string_view> fuses = {};
   std::optional<LayoutSpec> layout = std::nullopt;
+  // Given float16 or bfloat16 values (one dtype) for its half_inputs and
+  // float32 for its other floating inputs, it computes as its float32 form
+  // on the widened values and rounds each of its half_outputs once to that
+  // dtype: round(op(widen(x))) is op(x). The fold_precision_casts pass then
+  // drops the casts mixed precision puts around its float32 form (Note
+  // [Casts folded into mixed-precision ops] in compiler/precision_casts.h).
+  std::optional<MixedPrecisionSpec> mixed_precision = std::nullopt;
   // Its gradient rule handles complex values (conjugates where the chain
   // rule needs them, as PyTorch and MindSpore do): a gradient may flow
   // through it from or into a complex tensor (Note [Complex gradients]).

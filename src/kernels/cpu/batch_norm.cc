@@ -1,6 +1,15 @@
-// batch_norm and batch_norm_grad for float32 on CPU, NCHW or NHWC
-// (data_format), in loops the compiler vectorizes, split over the thread
-// pool.
+// batch_norm and batch_norm_grad on CPU, NCHW or NHWC (data_format), in
+// loops the compiler vectorizes, split over the thread pool: float32, and
+// float16 or bfloat16 x (dy, y, dx) with float32 scale, bias and statistics.
+//
+// Note [Half batch_norm]
+// A half-typed x is widened to float32 a block of rows (or a plane) at a
+// time into a per-thread buffer, the float32 loops run on the block in the
+// same order as on a float32 x, and each element of y (dx) is rounded once
+// to x's dtype as it is stored: the result is bit for bit the float32
+// kernel's on the widened x, rounded, which is what mixed precision's casts
+// around a float32 batch_norm give (OpProperties::mixed_precision), with
+// half the bytes read and written and no separate casts.
 //
 // Note [batch_norm without oneDNN]
 // oneDNN 2.6's channels-last batch normalization synchronizes its threads
@@ -21,9 +30,11 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "kernels/cpu/half_convert.h"
 #include "kernels/kernel.h"
 
 namespace msrt::kernels {
@@ -31,8 +42,64 @@ namespace {
 
 constexpr int kPriority = 30;  // ahead of oneDNN (20) and the reference loops
 
-bool Supports(const std::vector<ops::TensorMeta>& in, const Dict&) {
-  return in[0].dtype == DType::kFloat32 && in[1].dtype == DType::kFloat32;
+bool IsHalf(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
+
+// batch_norm: x is input 0 and scale input 1; batch_norm_grad: dy and x are
+// inputs 0 and 1 and scale input 2. Both: x float32, float16 or bfloat16,
+// the channel vectors float32.
+bool ForwardDTypes(const std::vector<ops::TensorMeta>& in) {
+  return (in[0].dtype == DType::kFloat32 || IsHalf(in[0].dtype)) &&
+         std::all_of(in.begin() + 1, in.end(), [](const ops::TensorMeta& m) { return m.dtype == DType::kFloat32; });
+}
+
+bool GradSupports(const std::vector<ops::TensorMeta>& in, const Dict&) {
+  return in[0].dtype == in[1].dtype && (in[1].dtype == DType::kFloat32 || IsHalf(in[1].dtype)) &&
+         std::all_of(in.begin() + 2, in.end(), [](const ops::TensorMeta& m) { return m.dtype == DType::kFloat32; });
+}
+
+// Float32 views of half-typed data (Note [Half batch_norm]): Widen gives n
+// elements at p as float32 (p itself for float), Target where to compute n
+// float32 results bound for p, Store rounds them into p.
+template <typename T>
+const float* Widen(const T* p, int64_t n, std::vector<float>& buffer) {
+  if constexpr (std::is_same_v<T, float>) {
+    return p;
+  } else {
+    buffer.resize(static_cast<size_t>(n));
+    cpu::ToFloatN(p, buffer.data(), n);
+    return buffer.data();
+  }
+}
+template <typename T>
+float* Target(T* p, int64_t n, std::vector<float>& buffer) {
+  if constexpr (std::is_same_v<T, float>) {
+    return p;
+  } else {
+    buffer.resize(static_cast<size_t>(n));
+    return buffer.data();
+  }
+}
+template <typename T>
+void Store(const float* values, T* p, int64_t n) {
+  if constexpr (!std::is_same_v<T, float>) cpu::FromFloatN(values, p, n);
+}
+// Per-thread buffers of the widened blocks.
+struct Buffers {
+  std::vector<float> x, dy, out;
+};
+Buffers& ThreadBuffers() {
+  thread_local Buffers buffers;
+  return buffers;
+}
+// NHWC blocks are widened this many rows at a time.
+int64_t ChunkRows(int64_t channels) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(channels, 1)); }
+
+// Calls body.template operator()<T>() with x's element type.
+template <typename Body>
+void DispatchX(DType dtype, Body&& body) {
+  if (dtype == DType::kFloat16) return body.template operator()<Half>();
+  if (dtype == DType::kBFloat16) return body.template operator()<BFloat16>();
+  body.template operator()<float>();
 }
 
 // batch_norm's epilogue (kEpilogueAttr): none, or a relu applied as y is written.
@@ -44,7 +111,7 @@ std::optional<bool> ReluEpilogue(const Dict& attrs) {
 }
 
 bool ForwardSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
-  return Supports(in, attrs) && ReluEpilogue(attrs).has_value();
+  return ForwardDTypes(in) && ReluEpilogue(attrs).has_value();
 }
 
 struct Geometry {
@@ -127,26 +194,34 @@ void AddGradSums(const float* dy, const float* x, int64_t length, float mean, La
 // Statistics of x: per channel, the sum of (x - shift) and of its square,
 // shift being the channel's first element (which keeps the variance exact
 // when the mean is large against the spread).
-void Moments(const float* x, const Geometry& g, std::vector<double>& mean, std::vector<double>& var) {
+template <typename T>
+void Moments(const T* x, const Geometry& g, std::vector<double>& mean, std::vector<double>& var) {
   const int64_t channels = g.channels;
   const auto count = static_cast<double>(g.count());
   mean.assign(static_cast<size_t>(channels), 0.0);
   var.assign(static_cast<size_t>(channels), 0.0);
   if (g.channels_last) {
-    const float* shift = x;  // the first row
+    std::vector<float> first_row;
+    const float* shift = Widen(x, channels, first_row);  // the first row
     Blocks b = RowBlocks(g.rows());
+    const int64_t chunk = ChunkRows(channels);
     std::vector<double> partial(static_cast<size_t>(b.count * channels * 2), 0.0);
     ParallelFor(b.count, 1, [&](int64_t begin, int64_t end) {
+      Buffers& buffers = ThreadBuffers();
       for (int64_t k = begin; k < end; ++k) {
         double* s = partial.data() + k * channels * 2;
         double* ss = s + channels;
         int64_t last = std::min(g.rows(), (k + 1) * b.rows);
-        for (int64_t r = k * b.rows; r < last; ++r) {
-          const float* row = x + r * channels;
-          for (int64_t c = 0; c < channels; ++c) {
-            double d = static_cast<double>(row[c] - shift[c]);
-            s[c] += d;
-            ss[c] += d * d;
+        for (int64_t from = k * b.rows; from < last; from += chunk) {
+          int64_t rows = std::min(chunk, last - from);
+          const float* block = Widen(x + from * channels, rows * channels, buffers.x);
+          for (int64_t r = 0; r < rows; ++r) {
+            const float* row = block + r * channels;
+            for (int64_t c = 0; c < channels; ++c) {
+              double d = static_cast<double>(row[c] - shift[c]);
+              s[c] += d;
+              ss[c] += d * d;
+            }
           }
         }
       }
@@ -167,10 +242,15 @@ void Moments(const float* x, const Geometry& g, std::vector<double>& mean, std::
     return;
   }
   ParallelFor(channels, 1, [&](int64_t begin, int64_t end) {
+    Buffers& buffers = ThreadBuffers();
     for (int64_t c = begin; c < end; ++c) {
-      const float shift = x[c * g.inner];
       LaneSums s;
-      for (int64_t n = 0; n < g.batch; ++n) AddMoments(x + (n * channels + c) * g.inner, g.inner, shift, s);
+      float shift = 0;
+      for (int64_t n = 0; n < g.batch; ++n) {
+        const float* plane = Widen(x + (n * channels + c) * g.inner, g.inner, buffers.x);
+        if (n == 0) shift = plane[0];
+        AddMoments(plane, g.inner, shift, s);
+      }
       double m = s.First() / count;
       var[static_cast<size_t>(c)] = std::max(0.0, s.Second() / count - m * m);
       mean[static_cast<size_t>(c)] = m + static_cast<double>(shift);
@@ -179,27 +259,37 @@ void Moments(const float* x, const Geometry& g, std::vector<double>& mean, std::
 }
 
 // y = x * a[c] + b[c], then max(y, 0) when kRelu (a fused relu epilogue).
-template <bool kRelu>
-void ScaleShift(const float* x, float* y, const float* a, const float* b, const Geometry& g) {
+template <bool kRelu, typename T>
+void ScaleShift(const T* x, T* y, const float* a, const float* b, const Geometry& g) {
   const int64_t channels = g.channels;
   auto finish = [](float v) { return kRelu ? std::max(v, 0.0f) : v; };
   if (g.channels_last) {
+    const int64_t chunk = ChunkRows(channels);
     ParallelFor(g.rows(), RowGrain(channels), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const float* in = x + r * channels;
-        float* out = y + r * channels;
-        for (int64_t c = 0; c < channels; ++c) out[c] = finish(in[c] * a[c] + b[c]);
+      Buffers& buffers = ThreadBuffers();
+      for (int64_t from = begin; from < end; from += chunk) {
+        int64_t rows = std::min(chunk, end - from);
+        const float* in_block = Widen(x + from * channels, rows * channels, buffers.x);
+        float* out_block = Target(y + from * channels, rows * channels, buffers.out);
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* in = in_block + r * channels;
+          float* out = out_block + r * channels;
+          for (int64_t c = 0; c < channels; ++c) out[c] = finish(in[c] * a[c] + b[c]);
+        }
+        Store(out_block, y + from * channels, rows * channels);
       }
     });
     return;
   }
   ParallelFor(g.batch * channels, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(g.inner, 1)),
               [&](int64_t begin, int64_t end) {
+                Buffers& buffers = ThreadBuffers();
                 for (int64_t p = begin; p < end; ++p) {
                   const float ap = a[p % channels], bp = b[p % channels];
-                  const float* in = x + p * g.inner;
-                  float* out = y + p * g.inner;
+                  const float* in = Widen(x + p * g.inner, g.inner, buffers.x);
+                  float* out = Target(y + p * g.inner, g.inner, buffers.out);
                   for (int64_t i = 0; i < g.inner; ++i) out[i] = finish(in[i] * ap + bp);
+                  Store(out, y + p * g.inner, g.inner);
                 }
               });
 }
@@ -218,7 +308,7 @@ void BatchNorm(KernelArgs& args) {
   float* saved_inv_std = args.outputs[2].raw<float>();
   std::vector<double> mean, var;
   if (training && g.count() > 0) {
-    Moments(x.raw<float>(), g, mean, var);
+    DispatchX(x.dtype(), [&]<typename T>() { Moments(x.raw<T>(), g, mean, var); });
   } else if (training) {  // an empty batch: nothing to normalize, the running statistics stay
     mean.assign(channels, 0.0);
     var.assign(channels, 0.0);
@@ -236,13 +326,16 @@ void BatchNorm(KernelArgs& args) {
     saved_inv_std[c] = static_cast<float>(inv);
   }
   if (g.count() > 0) {
-    const float* in = x.raw<float>();
-    float* out = args.outputs[0].raw<float>();
-    if (*ReluEpilogue(args.attrs)) {
-      ScaleShift<true>(in, out, a.data(), b.data(), g);
-    } else {
-      ScaleShift<false>(in, out, a.data(), b.data(), g);
-    }
+    const bool relu = *ReluEpilogue(args.attrs);
+    DispatchX(x.dtype(), [&]<typename T>() {
+      const T* in = x.raw<T>();
+      T* out = args.outputs[0].raw<T>();
+      if (relu) {
+        ScaleShift<true>(in, out, a.data(), b.data(), g);
+      } else {
+        ScaleShift<false>(in, out, a.data(), b.data(), g);
+      }
+    });
   }
   if (training && g.count() > 0) {
     // running = (1 - momentum) * running + momentum * batch, with the unbiased variance.
@@ -258,13 +351,14 @@ void BatchNorm(KernelArgs& args) {
 
 // dx = scale * inv * (dy - mean(dy) - (x - mean) * inv^2 * mean(dy * (x - mean))),
 // dscale = inv * sum(dy * (x - mean)), dbias = sum(dy).
-void BatchNormGrad(KernelArgs& args) {
-  const float* dy = args.inputs[0].raw<float>();
-  const float* x = args.inputs[1].raw<float>();
+template <typename T>
+void BatchNormGradOf(KernelArgs& args) {
+  const T* dy = args.inputs[0].raw<T>();
+  const T* x = args.inputs[1].raw<T>();
   const float* scale = args.inputs[2].raw<float>();
   const float* mean = args.inputs[3].raw<float>();
   const float* inv_std = args.inputs[4].raw<float>();
-  float* dx = args.outputs[0].raw<float>();
+  T* dx = args.outputs[0].raw<T>();
   float* dscale = args.outputs[1].raw<float>();
   float* dbias = args.outputs[2].raw<float>();
   Geometry g = GeometryOf(args.inputs[1], args.attrs);
@@ -292,19 +386,26 @@ void BatchNormGrad(KernelArgs& args) {
   };
   if (g.channels_last) {
     Blocks b = RowBlocks(g.rows());
+    const int64_t chunk = ChunkRows(channels);
     std::vector<double> partial(static_cast<size_t>(b.count * channels * 2), 0.0);
     ParallelFor(b.count, 1, [&](int64_t begin, int64_t end) {
+      Buffers& buffers = ThreadBuffers();
       for (int64_t k = begin; k < end; ++k) {
         double* s = partial.data() + k * channels * 2;
         double* sx = s + channels;
         int64_t last = std::min(g.rows(), (k + 1) * b.rows);
-        for (int64_t r = k * b.rows; r < last; ++r) {
-          const float* grow = dy + r * channels;
-          const float* xrow = x + r * channels;
-          for (int64_t c = 0; c < channels; ++c) {
-            auto d = static_cast<double>(grow[c]);
-            s[c] += d;
-            sx[c] += d * static_cast<double>(xrow[c] - mean[c]);
+        for (int64_t from = k * b.rows; from < last; from += chunk) {
+          int64_t rows = std::min(chunk, last - from);
+          const float* dy_block = Widen(dy + from * channels, rows * channels, buffers.dy);
+          const float* x_block = Widen(x + from * channels, rows * channels, buffers.x);
+          for (int64_t r = 0; r < rows; ++r) {
+            const float* grow = dy_block + r * channels;
+            const float* xrow = x_block + r * channels;
+            for (int64_t c = 0; c < channels; ++c) {
+              auto d = static_cast<double>(grow[c]);
+              s[c] += d;
+              sx[c] += d * static_cast<double>(xrow[c] - mean[c]);
+            }
           }
         }
       }
@@ -318,24 +419,33 @@ void BatchNormGrad(KernelArgs& args) {
     }
     finish();
     ParallelFor(g.rows(), RowGrain(channels), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const float* grow = dy + r * channels;
-        const float* xrow = x + r * channels;
-        float* out = dx + r * channels;
-        for (int64_t c = 0; c < channels; ++c) {
-          out[c] = alpha[static_cast<size_t>(c)] *
-                   (grow[c] - beta[static_cast<size_t>(c)] - (xrow[c] - mean[c]) * gamma[static_cast<size_t>(c)]);
+      Buffers& buffers = ThreadBuffers();
+      for (int64_t from = begin; from < end; from += chunk) {
+        int64_t rows = std::min(chunk, end - from);
+        const float* dy_block = Widen(dy + from * channels, rows * channels, buffers.dy);
+        const float* x_block = Widen(x + from * channels, rows * channels, buffers.x);
+        float* out_block = Target(dx + from * channels, rows * channels, buffers.out);
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* grow = dy_block + r * channels;
+          const float* xrow = x_block + r * channels;
+          float* out = out_block + r * channels;
+          for (int64_t c = 0; c < channels; ++c) {
+            out[c] = alpha[static_cast<size_t>(c)] *
+                     (grow[c] - beta[static_cast<size_t>(c)] - (xrow[c] - mean[c]) * gamma[static_cast<size_t>(c)]);
+          }
         }
+        Store(out_block, dx + from * channels, rows * channels);
       }
     });
     return;
   }
   ParallelFor(channels, 1, [&](int64_t begin, int64_t end) {
+    Buffers& buffers = ThreadBuffers();
     for (int64_t c = begin; c < end; ++c) {
       LaneSums s;
       for (int64_t n = 0; n < g.batch; ++n) {
         int64_t at = (n * channels + c) * g.inner;
-        AddGradSums(dy + at, x + at, g.inner, mean[c], s);
+        AddGradSums(Widen(dy + at, g.inner, buffers.dy), Widen(x + at, g.inner, buffers.x), g.inner, mean[c], s);
       }
       sum_dy[static_cast<size_t>(c)] = s.First();
       sum_dy_xmu[static_cast<size_t>(c)] = s.Second();
@@ -344,15 +454,21 @@ void BatchNormGrad(KernelArgs& args) {
   finish();
   ParallelFor(g.batch * channels, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(g.inner, 1)),
               [&](int64_t begin, int64_t end) {
+                Buffers& buffers = ThreadBuffers();
                 for (int64_t p = begin; p < end; ++p) {
                   auto c = static_cast<size_t>(p % channels);
                   const float a = alpha[c], b = beta[c], k = gamma[c], m = mean[c];
-                  const float* gp = dy + p * g.inner;
-                  const float* xp = x + p * g.inner;
-                  float* out = dx + p * g.inner;
+                  const float* gp = Widen(dy + p * g.inner, g.inner, buffers.dy);
+                  const float* xp = Widen(x + p * g.inner, g.inner, buffers.x);
+                  float* out = Target(dx + p * g.inner, g.inner, buffers.out);
                   for (int64_t i = 0; i < g.inner; ++i) out[i] = a * (gp[i] - b - (xp[i] - m) * k);
+                  Store(out, dx + p * g.inner, g.inner);
                 }
               });
+}
+
+void BatchNormGrad(KernelArgs& args) {
+  DispatchX(args.inputs[1].dtype(), [&]<typename T>() { BatchNormGradOf<T>(args); });
 }
 
 MSRT_REGISTER_KERNEL(
@@ -360,7 +476,7 @@ MSRT_REGISTER_KERNEL(
 MSRT_REGISTER_KERNEL({.op = "batch_norm_grad",
                       .impl = "vectorized",
                       .priority = kPriority,
-                      .supports = &Supports,
+                      .supports = &GradSupports,
                       .run = &BatchNormGrad});
 
 }  // namespace

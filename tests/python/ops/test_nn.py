@@ -1402,3 +1402,87 @@ def test_a_product_takes_its_onednn_scratchpad_from_the_pool_for_the_call():
     out_bytes = 1024 * 784 * 4
     assert msrt.runtime.max_memory_allocated() - before >= out_bytes + (256 << 10)
     assert msrt.runtime.memory_allocated() - before == out_bytes
+
+
+def _as(t, dtype):
+    return _C.call("cast", [t], {"dtype": dtype})[0]
+
+
+def _float32_bits(t):
+    return _as(t, "float32").asnumpy().view(np.uint32)
+
+
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+@pytest.mark.parametrize("shape,data_format", [((2, 3, 5, 5), "NCHW"), ((4, 70, 3, 2), "NCHW"), ((2, 5, 5, 3), "NHWC"),
+                                               ((32, 8, 8, 16), "NHWC"), ((3, 4, 4, 70), "NHWC")])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_half_x_with_float32_parameters_is_the_float32_result_rounded(half, shape, data_format, training):
+    """float16/bfloat16 x with float32 scale, bias and running statistics computes in float32 and rounds y once
+    (OpProperties::mixed_precision): y is cast(batch_norm(cast(x, float32)), half) bit for bit, the statistics
+    are float32 and the same."""
+    rng = np.random.default_rng(31)
+    c = shape[-1] if data_format == "NHWC" else shape[1]
+    x = rand(rng, shape, np.float32, -2, 3) + np.float32(5)
+    scale, bias = rand(rng, (c,), np.float32, 0.5, 1.5), rand(rng, (c,), np.float32)
+    running = [rand(rng, (c,), np.float32), rand(rng, (c,), np.float32, 0.5, 2.0)]
+    attrs = {"is_training": training, "epsilon": 1e-3, "momentum": 0.3, "data_format": data_format}
+    x_half = _as(tensor(x), half)
+    widened = [_as(x_half, "float32"), tensor(scale), tensor(bias)] + [tensor(r) for r in running]
+    mixed = [x_half, tensor(scale), tensor(bias)] + [tensor(r) for r in running]
+    want = _C.call("batch_norm", widened, attrs)
+    got = _C.call("batch_norm", mixed, attrs)
+    assert got[0].dtype_name == x_half.dtype_name and got[1].dtype_name == want[1].dtype_name == "float32"
+    np.testing.assert_array_equal(_float32_bits(got[0]), _float32_bits(_as(want[0], half)))
+    for g, w in zip(got[1:] + mixed[3:], want[1:] + widened[3:]):
+        np.testing.assert_array_equal(g.asnumpy(), w.asnumpy())
+
+
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+@pytest.mark.parametrize("shape,data_format", [((2, 3, 5, 5), "NCHW"), ((2, 5, 5, 3), "NHWC"),
+                                               ((32, 8, 8, 16), "NHWC"), ((3, 4, 4, 70), "NHWC")])
+def test_batch_norm_grad_half_dy_and_x_with_float32_statistics_is_the_float32_result_rounded(
+        half, shape, data_format):
+    rng = np.random.default_rng(32)
+    c = shape[-1] if data_format == "NHWC" else shape[1]
+    x_half = _as(tensor(rand(rng, shape, np.float32, -2, 3)), half)
+    dy_half = _as(tensor(rand(rng, shape, np.float32)), half)
+    stats = [tensor(rand(rng, (c,), np.float32, 0.5, 1.5)), tensor(rand(rng, (c,), np.float32)),
+             tensor(rand(rng, (c,), np.float32, 0.5, 2.0))]
+    attrs = {"data_format": data_format}
+    want = _C.call("batch_norm_grad", [_as(dy_half, "float32"), _as(x_half, "float32")] + stats, attrs)
+    got = _C.call("batch_norm_grad", [dy_half, x_half] + stats, attrs)
+    assert got[0].dtype_name == x_half.dtype_name and got[1].dtype_name == "float32"
+    np.testing.assert_array_equal(_float32_bits(got[0]), _float32_bits(_as(want[0], half)))
+    np.testing.assert_array_equal(got[1].asnumpy(), want[1].asnumpy())
+    np.testing.assert_array_equal(got[2].asnumpy(), want[2].asnumpy())
+
+
+def test_batch_norm_half_x_needs_scale_and_bias_of_one_dtype():
+    x = _as(tensor(np.ones((2, 3, 2, 2), np.float32)), "bfloat16")
+    vec32, vec16 = tensor(np.ones(3, np.float32)), _as(tensor(np.ones(3, np.float32)), "bfloat16")
+    with pytest.raises(TypeError, match="'scale'"):
+        _C.call("batch_norm", [x, vec32, vec16, vec32, vec32], {"is_training": True})
+    with pytest.raises(TypeError, match="saved_mean"):
+        _C.call("batch_norm_grad", [x, x, vec16, vec32, vec32], {})
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_gradients_of_half_x_with_float32_parameters_take_their_inputs_dtypes(training):
+    """The gradient rule gives dx in x's dtype and dscale, dbias in float32 (inference mode computes them from
+    float32 statistics, which would make dx float32 without the casts)."""
+    rng = np.random.default_rng(33)
+    x = _as(tensor(rand(rng, (4, 3, 2, 2), np.float32)), "bfloat16")
+    params = [tensor(rand(rng, (3,), np.float32, 0.5, 1.5)), tensor(rand(rng, (3,), np.float32)),
+              tensor(np.zeros(3, np.float32)), tensor(np.ones(3, np.float32))]
+    for t in [x] + params[:2]:
+        t.requires_grad = True
+    tape = _C.GradTape()
+    try:
+        y = _C.call("batch_norm", [x] + params, {"is_training": training})[0]
+        sens = _as(tensor(np.ones((4, 3, 2, 2), np.float32)), "bfloat16")
+        grads = tape.gradient([y], [sens], [x] + params[:2])
+    finally:
+        tape.end()
+    assert [g.dtype_name for g in grads] == ["bfloat16", "float32", "float32"]
+    # d(sum y)/d bias is the count of elements per channel.
+    np.testing.assert_array_equal(grads[2].asnumpy(), np.full(3, 16, np.float32))
