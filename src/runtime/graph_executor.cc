@@ -19,6 +19,45 @@
 #include "runtime/launch.h"
 
 namespace msrt::runtime {
+
+// Note [Kept weight-derived results]
+// A step whose inputs are all weights, constants or kept results, and whose
+// op is pure (no randomness, side effect or in-place write, not a view),
+// computes the same result while those inputs keep their contents: amp's
+// casts of the weights to float16 or bfloat16, a transpose of a weight. Its
+// result is kept across runs, outside the arena, with the storage and stamp
+// (Note [Storage stamps] in msrt/tensor/tensor.h) of each input and of the
+// result itself; a run whose inputs are the same storages with the same
+// stamps uses the kept result instead of running the kernel. The kept
+// result keeps its stamp too, so a oneDNN primitive that reorders it caches
+// the reordered copy (Note [Cached weight reorders]), as for a float32
+// weight. Graphs that write one of those weights in place (a training step's
+// optimizer update) keep nothing: each run would compute the result again.
+// Nor is a graph output kept (its caller owns it), a value some step writes
+// in place, or one computed from memory shared with the host (NumPy arrays
+// change without a stamp).
+struct KeptResult {
+  struct Source {
+    std::weak_ptr<Storage> storage;
+    uint64_t stamp = 0;
+  };
+  std::mutex mutex;
+  Tensor result;
+  uint64_t result_stamp = 0;
+  std::vector<Source> sources;  // per input
+};
+
+namespace {
+
+// A tensor's storage stamp (0 without a storage). Out of line: GCC 12 sees a
+// null storage's atomic load inlined into RunStep and warns.
+[[gnu::noinline]] uint64_t StampOf(const Tensor& t) {
+  const Storage* storage = t.defined() ? t.impl()->storage.get() : nullptr;
+  return storage != nullptr ? storage->stamp() : 0;
+}
+
+}  // namespace
+
 namespace {
 
 ObserverList<GraphObserver>& GraphObservers() {
@@ -377,6 +416,39 @@ void GraphExecutable::Build() {
   for (const ir::ValueRef& v : g.outputs()) output_slots_.push_back(slot(v));
   PlanViews();
   HoistInPlaceUpdates();
+  KeepWeightDerivedResults();
+}
+
+void GraphExecutable::KeepWeightDerivedResults() {
+  kept_.assign(slot_meta_.size(), false);
+  std::vector<bool> stable(slot_meta_.size(), false), written(slot_meta_.size(), false),
+      returned(slot_meta_.size(), false);
+  for (const Binding& b : weight_bindings_) stable[static_cast<size_t>(b.slot)] = true;
+  for (const Binding& b : constant_bindings_) stable[static_cast<size_t>(b.slot)] = true;
+  for (int32_t s : output_slots_) returned[static_cast<size_t>(s)] = true;
+  for (const Step& step : steps_) {
+    if (step.plan != nullptr) continue;
+    if (step.op->props.inplace) written[static_cast<size_t>(step.inputs.at(0))] = true;
+    for (int w : step.op->props.writes_inputs)
+      written[static_cast<size_t>(step.inputs.at(static_cast<size_t>(w)))] = true;
+  }
+  for (Step& step : steps_) {
+    const ops::OpProperties& props = step.op->props;
+    if (step.plan != nullptr || step.outputs.size() != 1 || step.inputs.empty() || props.random || props.side_effect ||
+        props.inplace || props.view || props.data_dependent_shape || !props.writes_inputs.empty() ||
+        !step.meta_stand_ins.empty()) {
+      continue;
+    }
+    auto out = static_cast<size_t>(step.outputs[0]);
+    if (written[out] || returned[out] || view_of_[out] >= 0 || alias_of_[out] >= 0) continue;
+    bool from_stable = std::all_of(step.inputs.begin(), step.inputs.end(), [&](int32_t s) {
+      return stable[static_cast<size_t>(s)] && !written[static_cast<size_t>(s)];
+    });
+    if (!from_stable) continue;
+    stable[out] = true;
+    kept_[out] = true;
+    step.kept = std::make_shared<KeptResult>();
+  }
 }
 
 Tensor GraphExecutable::OutputTensor(int32_t slot, const ops::TensorMeta& meta, std::vector<Tensor>& slots) {
@@ -510,6 +582,23 @@ void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Di
     in.push_back(meta_only ? step.meta_stand_ins[k] : slots[static_cast<size_t>(step.inputs[k])]);
   }
   LaunchSite site{g.name(), step.name, runs_};
+  // A kept weight-derived result whose inputs are unchanged is used as it is
+  // (Note [Kept weight-derived results]).
+  std::unique_lock<std::mutex> kept_lock;
+  if (step.kept != nullptr) {
+    KeptResult& kept = *step.kept;
+    kept_lock = std::unique_lock<std::mutex>(kept.mutex);
+    bool same = kept.result.defined() && StampOf(kept.result) == kept.result_stamp && kept.sources.size() == in.size();
+    for (size_t k = 0; same && k < in.size(); ++k) {
+      const std::shared_ptr<Storage>& storage = in[k].impl()->storage;
+      same = storage != nullptr && !storage->shared_with_host() && kept.sources[k].storage.lock() == storage &&
+             kept.sources[k].stamp == StampOf(in[k]);
+    }
+    if (same) {
+      slots[static_cast<size_t>(step.outputs[0])] = kept.result;
+      return;
+    }
+  }
   try {
     for (int32_t s : step.outputs) {  // inside: a MemoryError names the step too
       out.push_back(OutputTensor(s, slot_meta_[static_cast<size_t>(s)], slots));
@@ -517,6 +606,13 @@ void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Di
     }
     if (!step.outputs.empty() && view_of_[static_cast<size_t>(step.outputs[0])] >= 0) return;  // a view: no kernel
     LaunchKernel(*step.kernel, *step.op, in, out, attrs, site, step.plan.get());
+    if (step.kept != nullptr) {
+      KeptResult& kept = *step.kept;
+      kept.result = out[0];  // the launch gave it its stamp
+      kept.result_stamp = StampOf(out[0]);
+      kept.sources.clear();
+      for (const Tensor& t : in) kept.sources.push_back({t.impl()->storage, StampOf(t)});
+    }
   } catch (const Error& e) {
     const ir::Node& n = g.node(step.node);
     std::string message = StrCat(e.message(), " [while running '", step.op->name, "' (graph '", g.name(), "', node ",

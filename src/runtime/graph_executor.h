@@ -104,6 +104,9 @@ class GraphExecutable {
     std::string name;
     std::shared_ptr<const struct FusedPlan> plan;  // fused nodes
     std::vector<Tensor> meta_stand_ins;            // per input: its shape and dtype, for a meta-only input
+    // A result computed from weights and constants alone, kept across runs
+    // (Note [Kept weight-derived results] in graph_executor.cc); null otherwise.
+    std::shared_ptr<struct KeptResult> kept;
   };
   struct Binding {
     int32_t slot;
@@ -131,6 +134,8 @@ class GraphExecutable {
   std::vector<int64_t> arena_offset_;                // per slot; -1: not in the arena
   std::vector<std::vector<int32_t>> release_after_;  // O0, per step: slots whose bytes it uses last
   std::vector<bool> written_;                        // per slot: a step writes it in place
+  std::vector<bool> kept_;                           // per slot: a kept weight-derived result, outside the arena
+  void KeepWeightDerivedResults();
   std::vector<int32_t> view_of_;  // per slot: a view's source slot (Note [Views] in src/core/tensor.cc); -1 otherwise
   int32_t Root(int32_t slot) const;  // the slot owning a slot's bytes (through in-place aliases and views)
   void PlanViews();
