@@ -1,15 +1,16 @@
 // batch_norm and batch_norm_grad on CPU, NCHW or NHWC (data_format), in
 // loops the compiler vectorizes, split over the thread pool: float32, and
-// float16 or bfloat16 x (dy, y, dx) with float32 scale, bias and statistics.
+// bfloat16 x (dy, y, dx) with float32 scale, bias and statistics.
 //
-// Note [Half batch_norm]
-// A half-typed x is widened to float32 a block of rows (or a plane) at a
-// time into a per-thread buffer, the float32 loops run on the block in the
-// same order as on a float32 x, and each element of y (dx) is rounded once
-// to x's dtype as it is stored: the result is bit for bit the float32
-// kernel's on the widened x, rounded, which is what mixed precision's casts
-// around a float32 batch_norm give (OpProperties::mixed_precision), with
-// half the bytes read and written and no separate casts.
+// Note [bfloat16 batch_norm]
+// A bfloat16 element is widened to float32 as it is loaded (its bits are
+// float32's high half) and each element of y (dx) is rounded once, as it is
+// stored, as FloatToBFloat16 rounds (to nearest even, NaN kept quiet): the
+// loops are the float32 ones, in the same order, so the result is bit for
+// bit the float32 kernel's on the widened x, rounded, which is what mixed
+// precision's casts around a float32 batch_norm give
+// (OpProperties::mixed_precision), with half the bytes read and written and
+// no separate casts.
 //
 // Note [batch_norm without oneDNN]
 // oneDNN 2.6's channels-last batch normalization synchronizes its threads
@@ -27,6 +28,7 @@
 // the inner loop over the contiguous channels. NCHW x is (N, C, inner): a
 // pass runs over channels, the inner loop over a contiguous plane.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -34,7 +36,6 @@
 #include <vector>
 
 #include "core/thread_pool.h"
-#include "kernels/cpu/half_convert.h"
 #include "kernels/kernel.h"
 
 namespace msrt::kernels {
@@ -42,62 +43,49 @@ namespace {
 
 constexpr int kPriority = 30;  // ahead of oneDNN (20) and the reference loops
 
-bool IsHalf(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
+bool DataDType(DType d) { return d == DType::kFloat32 || d == DType::kBFloat16; }
 
 // batch_norm: x is input 0 and scale input 1; batch_norm_grad: dy and x are
-// inputs 0 and 1 and scale input 2. Both: x float32, float16 or bfloat16,
-// the channel vectors float32.
+// inputs 0 and 1 and scale input 2. Both: x float32 or bfloat16, the channel
+// vectors float32.
 bool ForwardDTypes(const std::vector<ops::TensorMeta>& in) {
-  return (in[0].dtype == DType::kFloat32 || IsHalf(in[0].dtype)) &&
+  return DataDType(in[0].dtype) &&
          std::all_of(in.begin() + 1, in.end(), [](const ops::TensorMeta& m) { return m.dtype == DType::kFloat32; });
 }
 
 bool GradSupports(const std::vector<ops::TensorMeta>& in, const Dict&) {
-  return in[0].dtype == in[1].dtype && (in[1].dtype == DType::kFloat32 || IsHalf(in[1].dtype)) &&
+  return in[0].dtype == in[1].dtype && DataDType(in[1].dtype) &&
          std::all_of(in.begin() + 2, in.end(), [](const ops::TensorMeta& m) { return m.dtype == DType::kFloat32; });
 }
 
-// Float32 views of half-typed data (Note [Half batch_norm]): Widen gives n
-// elements at p as float32 (p itself for float), Target where to compute n
-// float32 results bound for p, Store rounds them into p.
-template <typename T>
-const float* Widen(const T* p, int64_t n, std::vector<float>& buffer) {
-  if constexpr (std::is_same_v<T, float>) {
-    return p;
-  } else {
-    buffer.resize(static_cast<size_t>(n));
-    cpu::ToFloatN(p, buffer.data(), n);
-    return buffer.data();
+// Element i of a float32 or bfloat16 array as float32, and a float32 value
+// stored into one (Note [bfloat16 batch_norm]); the compiler vectorizes both.
+inline float Load(const float* p, int64_t i) { return p[i]; }
+inline float Load(const BFloat16* p, int64_t i) { return std::bit_cast<float>(static_cast<uint32_t>(p[i].bits) << 16); }
+inline void Store(float* p, int64_t i, float v) { p[i] = v; }
+inline void Store(BFloat16* p, int64_t i, float v) {
+  const auto bits = std::bit_cast<uint32_t>(v);
+  const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;  // FloatToBFloat16's rounding
+  const uint32_t nan = (bits >> 16) | 0x40u;
+  p[i].bits = static_cast<uint16_t>((bits & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
+
+// f(c) for each channel c of an NHWC row, in order, 16 at a time: a loop of
+// a fixed 16 iterations vectorizes whatever the element type (a loop over
+// all the channels of a bfloat16 row would take 32 lanes of 16 bits at once
+// and run 16-channel rows in its scalar tail).
+template <typename F>
+inline void ForChannels(int64_t channels, F&& f) {
+  int64_t c = 0;
+  for (; c + 16 <= channels; c += 16) {
+    for (int64_t j = 0; j < 16; ++j) f(c + j);
   }
+  for (; c < channels; ++c) f(c);
 }
-template <typename T>
-float* Target(T* p, int64_t n, std::vector<float>& buffer) {
-  if constexpr (std::is_same_v<T, float>) {
-    return p;
-  } else {
-    buffer.resize(static_cast<size_t>(n));
-    return buffer.data();
-  }
-}
-template <typename T>
-void Store(const float* values, T* p, int64_t n) {
-  if constexpr (!std::is_same_v<T, float>) cpu::FromFloatN(values, p, n);
-}
-// Per-thread buffers of the widened blocks.
-struct Buffers {
-  std::vector<float> x, dy, out;
-};
-Buffers& ThreadBuffers() {
-  thread_local Buffers buffers;
-  return buffers;
-}
-// NHWC blocks are widened this many rows at a time.
-int64_t ChunkRows(int64_t channels) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(channels, 1)); }
 
 // Calls body.template operator()<T>() with x's element type.
 template <typename Body>
 void DispatchX(DType dtype, Body&& body) {
-  if (dtype == DType::kFloat16) return body.template operator()<Half>();
   if (dtype == DType::kBFloat16) return body.template operator()<BFloat16>();
   body.template operator()<float>();
 }
@@ -158,36 +146,38 @@ struct LaneSums {
 };
 
 // s.first += x - shift, s.second += (x - shift)^2 over the plane.
-void AddMoments(const float* x, int64_t length, float shift, LaneSums& s) {
+template <typename T>
+void AddMoments(const T* x, int64_t length, float shift, LaneSums& s) {
   int64_t i = 0;
   for (; i + kLanes <= length; i += kLanes) {
     for (int64_t j = 0; j < kLanes; ++j) {
-      auto d = static_cast<double>(x[i + j] - shift);
+      auto d = static_cast<double>(Load(x, i + j) - shift);
       s.first[j] += d;
       s.second[j] += d * d;
     }
   }
   for (; i < length; ++i) {
-    auto d = static_cast<double>(x[i] - shift);
+    auto d = static_cast<double>(Load(x, i) - shift);
     s.first[0] += d;
     s.second[0] += d * d;
   }
 }
 
 // s.first += dy, s.second += dy * (x - mean) over the plane.
-void AddGradSums(const float* dy, const float* x, int64_t length, float mean, LaneSums& s) {
+template <typename T>
+void AddGradSums(const T* dy, const T* x, int64_t length, float mean, LaneSums& s) {
   int64_t i = 0;
   for (; i + kLanes <= length; i += kLanes) {
     for (int64_t j = 0; j < kLanes; ++j) {
-      auto d = static_cast<double>(dy[i + j]);
+      auto d = static_cast<double>(Load(dy, i + j));
       s.first[j] += d;
-      s.second[j] += d * static_cast<double>(x[i + j] - mean);
+      s.second[j] += d * static_cast<double>(Load(x, i + j) - mean);
     }
   }
   for (; i < length; ++i) {
-    auto d = static_cast<double>(dy[i]);
+    auto d = static_cast<double>(Load(dy, i));
     s.first[0] += d;
-    s.second[0] += d * static_cast<double>(x[i] - mean);
+    s.second[0] += d * static_cast<double>(Load(x, i) - mean);
   }
 }
 
@@ -201,28 +191,23 @@ void Moments(const T* x, const Geometry& g, std::vector<double>& mean, std::vect
   mean.assign(static_cast<size_t>(channels), 0.0);
   var.assign(static_cast<size_t>(channels), 0.0);
   if (g.channels_last) {
-    std::vector<float> first_row;
-    const float* shift = Widen(x, channels, first_row);  // the first row
+    std::vector<float> shift(static_cast<size_t>(channels));  // the first row
+    for (int64_t c = 0; c < channels; ++c) shift[static_cast<size_t>(c)] = Load(x, c);
     Blocks b = RowBlocks(g.rows());
-    const int64_t chunk = ChunkRows(channels);
     std::vector<double> partial(static_cast<size_t>(b.count * channels * 2), 0.0);
     ParallelFor(b.count, 1, [&](int64_t begin, int64_t end) {
-      Buffers& buffers = ThreadBuffers();
+      const float* sh = shift.data();
       for (int64_t k = begin; k < end; ++k) {
         double* s = partial.data() + k * channels * 2;
         double* ss = s + channels;
         int64_t last = std::min(g.rows(), (k + 1) * b.rows);
-        for (int64_t from = k * b.rows; from < last; from += chunk) {
-          int64_t rows = std::min(chunk, last - from);
-          const float* block = Widen(x + from * channels, rows * channels, buffers.x);
-          for (int64_t r = 0; r < rows; ++r) {
-            const float* row = block + r * channels;
-            for (int64_t c = 0; c < channels; ++c) {
-              double d = static_cast<double>(row[c] - shift[c]);
-              s[c] += d;
-              ss[c] += d * d;
-            }
-          }
+        for (int64_t r = k * b.rows; r < last; ++r) {
+          const T* row = x + r * channels;
+          ForChannels(channels, [&](int64_t c) {
+            double d = static_cast<double>(Load(row, c) - sh[c]);
+            s[c] += d;
+            ss[c] += d * d;
+          });
         }
       }
     });
@@ -237,20 +222,15 @@ void Moments(const T* x, const Geometry& g, std::vector<double>& mean, std::vect
       auto at = static_cast<size_t>(c);
       double m = mean[at] / count;
       var[at] = std::max(0.0, var[at] / count - m * m);
-      mean[at] = m + static_cast<double>(shift[c]);
+      mean[at] = m + static_cast<double>(shift[at]);
     }
     return;
   }
   ParallelFor(channels, 1, [&](int64_t begin, int64_t end) {
-    Buffers& buffers = ThreadBuffers();
     for (int64_t c = begin; c < end; ++c) {
+      const float shift = Load(x, c * g.inner);
       LaneSums s;
-      float shift = 0;
-      for (int64_t n = 0; n < g.batch; ++n) {
-        const float* plane = Widen(x + (n * channels + c) * g.inner, g.inner, buffers.x);
-        if (n == 0) shift = plane[0];
-        AddMoments(plane, g.inner, shift, s);
-      }
+      for (int64_t n = 0; n < g.batch; ++n) AddMoments(x + (n * channels + c) * g.inner, g.inner, shift, s);
       double m = s.First() / count;
       var[static_cast<size_t>(c)] = std::max(0.0, s.Second() / count - m * m);
       mean[static_cast<size_t>(c)] = m + static_cast<double>(shift);
@@ -264,32 +244,22 @@ void ScaleShift(const T* x, T* y, const float* a, const float* b, const Geometry
   const int64_t channels = g.channels;
   auto finish = [](float v) { return kRelu ? std::max(v, 0.0f) : v; };
   if (g.channels_last) {
-    const int64_t chunk = ChunkRows(channels);
     ParallelFor(g.rows(), RowGrain(channels), [&](int64_t begin, int64_t end) {
-      Buffers& buffers = ThreadBuffers();
-      for (int64_t from = begin; from < end; from += chunk) {
-        int64_t rows = std::min(chunk, end - from);
-        const float* in_block = Widen(x + from * channels, rows * channels, buffers.x);
-        float* out_block = Target(y + from * channels, rows * channels, buffers.out);
-        for (int64_t r = 0; r < rows; ++r) {
-          const float* in = in_block + r * channels;
-          float* out = out_block + r * channels;
-          for (int64_t c = 0; c < channels; ++c) out[c] = finish(in[c] * a[c] + b[c]);
-        }
-        Store(out_block, y + from * channels, rows * channels);
+      for (int64_t r = begin; r < end; ++r) {
+        const T* in = x + r * channels;
+        T* out = y + r * channels;
+        ForChannels(channels, [&](int64_t c) { Store(out, c, finish(Load(in, c) * a[c] + b[c])); });
       }
     });
     return;
   }
   ParallelFor(g.batch * channels, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(g.inner, 1)),
               [&](int64_t begin, int64_t end) {
-                Buffers& buffers = ThreadBuffers();
                 for (int64_t p = begin; p < end; ++p) {
                   const float ap = a[p % channels], bp = b[p % channels];
-                  const float* in = Widen(x + p * g.inner, g.inner, buffers.x);
-                  float* out = Target(y + p * g.inner, g.inner, buffers.out);
-                  for (int64_t i = 0; i < g.inner; ++i) out[i] = finish(in[i] * ap + bp);
-                  Store(out, y + p * g.inner, g.inner);
+                  const T* in = x + p * g.inner;
+                  T* out = y + p * g.inner;
+                  for (int64_t i = 0; i < g.inner; ++i) Store(out, i, finish(Load(in, i) * ap + bp));
                 }
               });
 }
@@ -386,27 +356,20 @@ void BatchNormGradOf(KernelArgs& args) {
   };
   if (g.channels_last) {
     Blocks b = RowBlocks(g.rows());
-    const int64_t chunk = ChunkRows(channels);
     std::vector<double> partial(static_cast<size_t>(b.count * channels * 2), 0.0);
     ParallelFor(b.count, 1, [&](int64_t begin, int64_t end) {
-      Buffers& buffers = ThreadBuffers();
       for (int64_t k = begin; k < end; ++k) {
         double* s = partial.data() + k * channels * 2;
         double* sx = s + channels;
         int64_t last = std::min(g.rows(), (k + 1) * b.rows);
-        for (int64_t from = k * b.rows; from < last; from += chunk) {
-          int64_t rows = std::min(chunk, last - from);
-          const float* dy_block = Widen(dy + from * channels, rows * channels, buffers.dy);
-          const float* x_block = Widen(x + from * channels, rows * channels, buffers.x);
-          for (int64_t r = 0; r < rows; ++r) {
-            const float* grow = dy_block + r * channels;
-            const float* xrow = x_block + r * channels;
-            for (int64_t c = 0; c < channels; ++c) {
-              auto d = static_cast<double>(grow[c]);
-              s[c] += d;
-              sx[c] += d * static_cast<double>(xrow[c] - mean[c]);
-            }
-          }
+        for (int64_t r = k * b.rows; r < last; ++r) {
+          const T* grow = dy + r * channels;
+          const T* xrow = x + r * channels;
+          ForChannels(channels, [&](int64_t c) {
+            auto d = static_cast<double>(Load(grow, c));
+            s[c] += d;
+            sx[c] += d * static_cast<double>(Load(xrow, c) - mean[c]);
+          });
         }
       }
     });
@@ -419,33 +382,26 @@ void BatchNormGradOf(KernelArgs& args) {
     }
     finish();
     ParallelFor(g.rows(), RowGrain(channels), [&](int64_t begin, int64_t end) {
-      Buffers& buffers = ThreadBuffers();
-      for (int64_t from = begin; from < end; from += chunk) {
-        int64_t rows = std::min(chunk, end - from);
-        const float* dy_block = Widen(dy + from * channels, rows * channels, buffers.dy);
-        const float* x_block = Widen(x + from * channels, rows * channels, buffers.x);
-        float* out_block = Target(dx + from * channels, rows * channels, buffers.out);
-        for (int64_t r = 0; r < rows; ++r) {
-          const float* grow = dy_block + r * channels;
-          const float* xrow = x_block + r * channels;
-          float* out = out_block + r * channels;
-          for (int64_t c = 0; c < channels; ++c) {
-            out[c] = alpha[static_cast<size_t>(c)] *
-                     (grow[c] - beta[static_cast<size_t>(c)] - (xrow[c] - mean[c]) * gamma[static_cast<size_t>(c)]);
-          }
-        }
-        Store(out_block, dx + from * channels, rows * channels);
+      for (int64_t r = begin; r < end; ++r) {
+        const T* grow = dy + r * channels;
+        const T* xrow = x + r * channels;
+        T* out = dx + r * channels;
+        const float* al = alpha.data();
+        const float* be = beta.data();
+        const float* ga = gamma.data();
+        ForChannels(channels, [&](int64_t c) {
+          Store(out, c, al[c] * (Load(grow, c) - be[c] - (Load(xrow, c) - mean[c]) * ga[c]));
+        });
       }
     });
     return;
   }
   ParallelFor(channels, 1, [&](int64_t begin, int64_t end) {
-    Buffers& buffers = ThreadBuffers();
     for (int64_t c = begin; c < end; ++c) {
       LaneSums s;
       for (int64_t n = 0; n < g.batch; ++n) {
         int64_t at = (n * channels + c) * g.inner;
-        AddGradSums(Widen(dy + at, g.inner, buffers.dy), Widen(x + at, g.inner, buffers.x), g.inner, mean[c], s);
+        AddGradSums(dy + at, x + at, g.inner, mean[c], s);
       }
       sum_dy[static_cast<size_t>(c)] = s.First();
       sum_dy_xmu[static_cast<size_t>(c)] = s.Second();
@@ -454,15 +410,13 @@ void BatchNormGradOf(KernelArgs& args) {
   finish();
   ParallelFor(g.batch * channels, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(g.inner, 1)),
               [&](int64_t begin, int64_t end) {
-                Buffers& buffers = ThreadBuffers();
                 for (int64_t p = begin; p < end; ++p) {
                   auto c = static_cast<size_t>(p % channels);
                   const float a = alpha[c], b = beta[c], k = gamma[c], m = mean[c];
-                  const float* gp = Widen(dy + p * g.inner, g.inner, buffers.dy);
-                  const float* xp = Widen(x + p * g.inner, g.inner, buffers.x);
-                  float* out = Target(dx + p * g.inner, g.inner, buffers.out);
-                  for (int64_t i = 0; i < g.inner; ++i) out[i] = a * (gp[i] - b - (xp[i] - m) * k);
-                  Store(out, dx + p * g.inner, g.inner);
+                  const T* gp = dy + p * g.inner;
+                  const T* xp = x + p * g.inner;
+                  T* out = dx + p * g.inner;
+                  for (int64_t i = 0; i < g.inner; ++i) Store(out, i, a * (Load(gp, i) - b - (Load(xp, i) - m) * k));
                 }
               });
 }
