@@ -258,8 +258,8 @@ namespace msrt::compiler {
 //   weight gradient that is all-reduced, clipped or unscaled first reaches
 //   the update through other ops, so it is not the pair);
 // - the producer has no side effects; the consumer may write in place (an
-//   optimizer update), as the fused op declares the same writes (checked
-//   when the declarations are read) and runs at the consumer's position;
+//   optimizer update): the fused op declares the same writes (checked when
+//   the declarations are read) and is placed at the consumer's position;
 // - attributes the two share have the same value (bias_add's data_format
 //   is conv2d's: the bias goes on the channel axis of the layout the
 //   convolution computes in, NCHW or NHWC); the fused op takes the
@@ -280,9 +280,10 @@ namespace msrt::compiler {
 // reader of what it writes (a weight's gradient product dy^T x made before
 // the product dy W that reads the weight, as dense's gradient orders them
 // when the weight is the smaller), keeping the producer's inputs (dy, x)
-// alive that long, which may cost more bytes than the intermediate. fuse_epilogues runs after it,
-// so an activation that followed the consumer runs inside the fused kernel
-// too (conv2d + bias + relu as one oneDNN primitive).
+// alive that long, which may cost more bytes than the intermediate.
+// fuse_epilogues runs after it, so an activation that followed the consumer
+// runs inside the fused kernel too (conv2d + bias + relu as one oneDNN
+// primitive).
 bool FusePairs(ir::Graph& graph, DeviceTarget device, std::string* report) {
   // The fused op of each (producer, consumer) pair, from the ops' declarations.
   std::map<std::pair<std::string_view, std::string_view>, const ops::OpDef*> fused_of;

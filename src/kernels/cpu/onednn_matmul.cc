@@ -16,13 +16,13 @@
 #include "kernels/cpu/elementwise_loops.h"
 #include "kernels/cpu/half_convert.h"
 #include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/optimizer_loops.h"
 #include "kernels/kernel.h"
 
 namespace msrt::kernels {
 namespace {
 
 namespace dn = onednn;
-using cpu::ParallelElements;
 using cpu::Strides;
 using dnnl::memory;
 
@@ -300,21 +300,13 @@ void MatmulApplyMomentum(KernelArgs& args) {
     dn::Scratch scratch;
     if (prim->scratchpad.get_size() > 0) call.emplace(DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad));
     dn::Execute(prim->primitive, call);
-    ParallelElements(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) w[i] -= lr * acc[i];
-    });
+    cpu::DescentLoop(w, acc, lr, n);
     return;
   }
   // apply_momentum (use_nesterov=False) of the product, as the unfused pair runs.
   Tensor grad = Tensor::Empty(accum.shape(), DType::kFloat32);
   RunProduct("matmul", p, a, b, grad, nullptr);
-  const float* g = grad.raw<float>();
-  ParallelElements(n, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      acc[i] = acc[i] * momentum + g[i];
-      w[i] -= lr * acc[i];
-    }
-  });
+  cpu::MomentumLoop(w, acc, grad.raw<float>(), lr, momentum, n);
 }
 
 // float32 throughout, 2-D operands, the plain momentum step (Nesterov's
