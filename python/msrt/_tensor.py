@@ -19,6 +19,7 @@ __all__ = ["Tensor"]
 
 _call = _C.call
 _call1 = _C.call1  # for ops of one output: that output, no list
+_call_any = _C.call_any  # one output itself, several as a list (the generated op functions)
 _c_scalar = _C.scalar
 _TensorBase = _C.TensorBase
 _new = object.__new__

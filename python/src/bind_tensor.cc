@@ -374,8 +374,13 @@ const ops::OpDef& FindCallOp(py::handle op) {
   return def;
 }
 
-// `single`: the one output itself rather than a list (call1).
-py::object CallOp(py::handle op, py::handle inputs, py::handle attrs, bool single) {
+// What call returns: the list of outputs (call), the one output itself
+// (call1: TypeError for an op of several), or the one output itself for an
+// op of one and the list for an op of several (call_any: for callers that
+// do not know how many an op gives, without a list for the common one).
+enum class Returns { kList, kSingle, kSingleOrList };
+
+py::object CallOp(py::handle op, py::handle inputs, py::handle attrs, Returns returns) {
   if (!PyUnicode_Check(op.ptr())) throw TypeError(StrCat("call(): 'op' must be a str, but got ", TypeName(op), "."));
   if (!PyDict_Check(attrs.ptr())) {
     throw TypeError(StrCat("call(): 'attrs' must be a dict, but got ", TypeName(attrs), "."));
@@ -414,7 +419,8 @@ py::object CallOp(py::handle op, py::handle inputs, py::handle attrs, bool singl
   Dict attr_values = PyDict_GET_SIZE(attrs.ptr()) == 0 ? Dict() : ToDict(attrs);
   const ops::OpDef& def = FindCallOp(op);
   std::vector<Tensor> outputs = ops::Call(def, given, attr_values);
-  if (single) {
+  if (returns == Returns::kSingleOrList && outputs.size() == 1) return WrapTensor(std::move(outputs[0]));
+  if (returns == Returns::kSingle) {
     if (outputs.size() != 1) {
       throw TypeError(StrCat("call1(): op '", def.name, "' gave ", outputs.size(), " outputs; call1 takes ops of one ",
                              "output (use call)."));
@@ -443,9 +449,11 @@ PyObject* RaiseCurrentException() {
   return nullptr;
 }
 
-template <bool kSingle>
+template <Returns kReturns>
 PyObject* CallBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  constexpr std::string_view kName = kSingle ? "call1" : "call";
+  constexpr std::string_view kName = kReturns == Returns::kList     ? "call"
+                                     : kReturns == Returns::kSingle ? "call1"
+                                                                    : "call_any";
   try {
     constexpr std::array<std::string_view, 3> kNames{"op", "inputs", "attrs"};
     std::array<py::handle, 3> given{};
@@ -463,7 +471,7 @@ PyObject* CallBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t na
     }
     if (!given[0] || !given[1]) throw TypeError(StrCat(kName, "() missing required arguments: 'op' and 'inputs'"));
     py::dict empty;
-    return CallOp(given[0], given[1], given[2] ? given[2] : py::handle(empty), kSingle).release().ptr();
+    return CallOp(given[0], given[1], given[2] ? given[2] : py::handle(empty), kReturns).release().ptr();
   } catch (...) {
     return RaiseCurrentException();
   }
@@ -523,17 +531,24 @@ void BindTensor(py::module_& m) {
   // Note [The op call binding]: a plain CPython function (no generic
   // argument conversion), as every Python op call comes through it.
   static PyMethodDef call_def{
-      "call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<false>)),
+      "call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<Returns::kList>)),
       METH_FASTCALL | METH_KEYWORDS,
       "call(op, inputs, attrs={})\n--\n\nCalls an op by name on a list of TensorBase (None: an optional input "
       "left out); returns the list of its outputs."};
   m.attr("call") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call_def, nullptr, m.attr("__name__").ptr()));
   static PyMethodDef call1_def{
-      "call1", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<true>)),
+      "call1", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<Returns::kSingle>)),
       METH_FASTCALL | METH_KEYWORDS,
       "call1(op, inputs, attrs={})\n--\n\nAs call, for an op of one output: returns that output itself "
       "(TypeError for an op of several)."};
   m.attr("call1") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call1_def, nullptr, m.attr("__name__").ptr()));
+  static PyMethodDef call_any_def{
+      "call_any", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<Returns::kSingleOrList>)),
+      METH_FASTCALL | METH_KEYWORDS,
+      "call_any(op, inputs, attrs={})\n--\n\nAs call, but an op of one output returns that output itself (a "
+      "TensorBase) and an op of several the list of them."};
+  m.attr("call_any") = py::reinterpret_steal<py::object>(
+      PyCFunction_NewEx(&call_any_def, nullptr, m.attr("__name__").ptr()));
   m.def(
       "_testing_release_on_thread",
       [](Tensor& handle) {

@@ -273,7 +273,7 @@ def _body(form, params, self_attrs=None):
     # In the op's input order, whatever the form's order; an optional input
     # the form leaves out is absent (the signature parser checked the rest).
     inputs = [given.get(_input_name(i), "_ABSENT") for i in _C.op_info(op)["inputs"]]
-    attr_text = "{" + ", ".join(attrs) + "}"
+    attr_text = "{" + ", ".join(attrs) + "}" if attrs else "_NOATTRS"  # the shared empty dict: never mutated
     if self_attrs:
         attr_text = "{**self._op_attrs, " + ", ".join(attrs) + "}" if attrs else "self._op_attrs"
     if optional_attrs:
@@ -284,7 +284,7 @@ def _body(form, params, self_attrs=None):
             conv = _ATTR_CONVERTERS.get(types[p["target"]])
             value = f"{conv}({p['name']})" if conv else p["name"]
             lines += [f"    if {p['name']} is not _d[{p['_default_index']}]:",
-                      f"        _a[{p['target']!r}] = {value}"]
+                      f"        _a = {{**_a, {p['target']!r}: {value}}}"]  # a new dict: _a may be _NOATTRS
         attr_text = "_a"
     inputs_text = "(" + "".join(i + ", " for i in inputs) + ")"
     call = f"_invoke({op!r}, {inputs_text}, {attr_text})"
@@ -294,11 +294,12 @@ def _body(form, params, self_attrs=None):
         # The common call, Tensors in, without _invoke's frame (the same steps).
         test = " and ".join(f"isinstance({i}, _Tensor)" for i in plain)
         bases = "(" + "".join(f"{i}._t, " for i in plain) + ")"
+        # call_any gives an op's one output itself (no list), several as a list.
         lines += [f"    if {test}:",
-                  f"        _o = _tensor._call({op!r}, {bases}, {attr_text})",
-                  "        if len(_o) == 1:",
+                  f"        _o = _tensor._call_any({op!r}, {bases}, {attr_text})",
+                  "        if _o.__class__ is _Base:",
                   "            _r = _new(_Tensor)",
-                  "            _r._t = _o[0]",
+                  "            _r._t = _o",
                   "            return _r",
                   "        return tuple([_wrap(o) for o in _o])"]
     if not returns:
@@ -311,6 +312,7 @@ def _body(form, params, self_attrs=None):
 
 def _compile(source, name, defaults):
     namespace = {"_invoke": _invoke, "_tensor": _tensor, "_Tensor": Tensor, "_new": _new, "_wrap": _wrap,
+                 "_Base": _C.TensorBase, "_NOATTRS": _tensor._NOATTRS,
                  "_ABSENT": _ABSENT, "_optional": _optional, "_dtype_attr": _dtype_attr,
                  "_ints_attr": _ints_attr,
                  "_number_attr": _number_attr, "_axes_attr": _axes_attr, "_scalar_attr": _scalar_attr,
