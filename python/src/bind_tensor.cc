@@ -477,6 +477,116 @@ PyObject* CallBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t na
   }
 }
 
+// The tensor of a TensorBase, when `object` is exactly one (nullptr otherwise).
+const Tensor* ExactTensor(PyObject* object) {
+  if (Py_TYPE(object) != TensorBaseInfo()->type) return nullptr;
+  auto* instance = reinterpret_cast<py::detail::instance*>(object);
+  return static_cast<const Tensor*>(instance->get_value_and_holder().value_ptr());
+}
+
+// Note [Host shortcuts] in runtime/eager.h.
+// The rows an int or slice index picks on a first axis of `n` rows. False
+// for any other index, an int out of range and a slice that does not
+// unpack: the general path raises its errors for them.
+struct Rows {
+  Py_ssize_t start = 0;
+  Py_ssize_t step = 1;
+  Py_ssize_t count = 0;
+  bool drop_axis = false;  // an int index: the axis goes
+};
+
+bool FirstAxisRows(PyObject* index, int64_t n, Rows* rows) {
+  if (PyLong_CheckExact(index)) {  // not bool (a mask), not NumPy integers
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(index, &overflow);
+    if (overflow != 0 || (i == -1 && PyErr_Occurred() != nullptr)) {
+      PyErr_Clear();
+      return false;
+    }
+    if (i < -n || i >= n) return false;
+    *rows = {.start = static_cast<Py_ssize_t>(i < 0 ? i + n : i), .step = 1, .count = 1, .drop_axis = true};
+    return true;
+  }
+  if (PySlice_Check(index) == 0) return false;
+  Py_ssize_t start = 0;
+  Py_ssize_t stop = 0;
+  Py_ssize_t step = 0;
+  if (PySlice_Unpack(index, &start, &stop, &step) < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  const Py_ssize_t count = PySlice_AdjustIndices(static_cast<Py_ssize_t>(n), &start, &stop, step);
+  *rows = {.start = count == 0 ? 0 : start, .step = count <= 1 ? 1 : step, .count = count, .drop_axis = false};
+  return true;
+}
+
+// Whether `t` is a written CPU tensor of this process's own memory: no
+// pending or failed write, not captured, not shared with the host.
+bool PlainHostTensor(const Tensor& t) {
+  if (!t.defined() || t.symbolic() || t.device() != DeviceTarget::kCPU || t.impl()->storage->shared_with_host()) {
+    return false;
+  }
+  const std::shared_ptr<Completion> write = t.pending();
+  return !write || (write->done() && !write->error());
+}
+
+// first_axis(base, index): x[i] or x[a:b] (a step of 1, or one row) as a
+// view of the rows; `base` itself for every row; None where the ops must run.
+PyObject* FirstAxisBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  try {
+    if (nargs != 2) throw TypeError(StrCat("first_axis() takes 2 arguments (", nargs, " given)"));
+    const Tensor* t = ExactTensor(args[0]);
+    Rows rows;
+    if (t == nullptr || !t->defined() || t->ndim() == 0 || !FirstAxisRows(args[1], t->shape()[0], &rows) ||
+        rows.step != 1 || !PlainHostTensor(*t) || !runtime::HostShortcutAllowed(false)) {
+      Py_RETURN_NONE;
+    }
+    if (!rows.drop_axis && rows.start == 0 && rows.count == t->shape()[0]) return Py_NewRef(args[0]);
+    return WrapTensor(FirstAxisView(*t, rows.start, rows.start + rows.count, rows.drop_axis)).release().ptr();
+  } catch (...) {
+    return RaiseCurrentException();
+  }
+}
+
+// fill_first_axis(base, index, value): x[i] = v or x[a:b:c] = v for a 0-d
+// `value` of x's dtype, written in place; True when done, None where the
+// ops must run.
+PyObject* FillFirstAxisBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  try {
+    if (nargs != 3) throw TypeError(StrCat("fill_first_axis() takes 3 arguments (", nargs, " given)"));
+    const Tensor* t = ExactTensor(args[0]);
+    const Tensor* v = ExactTensor(args[2]);
+    Rows rows;
+    if (t == nullptr || v == nullptr || !t->defined() || !v->defined() || t->ndim() == 0 || v->ndim() != 0 ||
+        v->dtype() != t->dtype() || !FirstAxisRows(args[1], t->shape()[0], &rows) || !PlainHostTensor(*t) ||
+        !PlainHostTensor(*v) || !runtime::HostShortcutAllowed(true)) {
+      Py_RETURN_NONE;
+    }
+    if (rows.count == 0) Py_RETURN_TRUE;  // nothing picked (so the axis has rows below)
+    const size_t item = ItemSize(t->dtype());
+    const size_t row_bytes = t->nbytes() / static_cast<size_t>(t->shape()[0]);
+    if (item == 0 || item > 16 || row_bytes % item != 0) Py_RETURN_NONE;
+    std::array<unsigned char, 16> value{};
+    std::memcpy(value.data(), v->raw(), item);  // before detaching: `value` may be a view of `base`
+    DetachFromViews(*t);  // as an in-place op does; nothing queued uses the storage (the dispatcher is idle)
+    auto* data = static_cast<unsigned char*>(t->raw());
+    for (Py_ssize_t r = 0; r < rows.count; ++r) {
+      if (row_bytes == 0) break;
+      unsigned char* row = data + static_cast<size_t>(rows.start + r * rows.step) * row_bytes;
+      std::memcpy(row, value.data(), item);
+      for (size_t done = item; done < row_bytes;) {  // doubling copies of what is written
+        const size_t chunk = std::min(done, row_bytes - done);
+        std::memcpy(row + done, row, chunk);
+        done += chunk;
+      }
+    }
+    t->impl()->storage->MarkWritten();
+    Py_RETURN_TRUE;
+  } catch (...) {
+    return RaiseCurrentException();
+  }
+}
+
 }  // namespace
 
 void BindTensor(py::module_& m) {
@@ -547,6 +657,20 @@ void BindTensor(py::module_& m) {
       METH_FASTCALL | METH_KEYWORDS,
       "call_any(op, inputs, attrs={})\n--\n\nAs call, but an op of one output returns that output itself (a "
       "TensorBase) and an op of several the list of them."};
+  // Note [Host shortcuts] in runtime/eager.h: x[i], x[a:b] and x[i] = v without ops.
+  static PyMethodDef first_axis_def{
+      "first_axis", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&FirstAxisBinding)), METH_FASTCALL,
+      "first_axis(base, index)\n--\n\nbase[index] for an int or a slice of step 1 on the first axis, as a view "
+      "of the rows (base itself for all of them); None where the indexing ops must run."};
+  m.attr("first_axis") = py::reinterpret_steal<py::object>(
+      PyCFunction_NewEx(&first_axis_def, nullptr, m.attr("__name__").ptr()));
+  static PyMethodDef fill_first_axis_def{
+      "fill_first_axis", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&FillFirstAxisBinding)),
+      METH_FASTCALL,
+      "fill_first_axis(base, index, value)\n--\n\nbase[index] = value in place, for an int or slice index on "
+      "the first axis and a 0-d value of base's dtype; True when written, None where the ops must run."};
+  m.attr("fill_first_axis") = py::reinterpret_steal<py::object>(
+      PyCFunction_NewEx(&fill_first_axis_def, nullptr, m.attr("__name__").ptr()));
   m.attr("call_any") = py::reinterpret_steal<py::object>(
       PyCFunction_NewEx(&call_any_def, nullptr, m.attr("__name__").ptr()));
   m.def(

@@ -27,6 +27,7 @@ ExecutorScope::~ExecutorScope() { t_executor = previous_; }
 
 void SetRecorder(Recorder recorder) { g_recorder = recorder; }
 bool RecordingCalls() { return g_recorder.active != nullptr && g_recorder.active(); }
+bool CallsUnobserved() { return t_executor == nullptr && CallObservers().empty() && !RecordingCalls(); }
 void AddCallObserver(CallObserver* observer) { CallObservers().Add(observer); }
 void RemoveCallObserver(CallObserver* observer) { CallObservers().Remove(observer); }
 

@@ -183,5 +183,39 @@ TEST(Views, EagerReshapeIsAViewAndInPlaceOpsKeepValues) {
   EXPECT_EQ(t.data<float>()[5], 0.0F);
 }
 
+TEST(Views, FirstAxisViewsStartAtTheirFirstRowAndDetachLikeTheOthers) {
+  Tensor t = Iota({4, 3});
+  Tensor row = FirstAxisView(t, 2, 3, /*drop_axis=*/true);
+  EXPECT_EQ(row.shape(), (Shape{3}));
+  EXPECT_EQ(row.raw<float>(), t.raw<float>() + 6);
+  Tensor rows = FirstAxisView(t, 1, 3, /*drop_axis=*/false);
+  EXPECT_EQ(rows.shape(), (Shape{2, 3}));
+  EXPECT_EQ(rows.raw<float>(), t.raw<float>() + 3);
+  EXPECT_EQ(FirstAxisView(t, 4, 4, /*drop_axis=*/false).shape(), (Shape{0, 3}));
+  Tensor inner = FirstAxisView(rows, 1, 2, /*drop_axis=*/true);  // a view of a view: offsets add up
+  EXPECT_EQ(inner.raw<float>(), t.raw<float>() + 6);
+  EXPECT_TRUE(SharesStorage(t));
+  DetachFromViews(rows);  // its own copy of its six values
+  EXPECT_NE(rows.raw<float>(), t.raw<float>() + 3);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(rows.raw<float>()[i], static_cast<float>(i + 3));
+  rows.raw<float>()[0] = -1.0F;
+  EXPECT_EQ(t.raw<float>()[3], 3.0F);
+  EXPECT_EQ(row.raw<float>()[0], 6.0F);
+}
+
+TEST(Views, HostShortcutsOnlyWhileNothingWouldSeeTheOps) {
+  runtime::Synchronize();
+  EXPECT_TRUE(runtime::HostShortcutAllowed(false));
+  EXPECT_TRUE(runtime::HostShortcutAllowed(true));
+  struct Watcher final : ops::CallObserver {
+    void OnCall(const ops::OpDef&, const Dict&) override {}
+  } watcher;
+  ops::AddCallObserver(&watcher);
+  EXPECT_FALSE(ops::CallsUnobserved());
+  EXPECT_FALSE(runtime::HostShortcutAllowed(false));
+  ops::RemoveCallObserver(&watcher);
+  EXPECT_TRUE(runtime::HostShortcutAllowed(false));
+}
+
 }  // namespace
 }  // namespace msrt
