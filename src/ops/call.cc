@@ -4,6 +4,7 @@
 
 #include "core/observer_list.h"
 #include "msrt/op_call.h"
+#include "ops/op_registry.h"
 
 namespace msrt::ops {
 namespace {
@@ -51,7 +52,8 @@ std::vector<Tensor> Call(const OpDef& op, const std::vector<Tensor>& inputs, con
       OpError(ErrorKind::kValue, op.name, StrCat("input ", i, " is an undefined tensor"));
     }
   }
-  Dict normalized = NormalizeAttrs(op, attrs);
+  Dict normalized_storage;
+  const Dict& normalized = NormalizedAttrs(op, attrs, normalized_storage);
   if (!CallObservers().empty()) {
     for (CallObserver* observer : *CallObservers().snapshot()) observer->OnCall(op, normalized);
   }
