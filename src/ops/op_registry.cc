@@ -67,6 +67,8 @@ const OpDef* FindOp(std::string_view name) {
 
 const Dict& NormalizedAttrs(const OpDef& op, const Dict& given, Dict& storage) {
   if (given.empty()) {
+    static const Dict kNone;
+    if (op.attrs.empty() && !op.attrs_check) return kNone;  // no attribute to fill in or check
     auto slot = Defaults().find(&op);
     if (slot != Defaults().end()) {
       if (const Dict* kept = slot->second->attrs.load(std::memory_order_acquire)) return *kept;

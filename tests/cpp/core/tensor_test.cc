@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -131,6 +132,30 @@ Tensor Iota(const Shape& shape) {
   auto* p = t.raw<float>();
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<float>(i);
   return t;
+}
+
+TEST(Storage, StampsAreUniqueAcrossThreadsAndWrites) {
+  // Note [Storage stamps]: taken from per-thread runs, never the same twice.
+  constexpr int kThreads = 4;
+  constexpr int kEach = 5000;  // several runs per thread
+  std::vector<std::vector<uint64_t>> seen(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&seen, t] {
+      for (int i = 0; i < kEach; ++i) {
+        Tensor x = Tensor::Empty({1}, DType::kFloat32);
+        seen[t].push_back(x.impl()->storage->stamp());
+        x.impl()->storage->MarkWritten();
+        seen[t].push_back(x.impl()->storage->stamp());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<uint64_t> all;
+  for (const auto& s : seen) all.insert(all.end(), s.begin(), s.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+  EXPECT_EQ(all.size(), size_t{2 * kThreads * kEach});
 }
 
 TEST(Views, AViewSharesStorageWhileBothLive) {
