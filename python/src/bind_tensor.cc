@@ -325,9 +325,14 @@ const py::detail::type_info* TensorBaseInfo() {
 // already registered at the source's address (a local here, never
 // registered), and finding the class's type record again by its C++ type
 // name (class_::init_instance hashes typeid's name on every object). The
-// instance is laid out, registered and given its holder (TensorBase's
-// default, std::unique_ptr) exactly as init_instance does; pybind11's own
-// deallocation undoes it.
+// instance is laid out and given its holder (TensorBase's default,
+// std::unique_ptr) as init_instance does, but not entered in pybind11's
+// registry of instances by C++ address, which costs a node allocation and
+// two hash updates per object: that registry serves only casts of C++
+// pointers and references back to their existing Python object, and no
+// binding returns a reference or pointer to a TensorBase's Tensor (each
+// output's Tensor is new and owned by its object alone). pybind11's own
+// deallocation skips the registry for an instance never entered in it.
 using TensorBaseClass = py::class_<Tensor>;  // bound in BindTensor
 
 py::object WrapTensor(Tensor&& t) {
@@ -340,8 +345,6 @@ py::object WrapTensor(Tensor&& t) {
   auto* value = new Tensor(std::move(t));
   v_h.value_ptr() = value;
   instance->owned = true;
-  py::detail::register_instance(instance, value, tinfo);
-  v_h.set_instance_registered();
   new (std::addressof(v_h.holder<Holder>())) Holder(value);
   v_h.set_holder_constructed();
   return object;

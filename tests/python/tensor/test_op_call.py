@@ -89,6 +89,22 @@ def test_call1_returns_the_one_output_and_refuses_ops_of_several():
         _C.call1("neg", [base([1])], x=1)
 
 
+def test_outputs_pass_to_bindings_like_any_tensor_base():
+    # Note [Wrapping op outputs]: outputs are not in pybind11's instance registry; bindings read them all the same.
+    import gc
+    import weakref
+
+    out = _C.call1("neg", [base([1.0, 2.0])], {})
+    other = _C.TensorBase(out)  # a binding taking a Tensor reference
+    assert other._same(out) and out._same(other) and other is not out
+    np.testing.assert_array_equal(_C.call1("add", (out, other), {}).asnumpy(), [-2, -4])
+    ref = weakref.ref(out)
+    del out
+    gc.collect()
+    assert ref() is None
+    np.testing.assert_array_equal(other.asnumpy(), [-1, -2])
+
+
 def test_call_any_returns_one_output_itself_and_several_as_a_list():
     out = _C.call_any("add", (base([1, 2]), base([3, 4])), {})
     assert type(out) is _C.TensorBase
