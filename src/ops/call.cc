@@ -19,6 +19,13 @@ ObserverList<CallObserver>& CallObservers() {
   return *list;
 }
 
+// The observers of CallObservers that may act on calls made while nothing
+// is recorded (all but those added by AddRecordingCallObserver).
+ObserverList<CallObserver>& WatchingObservers() {
+  static auto* list = new ObserverList<CallObserver>();
+  return *list;
+}
+
 }  // namespace
 
 void SetDefaultExecutor(Executor* executor) { g_default_executor = executor; }
@@ -28,9 +35,16 @@ ExecutorScope::~ExecutorScope() { t_executor = previous_; }
 
 void SetRecorder(Recorder recorder) { g_recorder = recorder; }
 bool RecordingCalls() { return g_recorder.active != nullptr && g_recorder.active(); }
-bool CallsUnobserved() { return t_executor == nullptr && CallObservers().empty() && !RecordingCalls(); }
-void AddCallObserver(CallObserver* observer) { CallObservers().Add(observer); }
-void RemoveCallObserver(CallObserver* observer) { CallObservers().Remove(observer); }
+bool CallsUnobserved() { return t_executor == nullptr && WatchingObservers().empty() && !RecordingCalls(); }
+void AddCallObserver(CallObserver* observer) {
+  WatchingObservers().Add(observer);
+  CallObservers().Add(observer);
+}
+void AddRecordingCallObserver(CallObserver* observer) { CallObservers().Add(observer); }
+void RemoveCallObserver(CallObserver* observer) {
+  CallObservers().Remove(observer);
+  WatchingObservers().Remove(observer);
+}
 
 GradientContext::GradientContext(const Tensor* forward_output) : previous_(t_gradient_of) {
   t_gradient_of = forward_output;

@@ -89,6 +89,9 @@ class CallObserver {
 /// Adding or removing is rare and copies the list; a call with none pays one
 /// relaxed load.
 void AddCallObserver(CallObserver* observer);
+/// AddCallObserver for an observer that acts only on calls made while calls
+/// are recorded (RecordingCalls): it does not keep CallsUnobserved false.
+void AddRecordingCallObserver(CallObserver* observer);
 void RemoveCallObserver(CallObserver* observer);
 
 }  // namespace msrt::ops

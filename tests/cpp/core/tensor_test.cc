@@ -240,6 +240,9 @@ TEST(Views, HostShortcutsOnlyWhileNothingWouldSeeTheOps) {
   EXPECT_FALSE(runtime::HostShortcutAllowed(false));
   ops::RemoveCallObserver(&watcher);
   EXPECT_TRUE(runtime::HostShortcutAllowed(false));
+  ops::AddRecordingCallObserver(&watcher);  // acts only on recorded calls: shortcuts stay
+  EXPECT_TRUE(ops::CallsUnobserved());
+  ops::RemoveCallObserver(&watcher);
 }
 
 }  // namespace

@@ -133,3 +133,17 @@ def test_the_shortcut_steps_aside_where_the_ops_must_run():
 
     grad = ms.grad(f)(w)  # recorded: the ops run, gradients flow
     np.testing.assert_array_equal(grad.asnumpy(), [[2, 2], [2, 2], [0, 0]])
+
+
+def test_a_gradient_of_a_gradient_leaves_the_shortcut_on():
+    # The first-order check that create_graph installs acts only while calls
+    # are recorded: afterwards x[i] is a view again.
+    w = ms.Parameter(ms.Tensor(np.array([1.0, 2.0, 3.0], np.float32)), name="w")
+
+    def f(w):
+        return (w * w * w).sum()
+
+    np.testing.assert_allclose(ms.grad(ms.grad(f))(w).asnumpy(), [6, 12, 18])
+    x = ms.Tensor(np.arange(6, dtype=np.float32).reshape(3, 2))
+    assert _C.first_axis(x._t, 1) is not None
+    assert x[1]._t._data_ptr == x._t._data_ptr + 2 * (x._t.nbytes // 6)
