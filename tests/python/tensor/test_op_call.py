@@ -149,3 +149,17 @@ def test_outputs_own_their_tensors_and_free_them_when_dropped():
     _C.synchronize()
     assert all(r() is None for r in refs)
     assert ms.runtime.memory_allocated() <= before - (1 << 18)  # the input went too
+
+
+def test_sequence_attributes_convert_alike_whatever_their_type():
+    class Shape(list):
+        pass
+
+    x = base(np.arange(6))
+    for shape in ([2, 3], (2, 3), Shape([2, 3]), [2, -1], (-1, 3)):
+        out = _C.call1("reshape", (x,), {"shape": shape})
+        assert out.shape == (2, 3)
+        np.testing.assert_array_equal(out.asnumpy(), np.arange(6).reshape(2, 3))
+    with pytest.raises(TypeError, match="shape"):
+        _C.call1("reshape", (x,), {"shape": [2, "3"]})
+    assert ms.ops.transpose(ms.Tensor(np.zeros((2, 3, 4))), (2, 0, 1)).shape == (4, 2, 3)
