@@ -30,6 +30,14 @@ inline constexpr bool kOrdered = !kIsComplex<T>;  // complex values have no orde
 
 // ---- unary ----
 
+// `t` in `dtype`: `t` itself when it has that dtype (no new handle: a small
+// op's call feels each reference count), else a converted copy kept in `converted`.
+const Tensor& InDType(const Tensor& t, DType dtype, Tensor& converted) {
+  if (t.dtype() == dtype) return t;
+  converted = ConvertTensor(t, dtype);
+  return converted;
+}
+
 template <class Op>
 void RunUnary(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
@@ -48,8 +56,9 @@ void RunUnary(KernelArgs& args) {
     }
   }
   const DType compute = NativeComputeType(x.dtype());
-  Tensor xc = ConvertTensor(x, compute);
-  Tensor yc = y.dtype() == compute ? y : Tensor::Empty(y.shape(), compute);
+  Tensor x_converted, y_converted;
+  const Tensor& xc = InDType(x, compute, x_converted);
+  Tensor& yc = y.dtype() == compute ? y : (y_converted = Tensor::Empty(y.shape(), compute));
   DispatchNativeOrComplex(compute, args.op.name, [&]<typename T>() {
     if constexpr (Op::template kSupports<T>) {
       using S = StorageOf<T>;
@@ -58,7 +67,7 @@ void RunUnary(KernelArgs& args) {
       NoKernelForDType(args.op.name, compute);
     }
   });
-  if (!yc.same(y)) ConvertInto(yc, y);
+  if (&yc != &y) ConvertInto(yc, y);
 }
 
 struct Neg {
@@ -415,10 +424,11 @@ void RunBinary(KernelArgs& args) {
     }
   }
   const DType compute = NativeComputeType(Op::kPredicate ? PromoteTypes(a.dtype(), b.dtype()) : out.dtype());
-  Tensor ac = ConvertTensor(a, compute);
-  Tensor bc = ConvertTensor(b, compute);
+  Tensor a_converted, b_converted, out_converted;
+  const Tensor& ac = InDType(a, compute, a_converted);
+  const Tensor& bc = InDType(b, compute, b_converted);
   const DType out_native = Op::kPredicate ? DType::kBool : compute;
-  Tensor oc = out.dtype() == out_native ? out : Tensor::Empty(out.shape(), out_native);
+  Tensor& oc = out.dtype() == out_native ? out : (out_converted = Tensor::Empty(out.shape(), out_native));
   DispatchNativeOrComplex(compute, args.op.name, [&]<typename T>() {
     if constexpr (Op::template kSupports<T>) {
       using S = StorageOf<T>;  // bools as bytes
@@ -429,7 +439,7 @@ void RunBinary(KernelArgs& args) {
       NoKernelForDType(args.op.name, compute);
     }
   });
-  if (!oc.same(out)) ConvertInto(oc, out);
+  if (&oc != &out) ConvertInto(oc, out);
 }
 
 #define MSRT_BINARY(Name, Supports, predicate, expr) \

@@ -65,10 +65,11 @@ void ReferenceProduct(const Product& p, const T* a, const T* b, T* out, const T*
   // Element (i, j) of op(a): a is stored (m, k), or (k, m) when transposed.
   int64_t a_row = p.ta ? 1 : p.k, a_col = p.ta ? p.m : 1;
   int64_t b_row = p.tb ? 1 : p.n, b_col = p.tb ? p.k : 1;
-  ParallelFor(batches * p.m, serial ? std::max<int64_t>(batches * p.m, 1) : 1, [&](int64_t begin, int64_t end) {
+  const bool batched = !p.batch.empty();
+  const auto rows = [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       CancellationPoint();  // a large float64 product runs for seconds
-      int64_t bi = row / p.m, i = row % p.m;
+      const int64_t bi = batched ? row / p.m : 0, i = batched ? row % p.m : row;  // no divisions for matrices
       int64_t a_off = 0, b_off = 0;
       for (size_t d = 0; d < p.batch.size(); ++d) {
         int64_t idx = (bi / out_strides[d]) % p.batch[d];
@@ -86,7 +87,12 @@ void ReferenceProduct(const Product& p, const T* a, const T* b, T* out, const T*
         po[j] = static_cast<T>(acc);
       }
     }
-  });
+  };
+  if (serial) {
+    rows(0, batches * p.m);  // on this thread, as one chunk would run (Note [Tiny products])
+  } else {
+    ParallelFor(batches * p.m, 1, rows);
+  }
 }
 
 void RunReferenceProduct(const Product& p, const Tensor& a, const Tensor& b, Tensor& out, const Tensor* bias,
