@@ -124,9 +124,53 @@ TEST(Float16InFloat32, ARoundingMovesPastReluItsOnlyReader) {
       EXPECT_EQ(held->node(n.inputs[0].node).op->name, "mul");
     }
   }
-  EXPECT_NE(context.decisions.find("(1 inside their producer's loop)"), std::string::npos) << context.decisions;
+  EXPECT_NE(context.decisions.find("(1 inside their producer's loop, 0 inside their reader's)"), std::string::npos)
+      << context.decisions;
   // Tiny products round to zero: -x*x is -0 in float16 before relu, a tiny negative here, and relu keeps -0.
   ExpectSameBits(plain, held, Input(33), /*zero_signs=*/true);
+}
+
+TEST(Float16InFloat32, AProductsRoundingRunsInItsReadersLoop) {
+  auto body = [](const Tensor& x) {
+    Tensor h = Cast(x, DType::kFloat16);
+    // The mul rounds in its own loop; the product's rounding joins that loop ahead of the mul.
+    Tensor e = ops::Call1("mul", {ops::Call1("matmul", {h, h}), h});
+    // A float32 division reads the second product's rounded values (a loss scale's unscaling).
+    Tensor q = ops::Call1("div", {Cast(ops::Call1("matmul", {h, e}), DType::kFloat32), Filled({}, {0.25f})});
+    return std::vector<Tensor>{Cast(e, DType::kFloat32), q};
+  };
+  auto plain = CaptureOf(body, {8, 8});
+  auto held = CaptureOf(body, {8, 8});
+  compiler::PassContext context;
+  ASSERT_TRUE(compiler::HoldFloat16InFloat32(*held, context));
+  ir::Verify(*held, "float16_in_float32");
+  EXPECT_NE(context.decisions.find("(1 inside their producer's loop, 2 inside their reader's)"), std::string::npos)
+      << context.decisions;
+  int loops = 0;
+  for (const ir::Node& n : held->nodes()) {
+    if (n.kind != ir::NodeKind::kOp || n.fused.empty()) continue;
+    ++loops;
+    ASSERT_GE(n.fused.size(), 2u) << ir::PrintText(*held);
+    // Step 0 rounds a product, which the node reads directly.
+    EXPECT_EQ(n.fused[0].op->name, "round_to_float16") << ir::PrintText(*held);
+    EXPECT_EQ(n.fused[0].operands.size(), 1u);
+    EXPECT_GE(n.fused[0].operands[0], 0);
+    EXPECT_EQ(held->node(n.inputs[static_cast<size_t>(n.fused[0].operands[0])].node).op->name, "matmul");
+    if (n.fused.size() == 3) {
+      EXPECT_EQ(n.fused[1].op->name, "mul");
+      EXPECT_EQ(n.fused[2].op->name, "round_to_float16");
+      EXPECT_EQ(n.fused[2].operands, std::vector<int32_t>{-2});
+    } else {
+      EXPECT_EQ(n.fused[1].op->name, "div");
+    }
+  }
+  EXPECT_EQ(loops, 2) << ir::PrintText(*held);
+  // Products in float16's range, a subnormal and a tie among the operands.
+  std::vector<float> v = Read(Input(64));
+  for (float& e : v) e /= 100.0f;
+  v[0] = 1e-6f;
+  v[2] = 1.0f + 1.0f / 2048.0f;
+  ExpectSameBits(plain, held, Filled({8, 8}, v));
 }
 
 TEST(Float16InFloat32, OnlyOnTheCpuAndOnlyWithFloat16) {
