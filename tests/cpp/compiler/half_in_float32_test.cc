@@ -173,6 +173,39 @@ TEST(Float16InFloat32, AProductsRoundingRunsInItsReadersLoop) {
   ExpectSameBits(plain, held, Filled({8, 8}, v));
 }
 
+TEST(Float16InFloat32, ARoundingMovesPastAReshapeThatReadsOnlyItsShapeFromAnotherInput) {
+  auto body = [](const Tensor& x) {
+    Tensor h = Cast(x, DType::kFloat16);
+    Tensor like = ops::Call1("reshape", {h}, Dict{{"shape", Value(List{16})}});
+    // The product's rounding waits past reshape_like (whose `like` is meta-only), then joins the division's loop.
+    Tensor r = ops::Call1("reshape_like", {ops::Call1("matmul", {h, h}), like});
+    return std::vector<Tensor>{ops::Call1("div", {Cast(r, DType::kFloat32), Filled({}, {0.5f})}),
+                               Cast(like, DType::kFloat32)};
+  };
+  auto plain = CaptureOf(body, {4, 4});
+  auto held = CaptureOf(body, {4, 4});
+  compiler::PassContext context;
+  ASSERT_TRUE(compiler::HoldFloat16InFloat32(*held, context));
+  ir::Verify(*held, "float16_in_float32");
+  bool seen = false;
+  for (const ir::Node& n : held->nodes()) {
+    if (n.kind != ir::NodeKind::kOp) continue;
+    if (n.op->name == "reshape_like") {
+      EXPECT_EQ(held->node(n.inputs[0].node).op->name, "matmul") << ir::PrintText(*held);
+    }
+    if (!n.fused.empty() && n.fused.back().op->name == "div") {
+      seen = true;
+      ASSERT_EQ(n.fused.size(), 2u);
+      EXPECT_EQ(n.fused[0].op->name, "round_to_float16");
+      EXPECT_EQ(held->node(n.inputs[static_cast<size_t>(n.fused[0].operands[0])].node).op->name, "reshape_like");
+    }
+  }
+  EXPECT_TRUE(seen) << ir::PrintText(*held);
+  std::vector<float> v = Read(Input(16));
+  for (float& e : v) e /= 50.0f;
+  ExpectSameBits(plain, held, Filled({4, 4}, v));
+}
+
 TEST(Float16InFloat32, OnlyOnTheCpuAndOnlyWithFloat16) {
   auto half = [](const Tensor& x) {
     return std::vector<Tensor>{Cast(ops::Call1("exp", {Cast(x, DType::kFloat16)}), DType::kFloat32)};
