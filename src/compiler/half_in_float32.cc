@@ -116,7 +116,7 @@ std::optional<Plan> PlanFor(const Graph& graph, int32_t id,
 // result inside that op's loop: a two-step fused node (Note [Elementwise
 // fusion] in fusion.cc), executed tile by tile, so the rounding reads the
 // result from cache. Returns how many roundings were fused.
-size_t FuseRoundingsIntoProducers(Graph& graph, DeviceTarget device) {
+size_t FuseRoundings(Graph& graph, DeviceTarget device) {
   auto& nodes = graph.nodes();
   const auto uses = graph.UseCounts();
   size_t fused = 0;
@@ -147,76 +147,6 @@ size_t FuseRoundingsIntoProducers(Graph& graph, DeviceTarget device) {
     r.inputs = p.inputs;
     r.attrs = Dict();
     p.dead = true;
-    ++fused;
-  }
-  if (fused > 0) graph.Compact();
-  return fused;
-}
-
-// Runs each rounding left on its own (its producer is a product, a
-// reduction, a graph input) inside the loop of its only reader when that
-// reader runs in a fused elementwise loop (or is such a loop already, a
-// rounding fused into its producer above): the rounding becomes the loop's
-// first step, at the reader's position, and the reader takes the rounded
-// tile from cache instead of a rounded copy from memory (a weight gradient's
-// rounding and the loss scale's division of it, a product's rounding and
-// relu's gradient). Returns how many roundings were fused.
-size_t FuseRoundingsIntoReaders(Graph& graph, DeviceTarget device) {
-  auto& nodes = graph.nodes();
-  const auto uses = graph.UseCounts();
-  // Users of each node, and the positions of in-place writes of each value.
-  std::vector<std::vector<int32_t>> users(nodes.size());
-  std::map<std::pair<int32_t, int32_t>, std::vector<int32_t>> writes;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i].dead) continue;
-    for (const ValueRef& v : nodes[i].inputs) users[static_cast<size_t>(v.node)].push_back(static_cast<int32_t>(i));
-    for (size_t w : ir::WrittenInputs(nodes[i])) {
-      const ValueRef& v = nodes[i].inputs.at(w);
-      writes[{v.node, v.index}].push_back(static_cast<int32_t>(i));
-    }
-  }
-  auto written_between = [&](ValueRef v, int32_t after, int32_t before) {
-    auto it = writes.find({v.node, v.index});
-    return it != writes.end() &&
-           std::any_of(it->second.begin(), it->second.end(), [&](int32_t p) { return p > after && p < before; });
-  };
-  size_t fused = 0;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    Node& r = nodes[i];
-    auto id = static_cast<int32_t>(i);
-    if (r.dead || r.kind != NodeKind::kOp || r.op->name != "round_to_float16" || !r.fused.empty() || uses[i][0] != 1 ||
-        users[i].size() != 1 || IsDynamic(r.outputs[0].shape)) {
-      continue;
-    }
-    const int32_t reader_id = users[i][0];
-    Node& c = nodes[static_cast<size_t>(reader_id)];
-    // The reader's loop covers its output 0's shape; the rounding must fill it.
-    const bool loop = c.fused.empty() ? RunsInFusedLoop(graph, reader_id, device)
-                                      : !c.dead && !graph.HasSideEffects(reader_id);
-    if (!loop || c.outputs[0].shape != r.outputs[0].shape || written_between(r.inputs[0], id, reader_id)) continue;
-    if (c.fused.empty()) {
-      std::vector<int32_t> operands;
-      for (size_t k = 0; k < c.inputs.size(); ++k) operands.push_back(static_cast<int32_t>(k));
-      c.fused = {ir::FusedOp{c.op, c.attrs, std::move(operands), c.outputs[0]}};
-      c.fused_outputs = {0};
-      c.attrs = Dict();
-    }
-    // The rounding is step 0 and reads the operand the reader took from it.
-    const auto slot = static_cast<int32_t>(std::find(c.inputs.begin(), c.inputs.end(), ValueRef{id, 0}) -
-                                           c.inputs.begin());
-    c.inputs[static_cast<size_t>(slot)] = r.inputs[0];
-    for (ir::FusedOp& step : c.fused) {
-      for (int32_t& operand : step.operands) {
-        if (operand == slot) {
-          operand = -1;
-        } else if (operand < 0) {
-          --operand;
-        }
-      }
-    }
-    c.fused.insert(c.fused.begin(), ir::FusedOp{r.op, r.attrs, {slot}, r.outputs[0]});
-    for (int32_t& k : c.fused_outputs) ++k;
-    r.dead = true;
     ++fused;
   }
   if (fused > 0) graph.Compact();
@@ -395,15 +325,10 @@ bool HoldFloat16InFloat32(Graph& graph, PassContext& context) {
   graph.outputs() = std::move(outputs);
   graph.inputs() = std::move(inputs);
   // Graph-kernel fusion, when on, puts the roundings into longer chains itself.
-  size_t into_producers = 0, into_readers = 0;
-  if (!SwitchOn(PassSwitch::kGraphKernel, context)) {
-    into_producers = FuseRoundingsIntoProducers(graph, context.device);
-    into_readers = FuseRoundingsIntoReaders(graph, context.device);
-  }
+  size_t fused = SwitchOn(PassSwitch::kGraphKernel, context) ? 0 : FuseRoundings(graph, context.device);
   context.decisions += StrCat(kFloat16InFloat32Pass, ": ", ops_in_float32, " ops compute float16 values in float32, ",
-                              roundings, " roundings (", into_producers, " inside their producer's loop, ",
-                              into_readers, " inside their reader's), ", conversions, " conversions",
-                              names.empty() ? "" : StrCat("; float16 kept by ", names), "\n");
+                              roundings, " roundings (", fused, " inside their producer's loop), ", conversions,
+                              " conversions", names.empty() ? "" : StrCat("; float16 kept by ", names), "\n");
   return true;
 }
 

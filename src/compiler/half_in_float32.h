@@ -28,11 +28,7 @@
 // rounding, that op reads the unrounded value and the rounding moves after
 // it; relu then meets its producer (a BatchNorm or matmul epilogue, as in
 // float32 graphs) and pooling rounds its smaller result. A meta-only input
-// is never rounded for its reader. Without graph-kernel
-// fusion, a rounding whose producer runs in an elementwise loop joins that
-// loop; one whose producer does not (a product, a reduction) joins the loop
-// of its only reader when that reader is elementwise (a gradient's rounding
-// and the loss scale's division of it), as the loop's first step.
+// is never rounded for its reader.
 // Each rounded result is what the float16 kernel would store, so values,
 // infinities (a dynamic loss scale's overflow test) and NaNs stay those of
 // the float16 graph. Two caveats: where an op's float32 and float16 kernels
