@@ -402,6 +402,36 @@ void RunActivationGrad(KernelArgs& args) {
 
 // ---- binary ----
 
+// Note [Division by a power of two]
+// x / 2^k and x * 2^-k are the same real number, and IEEE division and
+// multiplication both round that number correctly (to nearest even, into
+// the subnormals, to infinity), so they give the same bits whenever 2^-k is
+// itself exactly a float: a normal divisor whose significand is 1 (2^-126 to
+// 2^127 in float32). Special operands agree too: a NaN dividend gives the
+// same quiet NaN, an infinite one the same signed infinity, a zero the same
+// signed zero. A loss scale is such a divisor (powers of two, scaled by a
+// factor of 2), and a multiplication costs a fraction of a division: a
+// division of a tensor by one such value multiplies by the reciprocal.
+template <typename T>
+bool ExactReciprocal(T divisor, T* reciprocal) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    int exponent = 0;
+    const T significand = std::frexp(divisor,
+                                     &exponent);  // divisor = significand * 2^exponent, |significand| in [0.5, 1)
+    if (std::fpclassify(divisor) != FP_NORMAL || (significand != T(0.5) && significand != T(-0.5))) return false;
+    const T r = T(1) / divisor;
+    if (std::fpclassify(r) != FP_NORMAL) return false;
+    *reciprocal = r;
+    return true;
+  } else {
+    return false;
+  }
+}
+
+// Whether binary Op is the division x / y (specialised below).
+template <class Op>
+inline constexpr bool kDivision = false;
+
 template <class Op>
 void RunBinary(KernelArgs& args) {
   const Tensor& a = args.inputs[0];
@@ -433,6 +463,14 @@ void RunBinary(KernelArgs& args) {
     if constexpr (Op::template kSupports<T>) {
       using S = StorageOf<T>;  // bools as bytes
       using O = StorageOf<std::conditional_t<Op::kPredicate, bool, T>>;
+      if constexpr (kDivision<Op>) {
+        T reciprocal;
+        if (b.numel() == 1 && ExactReciprocal(bc.raw<T>()[0], &reciprocal)) {  // Note [Division by a power of two]
+          BinaryLoop(ac.raw<S>(), a.shape(), &reciprocal, b.shape(), oc.raw<O>(), out.shape(),
+                     [](S x, S r) { return static_cast<O>(x * r); });
+          return;
+        }
+      }
       BinaryLoop(ac.raw<S>(), a.shape(), bc.raw<S>(), b.shape(), oc.raw<O>(), out.shape(),
                  [](S x, S y) { return static_cast<O>(Op::Apply(x, y)); });
     } else {
@@ -456,6 +494,8 @@ MSRT_BINARY(Add, kNumberOrComplex, false, x + y)
 MSRT_BINARY(Sub, kNumberOrComplex, false, x - y)
 MSRT_BINARY(Mul, kNumberOrComplex, false, x* y)
 MSRT_BINARY(Div, kFloatOrComplex, false, x / y)
+template <>
+inline constexpr bool kDivision<Div> = true;
 MSRT_BINARY(Maximum, kNumber, false, (x >= y || x != x) ? x : y)  // NaN propagates
 MSRT_BINARY(Minimum, kNumber, false, (x <= y || x != x) ? x : y)
 MSRT_BINARY(Equal, kAnyNative, true, x == y)
