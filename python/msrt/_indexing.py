@@ -8,7 +8,13 @@ ops (gather + select) and writes them in place with assign.
 """
 import numpy as np
 
+from . import _C
 from ._tensor import Tensor, _as_tensor, _call1, _new, _op, _scalar_base, _wrap
+
+# Note [Host shortcuts] in src/runtime/eager.h: x[i] and x[a:b] as views of
+# the rows, x[i] = v as a fill in place, when that is the ops' result.
+_first_axis = _C.first_axis
+_fill_first_axis = _C.fill_first_axis
 
 _INT_KINDS = "iu"
 
@@ -125,6 +131,13 @@ _AXIS0 = {"axis": 0}  # shared attributes of x[i]; never mutated
 
 
 def getitem(x, index):
+    cls = index.__class__
+    if cls is int or cls is slice:
+        base = _first_axis(x._t, index)
+        if base is not None:
+            t = _new(Tensor)
+            t._t = base
+            return t
     shape = x.shape
     if (index.__class__ is int or _is_int(index)) and shape:  # x[i]: the common case, kept short
         n = shape[0]
@@ -249,12 +262,16 @@ def _basic_mask(shape, index):
 
 
 def setitem(x, index, value):
-    shape = x.shape
     cls = index.__class__
-    if (cls is int or cls is slice) and shape and value.__class__ in (int, float, bool):
-        # x[i] = 2.0, x[a:b] = 0: one select under a cached mask, then the assign.
-        dtype = x._t.dtype_name
+    base = x._t
+    if (cls is int or cls is slice) and value.__class__ in (int, float, bool) and base.ndim:
+        # x[i] = 2.0, x[a:b] = 0: written in place where the shortcut may, else
+        # one select under a cached mask, then the assign.
+        dtype = base.dtype_name
         v = _scalar_base(value, dtype)
+        if _fill_first_axis(base, index, v):
+            return
+        shape = x.shape
         if v.dtype_name == dtype:
             mask, count = _basic_mask(shape, index)
             if count == 0:
@@ -263,6 +280,7 @@ def setitem(x, index, value):
             new._t = _call1("select", (mask, v, x._t), {})
             _op("assign", x, new)
             return
+    shape = x.shape
     n = x.size
     positions = np.arange(n, dtype=np.int64).reshape(shape)[_numpy_key(index)]
     target = positions.shape

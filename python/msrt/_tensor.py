@@ -19,6 +19,7 @@ __all__ = ["Tensor"]
 
 _call = _C.call
 _call1 = _C.call1  # for ops of one output: that output, no list
+_call_any = _C.call_any  # one output itself, several as a list (the generated op functions)
 _c_scalar = _C.scalar
 _TensorBase = _C.TensorBase
 _new = object.__new__
@@ -49,21 +50,29 @@ def _wrap(base):
 def _op(name, *tensors, **attrs):
     """Calls catalogue op `name` on Tensors with attributes; returns a Tensor
     for one output or a tuple of Tensors for several. The one place Python
-    reaches `_C.call`."""
-    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
-        bases = (tensors[0]._t,)  # the common call: one Tensor
-    else:
+    reaches the core (`_C.call_any`)."""
+    n = len(tensors)
+    try:  # the common calls, every input a Tensor, without a comprehension's frame
+        if n == 1:
+            bases = (tensors[0]._t,)
+        elif n == 2:
+            bases = (tensors[0]._t, tensors[1]._t)
+        elif n == 3:
+            bases = (tensors[0]._t, tensors[1]._t, tensors[2]._t)
+        else:
+            bases = [t._t for t in tensors]
+    except AttributeError:
         try:
             bases = [None if t is None else t._t for t in tensors]  # None: an optional input left out
         except AttributeError:
             bad = next(t for t in tensors if t is not None and not isinstance(t, Tensor))
             raise TypeError(f"For '{name}', every input must be a Tensor, but got {type(bad).__name__}.") from None
-    outs = _call(name, bases, attrs)
-    if len(outs) == 1:
+    out = _call_any(name, bases, attrs)  # one output itself, several as a list
+    if out.__class__ is _TensorBase:
         t = _new(Tensor)
-        t._t = outs[0]
+        t._t = out
         return t
-    return tuple([_wrap(o) for o in outs])
+    return tuple([_wrap(o) for o in out])
 
 
 # --- Python scalars as tensors ----------------------------------------------

@@ -86,9 +86,22 @@ Value ToValueAt(py::handle object, int depth) {
   }
   if (PyList_Check(o) || PyTuple_Check(o)) {
     if (depth >= kMaxNestingDepth) ThrowNestedTooDeep();
+    const bool tuple = PyTuple_Check(o) != 0;
     List items;
-    for (py::handle item : object) items.push_back(ToValueAt(item, depth + 1));
-    return PyTuple_Check(o) ? Value::Tuple(std::move(items)) : Value(std::move(items));
+    if (PyList_CheckExact(o) || PyTuple_CheckExact(o)) {
+      // By index, one allocation (shapes and axes come through here on every call that gives them).
+      const Py_ssize_t size = tuple ? PyTuple_GET_SIZE(o) : PyList_GET_SIZE(o);
+      items.reserve(static_cast<size_t>(size));
+      for (Py_ssize_t i = 0; i < size; ++i) {
+        // A list may change while an item converts (an object's repr): read the size again.
+        if (!tuple && i >= PyList_GET_SIZE(o)) break;
+        auto item = py::reinterpret_borrow<py::object>(tuple ? PyTuple_GET_ITEM(o, i) : PyList_GET_ITEM(o, i));
+        items.push_back(ToValueAt(item, depth + 1));
+      }
+    } else {
+      for (py::handle item : object) items.push_back(ToValueAt(item, depth + 1));
+    }
+    return tuple ? Value::Tuple(std::move(items)) : Value(std::move(items));
   }
   if (PyDict_Check(o)) return Value(ToDictAt(object, depth));
   return Value::Object(TypeName(object), py::repr(object));

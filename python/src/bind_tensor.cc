@@ -325,9 +325,14 @@ const py::detail::type_info* TensorBaseInfo() {
 // already registered at the source's address (a local here, never
 // registered), and finding the class's type record again by its C++ type
 // name (class_::init_instance hashes typeid's name on every object). The
-// instance is laid out, registered and given its holder (TensorBase's
-// default, std::unique_ptr) exactly as init_instance does; pybind11's own
-// deallocation undoes it.
+// instance is laid out and given its holder (TensorBase's default,
+// std::unique_ptr) as init_instance does, but not entered in pybind11's
+// registry of instances by C++ address, which costs a node allocation and
+// two hash updates per object: that registry serves only casts of C++
+// pointers and references back to their existing Python object, and no
+// binding returns a reference or pointer to a TensorBase's Tensor (each
+// output's Tensor is new and owned by its object alone). pybind11's own
+// deallocation skips the registry for an instance never entered in it.
 using TensorBaseClass = py::class_<Tensor>;  // bound in BindTensor
 
 py::object WrapTensor(Tensor&& t) {
@@ -340,8 +345,6 @@ py::object WrapTensor(Tensor&& t) {
   auto* value = new Tensor(std::move(t));
   v_h.value_ptr() = value;
   instance->owned = true;
-  py::detail::register_instance(instance, value, tinfo);
-  v_h.set_instance_registered();
   new (std::addressof(v_h.holder<Holder>())) Holder(value);
   v_h.set_holder_constructed();
   return object;
@@ -374,8 +377,13 @@ const ops::OpDef& FindCallOp(py::handle op) {
   return def;
 }
 
-// `single`: the one output itself rather than a list (call1).
-py::object CallOp(py::handle op, py::handle inputs, py::handle attrs, bool single) {
+// What call returns: the list of outputs (call), the one output itself
+// (call1: TypeError for an op of several), or the one output itself for an
+// op of one and the list for an op of several (call_any: for callers that
+// do not know how many an op gives, without a list for the common one).
+enum class Returns { kList, kSingle, kSingleOrList };
+
+py::object CallOp(py::handle op, py::handle inputs, py::handle attrs, Returns returns) {
   if (!PyUnicode_Check(op.ptr())) throw TypeError(StrCat("call(): 'op' must be a str, but got ", TypeName(op), "."));
   if (!PyDict_Check(attrs.ptr())) {
     throw TypeError(StrCat("call(): 'attrs' must be a dict, but got ", TypeName(attrs), "."));
@@ -414,7 +422,8 @@ py::object CallOp(py::handle op, py::handle inputs, py::handle attrs, bool singl
   Dict attr_values = PyDict_GET_SIZE(attrs.ptr()) == 0 ? Dict() : ToDict(attrs);
   const ops::OpDef& def = FindCallOp(op);
   std::vector<Tensor> outputs = ops::Call(def, given, attr_values);
-  if (single) {
+  if (returns == Returns::kSingleOrList && outputs.size() == 1) return WrapTensor(std::move(outputs[0]));
+  if (returns == Returns::kSingle) {
     if (outputs.size() != 1) {
       throw TypeError(StrCat("call1(): op '", def.name, "' gave ", outputs.size(), " outputs; call1 takes ops of one ",
                              "output (use call)."));
@@ -443,9 +452,11 @@ PyObject* RaiseCurrentException() {
   return nullptr;
 }
 
-template <bool kSingle>
+template <Returns kReturns>
 PyObject* CallBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  constexpr std::string_view kName = kSingle ? "call1" : "call";
+  constexpr std::string_view kName = kReturns == Returns::kList     ? "call"
+                                     : kReturns == Returns::kSingle ? "call1"
+                                                                    : "call_any";
   try {
     constexpr std::array<std::string_view, 3> kNames{"op", "inputs", "attrs"};
     std::array<py::handle, 3> given{};
@@ -463,7 +474,117 @@ PyObject* CallBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t na
     }
     if (!given[0] || !given[1]) throw TypeError(StrCat(kName, "() missing required arguments: 'op' and 'inputs'"));
     py::dict empty;
-    return CallOp(given[0], given[1], given[2] ? given[2] : py::handle(empty), kSingle).release().ptr();
+    return CallOp(given[0], given[1], given[2] ? given[2] : py::handle(empty), kReturns).release().ptr();
+  } catch (...) {
+    return RaiseCurrentException();
+  }
+}
+
+// The tensor of a TensorBase, when `object` is exactly one (nullptr otherwise).
+const Tensor* ExactTensor(PyObject* object) {
+  if (Py_TYPE(object) != TensorBaseInfo()->type) return nullptr;
+  auto* instance = reinterpret_cast<py::detail::instance*>(object);
+  return static_cast<const Tensor*>(instance->get_value_and_holder().value_ptr());
+}
+
+// Note [Host shortcuts] in runtime/eager.h.
+// The rows an int or slice index picks on a first axis of `n` rows. False
+// for any other index, an int out of range and a slice that does not
+// unpack: the general path raises its errors for them.
+struct Rows {
+  Py_ssize_t start = 0;
+  Py_ssize_t step = 1;
+  Py_ssize_t count = 0;
+  bool drop_axis = false;  // an int index: the axis goes
+};
+
+bool FirstAxisRows(PyObject* index, int64_t n, Rows* rows) {
+  if (PyLong_CheckExact(index)) {  // not bool (a mask), not NumPy integers
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(index, &overflow);
+    if (overflow != 0 || (i == -1 && PyErr_Occurred() != nullptr)) {
+      PyErr_Clear();
+      return false;
+    }
+    if (i < -n || i >= n) return false;
+    *rows = {.start = static_cast<Py_ssize_t>(i < 0 ? i + n : i), .step = 1, .count = 1, .drop_axis = true};
+    return true;
+  }
+  if (PySlice_Check(index) == 0) return false;
+  Py_ssize_t start = 0;
+  Py_ssize_t stop = 0;
+  Py_ssize_t step = 0;
+  if (PySlice_Unpack(index, &start, &stop, &step) < 0) {
+    PyErr_Clear();
+    return false;
+  }
+  const Py_ssize_t count = PySlice_AdjustIndices(static_cast<Py_ssize_t>(n), &start, &stop, step);
+  *rows = {.start = count == 0 ? 0 : start, .step = count <= 1 ? 1 : step, .count = count, .drop_axis = false};
+  return true;
+}
+
+// Whether `t` is a written CPU tensor of this process's own memory: no
+// pending or failed write, not captured, not shared with the host.
+bool PlainHostTensor(const Tensor& t) {
+  if (!t.defined() || t.symbolic() || t.device() != DeviceTarget::kCPU || t.impl()->storage->shared_with_host()) {
+    return false;
+  }
+  const std::shared_ptr<Completion> write = t.pending();
+  return !write || (write->done() && !write->error());
+}
+
+// first_axis(base, index): x[i] or x[a:b] (a step of 1, or one row) as a
+// view of the rows; `base` itself for every row; None where the ops must run.
+PyObject* FirstAxisBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  try {
+    if (nargs != 2) throw TypeError(StrCat("first_axis() takes 2 arguments (", nargs, " given)"));
+    const Tensor* t = ExactTensor(args[0]);
+    Rows rows;
+    if (t == nullptr || !t->defined() || t->ndim() == 0 || !FirstAxisRows(args[1], t->shape()[0], &rows) ||
+        rows.step != 1 || !PlainHostTensor(*t) || !runtime::HostShortcutAllowed(false)) {
+      Py_RETURN_NONE;
+    }
+    if (!rows.drop_axis && rows.start == 0 && rows.count == t->shape()[0]) return Py_NewRef(args[0]);
+    return WrapTensor(FirstAxisView(*t, rows.start, rows.start + rows.count, rows.drop_axis)).release().ptr();
+  } catch (...) {
+    return RaiseCurrentException();
+  }
+}
+
+// fill_first_axis(base, index, value): x[i] = v or x[a:b:c] = v for a 0-d
+// `value` of x's dtype, written in place; True when done, None where the
+// ops must run.
+PyObject* FillFirstAxisBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  try {
+    if (nargs != 3) throw TypeError(StrCat("fill_first_axis() takes 3 arguments (", nargs, " given)"));
+    const Tensor* t = ExactTensor(args[0]);
+    const Tensor* v = ExactTensor(args[2]);
+    Rows rows;
+    if (t == nullptr || v == nullptr || !t->defined() || !v->defined() || t->ndim() == 0 || v->ndim() != 0 ||
+        v->dtype() != t->dtype() || !FirstAxisRows(args[1], t->shape()[0], &rows) || !PlainHostTensor(*t) ||
+        !PlainHostTensor(*v) || !runtime::HostShortcutAllowed(true)) {
+      Py_RETURN_NONE;
+    }
+    if (rows.count == 0) Py_RETURN_TRUE;  // nothing picked (so the axis has rows below)
+    const size_t item = ItemSize(t->dtype());
+    const size_t row_bytes = t->nbytes() / static_cast<size_t>(t->shape()[0]);
+    if (item == 0 || item > 16 || row_bytes % item != 0) Py_RETURN_NONE;
+    std::array<unsigned char, 16> value{};
+    std::memcpy(value.data(), v->raw(), item);  // before detaching: `value` may be a view of `base`
+    DetachFromViews(*t);  // as an in-place op does; nothing queued uses the storage (the dispatcher is idle)
+    auto* data = static_cast<unsigned char*>(t->raw());
+    for (Py_ssize_t r = 0; r < rows.count; ++r) {
+      if (row_bytes == 0) break;
+      unsigned char* row = data + static_cast<size_t>(rows.start + r * rows.step) * row_bytes;
+      std::memcpy(row, value.data(), item);
+      for (size_t done = item; done < row_bytes;) {  // doubling copies of what is written
+        const size_t chunk = std::min(done, row_bytes - done);
+        std::memcpy(row + done, row, chunk);
+        done += chunk;
+      }
+    }
+    t->impl()->storage->MarkWritten();
+    Py_RETURN_TRUE;
   } catch (...) {
     return RaiseCurrentException();
   }
@@ -523,17 +644,38 @@ void BindTensor(py::module_& m) {
   // Note [The op call binding]: a plain CPython function (no generic
   // argument conversion), as every Python op call comes through it.
   static PyMethodDef call_def{
-      "call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<false>)),
+      "call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<Returns::kList>)),
       METH_FASTCALL | METH_KEYWORDS,
       "call(op, inputs, attrs={})\n--\n\nCalls an op by name on a list of TensorBase (None: an optional input "
       "left out); returns the list of its outputs."};
   m.attr("call") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call_def, nullptr, m.attr("__name__").ptr()));
   static PyMethodDef call1_def{
-      "call1", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<true>)),
+      "call1", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<Returns::kSingle>)),
       METH_FASTCALL | METH_KEYWORDS,
       "call1(op, inputs, attrs={})\n--\n\nAs call, for an op of one output: returns that output itself "
       "(TypeError for an op of several)."};
   m.attr("call1") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call1_def, nullptr, m.attr("__name__").ptr()));
+  static PyMethodDef call_any_def{
+      "call_any", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<Returns::kSingleOrList>)),
+      METH_FASTCALL | METH_KEYWORDS,
+      "call_any(op, inputs, attrs={})\n--\n\nAs call, but an op of one output returns that output itself (a "
+      "TensorBase) and an op of several the list of them."};
+  // Note [Host shortcuts] in runtime/eager.h: x[i], x[a:b] and x[i] = v without ops.
+  static PyMethodDef first_axis_def{
+      "first_axis", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&FirstAxisBinding)), METH_FASTCALL,
+      "first_axis(base, index)\n--\n\nbase[index] for an int or a slice of step 1 on the first axis, as a view "
+      "of the rows (base itself for all of them); None where the indexing ops must run."};
+  m.attr("first_axis") = py::reinterpret_steal<py::object>(
+      PyCFunction_NewEx(&first_axis_def, nullptr, m.attr("__name__").ptr()));
+  static PyMethodDef fill_first_axis_def{
+      "fill_first_axis", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&FillFirstAxisBinding)),
+      METH_FASTCALL,
+      "fill_first_axis(base, index, value)\n--\n\nbase[index] = value in place, for an int or slice index on "
+      "the first axis and a 0-d value of base's dtype; True when written, None where the ops must run."};
+  m.attr("fill_first_axis") = py::reinterpret_steal<py::object>(
+      PyCFunction_NewEx(&fill_first_axis_def, nullptr, m.attr("__name__").ptr()));
+  m.attr("call_any") = py::reinterpret_steal<py::object>(
+      PyCFunction_NewEx(&call_any_def, nullptr, m.attr("__name__").ptr()));
   m.def(
       "_testing_release_on_thread",
       [](Tensor& handle) {

@@ -66,7 +66,7 @@ class FirstOrderOnlyCheck final : public ops::CallObserver {
 void InstallFirstOrderOnlyCheck() {
   static std::once_flag once;
   static FirstOrderOnlyCheck check;
-  std::call_once(once, [] { ops::AddCallObserver(&check); });
+  std::call_once(once, [] { ops::AddRecordingCallObserver(&check); });  // acts only while creating a graph
 }
 
 }  // namespace

@@ -247,30 +247,68 @@ bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report) {
 namespace msrt::compiler {
 
 // Note [Fused pairs]
-// An op may declare that it is two others, a producer and then a consumer of
-// the producer's output 0 (props.fuses: conv2d_bias is conv2d then
-// bias_add). fuse_pairs replaces such a pair in a graph by that op when
-// - the producer's output 0 is used by the consumer alone (as its input 0)
+// An op may declare that it is two others, a producer and then a consumer
+// that reads the producer's output 0 as its input props.fuses_input
+// (props.fuses: conv2d_bias is conv2d then bias_add at input 0;
+// matmul_apply_momentum is matmul then apply_momentum at input 3, the
+// gradient). fuse_pairs replaces such a pair in a graph by that op when
+// - the producer's output 0 is used by the consumer alone (as that input)
 //   and is not returned: nothing else needs the intermediate value (in a
-//   training graph, conv2d's and bias_add's gradients never read it);
-// - every attribute of the consumer is also the producer's, with the same
-//   value (bias_add's data_format is conv2d's: the bias goes on the channel
-//   axis of the layout the convolution computes in, NCHW or NHWC); the
-//   fused op takes the producer's attributes;
+//   training graph, conv2d's and bias_add's gradients never read it; a
+//   weight gradient that is all-reduced, clipped or unscaled first reaches
+//   the update through other ops, so it is not the pair);
+// - the producer has no side effects; the consumer may write in place (an
+//   optimizer update): the fused op declares the same writes (checked when
+//   the declarations are read) and is placed at the consumer's position;
+// - attributes the two share have the same value (bias_add's data_format
+//   is conv2d's: the bias goes on the channel axis of the layout the
+//   convolution computes in, NCHW or NHWC); the fused op takes the
+//   producer's attributes and the consumer's;
 // - nothing between the two writes the producer's inputs in place (the
 //   fused node computes the pair at the consumer's position);
 // - the fused op's inference gives the consumer's output, and a kernel on
-//   the device takes it.
-// The consumer's node becomes the fused op with the producer's inputs, then
-// the consumer's other inputs; the producer goes. fuse_epilogues runs after
-// it, so an activation that followed the consumer runs inside the fused
-// kernel too (conv2d + bias + relu as one oneDNN primitive).
+//   the device takes it (the kernel's `supports` is where a fused op says
+//   which attribute values it computes: matmul_apply_momentum's takes no
+//   Nesterov step).
+// The consumer's node becomes the fused op, its fused input replaced by
+// the producer's inputs; the producer goes. A consumer that writes in place
+// (an optimizer update) fuses only where nothing between the two reads what
+// it writes and its other inputs computed by ops come before the producer:
+// the graph's plan then moves the fused update up to the producer's
+// position or earlier (Note [Hoisted in-place updates] in
+// src/runtime/graph_plan.cc). Elsewhere its write would wait for the last
+// reader of what it writes (a weight's gradient product dy^T x made before
+// the product dy W that reads the weight, as dense's gradient orders them
+// when the weight is the smaller), keeping the producer's inputs (dy, x)
+// alive that long, which may cost more bytes than the intermediate.
+// fuse_epilogues runs after it, so an activation that followed the consumer
+// runs inside the fused kernel too (conv2d + bias + relu as one oneDNN
+// primitive).
 bool FusePairs(ir::Graph& graph, DeviceTarget device, std::string* report) {
   // The fused op of each (producer, consumer) pair, from the ops' declarations.
   std::map<std::pair<std::string_view, std::string_view>, const ops::OpDef*> fused_of;
   for (const ops::OpDef* op : ops::AllOps()) {
     if (op->props.fuses.empty()) continue;
     MSRT_INTERNAL_ASSERT(op->props.fuses.size() == 2, "op ", op->name, " must fuse two ops");
+    const ops::OpDef* producer = ops::FindOp(op->props.fuses[0]);
+    const ops::OpDef* consumer = ops::FindOp(op->props.fuses[1]);
+    MSRT_INTERNAL_ASSERT(producer != nullptr && consumer != nullptr, "op ", op->name, " fuses unknown ops");
+    const int at = op->props.fuses_input;
+    MSRT_INTERNAL_ASSERT(at >= 0 && static_cast<size_t>(at) < consumer->inputs.size(), "op ", op->name, " fuses input ",
+                         at, " of ", consumer->name);
+    MSRT_INTERNAL_ASSERT(!producer->props.inplace && producer->props.writes_inputs.empty(), "op ", op->name, " fuses ",
+                         producer->name, ", which writes in place");
+    // The consumer's in-place writes, at their positions among the fused op's inputs.
+    const int shift = static_cast<int>(producer->inputs.size()) - 1;
+    std::vector<int> writes;
+    for (int w : consumer->props.writes_inputs) {
+      MSRT_INTERNAL_ASSERT(w != at, "op ", op->name, " fuses an input ", consumer->name, " writes");
+      writes.push_back(w < at ? w : w + shift);
+    }
+    MSRT_INTERNAL_ASSERT(op->props.inplace == consumer->props.inplace && !(consumer->props.inplace && at == 0), "op ",
+                         op->name, " must write in place what ", consumer->name, " writes");
+    MSRT_INTERNAL_ASSERT(op->props.writes_inputs == writes && op->props.side_effect == consumer->props.side_effect,
+                         "op ", op->name, " must write in place what ", consumer->name, " writes");
     fused_of[{op->props.fuses[0], op->props.fuses[1]}] = op;
   }
   if (fused_of.empty()) return false;
@@ -295,47 +333,81 @@ bool FusePairs(ir::Graph& graph, DeviceTarget device, std::string* report) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     Node& n = nodes[i];
     auto id = static_cast<int32_t>(i);
-    if (n.dead || n.kind != NodeKind::kOp || !n.fused.empty() || n.inputs.empty() || n.outputs.size() != 1) continue;
-    ValueRef v = n.inputs[0];
-    Node& producer = nodes[static_cast<size_t>(v.node)];
-    if (v.index != 0 || producer.dead || producer.kind != NodeKind::kOp || !producer.fused.empty() ||
-        producer.outputs.size() != 1 || uses[static_cast<size_t>(v.node)][0] != 1 ||
-        returned[static_cast<size_t>(v.node)] || graph.HasSideEffects(v.node) || graph.HasSideEffects(id)) {
+    if (n.dead || n.kind != NodeKind::kOp || !n.fused.empty() || n.outputs.size() != 1 || n.op->props.side_effect) {
       continue;
     }
-    auto found = fused_of.find({producer.op->name, n.op->name});
-    if (found == fused_of.end()) continue;
-    const ops::OpDef& fused = *found->second;
+    // The declared pairs whose consumer is this node's op.
+    const ops::OpDef* fused_op = nullptr;
+    for (const auto& [pair, op] : fused_of) {
+      if (pair.second != n.op->name || static_cast<size_t>(op->props.fuses_input) >= n.inputs.size()) continue;
+      const ValueRef& in = n.inputs[static_cast<size_t>(op->props.fuses_input)];
+      const Node& p = nodes[static_cast<size_t>(in.node)];
+      if (p.kind == NodeKind::kOp && !p.dead && p.op->name == pair.first) fused_op = op;
+    }
+    if (fused_op == nullptr) continue;
+    const auto at = static_cast<size_t>(fused_op->props.fuses_input);
+    ValueRef v = n.inputs[at];
+    Node& producer = nodes[static_cast<size_t>(v.node)];
+    if (v.index != 0 || !producer.fused.empty() || producer.outputs.size() != 1 ||
+        uses[static_cast<size_t>(v.node)][0] != 1 || returned[static_cast<size_t>(v.node)] ||
+        graph.HasSideEffects(v.node)) {
+      continue;
+    }
+    const ops::OpDef& fused = *fused_op;
     bool agree = true;
+    Dict attrs = producer.attrs;
     for (const auto& [name, value] : n.attrs) {
       const Value* own = producer.attrs.Find(name);
-      agree = agree && own != nullptr && *own == value;
+      agree = agree && (own == nullptr || *own == value);
+      if (own == nullptr) attrs.Set(name, value);
     }
     if (!agree) continue;
     if (std::any_of(producer.inputs.begin(), producer.inputs.end(),
                     [&](const ValueRef& in) { return written_between(in, v.node, id); })) {
       continue;
     }
-    std::vector<ValueRef> inputs = producer.inputs;
-    inputs.insert(inputs.end(), n.inputs.begin() + 1, n.inputs.end());
+    std::vector<ValueRef> inputs(n.inputs.begin(), n.inputs.begin() + static_cast<std::ptrdiff_t>(at));
+    inputs.insert(inputs.end(), producer.inputs.begin(), producer.inputs.end());
+    inputs.insert(inputs.end(), n.inputs.begin() + static_cast<std::ptrdiff_t>(at) + 1, n.inputs.end());
     std::vector<ops::TensorMeta> metas;
     metas.reserve(inputs.size());
     for (const ValueRef& in : inputs) metas.push_back(graph.Meta(in));
     std::vector<ops::TensorMeta> out;
     try {
-      out = fused.infer(metas, producer.attrs);
+      out = fused.infer(metas, attrs);
     } catch (const Error&) {
       continue;  // shapes the fused op does not take: the pair stays
     }
     if (out.size() != 1 || out[0].shape != n.outputs[0].shape || out[0].dtype != n.outputs[0].dtype) continue;
-    const kernels::KernelDef* kernel = kernels::SelectKernel(fused.name, device, metas, producer.attrs);
+    const kernels::KernelDef* kernel = kernels::SelectKernel(fused.name, device, metas, attrs);
     if (kernel == nullptr) continue;
+    // A consumer that writes in place fuses only where it could run at the
+    // producer's position (see the Note).
+    if (graph.HasSideEffects(id)) {
+      std::vector<ValueRef> written;
+      for (size_t w : ir::WrittenInputs(n)) written.push_back(n.inputs.at(w));
+      bool early = true;
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        const ValueRef& in = n.inputs[k];
+        early = early && (k == at || nodes[static_cast<size_t>(in.node)].kind != NodeKind::kOp || in.node < v.node);
+      }
+      for (int32_t k = v.node + 1; early && k < id; ++k) {
+        const Node& between = nodes[static_cast<size_t>(k)];
+        if (between.dead || between.kind != NodeKind::kOp) continue;
+        // Side effects keep their place in the plan: the update could not move above one.
+        early = !between.op->props.side_effect &&
+                std::none_of(between.inputs.begin(), between.inputs.end(), [&](const ValueRef& in) {
+                  return std::find(written.begin(), written.end(), in) != written.end();
+                });
+      }
+      if (!early) continue;
+    }
     if (report != nullptr) {
       *report += StrCat("pair ", producer.op->name, " + ", n.op->name, " runs as ", fused.name, " in ",
                         graph.NodeName(id), " [", kernel->impl, "]\n");
     }
     n.op = &fused;
-    n.attrs = producer.attrs;
+    n.attrs = std::move(attrs);
     n.inputs = std::move(inputs);
     producer.dead = true;
     uses = graph.UseCounts();

@@ -263,24 +263,36 @@ bool HoldFloat16InFloat32(Graph& graph, PassContext& context) {
       continue;
     }
     ++ops_in_float32;
-    // A one-input, one-output kExact op whose float16 operand awaits its
-    // rounding and has no other reader computes on the unrounded operand and
-    // passes the rounding on to its result (the op commutes with rounding).
+    // An input whose shape and dtype alone the op reads (props.meta_only_inputs:
+    // reshape_like's `like`) needs no rounding.
+    auto meta_only = [&](size_t k) {
+      const auto& only = old.op->props.meta_only_inputs;
+      return std::find(only.begin(), only.end(), static_cast<int>(k)) != only.end();
+    };
+    auto operand = [&](size_t k) {
+      const ValueRef v = old.inputs[k];
+      const ValueRef unrounded = held[static_cast<size_t>(v.node)][static_cast<size_t>(v.index)];
+      return meta_only(k) && unrounded.valid() ? unrounded : held_of(v);
+    };
+    // A kExact op of one output that reads the elements of one operand only
+    // (its others are meta-only), whose float16 operand awaits its rounding
+    // and has no other reader, computes on the unrounded operand and passes
+    // the rounding on to its result (the op commutes with rounding).
     bool defer = false;
-    if (!plan->alias && HalfComputeOf(*old.op) == HalfCompute::kExact && old.inputs.size() == 1 &&
+    if (!plan->alias && HalfComputeOf(*old.op) == HalfCompute::kExact && !old.inputs.empty() &&
         old.outputs.size() == 1 && old.outputs[0].dtype == DType::kFloat16) {
       auto node = static_cast<size_t>(old.inputs[0].node), index = static_cast<size_t>(old.inputs[0].index);
       defer = pending[node][index] && uses[node][index] == 1;
+      for (size_t k = 1; k < old.inputs.size(); ++k) defer = defer && meta_only(k);
     }
     ValueRef result;
     if (plan->alias) {
       result = held_of(old.inputs[0]);
     } else {
       Node n = old;
+      for (size_t k = defer ? 1 : 0; k < n.inputs.size(); ++k) n.inputs[k] = operand(k);
       if (defer) {
         n.inputs[0] = held[static_cast<size_t>(old.inputs[0].node)][static_cast<size_t>(old.inputs[0].index)];
-      } else {
-        for (ValueRef& v : n.inputs) v = held_of(v);
       }
       n.attrs = plan->attrs;
       n.outputs = plan->outputs;

@@ -23,10 +23,12 @@
 //     (undeclared ops, random ops, side effects), once per value, right
 //     before its first use there. The conversion is exact both ways.
 // A rounding waits where it is first read: when its only reader is a
-// one-input kExact op (relu, max pooling, a reshape), which commutes with
+// kExact op reading the elements of that value alone (relu, max pooling, a
+// reshape, reshape_like, whose `like` is meta-only), which commutes with
 // rounding, that op reads the unrounded value and the rounding moves after
 // it; relu then meets its producer (a BatchNorm or matmul epilogue, as in
-// float32 graphs) and pooling rounds its smaller result.
+// float32 graphs) and pooling rounds its smaller result. A meta-only input
+// is never rounded for its reader.
 // Each rounded result is what the float16 kernel would store, so values,
 // infinities (a dynamic loss scale's overflow test) and NaNs stay those of
 // the float16 graph. Two caveats: where an op's float32 and float16 kernels

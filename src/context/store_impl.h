@@ -145,6 +145,11 @@ struct ThreadValues {
 
 inline thread_local std::vector<OverrideFrame> t_frames;
 inline thread_local std::vector<ThreadValues> t_thread_values;
+// Set before any thread first adds to its t_frames or t_thread_values: until
+// then no thread has state, and ThreadHasState (asked by every option read,
+// several per op call) need not reach the thread's lists, whose lazily
+// constructed thread-locals cost a call each. A thread sees its own setting.
+inline std::atomic<bool> g_thread_state_used{false};
 inline thread_local bool t_notifying = false;  // a subscriber is being notified
 
 inline std::atomic<uint64_t> g_next_store_id{1};
@@ -154,11 +159,14 @@ inline ThreadValues* ThreadValuesFor(uint64_t store_id, bool create) {
     if (tv.store_id == store_id) return &tv;
   }
   if (!create) return nullptr;
+  g_thread_state_used.store(true, std::memory_order_relaxed);
   t_thread_values.push_back(ThreadValues{store_id, {}});
   return &t_thread_values.back();
 }
 
-inline bool ThreadHasState() { return !t_frames.empty() || !t_thread_values.empty(); }
+inline bool ThreadHasState() {
+  return g_thread_state_used.load(std::memory_order_relaxed) && (!t_frames.empty() || !t_thread_values.empty());
+}
 
 inline const Value* FindOverride(uint64_t store_id, SlotId id) {
   for (auto it = t_frames.rbegin(); it != t_frames.rend(); ++it) {

@@ -317,6 +317,7 @@ void Store::PushOverride(Family family, const Dict& kwargs) {
   std::lock_guard write_lock(impl_->write_mutex);
   Validated v = ValidateCall(*impl_, family, kwargs, /*for_override=*/true);
   IssueWarnings(v.warnings);
+  g_thread_state_used.store(true, std::memory_order_relaxed);
   t_frames.push_back(OverrideFrame{impl_->id, std::move(v.writes)});
 }
 

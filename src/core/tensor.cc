@@ -82,9 +82,20 @@ Tensor Tensor::Symbolic(const Shape& shape, DType dtype, DeviceTarget device) {
   return Tensor(std::move(impl));
 }
 
+// Stamps need only be unique (Note [Storage stamps]), not ordered: each
+// thread takes them from a run of its own, reserved from the process-wide
+// counter a run at a time (a small op makes three: one atomic add per call
+// costs a real share of it).
 uint64_t NextStorageStamp() {
+  constexpr uint64_t kRun = 1024;
   static std::atomic<uint64_t> counter{1};
-  return counter.fetch_add(1, std::memory_order_relaxed);
+  static thread_local uint64_t next = 0;
+  static thread_local uint64_t end = 0;
+  if (next == end) {
+    next = counter.fetch_add(kRun, std::memory_order_relaxed);
+    end = next + kRun;
+  }
+  return next++;
 }
 
 Tensor Tensor::Empty(const Shape& shape, DType dtype, DeviceTarget device) {

@@ -20,10 +20,32 @@ namespace msrt {
 // arrays) is never viewed: those ops copy it, so the only tensor over such
 // memory is its own, and writes through the array reach it as before.
 // Another holder of a storage (a graph's arena) only makes the answer
-// cautious: a copy is always correct.
+// cautious: a copy is always correct. A view of a run of first-axis rows
+// (FirstAxisView: x[i] and x[a:b] in the Python binding, Note [Host
+// shortcuts] in runtime/eager.h) starts at the first row's byte; it is as
+// contiguous as the others, and is detached the same way.
 bool SharesStorage(const Tensor& t) {
   const std::shared_ptr<Storage>& storage = t.impl()->storage;
   return storage.use_count() > 1 && !storage->shared_with_host();
+}
+
+Tensor FirstAxisView(const Tensor& t, int64_t start, int64_t stop, bool drop_axis) {
+  const Shape& shape = t.shape();
+  MSRT_INTERNAL_ASSERT(!shape.empty() && 0 <= start && start <= stop && stop <= shape[0] &&
+                           (!drop_axis || stop == start + 1),
+                       "FirstAxisView: rows [", start, ", ", stop, ") of shape ", ShapeRepr(shape));
+  const int64_t n = shape[0];
+  const size_t row_bytes = n == 0 ? 0 : t.nbytes() / static_cast<size_t>(n);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = t.impl()->storage;
+  impl->offset = t.impl()->offset + static_cast<size_t>(start) * row_bytes;
+  impl->shape.assign(shape.begin() + (drop_axis ? 1 : 0), shape.end());
+  if (!drop_axis) impl->shape[0] = stop - start;
+  impl->dtype = t.dtype();
+  impl->symbolic = t.symbolic();
+  impl->pending = t.pending();
+  impl->has_pending.store(impl->pending != nullptr, std::memory_order_relaxed);  // not yet shared
+  return Tensor(std::move(impl));
 }
 
 void DetachFromViews(const Tensor& t) {

@@ -4,6 +4,7 @@
 
 #include "core/observer_list.h"
 #include "msrt/op_call.h"
+#include "ops/op_registry.h"
 
 namespace msrt::ops {
 namespace {
@@ -18,6 +19,13 @@ ObserverList<CallObserver>& CallObservers() {
   return *list;
 }
 
+// The observers of CallObservers that may act on calls made while nothing
+// is recorded (all but those added by AddRecordingCallObserver).
+ObserverList<CallObserver>& WatchingObservers() {
+  static auto* list = new ObserverList<CallObserver>();
+  return *list;
+}
+
 }  // namespace
 
 void SetDefaultExecutor(Executor* executor) { g_default_executor = executor; }
@@ -27,8 +35,16 @@ ExecutorScope::~ExecutorScope() { t_executor = previous_; }
 
 void SetRecorder(Recorder recorder) { g_recorder = recorder; }
 bool RecordingCalls() { return g_recorder.active != nullptr && g_recorder.active(); }
-void AddCallObserver(CallObserver* observer) { CallObservers().Add(observer); }
-void RemoveCallObserver(CallObserver* observer) { CallObservers().Remove(observer); }
+bool CallsUnobserved() { return t_executor == nullptr && WatchingObservers().empty() && !RecordingCalls(); }
+void AddCallObserver(CallObserver* observer) {
+  WatchingObservers().Add(observer);
+  CallObservers().Add(observer);
+}
+void AddRecordingCallObserver(CallObserver* observer) { CallObservers().Add(observer); }
+void RemoveCallObserver(CallObserver* observer) {
+  CallObservers().Remove(observer);
+  WatchingObservers().Remove(observer);
+}
 
 GradientContext::GradientContext(const Tensor* forward_output) : previous_(t_gradient_of) {
   t_gradient_of = forward_output;
@@ -50,7 +66,8 @@ std::vector<Tensor> Call(const OpDef& op, const std::vector<Tensor>& inputs, con
       OpError(ErrorKind::kValue, op.name, StrCat("input ", i, " is an undefined tensor"));
     }
   }
-  Dict normalized = NormalizeAttrs(op, attrs);
+  Dict normalized_storage;
+  const Dict& normalized = NormalizedAttrs(op, attrs, normalized_storage);
   if (!CallObservers().empty()) {
     for (CallObserver* observer : *CallObservers().snapshot()) observer->OnCall(op, normalized);
   }

@@ -70,6 +70,13 @@ void SetRecorder(Recorder recorder);
 /// runs (the gradient itself will be differentiated).
 bool RecordingCalls();
 
+/// Whether a call made now on this thread goes straight to the default
+/// executor with nothing else seeing it: no executor scope (a graph
+/// capture), no call observer, no gradient recording. Shortcuts that give an
+/// op's result without calling it (Note [Host shortcuts] in runtime/eager.h)
+/// are taken only then.
+bool CallsUnobserved();
+
 /// Sees every call before it runs: composites and the calls their bodies make
 /// included, outer call first, with the attributes parsed (every attribute,
 /// in its canonical form). For tracing which ops a function runs; any thread
@@ -82,6 +89,9 @@ class CallObserver {
 /// Adding or removing is rare and copies the list; a call with none pays one
 /// relaxed load.
 void AddCallObserver(CallObserver* observer);
+/// AddCallObserver for an observer that acts only on calls made while calls
+/// are recorded (RecordingCalls): it does not keep CallsUnobserved false.
+void AddRecordingCallObserver(CallObserver* observer);
 void RemoveCallObserver(CallObserver* observer);
 
 }  // namespace msrt::ops

@@ -254,6 +254,9 @@ MSRT_REGISTER_OP({
     .name = "matmul_ext",
     .inputs = {"a", "b"},
     .composite = [](const std::vector<Tensor>& in, const Dict&) -> std::vector<Tensor> {
+      // Two matrices: matmul at its defaults (no transposes), on the inputs as given.
+      static const OpDef& matmul = GetOp("matmul");
+      if (in[0].ndim() == 2 && in[1].ndim() == 2) return Call(matmul, in);
       Tensor a = in[0], b = in[1];
       if (a.ndim() == 0 || b.ndim() == 0) {
         OpError(ErrorKind::kValue, "matmul_ext",

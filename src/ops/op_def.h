@@ -125,11 +125,14 @@ struct OpProperties {
   // the chosen kernel supports them.
   bool accepts_epilogue = false;
   // This op is {producer, consumer}: the consumer applied to the producer's
-  // output 0, as one kernel (conv2d_bias is {"conv2d", "bias_add"}). Its
-  // inputs are the producer's, then the consumer's other inputs; its
-  // attributes are the producer's. The fuse_pairs pass replaces such a pair
-  // by it (Note [Fused pairs] in src/compiler/fusion.cc).
+  // output 0 as its input `fuses_input`, as one kernel (conv2d_bias is
+  // {"conv2d", "bias_add"} at input 0). Its inputs are the consumer's with
+  // that one replaced by the producer's inputs; its attributes are the
+  // producer's and the consumer's; it writes in place what the consumer
+  // writes. The fuse_pairs pass replaces such a pair by it (Note [Fused
+  // pairs] in src/compiler/fusion.cc).
   std::vector<std::string_view> fuses = {};
+  int fuses_input = 0;
   std::optional<LayoutSpec> layout = std::nullopt;
   // Given float16 or bfloat16 values (one dtype) for its half_inputs and
   // float32 for its other floating inputs, it computes as its float32 form

@@ -1,6 +1,11 @@
+#include "ops/op_registry.h"
+
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <unordered_map>
 
 #include "core/strings.h"
 #include "ops/op_def.h"
@@ -15,6 +20,28 @@ std::map<std::string, OpDef, std::less<>>& Registry() {
   return *registry;
 }
 
+// Every registered op by name, for FindOp: composites look ops up by name on
+// every call. Keys view the registry's own (map nodes do not move); filled
+// with the registry, read without a lock as the registry is.
+std::unordered_map<std::string_view, const OpDef*>& ByName() {
+  static auto* index = new std::unordered_map<std::string_view, const OpDef*>();
+  return *index;
+}
+
+// Note [Default attributes]
+// Most calls give an op no attribute, and normalizing none gives the same
+// attributes every time (the declared defaults, which attrs_check accepts or
+// not the same way each time). Each registered op has a slot for them,
+// filled at its first such call and kept for the process; the table of
+// slots is filled with the registry.
+struct DefaultsSlot {
+  std::atomic<const Dict*> attrs{nullptr};
+};
+std::unordered_map<const OpDef*, std::unique_ptr<DefaultsSlot>>& Defaults() {
+  static auto* slots = new std::unordered_map<const OpDef*, std::unique_ptr<DefaultsSlot>>();
+  return *slots;
+}
+
 }  // namespace
 
 bool IsOptionalInput(const OpDef& op, size_t i) { return i < op.inputs.size() && op.inputs[i].ends_with("?"); }
@@ -26,14 +53,35 @@ bool RegisterOp(OpDef def) {
                          ": only composite ops take optional inputs (Note [Optional inputs])");
   }
   std::string name(def.name);
-  bool inserted = Registry().emplace(name, std::move(def)).second;
+  auto [it, inserted] = Registry().emplace(name, std::move(def));
   MSRT_INTERNAL_ASSERT(inserted, "op ", name, " registered twice");
+  ByName().emplace(std::string_view(it->first), &it->second);
+  Defaults().emplace(&it->second, std::make_unique<DefaultsSlot>());
   return true;
 }
 
 const OpDef* FindOp(std::string_view name) {
-  auto it = Registry().find(name);
-  return it == Registry().end() ? nullptr : &it->second;
+  auto it = ByName().find(name);
+  return it == ByName().end() ? nullptr : it->second;
+}
+
+const Dict& NormalizedAttrs(const OpDef& op, const Dict& given, Dict& storage) {
+  if (given.empty()) {
+    static const Dict kNone;
+    if (op.attrs.empty() && !op.attrs_check) return kNone;  // no attribute to fill in or check
+    auto slot = Defaults().find(&op);
+    if (slot != Defaults().end()) {
+      if (const Dict* kept = slot->second->attrs.load(std::memory_order_acquire)) return *kept;
+      auto made = std::make_unique<const Dict>(NormalizeAttrs(op, given));  // raises as every call would
+      const Dict* expected = nullptr;
+      if (slot->second->attrs.compare_exchange_strong(expected, made.get(), std::memory_order_acq_rel)) {
+        return *made.release();  // kept for the process
+      }
+      return *expected;  // another thread's, the same
+    }
+  }
+  storage = NormalizeAttrs(op, given);
+  return storage;
 }
 
 const OpDef& GetOp(std::string_view name) {

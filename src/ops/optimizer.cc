@@ -87,6 +87,32 @@ MSRT_REGISTER_OP({.name = "apply_momentum",
                       Primitive("nn_ops.ApplyMomentum(use_nesterov=False, use_locking->~=False, gradient_scale->!=1.0)"
                                 "(variable, accumulation, learning_rate, gradient, momentum) -> variable")}});
 
+// matmul then apply_momentum of its product as the gradient, as one op: the
+// fuse_pairs pass makes it of a weight gradient dy^T x whose only reader is
+// the update (Note [Fused pairs] in src/compiler/fusion.cc). Its kernel
+// writes momentum * accum + op(a) @ op(b) straight into accum, so the
+// gradient is never stored (Note [Products into the accumulation] in
+// src/kernels/cpu/onednn_matmul.cc).
+MSRT_REGISTER_OP(
+    {.name = "matmul_apply_momentum",
+     .inputs = {"variable", "accumulation", "learning_rate", "a", "b", "momentum"},
+     .attrs = {{"transpose_a", Value(false), "use a's transpose", AttrType::kBool},
+               {"transpose_b", Value(false), "use b's transpose", AttrType::kBool},
+               {"use_nesterov", false, "the Nesterov step", AttrType::kBool}},
+     .infer =
+         [](const Metas& in, const Dict& attrs) {
+           constexpr std::string_view op = "matmul_apply_momentum";
+           const OpDef* matmul = FindOp("matmul");
+           Metas product = matmul->infer({in[3], in[4]}, attrs);
+           CheckOptimizer(op, {"variable", "accumulation", "learning_rate", "a @ b", "momentum"},
+                          {in[0], in[1], in[2], product[0], in[5]}, {1, 3}, {2, 4});
+           return Metas{in[0]};
+         },
+     .props = {.inplace = true, .writes_inputs = {1}, .fuses = {"matmul", "apply_momentum"}, .fuses_input = 3},
+     .doc = "accum = accum * momentum + op(a) @ op(b); variable -= lr * accum (or the Nesterov step) "
+            "(internal: what a graph runs for a matmul whose only reader is apply_momentum's "
+            "gradient)"});
+
 MSRT_REGISTER_OP({.name = "apply_gradient_descent",
                   .inputs = {"variable", "alpha", "delta"},
                   .infer =

@@ -291,12 +291,20 @@ MSRT_REGISTER_OP({.name = "sum",
                              .optional = true},
                             kInitialAttr},
                   .composite = [](const std::vector<Tensor>& in, const Dict& attrs) -> std::vector<Tensor> {
+                    static const OpDef& reduce_sum = GetOp("reduce_sum");
+                    const Value& axis = Attr(attrs, "axis");
+                    const Value& keep_dims = Attr(attrs, "keep_dims");
+                    const Value& initial = Attr(attrs, "initial");
+                    // x.sum(): reduce_sum at its own defaults (every axis, none kept), without a copy of the
+                    // inputs or attributes to parse (Note [Default attributes] in op_registry.cc).
+                    if (Attr(attrs, "dtype").is_none() && in[0].dtype() != DType::kBool && initial.is_none() &&
+                        axis.is_list() && axis.as_list().empty() && !keep_dims.as_bool()) {
+                      return Call(reduce_sum, in);
+                    }
                     Tensor x = in[0];
                     if (!Attr(attrs, "dtype").is_none()) x = fn::Cast(x, DTypeAttr("sum", attrs, "dtype"));
                     if (x.dtype() == DType::kBool) x = fn::Cast(x, DType::kInt64);  // bools are counted
-                    Tensor out = Call1("reduce_sum", {x},
-                                       Dict{{"axis", Attr(attrs, "axis")}, {"keep_dims", Attr(attrs, "keep_dims")}});
-                    const Value& initial = Attr(attrs, "initial");
+                    Tensor out = Call1("reduce_sum", {x}, Dict{{"axis", axis}, {"keep_dims", keep_dims}});
                     return {initial.is_none() ? out : fn::Add(out, Scalar(initial.as_float(), out))};
                   },
                   .doc = "sum over axes, optionally in another dtype and from an initial value",

@@ -577,4 +577,8 @@ void ResetDispatcherInForkChild() {
 
 DeviceTarget CurrentDevice() { return Device().device(); }
 
+bool HostShortcutAllowed(bool write) {
+  return ops::CallsUnobserved() && CurrentDevice() == DeviceTarget::kCPU && (!write || GlobalDispatcher().Idle());
+}
+
 }  // namespace msrt::runtime

@@ -21,6 +21,21 @@ std::string CallOrigin(bool whole_stack = false);
 /// [Parsed device target] in eager.cc).
 DeviceTarget CurrentDevice();
 
+// Note [Host shortcuts]
+// x[i] and x[a:b] on the first axis, and x[i] = scalar, cost a small op's
+// call each (gather, strided_slice, select and assign), several times what
+// they do. The Python binding answers them itself when that gives exactly
+// the ops' result: a read as a view of the rows (Note [Views] in
+// core/views.cc: a write never shows through it), a write as a fill of the
+// rows in place, after the same detaching from views that an in-place op
+// does. It does so only while HostShortcutAllowed: the current device is
+// the CPU and no capture, call observer or gradient recording would have
+// seen the op (ops::CallsUnobserved); a `write` also needs the dispatcher
+// idle (no queued op may still read or write the memory). Anything else
+// (other indices, memory shared with the host, a pending or failed write)
+// takes the ops as before, with their errors.
+bool HostShortcutAllowed(bool write);
+
 /// Waits until every queued op has run (Interrupted on Ctrl-C).
 void Synchronize();
 

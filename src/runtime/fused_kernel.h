@@ -4,7 +4,9 @@
 // The output is split into tiles small enough to stay in cache; each tile
 // runs every step's own vectorised kernel on views of the inputs and on
 // per-step tile buffers, so a chain reads its inputs and writes its output
-// once. Tiles are spread over the runtime thread pool.
+// once. Tiles are spread over the runtime thread pool, at least a kernel's
+// grain of elements per thread: a chain over a small tensor runs on the
+// calling thread.
 #pragma once
 
 #include <vector>
@@ -29,6 +31,10 @@ struct FusedPlan {
 
 /// Builds the plan of fused node `node` for `device`; TypeError if a step has no kernel.
 FusedPlan BuildFusedPlan(const ir::Graph& graph, int32_t node, DeviceTarget device);
+
+/// How many pieces a fused loop over `elements` elements splits its tiles
+/// into with `threads` threads (1: it runs on the calling thread).
+int64_t FusedLoopChunks(int64_t elements, int threads);
 
 /// The kernel executors launch for fused nodes (its KernelArgs::plan is a FusedPlan).
 const kernels::KernelDef& FusedKernel();

@@ -19,45 +19,6 @@
 #include "runtime/launch.h"
 
 namespace msrt::runtime {
-
-// Note [Kept weight-derived results]
-// A step whose inputs are all weights, constants or kept results, and whose
-// op is pure (no randomness, side effect or in-place write, not a view),
-// computes the same result while those inputs keep their contents: amp's
-// casts of the weights to float16 or bfloat16, a transpose of a weight. Its
-// result is kept across runs, outside the arena, with the storage and stamp
-// (Note [Storage stamps] in msrt/tensor/tensor.h) of each input and of the
-// result itself; a run whose inputs are the same storages with the same
-// stamps uses the kept result instead of running the kernel. The kept
-// result keeps its stamp too, so a oneDNN primitive that reorders it caches
-// the reordered copy (Note [Cached weight reorders]), as for a float32
-// weight. Graphs that write one of those weights in place (a training step's
-// optimizer update) keep nothing: each run would compute the result again.
-// Nor is a graph output kept (its caller owns it), a value some step writes
-// in place, or one computed from memory shared with the host (NumPy arrays
-// change without a stamp).
-struct KeptResult {
-  struct Source {
-    std::weak_ptr<Storage> storage;
-    uint64_t stamp = 0;
-  };
-  std::mutex mutex;
-  Tensor result;
-  uint64_t result_stamp = 0;
-  std::vector<Source> sources;  // per input
-};
-
-namespace {
-
-// A tensor's storage stamp (0 without a storage). Out of line: GCC 12 sees a
-// null storage's atomic load inlined into RunStep and warns.
-[[gnu::noinline]] uint64_t StampOf(const Tensor& t) {
-  const Storage* storage = t.defined() ? t.impl()->storage.get() : nullptr;
-  return storage != nullptr ? storage->stamp() : 0;
-}
-
-}  // namespace
-
 namespace {
 
 ObserverList<GraphObserver>& GraphObservers() {
@@ -244,6 +205,100 @@ GraphExecutable::GraphExecutable(std::shared_ptr<const ir::Graph> graph, GraphOp
   if (options_.memory_level != 0 && options_.buffer_reuse) RecomputeAcrossPeaks();
   PlanMemory();
   BuildDependencies();
+  PlanKeptResults();
+}
+
+// Note [Results kept from weights]
+// A step that reads only weights and constants, or results of such steps,
+// computes the same results on every run while its inputs keep their
+// contents: the float16 rounding of each weight in an amp network's
+// inference (Note [float16 held in float32] in compiler/half_in_float32.h),
+// which reads and writes as many bytes as the layer's product reads. Such a
+// step remembers the storages, offsets and stamps (Note [Storage stamps] in
+// msrt/tensor/tensor.h) of the inputs it read; when the same contents come a
+// second time it writes its results into memory of its own instead of the
+// arena and keeps them, and later runs that find the same contents use them
+// without running the kernel. Any write to an input (an optimizer update, a
+// load) gives it a new stamp, and the step computes again into the arena
+// and lets the kept results go. So a training step, whose weights change
+// every step, keeps nothing, and inference keeps each weight's rounded copy.
+// Only pure steps (no side effects, no random stream, no in-place write),
+// whose results are neither returned (the caller may write them) nor
+// written in place by a later step nor views; never for memory shared with
+// the host (NumPy arrays change without a stamp); at most kMaxKeptBytes per
+// executable. The results are those the kernel would compute: nothing but
+// the step writes the kept memory, and its stamps are checked too.
+void GraphExecutable::PlanKeptResults() {
+  const ir::Graph& g = *graph_;
+  std::vector<bool> derived(slot_meta_.size(), false);  // holds weights, constants or results derived from them
+  for (const Binding& b : weight_bindings_) derived[static_cast<size_t>(b.slot)] = true;
+  for (const Binding& b : constant_bindings_) derived[static_cast<size_t>(b.slot)] = true;
+  std::vector<bool> returned(slot_meta_.size(), false);
+  for (int32_t s : output_slots_) returned[static_cast<size_t>(Root(s))] = true;
+  for (Step& step : steps_) {
+    const ops::OpProperties& p = step.op->props;
+    bool pure = !p.random && !p.side_effect && !p.data_dependent_shape && !g.HasSideEffects(step.node) &&
+                !step.inputs.empty() && !step.outputs.empty() && step.meta_stand_ins.empty();
+    for (int32_t in : step.inputs) pure = pure && derived[static_cast<size_t>(Root(in))];
+    for (int32_t out : step.outputs) {
+      const auto o = static_cast<size_t>(out);
+      pure = pure && alias_of_[o] < 0 && view_of_[o] < 0 && Root(out) == out && !written_[o] && !returned[o];
+    }
+    if (!pure) continue;
+    step.kept = std::make_shared<Kept>();
+    for (int32_t out : step.outputs) derived[static_cast<size_t>(out)] = true;
+  }
+}
+
+void GraphExecutable::RunKept(const Step& step, std::vector<Tensor>& slots, const std::vector<Tensor>& in,
+                              const Dict& attrs, const LaunchSite& site) {
+  Kept& kept = *step.kept;
+  bool same = kept.storages.size() == in.size();
+  bool host = false;
+  std::vector<uint64_t> stamps;
+  for (size_t k = 0; k < in.size(); ++k) {
+    const std::shared_ptr<Storage>& storage = in[k].impl()->storage;
+    host = host || storage == nullptr || storage->shared_with_host();
+    stamps.push_back(storage == nullptr ? 0 : storage->stamp());
+    same = same && storage != nullptr && kept.storages[k].lock() == storage &&
+           kept.offsets[k] == in[k].impl()->offset && kept.stamps[k] == stamps[k];
+  }
+  for (size_t k = 0; same && k < kept.outputs.size(); ++k) {
+    same = kept.outputs[k].impl()->storage->stamp() == kept.output_stamps[k];
+  }
+  if (same && !kept.outputs.empty() && !host) {
+    for (size_t k = 0; k < step.outputs.size(); ++k) slots[static_cast<size_t>(step.outputs[k])] = kept.outputs[k];
+    kept_reuses_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  size_t bytes = 0;
+  for (int32_t s : step.outputs) bytes += MetaBytes(slot_meta_[static_cast<size_t>(s)]);
+  if (!kept.outputs.empty()) {  // new contents: the kept results go
+    kept.outputs.clear();
+    kept.output_stamps.clear();
+    kept_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+  // The same contents a second time: keep what the step computes now.
+  bool keep = same && !host && kept_bytes_.load(std::memory_order_relaxed) + bytes <= kMaxKeptBytes;
+  std::vector<Tensor> out;
+  for (int32_t s : step.outputs) {
+    const ops::TensorMeta& m = slot_meta_[static_cast<size_t>(s)];
+    out.push_back(keep ? Tensor::Empty(m.shape, m.dtype, options_.device) : OutputTensor(s, m, slots));
+    slots[static_cast<size_t>(s)] = out.back();
+  }
+  LaunchKernel(*step.kernel, *step.op, in, out, attrs, site, step.plan.get());
+  kept.storages.clear();
+  kept.offsets.clear();
+  for (const Tensor& t : in) {
+    kept.storages.push_back(t.impl()->storage);
+    kept.offsets.push_back(t.impl()->offset);
+  }
+  kept.stamps = std::move(stamps);
+  if (keep) {
+    for (const Tensor& t : out) kept.output_stamps.push_back(t.impl()->storage->stamp());
+    kept.outputs = std::move(out);
+    kept_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
 }
 
 std::shared_ptr<GraphExecutable> GraphExecutable::PlanFor(const std::vector<Tensor>& inputs) {
@@ -416,39 +471,6 @@ void GraphExecutable::Build() {
   for (const ir::ValueRef& v : g.outputs()) output_slots_.push_back(slot(v));
   PlanViews();
   HoistInPlaceUpdates();
-  KeepWeightDerivedResults();
-}
-
-void GraphExecutable::KeepWeightDerivedResults() {
-  kept_.assign(slot_meta_.size(), false);
-  std::vector<bool> stable(slot_meta_.size(), false), written(slot_meta_.size(), false),
-      returned(slot_meta_.size(), false);
-  for (const Binding& b : weight_bindings_) stable[static_cast<size_t>(b.slot)] = true;
-  for (const Binding& b : constant_bindings_) stable[static_cast<size_t>(b.slot)] = true;
-  for (int32_t s : output_slots_) returned[static_cast<size_t>(s)] = true;
-  for (const Step& step : steps_) {
-    if (step.plan != nullptr) continue;
-    if (step.op->props.inplace) written[static_cast<size_t>(step.inputs.at(0))] = true;
-    for (int w : step.op->props.writes_inputs)
-      written[static_cast<size_t>(step.inputs.at(static_cast<size_t>(w)))] = true;
-  }
-  for (Step& step : steps_) {
-    const ops::OpProperties& props = step.op->props;
-    if (step.plan != nullptr || step.outputs.size() != 1 || step.inputs.empty() || props.random || props.side_effect ||
-        props.inplace || props.view || props.data_dependent_shape || !props.writes_inputs.empty() ||
-        !step.meta_stand_ins.empty()) {
-      continue;
-    }
-    auto out = static_cast<size_t>(step.outputs[0]);
-    if (written[out] || returned[out] || view_of_[out] >= 0 || alias_of_[out] >= 0) continue;
-    bool from_stable = std::all_of(step.inputs.begin(), step.inputs.end(), [&](int32_t s) {
-      return stable[static_cast<size_t>(s)] && !written[static_cast<size_t>(s)];
-    });
-    if (!from_stable) continue;
-    stable[out] = true;
-    kept_[out] = true;
-    step.kept = std::make_shared<KeptResult>();
-  }
 }
 
 Tensor GraphExecutable::OutputTensor(int32_t slot, const ops::TensorMeta& meta, std::vector<Tensor>& slots) {
@@ -582,37 +604,17 @@ void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Di
     in.push_back(meta_only ? step.meta_stand_ins[k] : slots[static_cast<size_t>(step.inputs[k])]);
   }
   LaunchSite site{g.name(), step.name, runs_};
-  // A kept weight-derived result whose inputs are unchanged is used as it is
-  // (Note [Kept weight-derived results]).
-  std::unique_lock<std::mutex> kept_lock;
-  if (step.kept != nullptr) {
-    KeptResult& kept = *step.kept;
-    kept_lock = std::unique_lock<std::mutex>(kept.mutex);
-    bool same = kept.result.defined() && StampOf(kept.result) == kept.result_stamp && kept.sources.size() == in.size();
-    for (size_t k = 0; same && k < in.size(); ++k) {
-      const std::shared_ptr<Storage>& storage = in[k].impl()->storage;
-      same = storage != nullptr && !storage->shared_with_host() && kept.sources[k].storage.lock() == storage &&
-             kept.sources[k].stamp == StampOf(in[k]);
-    }
-    if (same) {
-      slots[static_cast<size_t>(step.outputs[0])] = kept.result;
+  try {
+    if (step.kept != nullptr) {
+      RunKept(step, slots, in, attrs, site);
       return;
     }
-  }
-  try {
     for (int32_t s : step.outputs) {  // inside: a MemoryError names the step too
       out.push_back(OutputTensor(s, slot_meta_[static_cast<size_t>(s)], slots));
       slots[static_cast<size_t>(s)] = out.back();
     }
     if (!step.outputs.empty() && view_of_[static_cast<size_t>(step.outputs[0])] >= 0) return;  // a view: no kernel
     LaunchKernel(*step.kernel, *step.op, in, out, attrs, site, step.plan.get());
-    if (step.kept != nullptr) {
-      KeptResult& kept = *step.kept;
-      kept.result = out[0];  // the launch gave it its stamp
-      kept.result_stamp = StampOf(out[0]);
-      kept.sources.clear();
-      for (const Tensor& t : in) kept.sources.push_back({t.impl()->storage, StampOf(t)});
-    }
   } catch (const Error& e) {
     const ir::Node& n = g.node(step.node);
     std::string message = StrCat(e.message(), " [while running '", step.op->name, "' (graph '", g.name(), "', node ",

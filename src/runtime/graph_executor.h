@@ -80,6 +80,12 @@ class GraphExecutable {
   std::string ExecutionOrderText(int64_t failed_step = -1) const;
   GraphMemoryStats memory_stats() const { return memory_stats_; }
   uint64_t runs() const { return runs_; }
+  /// Steps skipped so far because their kept results were current, and the
+  /// bytes kept now (Note [Results kept from weights] in graph_executor.cc).
+  uint64_t kept_reuses() const { return kept_reuses_.load(); }
+  size_t kept_bytes() const { return kept_bytes_.load(); }
+  /// At most this many bytes of results kept per executable.
+  static constexpr size_t kMaxKeptBytes = size_t{64} << 20;
   /// Whether the graph has dynamic dimensions (planned per input shapes).
   bool dynamic() const { return dynamic_; }
   /// Dynamic graphs: how many per-shape executables were made so far.
@@ -94,6 +100,15 @@ class GraphExecutable {
   static size_t Aligned(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
   static size_t MetaBytes(const ops::TensorMeta& m) { return NumBytes(m.shape, m.dtype); }
 
+  // What a step whose results derive from weights alone keeps between runs
+  // (Note [Results kept from weights] in graph_executor.cc).
+  struct Kept {
+    std::vector<std::weak_ptr<Storage>> storages;  // the inputs the step read last, with their offsets and stamps
+    std::vector<size_t> offsets;
+    std::vector<uint64_t> stamps;
+    std::vector<Tensor> outputs;          // the kept results (none until the same inputs come a second time)
+    std::vector<uint64_t> output_stamps;  // their stamps when the step wrote them
+  };
   struct Step {
     int32_t node = -1;
     const kernels::KernelDef* kernel = nullptr;
@@ -104,9 +119,7 @@ class GraphExecutable {
     std::string name;
     std::shared_ptr<const struct FusedPlan> plan;  // fused nodes
     std::vector<Tensor> meta_stand_ins;            // per input: its shape and dtype, for a meta-only input
-    // A result computed from weights and constants alone, kept across runs
-    // (Note [Kept weight-derived results] in graph_executor.cc); null otherwise.
-    std::shared_ptr<struct KeptResult> kept;
+    std::shared_ptr<Kept> kept;                    // results derived from weights alone; null otherwise
   };
   struct Binding {
     int32_t slot;
@@ -134,11 +147,12 @@ class GraphExecutable {
   std::vector<int64_t> arena_offset_;                // per slot; -1: not in the arena
   std::vector<std::vector<int32_t>> release_after_;  // O0, per step: slots whose bytes it uses last
   std::vector<bool> written_;                        // per slot: a step writes it in place
-  std::vector<bool> kept_;                           // per slot: a kept weight-derived result, outside the arena
-  void KeepWeightDerivedResults();
   std::vector<int32_t> view_of_;  // per slot: a view's source slot (Note [Views] in src/core/tensor.cc); -1 otherwise
   int32_t Root(int32_t slot) const;  // the slot owning a slot's bytes (through in-place aliases and views)
   void PlanViews();
+  void PlanKeptResults();  // Note [Results kept from weights] in graph_executor.cc
+  void RunKept(const Step& step, std::vector<Tensor>& slots, const std::vector<Tensor>& in, const Dict& attrs,
+               const struct LaunchSite& site);
   void HoistInPlaceUpdates();   // Note [Hoisted in-place updates] in graph_executor.cc
   void RecomputeAcrossPeaks();  // Note [Recomputed elementwise values] in graph_executor.cc
   bool RecomputeOneAcrossPeak();
@@ -146,6 +160,8 @@ class GraphExecutable {
   std::vector<std::vector<int32_t>> successors_;  // per step
   std::vector<int32_t> predecessor_count_;        // per step
   std::atomic<int> max_concurrent_{1};
+  std::atomic<uint64_t> kept_reuses_{0};
+  std::atomic<size_t> kept_bytes_{0};
   size_t arena_bytes_ = 0;
   Tensor arena_;
   GraphMemoryStats memory_stats_;

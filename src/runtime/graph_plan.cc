@@ -132,9 +132,6 @@ bool GraphExecutable::RecomputeOneAcrossPeak() {
   }
   std::vector<bool> escapes(count, false);
   for (int32_t s : output_slots_) escapes[static_cast<size_t>(Root(s))] = true;
-  for (size_t s = 0; s < count; ++s) {  // kept results outlive the run (Note [Kept weight-derived results])
-    if (s < kept_.size() && kept_[s]) escapes[s] = true;
-  }
   // The step with the most intermediate bytes alive (the first such).
   std::vector<int64_t> delta(n + 1, 0);
   for (size_t s = 0; s < count; ++s) {
@@ -350,9 +347,6 @@ void GraphExecutable::PlanMemory() {
   }
   std::vector<bool> escapes(count, false);
   for (int32_t s : output_slots_) escapes[static_cast<size_t>(root(s))] = true;
-  for (size_t s = 0; s < count; ++s) {  // kept results outlive the run (Note [Kept weight-derived results])
-    if (s < kept_.size() && kept_[s]) escapes[s] = true;
-  }
 
   struct Buffer {
     int32_t slot;

@@ -480,7 +480,8 @@ class Cell(_jit.GraphOwner):
             self._assign_scopes()
         if _jit._state.capture is not None:  # called by a function being compiled
             return self._run_top(*args, **kwargs)
-        if "_parallel_ready" not in self.__dict__:
+        if ("_parallel_ready" not in self.__dict__
+                and _context.get_auto_parallel_context("parallel_mode") == _context.ParallelMode.DATA_PARALLEL):
             self._prepare_parallel()
         if _context.get_context("mode") == _context.GRAPH_MODE:
             _parallel_utils._check_full_batch()  # MindSpore checks when it compiles a cell

@@ -146,10 +146,13 @@ def _scalar_attr(value):
     return _number_attr(value)
 
 
+_VARARG_SEQS = (tuple, list, np.ndarray, Tensor)
+
+
 def _varargs(values):
     """The positional arguments of a `*p` parameter: one sequence (a tuple, a
     list, an array or a Tensor) is the whole value, as in `x.reshape((2, 3))`."""
-    if len(values) == 1 and isinstance(values[0], (tuple, list, np.ndarray, Tensor)):
+    if len(values) == 1 and isinstance(values[0], _VARARG_SEQS):
         return values[0]
     return values
 
@@ -202,7 +205,10 @@ _CONVERTED_DEFAULTS = []
 
 def _attr_expr(types, p):
     """The expression passing parameter `p` to its attribute, converted."""
-    value = f"_varargs({p['name']})" if p["varargs"] else p["name"]
+    name = p["name"]
+    # _varargs inline (one frame less per call)
+    value = (f"({name}[0] if len({name}) == 1 and isinstance({name}[0], _VARARG_SEQS) else {name})"
+             if p["varargs"] else name)
     conv = _ATTR_CONVERTERS.get(types[p["target"]])
     if not conv:
         return value
@@ -273,7 +279,7 @@ def _body(form, params, self_attrs=None):
     # In the op's input order, whatever the form's order; an optional input
     # the form leaves out is absent (the signature parser checked the rest).
     inputs = [given.get(_input_name(i), "_ABSENT") for i in _C.op_info(op)["inputs"]]
-    attr_text = "{" + ", ".join(attrs) + "}"
+    attr_text = "{" + ", ".join(attrs) + "}" if attrs else "_NOATTRS"  # the shared empty dict: never mutated
     if self_attrs:
         attr_text = "{**self._op_attrs, " + ", ".join(attrs) + "}" if attrs else "self._op_attrs"
     if optional_attrs:
@@ -284,7 +290,7 @@ def _body(form, params, self_attrs=None):
             conv = _ATTR_CONVERTERS.get(types[p["target"]])
             value = f"{conv}({p['name']})" if conv else p["name"]
             lines += [f"    if {p['name']} is not _d[{p['_default_index']}]:",
-                      f"        _a[{p['target']!r}] = {value}"]
+                      f"        _a = {{**_a, {p['target']!r}: {value}}}"]  # a new dict: _a may be _NOATTRS
         attr_text = "_a"
     inputs_text = "(" + "".join(i + ", " for i in inputs) + ")"
     call = f"_invoke({op!r}, {inputs_text}, {attr_text})"
@@ -294,11 +300,12 @@ def _body(form, params, self_attrs=None):
         # The common call, Tensors in, without _invoke's frame (the same steps).
         test = " and ".join(f"isinstance({i}, _Tensor)" for i in plain)
         bases = "(" + "".join(f"{i}._t, " for i in plain) + ")"
+        # call_any gives an op's one output itself (no list), several as a list.
         lines += [f"    if {test}:",
-                  f"        _o = _tensor._call({op!r}, {bases}, {attr_text})",
-                  "        if len(_o) == 1:",
+                  f"        _o = _tensor._call_any({op!r}, {bases}, {attr_text})",
+                  "        if _o.__class__ is _Base:",
                   "            _r = _new(_Tensor)",
-                  "            _r._t = _o[0]",
+                  "            _r._t = _o",
                   "            return _r",
                   "        return tuple([_wrap(o) for o in _o])"]
     if not returns:
@@ -311,10 +318,12 @@ def _body(form, params, self_attrs=None):
 
 def _compile(source, name, defaults):
     namespace = {"_invoke": _invoke, "_tensor": _tensor, "_Tensor": Tensor, "_new": _new, "_wrap": _wrap,
+                 "_Base": _C.TensorBase, "_NOATTRS": _tensor._NOATTRS,
                  "_ABSENT": _ABSENT, "_optional": _optional, "_dtype_attr": _dtype_attr,
                  "_ints_attr": _ints_attr,
                  "_number_attr": _number_attr, "_axes_attr": _axes_attr, "_scalar_attr": _scalar_attr,
-                 "_varargs": _varargs, "_varinputs": _varinputs, "_plain_attr": _plain_attr,
+                 "_varargs": _varargs, "_VARARG_SEQS": _VARARG_SEQS, "_varinputs": _varinputs,
+                 "_plain_attr": _plain_attr,
                  "_unsupported": _unsupported, "_d": defaults, "_k": _CONVERTED_DEFAULTS, "_C": _C}
     code = compile(source, f"<msrt op form {name}>", "exec")
     exec(code, namespace)  # noqa: S102 - source generated above from the op declarations

@@ -30,6 +30,14 @@ inline constexpr bool kOrdered = !kIsComplex<T>;  // complex values have no orde
 
 // ---- unary ----
 
+// `t` in `dtype`: `t` itself when it has that dtype (no new handle: a small
+// op's call feels each reference count), else a converted copy kept in `converted`.
+const Tensor& InDType(const Tensor& t, DType dtype, Tensor& converted) {
+  if (t.dtype() == dtype) return t;
+  converted = ConvertTensor(t, dtype);
+  return converted;
+}
+
 template <class Op>
 void RunUnary(KernelArgs& args) {
   const Tensor& x = args.inputs[0];
@@ -48,8 +56,9 @@ void RunUnary(KernelArgs& args) {
     }
   }
   const DType compute = NativeComputeType(x.dtype());
-  Tensor xc = ConvertTensor(x, compute);
-  Tensor yc = y.dtype() == compute ? y : Tensor::Empty(y.shape(), compute);
+  Tensor x_converted, y_converted;
+  const Tensor& xc = InDType(x, compute, x_converted);
+  Tensor& yc = y.dtype() == compute ? y : (y_converted = Tensor::Empty(y.shape(), compute));
   DispatchNativeOrComplex(compute, args.op.name, [&]<typename T>() {
     if constexpr (Op::template kSupports<T>) {
       using S = StorageOf<T>;
@@ -58,7 +67,7 @@ void RunUnary(KernelArgs& args) {
       NoKernelForDType(args.op.name, compute);
     }
   });
-  if (!yc.same(y)) ConvertInto(yc, y);
+  if (&yc != &y) ConvertInto(yc, y);
 }
 
 struct Neg {
@@ -393,6 +402,36 @@ void RunActivationGrad(KernelArgs& args) {
 
 // ---- binary ----
 
+// Note [Division by a power of two]
+// x / 2^k and x * 2^-k are the same real number, and IEEE division and
+// multiplication both round that number correctly (to nearest even, into
+// the subnormals, to infinity), so they give the same bits whenever 2^-k is
+// itself exactly a float: a normal divisor whose significand is 1 (2^-126 to
+// 2^127 in float32). Special operands agree too: a NaN dividend gives the
+// same quiet NaN, an infinite one the same signed infinity, a zero the same
+// signed zero. A loss scale is such a divisor (powers of two, scaled by a
+// factor of 2), and a multiplication costs a fraction of a division: a
+// division of a tensor by one such value multiplies by the reciprocal.
+template <typename T>
+bool ExactReciprocal(T divisor, T* reciprocal) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    int exponent = 0;
+    const T significand = std::frexp(divisor,
+                                     &exponent);  // divisor = significand * 2^exponent, |significand| in [0.5, 1)
+    if (std::fpclassify(divisor) != FP_NORMAL || (significand != T(0.5) && significand != T(-0.5))) return false;
+    const T r = T(1) / divisor;
+    if (std::fpclassify(r) != FP_NORMAL) return false;
+    *reciprocal = r;
+    return true;
+  } else {
+    return false;
+  }
+}
+
+// Whether binary Op is the division x / y (specialised below).
+template <class Op>
+inline constexpr bool kDivision = false;
+
 template <class Op>
 void RunBinary(KernelArgs& args) {
   const Tensor& a = args.inputs[0];
@@ -415,21 +454,30 @@ void RunBinary(KernelArgs& args) {
     }
   }
   const DType compute = NativeComputeType(Op::kPredicate ? PromoteTypes(a.dtype(), b.dtype()) : out.dtype());
-  Tensor ac = ConvertTensor(a, compute);
-  Tensor bc = ConvertTensor(b, compute);
+  Tensor a_converted, b_converted, out_converted;
+  const Tensor& ac = InDType(a, compute, a_converted);
+  const Tensor& bc = InDType(b, compute, b_converted);
   const DType out_native = Op::kPredicate ? DType::kBool : compute;
-  Tensor oc = out.dtype() == out_native ? out : Tensor::Empty(out.shape(), out_native);
+  Tensor& oc = out.dtype() == out_native ? out : (out_converted = Tensor::Empty(out.shape(), out_native));
   DispatchNativeOrComplex(compute, args.op.name, [&]<typename T>() {
     if constexpr (Op::template kSupports<T>) {
       using S = StorageOf<T>;  // bools as bytes
       using O = StorageOf<std::conditional_t<Op::kPredicate, bool, T>>;
+      if constexpr (kDivision<Op>) {
+        T reciprocal;
+        if (b.numel() == 1 && ExactReciprocal(bc.raw<T>()[0], &reciprocal)) {  // Note [Division by a power of two]
+          BinaryLoop(ac.raw<S>(), a.shape(), &reciprocal, b.shape(), oc.raw<O>(), out.shape(),
+                     [](S x, S r) { return static_cast<O>(x * r); });
+          return;
+        }
+      }
       BinaryLoop(ac.raw<S>(), a.shape(), bc.raw<S>(), b.shape(), oc.raw<O>(), out.shape(),
                  [](S x, S y) { return static_cast<O>(Op::Apply(x, y)); });
     } else {
       NoKernelForDType(args.op.name, compute);
     }
   });
-  if (!oc.same(out)) ConvertInto(oc, out);
+  if (&oc != &out) ConvertInto(oc, out);
 }
 
 #define MSRT_BINARY(Name, Supports, predicate, expr) \
@@ -446,6 +494,8 @@ MSRT_BINARY(Add, kNumberOrComplex, false, x + y)
 MSRT_BINARY(Sub, kNumberOrComplex, false, x - y)
 MSRT_BINARY(Mul, kNumberOrComplex, false, x* y)
 MSRT_BINARY(Div, kFloatOrComplex, false, x / y)
+template <>
+inline constexpr bool kDivision<Div> = true;
 MSRT_BINARY(Maximum, kNumber, false, (x >= y || x != x) ? x : y)  // NaN propagates
 MSRT_BINARY(Minimum, kNumber, false, (x <= y || x != x) ? x : y)
 MSRT_BINARY(Equal, kAnyNative, true, x == y)

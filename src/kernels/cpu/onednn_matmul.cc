@@ -3,8 +3,10 @@
 // loops (float64, and float32 when oneDNN declines a shape), and a blocked
 // loop for complex64 and complex128 matmul / batch_matmul.
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "kernels/cpu/elementwise_loops.h"
 #include "kernels/cpu/half_convert.h"
 #include "kernels/cpu/onednn_common.h"
+#include "kernels/cpu/optimizer_loops.h"
 #include "kernels/kernel.h"
 
 namespace msrt::kernels {
@@ -62,10 +65,11 @@ void ReferenceProduct(const Product& p, const T* a, const T* b, T* out, const T*
   // Element (i, j) of op(a): a is stored (m, k), or (k, m) when transposed.
   int64_t a_row = p.ta ? 1 : p.k, a_col = p.ta ? p.m : 1;
   int64_t b_row = p.tb ? 1 : p.n, b_col = p.tb ? p.k : 1;
-  ParallelFor(batches * p.m, serial ? std::max<int64_t>(batches * p.m, 1) : 1, [&](int64_t begin, int64_t end) {
+  const bool batched = !p.batch.empty();
+  const auto rows = [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       CancellationPoint();  // a large float64 product runs for seconds
-      int64_t bi = row / p.m, i = row % p.m;
+      const int64_t bi = batched ? row / p.m : 0, i = batched ? row % p.m : row;  // no divisions for matrices
       int64_t a_off = 0, b_off = 0;
       for (size_t d = 0; d < p.batch.size(); ++d) {
         int64_t idx = (bi / out_strides[d]) % p.batch[d];
@@ -83,7 +87,12 @@ void ReferenceProduct(const Product& p, const T* a, const T* b, T* out, const T*
         po[j] = static_cast<T>(acc);
       }
     }
-  });
+  };
+  if (serial) {
+    rows(0, batches * p.m);  // on this thread, as one chunk would run (Note [Tiny products])
+  } else {
+    ParallelFor(batches * p.m, 1, rows);
+  }
 }
 
 void RunReferenceProduct(const Product& p, const Tensor& a, const Tensor& b, Tensor& out, const Tensor* bias,
@@ -144,10 +153,14 @@ memory::desc OperandDesc(const Shape& batch, int64_t rows, int64_t cols, bool tr
 // Not `available` when oneDNN has no implementation for this product (the
 // caller falls back to the reference loop; the answer is cached too).
 // `one_thread`: a primitive for one thread whatever the product's size.
+// `accumulate`: the product is added to the destination's elements times
+// this scale (a oneDNN sum post-op) instead of replacing them.
 std::shared_ptr<MatmulPrimitive> MatmulFor(std::string_view op, const Product& p, DType dtype, bool has_bias,
-                                           const dn::Epilogue& epilogue, bool one_thread = false) {
+                                           const dn::Epilogue& epilogue, bool one_thread = false,
+                                           std::optional<float> accumulate = std::nullopt) {
   dn::Key key(op, one_thread ? 1 : dn::ThreadLimitForFlops(2 * NumElements(p.batch) * p.m * p.n * p.k));
   key.AddAll(dtype, p.batch, p.a_batch, p.b_batch, p.m, p.n, p.k, p.ta, p.tb, has_bias, epilogue.ops);
+  if (accumulate) key.Add(static_cast<double>(*accumulate));
   if (auto hit = dn::CacheFind(key)) return std::static_pointer_cast<MatmulPrimitive>(hit);
   auto built = std::make_shared<MatmulPrimitive>();
   built->a = OperandDesc(p.a_batch, p.m, p.k, p.ta, dtype);
@@ -158,7 +171,12 @@ std::shared_ptr<MatmulPrimitive> MatmulFor(std::string_view op, const Product& p
   built->out = dn::PlainDesc(dn::Dims(out_dims), dtype);
   built->has_bias = has_bias;
   dnnl::primitive_attr attr;
-  attr.set_post_ops(epilogue.PostOps());
+  dnnl::post_ops post_ops = epilogue.PostOps();
+  if (accumulate) {
+    MSRT_INTERNAL_ASSERT(epilogue.empty(), op, ": a product into its destination takes no epilogue");
+    post_ops.append_sum(*accumulate);
+  }
+  attr.set_post_ops(post_ops);
   // Note [Matmul scratchpads]: the call's scratchpad, not the primitive's own.
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   try {
@@ -236,6 +254,73 @@ void MatmulReference(KernelArgs& args) {
   Product p = DescribeProduct(args.inputs[0], args.inputs[1], args.outputs[0], args.attrs);
   if (TrivialProduct(p, args.outputs[0], nullptr)) return;
   RunReferenceProduct(p, args.inputs[0], args.inputs[1], args.outputs[0], nullptr, args.op.name);
+}
+
+// ---------------------------------------------------------------------------
+// Note [Products into the accumulation]
+// matmul_apply_momentum (a weight gradient's matmul fused with the Momentum
+// update that alone reads it, Note [Fused pairs]): accum = momentum * accum
+// + op(a) @ op(b), then variable -= lr * accum. The product runs as a oneDNN
+// matmul whose destination is accum itself, with a sum post-op of scale
+// momentum (oneDNN's gemm with beta = momentum): the gradient is never
+// stored, so a training step neither holds its bytes nor passes over them
+// twice; one more pass updates the variable. oneDNN fixes the scale when it
+// builds the primitive, so the momentum's value is part of the cache key (a
+// momentum that changes every step builds a primitive each step, as a new
+// shape would). The product goes to a temporary first and the update is
+// apply_momentum's loop where the product would not run in a oneDNN
+// primitive (tiny, empty, none available), where a or b shares bytes with
+// accum (the product would read what it writes), and where the momentum is
+// 0 or not finite (a gemm with beta 0 does not read its destination, and
+// the unfused update would carry a NaN or infinity of accum on). The fused
+// path differs from the unfused pair by rounding only: oneDNN may scale
+// accum by momentum and add the product in two roundings where
+// apply_momentum's loop contracts them into one fused multiply-add, half a
+// unit in the last place of accum per step.
+
+bool SharesBytes(const Tensor& x, const Tensor& y) {
+  const auto* x0 = static_cast<const char*>(x.raw());
+  const auto* y0 = static_cast<const char*>(y.raw());
+  return x.nbytes() > 0 && y.nbytes() > 0 && x0 < y0 + y.nbytes() && y0 < x0 + x.nbytes();
+}
+
+void MatmulApplyMomentum(KernelArgs& args) {
+  Tensor& var = args.outputs[0];
+  const Tensor& accum = args.inputs[1];
+  const Tensor& a = args.inputs[3];
+  const Tensor& b = args.inputs[4];
+  const float lr = args.inputs[2].raw<float>()[0];
+  const float momentum = args.inputs[5].raw<float>()[0];
+  Product p = DescribeProduct(a, b, accum, args.attrs);
+  float* w = var.raw<float>();
+  float* acc = accum.raw<float>();
+  const int64_t n = var.numel();
+  const bool fused = momentum != 0.0f && std::isfinite(momentum) && p.k != 0 && accum.numel() != 0 &&
+                     !TinyProduct(p, a.dtype()) && !SharesBytes(a, accum) && !SharesBytes(b, accum);
+  std::shared_ptr<MatmulPrimitive> prim;
+  if (fused) prim = MatmulFor(args.op.name, p, DType::kFloat32, false, {}, false, momentum);
+  if (prim != nullptr && prim->available) {
+    std::unordered_map<int, memory> call{{DNNL_ARG_SRC, dn::Wrap(prim->a, a)},
+                                         {DNNL_ARG_WEIGHTS, dn::Wrap(prim->b, b)},
+                                         {DNNL_ARG_DST, dn::Wrap(prim->out, accum)}};
+    dn::Scratch scratch;
+    if (prim->scratchpad.get_size() > 0) call.emplace(DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad));
+    dn::Execute(prim->primitive, call);
+    cpu::DescentLoop(w, acc, lr, n);
+    return;
+  }
+  // apply_momentum (use_nesterov=False) of the product, as the unfused pair runs.
+  Tensor grad = Tensor::Empty(accum.shape(), DType::kFloat32);
+  RunProduct("matmul", p, a, b, grad, nullptr);
+  cpu::MomentumLoop(w, acc, grad.raw<float>(), lr, momentum, n);
+}
+
+// float32 throughout, 2-D operands, the plain momentum step (Nesterov's
+// reads the gradient again after the accumulation).
+bool MatmulApplyMomentumSupports(const std::vector<ops::TensorMeta>& in, const Dict& attrs) {
+  return !ops::AttrBool(attrs, "use_nesterov") && !attrs.Contains(kEpilogueAttr) && in[3].shape.size() == 2 &&
+         in[4].shape.size() == 2 &&
+         std::all_of(in.begin(), in.end(), [](const ops::TensorMeta& m) { return m.dtype == DType::kFloat32; });
 }
 
 // ---------------------------------------------------------------------------
@@ -632,6 +717,11 @@ MSRT_HALF_SLICES_KERNEL("matmul", HalfProductSupports, MatmulHalf);
 MSRT_HALF_SLICES_KERNEL("batch_matmul", HalfProductSupports, MatmulHalf);
 MSRT_HALF_SLICES_KERNEL("dense", HalfProductSupports, DenseHalf);
 MSRT_ONEDNN_KERNELS("bias_add", BiasAddOneDnn, BiasAddReference);
+MSRT_REGISTER_KERNEL({.op = "matmul_apply_momentum",
+                      .impl = "onednn",
+                      .priority = dn::kOneDnnPriority,
+                      .supports = &MatmulApplyMomentumSupports,
+                      .run = &MatmulApplyMomentum});
 MSRT_REGISTER_KERNEL({.op = "bias_add_grad", .impl = "loop", .run = &BiasAddGrad});
 
 }  // namespace

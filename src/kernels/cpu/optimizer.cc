@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kernels/cpu/elementwise_loops.h"
+#include "kernels/cpu/optimizer_loops.h"
 
 namespace msrt::kernels::cpu {
 namespace {
@@ -297,4 +298,20 @@ MSRT_INPLACE_KERNEL("lamb", &Lamb);
 #undef MSRT_INPLACE_KERNEL
 
 }  // namespace
+
+void MomentumLoop(float* w, float* accum, const float* grad, float lr, float momentum, int64_t n) {
+  ParallelElements(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      accum[i] = accum[i] * momentum + grad[i];
+      w[i] -= lr * accum[i];
+    }
+  });
+}
+
+void DescentLoop(float* w, const float* accum, float lr, int64_t n) {
+  ParallelElements(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) w[i] -= lr * accum[i];
+  });
+}
+
 }  // namespace msrt::kernels::cpu

@@ -129,6 +129,41 @@ TEST(Float16InFloat32, ARoundingMovesPastReluItsOnlyReader) {
   ExpectSameBits(plain, held, Input(33), /*zero_signs=*/true);
 }
 
+TEST(Float16InFloat32, ARoundingMovesPastAReshapeThatReadsOnlyItsShapeFromAnotherInput) {
+  auto body = [](const Tensor& x) {
+    Tensor h = Cast(x, DType::kFloat16);
+    // `like` is read for its shape alone: its rounding is never made.
+    Tensor like = ops::Call1("reshape", {ops::Call1("exp", {h})}, Dict{{"shape", Value(List{16})}});
+    // The product's rounding waits past reshape_like (whose `like` is meta-only).
+    Tensor r = ops::Call1("reshape_like", {ops::Call1("matmul", {h, h}), like});
+    return std::vector<Tensor>{ops::Call1("div", {Cast(r, DType::kFloat32), Filled({}, {0.5f})})};
+  };
+  auto plain = CaptureOf(body, {4, 4});
+  auto held = CaptureOf(body, {4, 4});
+  compiler::PassContext context;
+  ASSERT_TRUE(compiler::HoldFloat16InFloat32(*held, context));
+  ir::Verify(*held, "float16_in_float32");
+  // The cast's rounding and the product's, after reshape_like; none of exp's result.
+  EXPECT_EQ(context.float16_roundings, 2u) << ir::PrintText(*held);
+  bool seen = false;
+  for (const ir::Node& n : held->nodes()) {
+    if (n.kind != ir::NodeKind::kOp) continue;
+    if (n.op->name == "reshape_like") {
+      EXPECT_EQ(held->node(n.inputs[0].node).op->name, "matmul") << ir::PrintText(*held);
+    }
+    if (n.op->name == "div") {
+      const ir::Node& rounding = held->node(n.inputs[0].node);
+      ASSERT_EQ(rounding.op->name, "round_to_float16") << ir::PrintText(*held);
+      EXPECT_EQ(held->node(rounding.inputs[0].node).op->name, "reshape_like") << ir::PrintText(*held);
+      seen = true;
+    }
+  }
+  EXPECT_TRUE(seen) << ir::PrintText(*held);
+  std::vector<float> v = Read(Input(16));
+  for (float& e : v) e /= 50.0f;
+  ExpectSameBits(plain, held, Filled({4, 4}, v));
+}
+
 TEST(Float16InFloat32, OnlyOnTheCpuAndOnlyWithFloat16) {
   auto half = [](const Tensor& x) {
     return std::vector<Tensor>{Cast(ops::Call1("exp", {Cast(x, DType::kFloat16)}), DType::kFloat32)};

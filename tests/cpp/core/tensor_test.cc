@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -133,6 +134,30 @@ Tensor Iota(const Shape& shape) {
   return t;
 }
 
+TEST(Storage, StampsAreUniqueAcrossThreadsAndWrites) {
+  // Note [Storage stamps]: taken from per-thread runs, never the same twice.
+  constexpr int kThreads = 4;
+  constexpr int kEach = 5000;  // several runs per thread
+  std::vector<std::vector<uint64_t>> seen(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&seen, t] {
+      for (int i = 0; i < kEach; ++i) {
+        Tensor x = Tensor::Empty({1}, DType::kFloat32);
+        seen[t].push_back(x.impl()->storage->stamp());
+        x.impl()->storage->MarkWritten();
+        seen[t].push_back(x.impl()->storage->stamp());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::vector<uint64_t> all;
+  for (const auto& s : seen) all.insert(all.end(), s.begin(), s.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+  EXPECT_EQ(all.size(), size_t{2 * kThreads * kEach});
+}
+
 TEST(Views, AViewSharesStorageWhileBothLive) {
   Tensor t = Iota({2, 3});
   EXPECT_FALSE(SharesStorage(t));
@@ -181,6 +206,43 @@ TEST(Views, EagerReshapeIsAViewAndInPlaceOpsKeepValues) {
   EXPECT_NE(view.raw(), t.raw());
   EXPECT_EQ(view.data<float>()[5], 5.0F);
   EXPECT_EQ(t.data<float>()[5], 0.0F);
+}
+
+TEST(Views, FirstAxisViewsStartAtTheirFirstRowAndDetachLikeTheOthers) {
+  Tensor t = Iota({4, 3});
+  Tensor row = FirstAxisView(t, 2, 3, /*drop_axis=*/true);
+  EXPECT_EQ(row.shape(), (Shape{3}));
+  EXPECT_EQ(row.raw<float>(), t.raw<float>() + 6);
+  Tensor rows = FirstAxisView(t, 1, 3, /*drop_axis=*/false);
+  EXPECT_EQ(rows.shape(), (Shape{2, 3}));
+  EXPECT_EQ(rows.raw<float>(), t.raw<float>() + 3);
+  EXPECT_EQ(FirstAxisView(t, 4, 4, /*drop_axis=*/false).shape(), (Shape{0, 3}));
+  Tensor inner = FirstAxisView(rows, 1, 2, /*drop_axis=*/true);  // a view of a view: offsets add up
+  EXPECT_EQ(inner.raw<float>(), t.raw<float>() + 6);
+  EXPECT_TRUE(SharesStorage(t));
+  DetachFromViews(rows);  // its own copy of its six values
+  EXPECT_NE(rows.raw<float>(), t.raw<float>() + 3);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(rows.raw<float>()[i], static_cast<float>(i + 3));
+  rows.raw<float>()[0] = -1.0F;
+  EXPECT_EQ(t.raw<float>()[3], 3.0F);
+  EXPECT_EQ(row.raw<float>()[0], 6.0F);
+}
+
+TEST(Views, HostShortcutsOnlyWhileNothingWouldSeeTheOps) {
+  runtime::Synchronize();
+  EXPECT_TRUE(runtime::HostShortcutAllowed(false));
+  EXPECT_TRUE(runtime::HostShortcutAllowed(true));
+  struct Watcher final : ops::CallObserver {
+    void OnCall(const ops::OpDef&, const Dict&) override {}
+  } watcher;
+  ops::AddCallObserver(&watcher);
+  EXPECT_FALSE(ops::CallsUnobserved());
+  EXPECT_FALSE(runtime::HostShortcutAllowed(false));
+  ops::RemoveCallObserver(&watcher);
+  EXPECT_TRUE(runtime::HostShortcutAllowed(false));
+  ops::AddRecordingCallObserver(&watcher);  // acts only on recorded calls: shortcuts stay
+  EXPECT_TRUE(ops::CallsUnobserved());
+  ops::RemoveCallObserver(&watcher);
 }
 
 }  // namespace

@@ -173,3 +173,30 @@ def test_float16_inputs_and_outputs_stay_float16(graph_mode, flags):
     else:
         assert report["float16_in_float32_ops"] >= 5 and report["float16_kept"] == ""
         assert report["float16_conversions"] == 5  # the inputs in, two float16 outputs out... and the sum's
+
+
+def _infer_with_weight_changes(flags):
+    """amp O2 float16 inference, three calls, a weight written in place, three calls: the outputs' bytes."""
+    ms.set_context(mode=ms.GRAPH_MODE, graph_kernel_flags=flags)
+    ms.set_seed(3)
+    net = ConvNet()
+    model = amp.auto_mixed_precision(net, "O2", ms.float16)
+    model.set_train(False)
+    x = _conv_data(1)[0][0]
+    outs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for change in range(3):
+            for _ in range(3):
+                outs.append(model(x).asnumpy().tobytes())
+            # As an optimizer would: the weight's memory is written in place.
+            ops.assign(net.fc1.weight, net.fc1.weight * (1.5 + change))
+    return outs
+
+
+def test_inference_uses_kept_weight_roundings_only_while_the_weights_are_unchanged(graph_mode):
+    # The held graph keeps each weight's rounding after two calls (Note [Results kept from weights]); a write
+    # to a weight rounds it again: every output is the float16 graph's.
+    held = _infer_with_weight_changes("")
+    assert held == _infer_with_weight_changes(OFF)
+    assert held[0] == held[2] and held[2] != held[3] and held[3] == held[5] and held[5] != held[6]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import msrt as ms
-from msrt import nn
+from msrt import nn, ops
 from msrt.ops import _op
 
 UNFUSED = "fuse_pairs"
@@ -124,3 +124,105 @@ def test_a_bias_on_another_axis_than_the_convolutions_channels_is_not_fused():
     got = f(x).asnumpy()
     np.testing.assert_allclose(got, conv(x).asnumpy() + bias.asnumpy(), rtol=1e-6)
     assert ms._jit.compile_report(f)[-1]["fused_pairs"] == 0
+
+
+# --- a weight gradient's matmul and its Momentum update (matmul_apply_momentum) -------------------------------------
+class _MLP(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Dense(40, 64)
+        self.fc2 = nn.Dense(64, 64)
+        self.fc3 = nn.Dense(64, 5)
+        self.relu = nn.ReLU()
+
+    def construct(self, x):
+        return self.fc3(self.relu(self.fc2(self.relu(self.fc1(x)))))
+
+
+class _ClippedStep(nn.TrainOneStepCell):
+    """A training step whose update reads the gradients clipped to a global norm."""
+
+    def construct(self, *inputs):
+        loss, grads = self._grad_fn(inputs, self.sens)
+        self.optimizer(ops.clip_by_global_norm(grads, 0.5))
+        return loss
+
+
+def _momentum_training(tmp_path, disabled, steps=4, nesterov=False, step_cell=nn.TrainOneStepCell,
+                       momentum_values=None, **step_args):
+    """Losses, parameters, moments and compile report of `steps` GRAPH_MODE O1 training steps of _MLP with
+    Momentum; momentum_values: the optimizer's momentum before each step."""
+    ms.set_context(mode=ms.GRAPH_MODE, memory_optimize_level="O1", save_graphs=1,
+                   save_graphs_path=str(tmp_path / (disabled or "fused")),
+                   graph_kernel_flags=f"--disable_pass={disabled}" if disabled else "")
+    ms.set_seed(3)
+    net = _MLP()
+    opt = nn.Momentum(net.trainable_params(), learning_rate=0.05, momentum=0.9, use_nesterov=nesterov)
+    with_loss = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))
+    step = step_cell(with_loss, opt, **step_args)
+    step.set_train()
+    rng = np.random.default_rng(6)
+    x = ms.Tensor(rng.standard_normal((16, 40)).astype(np.float32))
+    y = ms.Tensor(rng.integers(0, 5, 16).astype(np.int32))
+    losses = []
+    for i in range(steps):
+        if momentum_values is not None:
+            opt.momentum.set_data(ms.Tensor(np.float32(momentum_values[i])))
+        out = step(x, y)
+        losses.append(float((out[0] if isinstance(out, tuple) else out).asnumpy()))
+    state = [p.asnumpy().copy() for p in net.trainable_params()] + [m.asnumpy().copy() for m in opt.moments]
+    return losses, state, ms._jit.compile_report(step)[-1]
+
+
+def _assert_same_training(fused, plain):
+    # Observed bit-identical on oneDNN 2.6 (AVX-512); the bound allows oneDNN's scaling of accum by momentum and
+    # its addition of the product to round twice where apply_momentum's loop may round once (Note [Products into
+    # the accumulation]): half an ulp of accum per step, carried through a few steps.
+    np.testing.assert_allclose(fused[0], plain[0], rtol=1e-6)
+    for got, expected in zip(fused[1], plain[1]):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-7)
+
+
+def test_a_weight_gradient_is_accumulated_into_the_momentum_in_place(tmp_path):
+    """A dense layer's weight gradient dy^T x read only by its apply_momentum: the pair runs as one
+    matmul_apply_momentum, which writes the product into the accumulation (no gradient buffer), with the unfused
+    graph's results. fc1 (no input gradient) and fc2 (its input gradient dy W made first, as its weight is the
+    larger) fuse; fc3's weight (5 x 64) is smaller than its input (16 x 64), so its gradient is made before dy W
+    reads the weight, and the update could not move up to the product (Note [Fused pairs]): that pair stays, as
+    do the bias gradients' (reduce_sum) updates."""
+    fused = _momentum_training(tmp_path, "")
+    plain = _momentum_training(tmp_path, UNFUSED)
+    assert fused[2]["fused_pairs"] == 2 and plain[2]["fused_pairs"] == 0
+    _assert_same_training(fused, plain)
+    text = _backend_ir(fused[2])
+    assert text.count("matmul_apply_momentum(") == 2 and text.count(" apply_momentum(") == 4
+    assert "transpose_a: True, transpose_b: False, use_nesterov: False}" in text
+    assert "(5, 64)\n      # Default/optimizer-Momentum/apply_momentum" in text
+    # The largest gradient (fc2's, 64 x 64) no longer needs bytes of its own in the plan.
+    assert fused[2]["planned_bytes"] <= plain[2]["planned_bytes"] - 3 * 64 * 64
+
+
+def test_a_changed_or_zero_momentum_gives_the_unfused_results(tmp_path):
+    """The momentum is the sum post-op's scale, fixed in a oneDNN primitive: a new value takes a new primitive;
+    0 runs the product apart (Note [Products into the accumulation])."""
+    values = [0.9, 0.5, 0.0, 0.9]
+    fused = _momentum_training(tmp_path, "", momentum_values=values)
+    plain = _momentum_training(tmp_path, UNFUSED, momentum_values=values)
+    assert fused[2]["fused_pairs"] == 2
+    _assert_same_training(fused, plain)
+
+
+def test_nesterov_momentum_keeps_the_gradient(tmp_path):
+    fused = _momentum_training(tmp_path, "", nesterov=True)
+    assert fused[2]["fused_pairs"] == 0 and "matmul_apply_momentum(" not in _backend_ir(fused[2])
+    _assert_same_training(fused, _momentum_training(tmp_path, UNFUSED, nesterov=True))
+
+
+@pytest.mark.parametrize("step_cell,step_args", [(_ClippedStep, {}), (nn.TrainOneStepCell, {"return_grad": True})],
+                         ids=["clipped", "returned"])
+def test_a_gradient_read_elsewhere_is_not_fused(tmp_path, step_cell, step_args):
+    """The gradients clipped to a global norm first (their norm reads them), or returned from the step: the
+    matmul's product has another reader than apply_momentum, so each pair stays."""
+    fused = _momentum_training(tmp_path, "", step_cell=step_cell, **step_args)
+    assert fused[2]["fused_pairs"] == 0 and "matmul_apply_momentum(" not in _backend_ir(fused[2])
+    _assert_same_training(fused, _momentum_training(tmp_path, UNFUSED, step_cell=step_cell, **step_args))

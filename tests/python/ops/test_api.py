@@ -102,13 +102,15 @@ def test_parameters_at_the_ops_own_default_are_left_out_of_the_call(monkeypatch)
     from msrt import _tensor
 
     seen = []
-    real = _tensor._call
 
-    def spy(op, bases, attrs):
-        seen.append((op, dict(attrs)))
-        return real(op, bases, attrs)
+    def spy(real):
+        def call(op, bases, attrs):
+            seen.append((op, dict(attrs)))
+            return real(op, bases, attrs)
+        return call
 
-    monkeypatch.setattr(_tensor, "_call", spy)
+    monkeypatch.setattr(_tensor, "_call", spy(_tensor._call))
+    monkeypatch.setattr(_tensor, "_call_any", spy(_tensor._call_any))
     x = ms.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
     assert float(x.sum()) == 15.0
     assert seen[-1] == ("sum", {})

@@ -1404,6 +1404,30 @@ def test_a_product_takes_its_onednn_scratchpad_from_the_pool_for_the_call():
     assert msrt.runtime.memory_allocated() - before == out_bytes
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tiny_products_match_numpy_to_rounding(dtype):
+    # Note [Tiny products]: up to 4096 multiply-adds run on the calling thread;
+    # the same results as NumPy's product to the dtype's rounding, over
+    # shapes, transposes, batches and 1-D operands.
+    ms, ops = msrt, msrt.ops
+    rng = np.random.default_rng(7)
+    tol = 1e-6 if dtype is np.float32 else 1e-13
+    for m, k, n in [(1, 1, 1), (4, 4, 4), (3, 5, 2), (16, 16, 16), (1, 64, 1), (2, 0, 3)]:
+        a = rng.standard_normal((m, k)).astype(dtype)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        got = ops.matmul(ms.Tensor(a), ms.Tensor(b)).asnumpy()
+        assert got.dtype == dtype and got.shape == (m, n)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+        got_t = ops.MatMul(transpose_a=True, transpose_b=True)(ms.Tensor(a.T.copy()), ms.Tensor(b.T.copy()))
+        np.testing.assert_allclose(got_t.asnumpy(), want, rtol=tol, atol=tol)
+    a = rng.standard_normal((3, 2, 4)).astype(dtype)
+    b = rng.standard_normal((4, 5)).astype(dtype)
+    np.testing.assert_allclose(ops.matmul(ms.Tensor(a), ms.Tensor(b)).asnumpy(), a @ b, rtol=tol, atol=tol)
+    v = rng.standard_normal(4).astype(dtype)
+    np.testing.assert_allclose(ops.matmul(ms.Tensor(v), ms.Tensor(b)).asnumpy(), v @ b, rtol=tol, atol=tol)
+
+
 def _as(t, dtype):
     return _C.call("cast", [t], {"dtype": dtype})[0]
 

@@ -383,3 +383,62 @@ def test_new_optimizers_update_half_parameters_through_float32():
     call("lamb", [var, m, v] + [scalar(x, np.float16) for x in (0.01, 0.9, 0.999, 1e-4, 0.0, 1)] + [tensor(g)])
     ref, _, _ = lamb_reference(w32.astype(np.float64), 0, 0, 0.01, 0.9, 0.999, 1e-4, 0.0, 1, g32.astype(np.float64))
     np.testing.assert_allclose(var.asnumpy().astype(np.float32), ref, rtol=2e-3, atol=2e-3)
+
+
+covers("matmul_apply_momentum")
+
+
+def _momentum_reference(w, acc, lr, a, b, mom, ta, tb):
+    g = (a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64)
+    acc = acc * np.float32(mom) + g.astype(np.float32)
+    return w - np.float32(lr) * acc, acc
+
+
+@pytest.mark.parametrize("ta,tb", [(True, False), (False, False), (False, True), (True, True)])
+@pytest.mark.parametrize("mom", [0.9, 0.0])
+@pytest.mark.parametrize("rows", [48, 3])  # 3: a product too small for oneDNN (the reference loop)
+def test_matmul_apply_momentum_is_matmul_then_apply_momentum(ta, tb, mom, rows):
+    """The product added to momentum * accum in place (momentum 0 and tiny products run the product apart first:
+    Note [Products into the accumulation]); the variable updated from the new accum and returned."""
+    m, k, n = rows, 40, 24
+    a = RNG.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+    b = RNG.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
+    w = RNG.standard_normal((m, n)).astype(np.float32)
+    acc = RNG.standard_normal((m, n)).astype(np.float32)
+    var, accum = tensor(w), tensor(acc)
+    attrs = {"transpose_a": ta, "transpose_b": tb, "use_nesterov": False}
+    for _ in range(2):
+        call("matmul_apply_momentum", [var, accum, scalar(0.05), tensor(a), tensor(b), scalar(mom)], attrs)
+        w, acc = _momentum_reference(w, acc, 0.05, a, b, mom, ta, tb)
+    np.testing.assert_allclose(accum.asnumpy(), acc, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(var.asnumpy(), w, rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_apply_momentum_reading_its_own_accumulation():
+    """a is accum itself: the product is taken from accum's old value, not from the one being written."""
+    acc = RNG.standard_normal((32, 32)).astype(np.float32)
+    b = RNG.standard_normal((32, 32)).astype(np.float32)
+    w = RNG.standard_normal((32, 32)).astype(np.float32)
+    var, accum = tensor(w), tensor(acc)
+    call("matmul_apply_momentum", [var, accum, scalar(0.1), accum, tensor(b), scalar(0.9)],
+         {"transpose_a": False, "transpose_b": False, "use_nesterov": False})
+    w, acc = _momentum_reference(w, acc, 0.1, acc, b, 0.9, False, False)
+    np.testing.assert_allclose(accum.asnumpy(), acc, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(var.asnumpy(), w, rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_apply_momentum_checks_the_product_shape():
+    args = [tensor(np.zeros((4, 5), np.float32)), tensor(np.zeros((4, 5), np.float32)), scalar(0.1),
+            tensor(np.zeros((4, 3), np.float32)), tensor(np.zeros((3, 6), np.float32)), scalar(0.9)]
+    with pytest.raises(ValueError, match=r"\[matmul_apply_momentum\] 'a @ b' must have the shape of 'variable'; "
+                                         r"expected \(4, 5\), but got \(4, 6\)"):
+        _C.call("matmul_apply_momentum", args, {})
+
+
+def test_matmul_apply_momentum_has_no_nesterov_kernel():
+    """Nesterov's step reads the gradient again after the accumulation: no kernel takes it, so a graph keeps
+    such a pair as matmul and apply_momentum."""
+    args = [tensor(np.zeros((4, 5), np.float32)), tensor(np.zeros((4, 5), np.float32)), scalar(0.1),
+            tensor(np.zeros((4, 3), np.float32)), tensor(np.zeros((3, 5), np.float32)), scalar(0.9)]
+    with pytest.raises(TypeError, match=r"\[matmul_apply_momentum\] has no CPU kernel"):
+        _C.call("matmul_apply_momentum", args, {"use_nesterov": True})

@@ -89,6 +89,44 @@ def test_call1_returns_the_one_output_and_refuses_ops_of_several():
         _C.call1("neg", [base([1])], x=1)
 
 
+def test_outputs_pass_to_bindings_like_any_tensor_base():
+    # Note [Wrapping op outputs]: outputs are not in pybind11's instance registry; bindings read them all the same.
+    import gc
+    import weakref
+
+    out = _C.call1("neg", [base([1.0, 2.0])], {})
+    other = _C.TensorBase(out)  # a binding taking a Tensor reference
+    assert other._same(out) and out._same(other) and other is not out
+    np.testing.assert_array_equal(_C.call1("add", (out, other), {}).asnumpy(), [-2, -4])
+    ref = weakref.ref(out)
+    del out
+    gc.collect()
+    assert ref() is None
+    np.testing.assert_array_equal(other.asnumpy(), [-1, -2])
+
+
+def test_call_any_returns_one_output_itself_and_several_as_a_list():
+    out = _C.call_any("add", (base([1, 2]), base([3, 4])), {})
+    assert type(out) is _C.TensorBase
+    np.testing.assert_array_equal(out.asnumpy(), [4, 6])
+    halves = _C.call_any("split", [base([1, 2, 3, 4])], {"axis": 0, "output_num": 2})
+    assert type(halves) is list and [h.asnumpy().tolist() for h in halves] == [[1, 2], [3, 4]]
+    with pytest.raises(TypeError, match="call_any\\(\\) got an unexpected keyword argument 'x'"):
+        _C.call_any("neg", [base([1])], x=1)
+    with pytest.raises(ValueError):
+        _C.call_any("no_such_op", [base([1])], {})
+
+
+def test_generated_op_functions_give_tensors_and_tuples_as_before():
+    x = ms.Tensor(np.array([1.0, -2.0, 3.0, 4.0], np.float32))
+    assert type(ms.ops.relu(x)) is ms.Tensor
+    np.testing.assert_array_equal(ms.ops.relu(x).asnumpy(), [1, 0, 3, 4])
+    parts = ms.ops.split(x, 2)
+    assert type(parts) is tuple and [p.asnumpy().tolist() for p in parts] == [[1, -2], [3, 4]]
+    np.testing.assert_array_equal(x.add(x, alpha=2).asnumpy(), [3, -6, 9, 12])
+    np.testing.assert_array_equal(x.add(x).asnumpy(), [2, -4, 6, 8])
+
+
 def test_outputs_own_their_tensors_and_free_them_when_dropped():
     # Note [Wrapping op outputs]: each output is a TensorBase of its own, kept alive by Python alone.
     import gc
@@ -111,3 +149,17 @@ def test_outputs_own_their_tensors_and_free_them_when_dropped():
     _C.synchronize()
     assert all(r() is None for r in refs)
     assert ms.runtime.memory_allocated() <= before - (1 << 18)  # the input went too
+
+
+def test_sequence_attributes_convert_alike_whatever_their_type():
+    class Shape(list):
+        pass
+
+    x = base(np.arange(6))
+    for shape in ([2, 3], (2, 3), Shape([2, 3]), [2, -1], (-1, 3)):
+        out = _C.call1("reshape", (x,), {"shape": shape})
+        assert out.shape == (2, 3)
+        np.testing.assert_array_equal(out.asnumpy(), np.arange(6).reshape(2, 3))
+    with pytest.raises(TypeError, match="shape"):
+        _C.call1("reshape", (x,), {"shape": [2, "3"]})
+    assert ms.ops.transpose(ms.Tensor(np.zeros((2, 3, 4))), (2, 0, 1)).shape == (4, 2, 3)

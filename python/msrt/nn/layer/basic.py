@@ -66,8 +66,8 @@ class Dense(Cell):
         self.activation_flag = self.activation is not None
 
     def construct(self, x):
-        shape = x.shape
-        if len(shape) != 2:
+        shape = x.shape if x.ndim != 2 else None  # the rank alone for the common call (a shape costs a tuple)
+        if shape is not None:
             x = _op("reshape", x, shape=[-1, shape[-1]])
         if self.bias is not None:
             x = _op("dense", x, self.weight, self.bias)
@@ -75,7 +75,7 @@ class Dense(Cell):
             x = _op("matmul", x, self.weight, transpose_b=True)
         if self.activation_flag:
             x = self.activation(x)
-        if len(shape) != 2:
+        if shape is not None:
             x = _op("reshape", x, shape=list(shape[:-1]) + [self.out_channels])
         return x
 
