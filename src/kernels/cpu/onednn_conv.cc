@@ -120,12 +120,16 @@ struct ConvDescs {
   }
 };
 
+// Multiply-adds of the convolution, twice (its FLOPs).
+int64_t ConvFlops(const ConvDims& g) {
+  return 2 * g.batch * g.out_channels * g.out_d * g.out_h * g.out_w * (g.in_channels / g.group) * g.kernel_d *
+         g.kernel_h * g.kernel_w;
+}
+
 dn::Key ConvKey(std::string_view op, const ConvDims& g, DType dtype,
                 int64_t single_thread_below = dn::kSingleThreadFlops) {
   // Small convolutions run on one thread: waking the pool costs more than it saves.
-  int64_t flops = 2 * g.batch * g.out_channels * g.out_d * g.out_h * g.out_w * (g.in_channels / g.group) * g.kernel_d *
-                  g.kernel_h * g.kernel_w;
-  return std::move(dn::Key(op, dn::ThreadLimitForFlops(flops, single_thread_below))
+  return std::move(dn::Key(op, dn::ThreadLimitForFlops(ConvFlops(g), single_thread_below))
                        .AddAll(dtype, g.input_shape(), g.filter_shape(), g.channels_last, g.group, g.stride_d,
                                g.stride_h, g.stride_w, g.dilation_d, g.dilation_h, g.dilation_w, g.pad_front,
                                g.pad_back, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right));
@@ -227,6 +231,11 @@ void ConvBackpropInputOneDnn(KernelArgs& args) {
   RunBackwardData(*prim, args.inputs[0], args.inputs[1], args.outputs[0]);
 }
 
+// float32 backward weights split by batch (Note [float32 backward weights]),
+// defined with the half-type slices below.
+bool SplitFloat32BackwardWeights(const ConvDims& g);
+void Float32BackpropFilterSlices(KernelArgs& args, const ConvDims& g);
+
 void ConvBackpropFilterOneDnn(KernelArgs& args) {
   ConvDims g = BackpropFilterGeometry(args);
   DType dtype = args.inputs[0].dtype();
@@ -234,6 +243,7 @@ void ConvBackpropFilterOneDnn(KernelArgs& args) {
     std::memset(args.outputs[0].raw(), 0, args.outputs[0].nbytes());
     return;
   }
+  if (dtype == DType::kFloat32 && SplitFloat32BackwardWeights(g)) return Float32BackpropFilterSlices(args, g);
   auto prim = dn::Cached<ConvBackwardWeights>(ConvKey(args.op.name, g, dtype), [&] {
     ConvDescs d(g, dtype);
     auto build = [&] {
@@ -277,6 +287,24 @@ void ConvBackpropFilterOneDnn(KernelArgs& args) {
 // one-thread primitives need no synchronisation inside oneDNN, which also
 // makes them steadier than one two-thread primitive when other processes
 // share the cores.
+//
+// Note [float32 backward weights]
+// The float32 backward weights takes the same batch split (without the
+// conversions: each slice's primitive reads its images of x and dy in
+// place, and slice 0 writes the output itself) when there is more than one
+// thread, at least one image per thread and at least kSingleThreadFlops of
+// work (below that the unsplit primitive runs on one thread). On the 2-core
+// benchmark machine with other processes on it (load 4.5-5.7), median per
+// call, unsplit two-thread primitive -> split: the CIFAR ResNet's 3x3
+// layers at batch 32 NHWC 4.0 -> 0.19-0.62 ms at 32x32 and 16x16, unchanged
+// at 8x8 NHWC (0.42-0.58 ms) and slower at 8x8 NCHW (0.90 -> 1.15 ms); at
+// batch 128 NHWC 2.7-5.8 -> 0.6-3.9 ms; LeNet's at batch 256 4.0-6.0 ->
+// 1.0-1.2 ms. The two-thread primitive often took
+// a scheduler quantum (4 ms) waiting for its second OpenMP thread; the
+// pool's slices do not wait for a descheduled thread that has not started
+// one. Partials are summed in slice order: the same inputs and thread count
+// give the same bits run to run; deterministic="ON" runs the unsplit
+// primitive on one thread.
 
 ConvBackwardWeights BuildFloat32BackwardWeights(const ConvDims& g) {
   ConvDescs d(g, DType::kFloat32);
@@ -298,15 +326,16 @@ dn::Key SliceKey(const ConvDims& g) {
                                g.pad_bottom, g.pad_left, g.pad_right));
 }
 
-template <typename H>
-void HalfBackpropFilterSlices(KernelArgs& args, const ConvDims& g) {
-  const Tensor& dy = args.inputs[0];
-  const Tensor& x = args.inputs[1];
-  Tensor& dw = args.outputs[0];
-  const int64_t slices = DeterministicKernels() ? 1 : std::min<int64_t>(IntraOpThreads(), g.batch);
-  const int64_t per = (g.batch + slices - 1) / slices;
-  const int64_t x_image = x.numel() / g.batch, dy_image = dy.numel() / g.batch;
-  const int64_t weights = dw.numel();
+// Runs one-thread float32 backward-weights primitives on batch slices of
+// (x, dy) over msrt's pool, each into its own float32 partial weights, and
+// sums the partials in slice order into partial 0, which it returns
+// (partial 0 is `into` itself when `into` is float32).
+// slice_inputs(first, count, xs, dys) gives slice [first, first + count)
+// of x and dy as float32 tensors.
+template <typename SliceInputs>
+Tensor BackpropFilterSlices(const ConvDims& g, int64_t wanted, const Tensor& into, SliceInputs&& slice_inputs) {
+  const int64_t per = (g.batch + wanted - 1) / wanted;
+  const int64_t slices = (g.batch + per - 1) / per;  // 5 images for 4 threads: 3 slices of 2, 2, 1
   std::vector<Tensor> partial(static_cast<size_t>(slices));
   ParallelFor(slices, 1, [&](int64_t begin, int64_t end) {
     for (int64_t s = begin; s < end; ++s) {
@@ -314,11 +343,9 @@ void HalfBackpropFilterSlices(KernelArgs& args, const ConvDims& g) {
       ConvDims slice = g;
       slice.batch = count;
       auto prim = dn::Cached<ConvBackwardWeights>(SliceKey(slice), [&] { return BuildFloat32BackwardWeights(slice); });
-      Tensor xs = Tensor::Empty(slice.input_shape(), DType::kFloat32);
-      Tensor dys = Tensor::Empty(slice.output_shape(), DType::kFloat32);
-      cpu::ToFloatN(x.raw<H>() + first * x_image, xs.raw<float>(), count * x_image);
-      cpu::ToFloatN(dy.raw<H>() + first * dy_image, dys.raw<float>(), count * dy_image);
-      Tensor out = Tensor::Empty(dw.shape(), DType::kFloat32);
+      Tensor xs, dys;
+      slice_inputs(first, count, xs, dys);
+      Tensor out = s == 0 && into.dtype() == DType::kFloat32 ? into : Tensor::Empty(into.shape(), DType::kFloat32);
       dn::Scratch scratch;
       memory diff_weights = prim->diff_weights.Out(out, scratch);
       dn::Execute(prim->primitive, {{DNNL_ARG_SRC, prim->src.In(xs, scratch)},
@@ -329,12 +356,55 @@ void HalfBackpropFilterSlices(KernelArgs& args, const ConvDims& g) {
       partial[static_cast<size_t>(s)] = out;
     }
   });
+  const int64_t weights = into.numel();
   float* sum = partial[0].raw<float>();
   for (int64_t s = 1; s < slices; ++s) {
     const float* p = partial[static_cast<size_t>(s)].raw<float>();
     for (int64_t i = 0; i < weights; ++i) sum[i] += p[i];
   }
-  cpu::FromFloatN(sum, dw.raw<H>(), weights);
+  return partial[0];
+}
+
+template <typename H>
+void HalfBackpropFilterSlices(KernelArgs& args, const ConvDims& g) {
+  const Tensor& dy = args.inputs[0];
+  const Tensor& x = args.inputs[1];
+  Tensor& dw = args.outputs[0];
+  const int64_t slices = DeterministicKernels() ? 1 : std::min<int64_t>(IntraOpThreads(), g.batch);
+  const int64_t x_image = x.numel() / g.batch, dy_image = dy.numel() / g.batch;
+  Tensor sum = BackpropFilterSlices(g, slices, dw, [&](int64_t first, int64_t count, Tensor& xs, Tensor& dys) {
+    ConvDims slice = g;
+    slice.batch = count;
+    xs = Tensor::Empty(slice.input_shape(), DType::kFloat32);
+    dys = Tensor::Empty(slice.output_shape(), DType::kFloat32);
+    cpu::ToFloatN(x.raw<H>() + first * x_image, xs.raw<float>(), count * x_image);
+    cpu::ToFloatN(dy.raw<H>() + first * dy_image, dys.raw<float>(), count * dy_image);
+  });
+  cpu::FromFloatN(sum.raw<float>(), dw.raw<H>(), dw.numel());
+}
+
+bool SplitFloat32BackwardWeights(const ConvDims& g) {
+  const int threads = IntraOpThreads();
+  return !DeterministicKernels() && threads > 1 && g.batch >= threads && ConvFlops(g) >= dn::kSingleThreadFlops;
+}
+
+// A view of images [first, first + count) of a contiguous float32 N... tensor.
+Tensor BatchSlice(const Tensor& t, const Shape& shape, int64_t first, int64_t image_elements) {
+  return Tensor::FromStorage(t.impl()->storage, shape, t.dtype(),
+                             t.impl()->offset + static_cast<size_t>(first * image_elements) * sizeof(float));
+}
+
+void Float32BackpropFilterSlices(KernelArgs& args, const ConvDims& g) {
+  const Tensor& dy = args.inputs[0];
+  const Tensor& x = args.inputs[1];
+  const int64_t slices = std::min<int64_t>(IntraOpThreads(), g.batch);
+  const int64_t x_image = x.numel() / g.batch, dy_image = dy.numel() / g.batch;
+  BackpropFilterSlices(g, slices, args.outputs[0], [&](int64_t first, int64_t count, Tensor& xs, Tensor& dys) {
+    ConvDims slice = g;
+    slice.batch = count;
+    xs = BatchSlice(x, slice.input_shape(), first, x_image);
+    dys = BatchSlice(dy, slice.output_shape(), first, dy_image);
+  });
 }
 
 void HalfConvBackpropFilter(KernelArgs& args) {

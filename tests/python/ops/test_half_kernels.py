@@ -6,6 +6,7 @@ with MSRT_HALF_CONVERT=scalar (the scalar loops), in a subprocess (test_scalar_p
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -220,10 +221,13 @@ def test_scalar_path():
 
 
 @pytest.mark.parametrize("dtype", list(HALF))
-@pytest.mark.parametrize("batch", [1, 5, 32])
+@pytest.mark.parametrize("batch,threads", [(1, 2), (5, 2), (32, 2), (4, 3)])  # 4 images on 3 threads: 2 slices of 2
 @pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
-def test_conv2d_backprop_filter(dtype, batch, data_format):
+def test_conv2d_backprop_filter(dtype, batch, threads, data_format):
     # Note [bfloat16 backward weights]: float32 slices of the batch on the thread pool, partials summed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 3: runtime_num_threads 2 and one more loop thread (Note [Thread plan])
+        ms.set_context(runtime_num_threads=2, inter_op_parallel_num=threads - 2)
     x = rounded(RNG.standard_normal(batch * 6 * 9 * 9).astype(np.float32), dtype).reshape(batch, 6, 9, 9)
     dy = rounded(RNG.standard_normal(batch * 8 * 5 * 5).astype(np.float32), dtype).reshape(batch, 8, 5, 5)
     want = np.zeros((8, 6, 3, 3))

@@ -759,6 +759,66 @@ def test_results_do_not_depend_on_the_thread_count():
     np.testing.assert_allclose(outs[0], np_conv2d(x, w), **TOL[np.float32])
 
 
+# Note [float32 backward weights] in onednn_conv.cc: with more than one thread, at least one image per thread and
+# at least 16 M FLOP, float32 backward weights runs one-thread primitives on batch slices and sums their partials.
+SPLIT_FILTER_CASES = [  # x shape (N, C, H, W), filter shape; 2 N C H W O 9 FLOP >= 16 M
+    ((8, 16, 32, 32), (16, 16, 3, 3), dict(pad_mode="pad", pad=1)),
+    ((4, 16, 32, 32), (64, 16, 3, 3), dict(pad_mode="pad", pad=1, stride=2)),  # 4 images on 3 threads: 2 slices of 2
+]
+
+
+def split_filter_inputs(x_shape, w_shape, attrs, data_format):
+    rng = np.random.default_rng(31)
+    x = rand(rng, x_shape, np.float32)
+    dy = rand(rng, np_conv2d(x, rand(rng, w_shape, np.float32), **conv_kwargs(attrs)).shape, np.float32)
+    args = dict(attrs, filter_shape=list(w_shape))
+    if data_format == "NHWC":
+        return x, dy, [nhwc(dy), nhwc(x)], dict(args, data_format="NHWC")
+    return x, dy, [dy, x], args
+
+
+def with_threads(threads, deterministic="OFF"):
+    """1, 2 or 3 kernel threads (3: runtime_num_threads 2 and one more loop thread, Note [Thread plan])."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # oversubscribes small machines, on purpose
+        msrt.set_context(runtime_num_threads=min(threads, 2), inter_op_parallel_num=2 if threads == 3 else 0,
+                         deterministic=deterministic)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("x_shape,w_shape,attrs", SPLIT_FILTER_CASES)
+def test_conv2d_backprop_filter_float32_batch_slices(x_shape, w_shape, attrs, data_format, threads):
+    """The slices' partial weights cover every image once, whatever the thread count, and a second run gives the
+    same bits (the partials are summed in slice order). Tolerance: each weight is a float32 sum of
+    N * OH * OW products; summed in any order its error is at most (terms added in sequence) * 2^-24 * sum |terms|,
+    and oneDNN and the slices add far fewer than 160 in sequence, so 1e-5 * sum |terms| holds; an image left out
+    or counted twice moves a weight by about sum |terms| / N, 1e4 times that."""
+    x, dy, inputs, args = split_filter_inputs(x_shape, w_shape, attrs, data_format)
+    with_threads(threads)
+    (dw,) = run_op("conv2d_backprop_filter", inputs, args)
+    (again,) = run_op("conv2d_backprop_filter", inputs, args)
+    kw = conv_kwargs(attrs)
+    want = np_conv2d_backprop_filter(dy.astype(np.float64), x.astype(np.float64), w_shape, **kw)
+    magnitude = np_conv2d_backprop_filter(np.abs(dy).astype(np.float64), np.abs(x).astype(np.float64), w_shape, **kw)
+    assert dw.dtype == np.float32 and dw.shape == w_shape
+    assert np.all(np.abs(dw - want) <= 1e-5 * magnitude), np.max(np.abs(dw - want) / magnitude)
+    np.testing.assert_array_equal(again, dw)
+
+
+@pytest.mark.parametrize("data_format", ["NCHW", "NHWC"])
+def test_conv2d_backprop_filter_float32_deterministic_is_bit_identical_across_thread_counts(data_format):
+    """deterministic="ON" promises the same bits whatever runtime_num_threads is: no batch slices then."""
+    x_shape, w_shape, attrs = SPLIT_FILTER_CASES[1]
+    _, _, inputs, args = split_filter_inputs(x_shape, w_shape, attrs, data_format)
+    outs = []
+    for threads in (1, 2, 3):
+        with_threads(threads, deterministic="ON")
+        outs.append(run_op("conv2d_backprop_filter", inputs, args)[0])
+    np.testing.assert_array_equal(outs[1], outs[0])
+    np.testing.assert_array_equal(outs[2], outs[0])
+
+
 # ---------------------------------------------------------------------------
 # Gradient checks (float64: reference kernels)
 
