@@ -1,7 +1,6 @@
 #include "ops/call.h"
 
 #include <algorithm>
-#include <deque>
 
 #include "core/observer_list.h"
 #include "msrt/op_call.h"
@@ -14,41 +13,6 @@ Executor* g_default_executor = nullptr;
 thread_local Executor* t_executor = nullptr;
 thread_local const Tensor* t_gradient_of = nullptr;
 Recorder g_recorder;
-
-// Note [Reused input metas]
-// Every op call describes its inputs (shape and dtype) for inference and
-// the executor: a vector of metas with a shape vector in each, three heap
-// allocations and frees for a binary op. Each thread keeps one such vector
-// per depth of nested calls (a composite calls ops while its caller's
-// vector is in use) and refills it in place, so that the shapes' storage
-// is reused from call to call. Nothing keeps a reference to the metas
-// past the call that filled them.
-class InputMetas {
- public:
-  explicit InputMetas(const std::vector<Tensor>& inputs) {
-    std::deque<std::vector<TensorMeta>>& buffers = Buffers();  // a deque: earlier depths' vectors stay put
-    if (t_depth == buffers.size()) buffers.emplace_back();
-    metas_ = &buffers[t_depth++];
-    metas_->resize(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      (*metas_)[i].shape = inputs[i].shape();  // reuses the vector's storage
-      (*metas_)[i].dtype = inputs[i].dtype();
-    }
-  }
-  ~InputMetas() { --t_depth; }
-  InputMetas(const InputMetas&) = delete;
-  InputMetas& operator=(const InputMetas&) = delete;
-  const std::vector<TensorMeta>& get() const { return *metas_; }
-
- private:
-  static std::deque<std::vector<TensorMeta>>& Buffers() {
-    thread_local std::deque<std::vector<TensorMeta>> buffers;
-    return buffers;
-  }
-  static thread_local size_t t_depth;
-  std::vector<TensorMeta>* metas_;
-};
-thread_local size_t InputMetas::t_depth = 0;
 
 ObserverList<CallObserver>& CallObservers() {
   static auto* list = new ObserverList<CallObserver>();  // calls may run during exit
@@ -109,8 +73,9 @@ std::vector<Tensor> Call(const OpDef& op, const std::vector<Tensor>& inputs, con
   }
   if (op.composite) return op.composite(inputs, normalized);
 
-  const InputMetas described(inputs);  // Note [Reused input metas]
-  const std::vector<TensorMeta>& input_metas = described.get();
+  std::vector<TensorMeta> input_metas;
+  input_metas.reserve(inputs.size());
+  for (const Tensor& t : inputs) input_metas.push_back(TensorMeta{t.shape(), t.dtype()});
   std::vector<TensorMeta> output_metas = op.infer(input_metas, normalized);
   // One check for every op: inferred shapes are non-negative and their sizes fit.
   for (const TensorMeta& meta : output_metas) CheckShape(meta.shape, meta.dtype, op.name);
