@@ -3,7 +3,6 @@
 // loops (float64, and float32 when oneDNN declines a shape), and a blocked
 // loop for complex64 and complex128 matmul / batch_matmul.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -56,8 +55,6 @@ Product DescribeProduct(const Tensor& a, const Tensor& b, const Tensor& out, con
   return p;
 }
 
-constexpr int64_t kRowSumsOnStack = 64;
-
 template <typename T>
 void ReferenceProduct(const Product& p, const T* a, const T* b, T* out, const T* bias, bool serial = false) {
   int64_t batches = NumElements(p.batch);
@@ -69,33 +66,6 @@ void ReferenceProduct(const Product& p, const T* a, const T* b, T* out, const T*
   int64_t a_row = p.ta ? 1 : p.k, a_col = p.ta ? p.m : 1;
   int64_t b_row = p.tb ? 1 : p.n, b_col = p.tb ? p.k : 1;
   const bool batched = !p.batch.empty();
-  if (!batched && p.n <= kRowSumsOnStack) {
-    // A matrix product of narrow rows (Note [Tiny products]): each row's sums
-    // kept side by side, q outermost, so that the inner loop runs along a
-    // row of op(b). Every sum takes its terms in the same order (q = 0, 1,
-    // ...) from the same start as below: the same result, bit for bit.
-    const auto narrow_rows = [&](int64_t begin, int64_t end) {
-      std::array<double, kRowSumsOnStack> acc;
-      for (int64_t i = begin; i < end; ++i) {
-        CancellationPoint();
-        const T* pa = a + i * a_row;
-        for (int64_t j = 0; j < p.n; ++j) acc[j] = bias != nullptr ? static_cast<double>(bias[j]) : 0.0;
-        for (int64_t q = 0; q < p.k; ++q) {
-          const double aq = static_cast<double>(pa[q * a_col]);
-          const T* pb = b + q * b_row;
-          for (int64_t j = 0; j < p.n; ++j) acc[j] += aq * static_cast<double>(pb[j * b_col]);
-        }
-        T* po = out + i * p.n;
-        for (int64_t j = 0; j < p.n; ++j) po[j] = static_cast<T>(acc[j]);
-      }
-    };
-    if (serial) {
-      narrow_rows(0, p.m);
-    } else {
-      ParallelFor(p.m, 1, narrow_rows);
-    }
-    return;
-  }
   const auto rows = [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       CancellationPoint();  // a large float64 product runs for seconds
