@@ -1431,9 +1431,8 @@ def test_tiny_products_match_numpy_to_rounding(dtype):
 def test_tiny_float32_products_are_float64_sums_in_order():
     # Note [Tiny products]: each output is the float64 sum of its k terms,
     # taken in order, rounded once to float32 (a float32 product is exact in
-    # float64, so a fused multiply-add gives the same sum): bit for bit, for
-    # rows narrow enough to keep their sums side by side and for wider ones,
-    # transposed or not, with a bias (dense).
+    # float64, so a fused multiply-add gives the same sum): bit for bit, over
+    # narrow and wide rows, transposed or not, with a bias (dense).
     ms, ops = msrt, msrt.ops
     rng = np.random.default_rng(11)
     for m, k, n in [(1, 1, 1), (4, 4, 4), (3, 7, 5), (2, 30, 64), (2, 20, 65), (5, 3, 100)]:
