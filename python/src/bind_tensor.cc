@@ -17,6 +17,7 @@
 #include "kernels/kernel.h"
 #include "msrt/core/errors.h"
 #include "ops/call.h"
+#include "ops/op_registry.h"
 #include "runtime/eager.h"
 
 namespace msrt::python {
@@ -590,6 +591,69 @@ PyObject* FillFirstAxisBinding(PyObject* /*module*/, PyObject* const* args, Py_s
   }
 }
 
+// Note [Host shortcuts] in runtime/eager.h.
+// The ints of a shape given as a tuple or list of Python ints (with
+// `varargs`, the positional arguments of `x.reshape(*shape)`, where one tuple
+// or list is the whole shape); false for anything else, which the op's
+// attribute conversion takes with its errors.
+bool ShapeInts(PyObject* shape, bool varargs, std::vector<int64_t>* out) {
+  if (!PyTuple_CheckExact(shape) && !PyList_CheckExact(shape)) return false;
+  if (varargs && PySequence_Fast_GET_SIZE(shape) == 1) {
+    PyObject* only = PySequence_Fast_GET_ITEM(shape, 0);
+    if (PyTuple_CheckExact(only) || PyList_CheckExact(only)) shape = only;
+  }
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(shape);
+  PyObject** items = PySequence_Fast_ITEMS(shape);
+  out->resize(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (!PyLong_CheckExact(items[i])) return false;  // not bool, not NumPy integers
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+    if (overflow != 0 || (v == -1 && PyErr_Occurred() != nullptr)) {
+      PyErr_Clear();
+      return false;
+    }
+    (*out)[static_cast<size_t>(i)] = v;
+  }
+  return true;
+}
+
+// view_shape(op, base, shape, varargs): the output of view op `op` (one
+// input, one shape attribute: reshape) on `base`, made here as the eager
+// executor makes it (Note [Views] in core/views.cc), without converting a
+// dict of attributes or selecting a kernel; None where the op must run
+// (anything observed, another device, a shape that is not ints, a shape
+// the op refuses: the op raises its own error).
+PyObject* ViewShapeBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  try {
+    if (nargs != 4) throw TypeError(StrCat("view_shape() takes 4 arguments (", nargs, " given)"));
+    const ops::OpDef& def = FindCallOp(args[0]);
+    const Tensor* t = ExactTensor(args[1]);
+    if (!def.props.view || def.inputs.size() != 1 || def.attrs.size() != 1 ||
+        def.attrs[0].type != ops::AttrType::kShape || !def.props.meta_only_inputs.empty() || t == nullptr ||
+        !t->defined() || t->symbolic() || t->device() != DeviceTarget::kCPU || t->impl()->storage->shared_with_host() ||
+        !runtime::HostShortcutAllowed(false)) {
+      Py_RETURN_NONE;
+    }
+    std::vector<int64_t> ints;
+    if (!ShapeInts(args[2], PyObject_IsTrue(args[3]) == 1, &ints)) Py_RETURN_NONE;
+    Shape target;
+    try {
+      Dict storage;
+      const Dict& attrs = ops::NormalizedAttrs(def, Dict{{std::string(def.attrs[0].name), IntList(ints)}}, storage);
+      std::vector<ops::TensorMeta> metas = def.infer({ops::TensorMeta{t->shape(), t->dtype()}}, attrs);
+      if (metas.size() != 1 || metas[0].dtype != t->dtype()) Py_RETURN_NONE;
+      CheckShape(metas[0].shape, metas[0].dtype, def.name);
+      target = std::move(metas[0].shape);
+    } catch (const Error&) {
+      Py_RETURN_NONE;  // the op raises it, as from any call
+    }
+    return WrapTensor(t->Reshaped(target)).release().ptr();
+  } catch (...) {
+    return RaiseCurrentException();
+  }
+}
+
 }  // namespace
 
 void BindTensor(py::module_& m) {
@@ -676,6 +740,12 @@ void BindTensor(py::module_& m) {
       PyCFunction_NewEx(&fill_first_axis_def, nullptr, m.attr("__name__").ptr()));
   m.attr("call_any") = py::reinterpret_steal<py::object>(
       PyCFunction_NewEx(&call_any_def, nullptr, m.attr("__name__").ptr()));
+  static PyMethodDef view_shape_def{
+      "view_shape", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&ViewShapeBinding)), METH_FASTCALL,
+      "view_shape(op, base, shape, varargs)\n--\n\nThe output of view op `op` (one input, one shape attribute) "
+      "on `base` for a shape of Python ints, made without the op call; None where the op must run."};
+  m.attr("view_shape") = py::reinterpret_steal<py::object>(
+      PyCFunction_NewEx(&view_shape_def, nullptr, m.attr("__name__").ptr()));
   m.def(
       "_testing_release_on_thread",
       [](Tensor& handle) {
@@ -713,6 +783,7 @@ void BindTensor(py::module_& m) {
     d["elementwise"] = op.props.elementwise;
     d["inplace"] = op.props.inplace;
     d["side_effect"] = op.props.side_effect;
+    d["view"] = op.props.view;
     d["waits_for_inputs_only"] = op.props.waits_for_inputs_only;
     std::vector<std::string> kernels;
     for (const auto* k : kernels::KernelsOf(name)) {

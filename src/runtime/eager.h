@@ -34,6 +34,12 @@ DeviceTarget CurrentDevice();
 // idle (no queued op may still read or write the memory). Anything else
 // (other indices, memory shared with the host, a pending or failed write)
 // takes the ops as before, with their errors.
+// x.reshape(*shape) (and any function or method of a view op of one input
+// and one shape attribute) is answered the same way for a shape of Python
+// ints: the op's own attribute check and inference give the shape, and the
+// output is the view the eager executor makes (Note [Views]), without a
+// dict of attributes to convert or a kernel to select; a shape the op
+// refuses goes to the op, which raises.
 bool HostShortcutAllowed(bool write);
 
 /// Waits until every queued op has run (Interrupted on Ctrl-C).

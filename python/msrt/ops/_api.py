@@ -253,6 +253,20 @@ def _input_name(declared):
     return declared[:-3] if declared.endswith("...") else declared.rstrip("?")
 
 
+def _view_param(form, params, self_attrs):
+    """The shape parameter of a form that _C.view_shape can answer: a function
+    or method of a view op of one input and one shape attribute, its
+    parameters that input and that shape; None for any other."""
+    op = form["op"]
+    info = _C.op_info(op)
+    if self_attrs or form["returns"] or not info["view"] or len(info["inputs"]) != 1 or len(info["attrs"]) != 1:
+        return None
+    if len(params) != 2 or [p["binds"] for p in params] != ["input", "attr"]:
+        return None
+    shape = params[1]
+    return shape if _C.op_attr_types(op)[shape["target"]] == "shape" and shape["required"] else None
+
+
 def _body(form, params, self_attrs=None):
     """Lines computing the call of `form`'s op from the parameters."""
     op = form["op"]
@@ -294,6 +308,16 @@ def _body(form, params, self_attrs=None):
         attr_text = "_a"
     inputs_text = "(" + "".join(i + ", " for i in inputs) + ")"
     call = f"_invoke({op!r}, {inputs_text}, {attr_text})"
+    view = _view_param(form, params, self_attrs)
+    if view is not None:
+        # Note [Host shortcuts] (src/runtime/eager.h): a view op's output
+        # made by _C.view_shape when nothing observes the call.
+        lines += [f"    if isinstance({inputs[0]}, _Tensor):",
+                  f"        _o = _C.view_shape({op!r}, {inputs[0]}._t, {view['name']}, {bool(view['varargs'])})",
+                  "        if _o is not None:",
+                  "            _r = _new(_Tensor)",
+                  "            _r._t = _o",
+                  "            return _r"]
     returns = form["returns"]
     plain = [i for i in inputs if i.isidentifier() and i != "_ABSENT"]
     if not returns and plain and len(plain) == len(inputs) <= 2 and op not in _TUPLES:

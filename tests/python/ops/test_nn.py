@@ -1570,3 +1570,28 @@ def test_batch_norm_gradients_of_half_x_with_float32_parameters_take_their_input
     assert [g.dtype_name for g in grads] == ["bfloat16", "float32", "float32"]
     # d(sum y)/d bias is the count of elements per channel.
     np.testing.assert_array_equal(grads[2].asnumpy(), np.full(3, 16, np.float32))
+
+
+def test_tiny_float32_products_are_float64_sums_in_order():
+    # Note [Tiny products]: each output is the float64 sum of its k terms,
+    # taken in order, rounded once to float32 (a float32 product is exact in
+    # float64, so a fused multiply-add gives the same sum): bit for bit, over
+    # narrow and wide rows, transposed or not, with a bias (dense).
+    ms, ops = msrt, msrt.ops
+    rng = np.random.default_rng(11)
+    for m, k, n in [(1, 1, 1), (4, 4, 4), (3, 7, 5), (2, 30, 64), (2, 20, 65), (5, 3, 100)]:
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        bias = rng.standard_normal(n).astype(np.float32)
+        sums = np.zeros((m, n), np.float64)
+        for q in range(k):
+            sums += a[:, q:q + 1].astype(np.float64) * b[q:q + 1, :].astype(np.float64)
+        want = sums.astype(np.float32)
+        np.testing.assert_array_equal(ops.matmul(ms.Tensor(a), ms.Tensor(b)).asnumpy(), want)
+        got_t = ops.MatMul(transpose_a=True, transpose_b=True)(ms.Tensor(a.T.copy()), ms.Tensor(b.T.copy()))
+        np.testing.assert_array_equal(got_t.asnumpy(), want)
+        with_bias = bias.astype(np.float64)[None, :]
+        for q in range(k):
+            with_bias = with_bias + a[:, q:q + 1].astype(np.float64) * b[q:q + 1, :].astype(np.float64)
+        got_dense = ops.dense(ms.Tensor(a), ms.Tensor(b.T.copy()), ms.Tensor(bias))
+        np.testing.assert_array_equal(got_dense.asnumpy(), with_bias.astype(np.float32))

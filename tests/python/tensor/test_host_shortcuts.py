@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import msrt as ms
-from msrt import _C
+from msrt import _C, ops
+from msrt._tensor import _wrap
 
 DTYPES = [np.float32, np.float64, np.float16, np.int8, np.int32, np.int64, np.uint8, np.bool_, np.complex64]
 SHAPES = [(1,), (5,), (4, 3), (3, 2, 2), (0, 3), (2, 0)]
@@ -147,3 +148,70 @@ def test_a_gradient_of_a_gradient_leaves_the_shortcut_on():
     x = ms.Tensor(np.arange(6, dtype=np.float32).reshape(3, 2))
     assert _C.first_axis(x._t, 1) is not None
     assert x[1]._t._data_ptr == x._t._data_ptr + 2 * (x._t.nbytes // 6)
+
+
+RESHAPES = [((6,), [(2, 3), (3, -1), (-1,), (6,), (1, 6, 1), (-1, 1, 2)]), ((2, 3), [(6,), (3, 2), (-1, 2), (1, -1)]),
+            ((1,), [(), (1, 1), (-1,)]), ((), [(1,), (), (1, -1)]), ((0, 3), [(3, 0), (0, 1, 3), (0,), (2, 0, 5)])]
+
+
+def _general_reshape(x, shape):
+    """x.reshape(shape) through the op call (_C.call_any: no shortcut)."""
+    return _wrap(_C.call_any("reshape", [x._t], {"shape": list(shape)}))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_reshapes_give_the_ops_result_as_views(dtype):
+    for shape, targets in RESHAPES:
+        a = _array(shape, dtype) if shape else np.array(3, dtype)
+        for target in targets:
+            x = ms.Tensor(a)  # not read by asnumpy() (which shares the memory with Python: the op copies)
+            want = _general_reshape(x, target)
+            gots = [x.reshape(*target), x.reshape(target), x.reshape(list(target)), x.view(*target),
+                    ops.reshape(x, target)]
+            for got in gots:
+                if x.size:
+                    assert got._t._data_ptr == want._t._data_ptr == x._t._data_ptr  # a view, as the op's output
+            for got in gots:
+                assert got.shape == want.shape == a.reshape(target).shape, target
+                assert got.dtype == want.dtype == x.dtype
+                np.testing.assert_array_equal(got.asnumpy(), a.reshape(target))
+    x = ms.Tensor(np.arange(4, dtype=np.float32))
+    assert _C.view_shape("reshape", x._t, (2, 2), True) is not None
+    assert _C.view_shape("reshape", x._t, ((2, 2),), True) is not None  # x.reshape((2, 2))
+    assert _C.view_shape("reshape", x._t, ((2, 2),), False) is None  # ops.reshape(x, ((2, 2),)): the op's error
+
+
+def test_reshape_errors_are_the_ops():
+    x = ms.Tensor(np.arange(6, dtype=np.float32))
+    cases = [((4, -1), ValueError, "can not infer the -1"), ((-1, -1), ValueError, "may hold one -1"),
+             ((5,), ValueError, "expected 6 elements, but got 5"), ((0, -1), ValueError, "can not infer"),
+             ((2, -2), ValueError, "ints >= -1"),
+             ((1 << 70,), (ValueError, TypeError, OverflowError), ""), ((2.0, 3), TypeError, ""),
+             ((True, 6), (TypeError, ValueError), "")]
+    for shape, kind, message in cases:
+        with pytest.raises(kind, match=message) as general:
+            _general_reshape(x, shape)
+        for call in (lambda: x.reshape(*shape), lambda: x.reshape(shape), lambda: x.view(shape)):
+            with pytest.raises(kind, match=message) as fast:
+                call()
+            assert fast.type is general.type and str(fast.value) == str(general.value), shape
+
+
+def test_the_reshape_shortcut_steps_aside_where_the_op_must_run():
+    a = np.arange(6, dtype=np.float32)
+    x = ms.Tensor(a)
+    assert _C.view_shape("reshape", x._t, (np.int64(2), 3), True) is None  # not Python ints: the op converts
+    assert x.reshape(np.int64(2), 3).shape == (2, 3)
+    assert _C.view_shape("exp", x._t, (2, 3), True) is None  # not a view op of a shape
+    assert _C.view_shape("reshape", x._t, (4, -1), True) is None  # refused: the op raises
+    shared = ms.Tensor.from_numpy(a)  # memory Python writes: the op copies it
+    assert _C.view_shape("reshape", shared._t, (2, 3), True) is None
+    assert shared.reshape(2, 3)._t._data_ptr != shared._t._data_ptr
+    w = ms.Parameter(ms.Tensor(a.copy()), name="w")
+
+    def f(w):
+        return (w.reshape(2, 3) * ms.Tensor(np.array([[1, 2, 3]], np.float32))).sum()
+
+    grad = ms.grad(f)(w)  # recorded: the op runs, gradients flow
+    np.testing.assert_array_equal(grad.asnumpy(), [1, 2, 3, 1, 2, 3])
+    assert _C.view_shape("reshape", x._t, (2, 3), True) is not None
