@@ -128,11 +128,11 @@ def test_a_bias_on_another_axis_than_the_convolutions_channels_is_not_fused():
 
 # --- a weight gradient's matmul and its Momentum update (matmul_apply_momentum) -------------------------------------
 class _MLP(nn.Cell):
-    def __init__(self):
+    def __init__(self, inputs=512, width=512):
         super().__init__()
-        self.fc1 = nn.Dense(40, 64)
-        self.fc2 = nn.Dense(64, 64)
-        self.fc3 = nn.Dense(64, 5)
+        self.fc1 = nn.Dense(inputs, width)
+        self.fc2 = nn.Dense(width, width)
+        self.fc3 = nn.Dense(width, 5)
         self.relu = nn.ReLU()
 
     def construct(self, x):
@@ -149,20 +149,20 @@ class _ClippedStep(nn.TrainOneStepCell):
 
 
 def _momentum_training(tmp_path, disabled, steps=4, nesterov=False, step_cell=nn.TrainOneStepCell,
-                       momentum_values=None, **step_args):
-    """Losses, parameters, moments and compile report of `steps` GRAPH_MODE O1 training steps of _MLP with
-    Momentum; momentum_values: the optimizer's momentum before each step."""
+                       momentum_values=None, widths=(512, 512), **step_args):
+    """Losses, parameters, moments and compile report of `steps` GRAPH_MODE O1 training steps of _MLP(*widths)
+    with Momentum; momentum_values: the optimizer's momentum before each step."""
     ms.set_context(mode=ms.GRAPH_MODE, memory_optimize_level="O1", save_graphs=1,
                    save_graphs_path=str(tmp_path / (disabled or "fused")),
                    graph_kernel_flags=f"--disable_pass={disabled}" if disabled else "")
     ms.set_seed(3)
-    net = _MLP()
+    net = _MLP(*widths)
     opt = nn.Momentum(net.trainable_params(), learning_rate=0.05, momentum=0.9, use_nesterov=nesterov)
     with_loss = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))
     step = step_cell(with_loss, opt, **step_args)
     step.set_train()
     rng = np.random.default_rng(6)
-    x = ms.Tensor(rng.standard_normal((16, 40)).astype(np.float32))
+    x = ms.Tensor(rng.standard_normal((16, widths[0])).astype(np.float32))
     y = ms.Tensor(rng.integers(0, 5, 16).astype(np.int32))
     losses = []
     for i in range(steps):
@@ -187,7 +187,8 @@ def test_a_weight_gradient_is_accumulated_into_the_momentum_in_place(tmp_path):
     """A dense layer's weight gradient dy^T x read only by its apply_momentum: the pair runs as one
     matmul_apply_momentum, which writes the product into the accumulation (no gradient buffer), with the unfused
     graph's results. fc1 (no input gradient) and fc2 (its input gradient dy W made first, as its weight is the
-    larger) fuse; fc3's weight (5 x 64) is smaller than its input (16 x 64), so its gradient is made before dy W
+    larger) fuse, their 512 x 512 gradients 1 MiB each; fc3's weight (5 x 512) is smaller than its input
+    (16 x 512), so its gradient is made before dy W
     reads the weight, and the update could not move up to the product (Note [Fused pairs]): that pair stays, as
     do the bias gradients' (reduce_sum) updates."""
     fused = _momentum_training(tmp_path, "")
@@ -197,9 +198,17 @@ def test_a_weight_gradient_is_accumulated_into_the_momentum_in_place(tmp_path):
     text = _backend_ir(fused[2])
     assert text.count("matmul_apply_momentum(") == 2 and text.count(" apply_momentum(") == 4
     assert "transpose_a: True, transpose_b: False, use_nesterov: False}" in text
-    assert "(5, 64)\n      # Default/optimizer-Momentum/apply_momentum" in text
-    # The largest gradient (fc2's, 64 x 64) no longer needs bytes of its own in the plan.
-    assert fused[2]["planned_bytes"] <= plain[2]["planned_bytes"] - 3 * 64 * 64
+    assert "(5, 512)\n      # Default/optimizer-Momentum/apply_momentum" in text
+    # The largest gradient (fc2's, 512 x 512 float32) no longer needs bytes of its own in the plan.
+    assert fused[2]["planned_bytes"] <= plain[2]["planned_bytes"] - 3 * 512 * 512
+
+
+def test_a_gradient_under_a_mebibyte_keeps_its_pair(tmp_path):
+    """An update's fused kernel pays only by the gradient buffer it removes (Note [Fused pairs]): the same
+    network with 64-wide layers (16 KiB gradients) keeps every matmul and apply_momentum apart."""
+    fused = _momentum_training(tmp_path, "", widths=(40, 64))
+    assert fused[2]["fused_pairs"] == 0 and "matmul_apply_momentum(" not in _backend_ir(fused[2])
+    _assert_same_training(fused, _momentum_training(tmp_path, UNFUSED, widths=(40, 64)))
 
 
 def test_a_changed_or_zero_momentum_gives_the_unfused_results(tmp_path):

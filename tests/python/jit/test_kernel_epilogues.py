@@ -1,6 +1,7 @@
 """The fuse_epilogues backend pass: a unary elementwise op after a conv2d, matmul or dense runs inside that op's kernel
 (a oneDNN post-op) in every optimized graph, not only with graph-kernel fusion; jit_level O0 keeps it separate."""
 import os
+import re
 
 import numpy as np
 import pytest
@@ -135,10 +136,10 @@ def test_a_conv_bias_runs_channels_last_with_the_relu_inside_its_kernel(tmp_path
     text = _backend_ir(report)
     assert ("conv2d_bias(%3, %2, %4) {stride: [1, 1], pad_mode: 'valid', pad: [0, 0, 0, 0], dilation: [1, 1], "
             "group: 1, data_format: 'NHWC', __epilogue: ['relu']} : Float32(4, 6, 6, 4)") in text
-    # The other pair: the dense layer's weight gradient and its update (matmul_apply_momentum).
-    assert report["fused_pairs"] == 2 and text.count("matmul_apply_momentum(") == 1
+    # The dense layer's weight gradient is under a mebibyte: it stays apart from its update (Note [Fused pairs]).
+    assert report["fused_pairs"] == 1 and "matmul_apply_momentum(" not in text
     assert " conv2d(" not in text and " bias_add(" not in text
-    assert "bias_add_grad(%30) {data_format: 'NHWC'} : Float32(4,)" in text
+    assert re.search(r"bias_add_grad\(%\d+\) \{data_format: 'NHWC'\} : Float32\(4,\)", text)
     # x goes in, the pooled value out to flatten and its gradient back: none around the bias.
     assert text.count("transpose(") == 3
     assert " relu(" not in text and report["fused_epilogues"] == 1
