@@ -453,6 +453,13 @@ PyObject* RaiseCurrentException() {
   return nullptr;
 }
 
+// A METH_FASTCALL function as the PyCFunction a PyMethodDef holds (CPython
+// calls it by its flags' signature).
+template <typename F>
+PyCFunction AsCFunction(F* f) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
+}
+
 template <Returns kReturns>
 PyObject* CallBinding(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   constexpr std::string_view kName = kReturns == Returns::kList     ? "call"
@@ -705,47 +712,33 @@ void BindTensor(py::module_& m) {
       .def("_reshaped", &Tensor::Reshaped)
       .def("_describe", &Tensor::Describe);
 
-  // Note [The op call binding]: a plain CPython function (no generic
-  // argument conversion), as every Python op call comes through it.
-  static PyMethodDef call_def{
-      "call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<Returns::kList>)),
-      METH_FASTCALL | METH_KEYWORDS,
-      "call(op, inputs, attrs={})\n--\n\nCalls an op by name on a list of TensorBase (None: an optional input "
-      "left out); returns the list of its outputs."};
-  m.attr("call") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call_def, nullptr, m.attr("__name__").ptr()));
-  static PyMethodDef call1_def{
-      "call1", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<Returns::kSingle>)),
-      METH_FASTCALL | METH_KEYWORDS,
-      "call1(op, inputs, attrs={})\n--\n\nAs call, for an op of one output: returns that output itself "
-      "(TypeError for an op of several)."};
-  m.attr("call1") = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&call1_def, nullptr, m.attr("__name__").ptr()));
-  static PyMethodDef call_any_def{
-      "call_any", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&CallBinding<Returns::kSingleOrList>)),
-      METH_FASTCALL | METH_KEYWORDS,
-      "call_any(op, inputs, attrs={})\n--\n\nAs call, but an op of one output returns that output itself (a "
-      "TensorBase) and an op of several the list of them."};
-  // Note [Host shortcuts] in runtime/eager.h: x[i], x[a:b] and x[i] = v without ops.
-  static PyMethodDef first_axis_def{
-      "first_axis", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&FirstAxisBinding)), METH_FASTCALL,
-      "first_axis(base, index)\n--\n\nbase[index] for an int or a slice of step 1 on the first axis, as a view "
-      "of the rows (base itself for all of them); None where the indexing ops must run."};
-  m.attr("first_axis") = py::reinterpret_steal<py::object>(
-      PyCFunction_NewEx(&first_axis_def, nullptr, m.attr("__name__").ptr()));
-  static PyMethodDef fill_first_axis_def{
-      "fill_first_axis", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&FillFirstAxisBinding)),
-      METH_FASTCALL,
-      "fill_first_axis(base, index, value)\n--\n\nbase[index] = value in place, for an int or slice index on "
-      "the first axis and a 0-d value of base's dtype; True when written, None where the ops must run."};
-  m.attr("fill_first_axis") = py::reinterpret_steal<py::object>(
-      PyCFunction_NewEx(&fill_first_axis_def, nullptr, m.attr("__name__").ptr()));
-  m.attr("call_any") = py::reinterpret_steal<py::object>(
-      PyCFunction_NewEx(&call_any_def, nullptr, m.attr("__name__").ptr()));
-  static PyMethodDef view_shape_def{
-      "view_shape", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&ViewShapeBinding)), METH_FASTCALL,
-      "view_shape(op, base, shape, varargs)\n--\n\nThe output of view op `op` (one input, one shape attribute) "
-      "on `base` for a shape of Python ints, made without the op call; None where the op must run."};
-  m.attr("view_shape") = py::reinterpret_steal<py::object>(
-      PyCFunction_NewEx(&view_shape_def, nullptr, m.attr("__name__").ptr()));
+  // Note [The op call binding]: plain CPython functions (no generic
+  // argument conversion), as every Python op call comes through them; the
+  // host shortcuts (Note [Host shortcuts] in runtime/eager.h) make x[i],
+  // x[a:b], x[i] = v and x.reshape(...) without ops.
+  static PyMethodDef fast_defs[] = {
+      {"call", AsCFunction(&CallBinding<Returns::kList>), METH_FASTCALL | METH_KEYWORDS,
+       "call(op, inputs, attrs={})\n--\n\nCalls an op by name on a list of TensorBase (None: an optional input "
+       "left out); returns the list of its outputs."},
+      {"call1", AsCFunction(&CallBinding<Returns::kSingle>), METH_FASTCALL | METH_KEYWORDS,
+       "call1(op, inputs, attrs={})\n--\n\nAs call, for an op of one output: returns that output itself "
+       "(TypeError for an op of several)."},
+      {"call_any", AsCFunction(&CallBinding<Returns::kSingleOrList>), METH_FASTCALL | METH_KEYWORDS,
+       "call_any(op, inputs, attrs={})\n--\n\nAs call, but an op of one output returns that output itself (a "
+       "TensorBase) and an op of several the list of them."},
+      {"first_axis", AsCFunction(&FirstAxisBinding), METH_FASTCALL,
+       "first_axis(base, index)\n--\n\nbase[index] for an int or a slice of step 1 on the first axis, as a view "
+       "of the rows (base itself for all of them); None where the indexing ops must run."},
+      {"fill_first_axis", AsCFunction(&FillFirstAxisBinding), METH_FASTCALL,
+       "fill_first_axis(base, index, value)\n--\n\nbase[index] = value in place, for an int or slice index on "
+       "the first axis and a 0-d value of base's dtype; True when written, None where the ops must run."},
+      {"view_shape", AsCFunction(&ViewShapeBinding), METH_FASTCALL,
+       "view_shape(op, base, shape, varargs)\n--\n\nThe output of view op `op` (one input, one shape attribute) "
+       "on `base` for a shape of Python ints, made without the op call; None where the op must run."},
+  };
+  for (PyMethodDef& def : fast_defs) {
+    m.attr(def.ml_name) = py::reinterpret_steal<py::object>(PyCFunction_NewEx(&def, nullptr, m.attr("__name__").ptr()));
+  }
   m.def(
       "_testing_release_on_thread",
       [](Tensor& handle) {

@@ -51,21 +51,7 @@ bool RunsInFusedLoop(const Graph& graph, int32_t id, DeviceTarget device) {
 bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
   auto& nodes = graph.nodes();
   auto uses = graph.UseCounts();
-  // Positions of in-place writes of each value.
-  std::map<std::pair<int32_t, int32_t>, std::vector<int32_t>> writes;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const Node& n = nodes[i];
-    if (n.dead) continue;
-    for (size_t w : ir::WrittenInputs(n)) {
-      const ValueRef& v = n.inputs.at(w);
-      writes[{v.node, v.index}].push_back(static_cast<int32_t>(i));
-    }
-  }
-  auto written_between = [&](ValueRef v, int32_t after, int32_t before) {
-    auto it = writes.find({v.node, v.index});
-    if (it == writes.end()) return false;
-    return std::any_of(it->second.begin(), it->second.end(), [&](int32_t p) { return p > after && p < before; });
-  };
+  const InPlaceWrites writes(graph);
 
   auto candidate = [&](int32_t id) { return RunsInFusedLoop(graph, id, device); };
 
@@ -91,7 +77,7 @@ bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
         }
       }
       for (const ValueRef& in : nodes[static_cast<size_t>(member)].inputs) {
-        if (written_between(in, member, id)) return false;
+        if (writes.Between(in, member, id)) return false;
       }
     }
     return true;
@@ -291,6 +277,23 @@ namespace msrt::compiler {
 // fuse_epilogues runs after it, so an activation that followed the consumer
 // runs inside the fused kernel too (conv2d + bias + relu as one oneDNN
 // primitive).
+InPlaceWrites::InPlaceWrites(const ir::Graph& graph) {
+  const auto& nodes = graph.nodes();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].dead) continue;
+    for (size_t w : ir::WrittenInputs(nodes[i])) {
+      const ValueRef& v = nodes[i].inputs.at(w);
+      positions_[{v.node, v.index}].push_back(static_cast<int32_t>(i));
+    }
+  }
+}
+
+bool InPlaceWrites::Between(ValueRef v, int32_t after, int32_t before) const {
+  auto it = positions_.find({v.node, v.index});
+  return it != positions_.end() &&
+         std::any_of(it->second.begin(), it->second.end(), [&](int32_t p) { return p > after && p < before; });
+}
+
 bool FusePairs(ir::Graph& graph, DeviceTarget device, std::string* report) {
   constexpr size_t kMinDroppedBytes = size_t{1} << 20;
   // The fused op of each (producer, consumer) pair, from the ops' declarations.
@@ -324,19 +327,7 @@ bool FusePairs(ir::Graph& graph, DeviceTarget device, std::string* report) {
   auto uses = graph.UseCounts();
   std::vector<bool> returned(nodes.size(), false);
   for (const ValueRef& v : graph.outputs()) returned[static_cast<size_t>(v.node)] = true;
-  std::map<std::pair<int32_t, int32_t>, std::vector<int32_t>> writes;  // positions of in-place writes of each value
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i].dead) continue;
-    for (size_t w : ir::WrittenInputs(nodes[i])) {
-      const ValueRef& v = nodes[i].inputs.at(w);
-      writes[{v.node, v.index}].push_back(static_cast<int32_t>(i));
-    }
-  }
-  auto written_between = [&](ValueRef v, int32_t after, int32_t before) {
-    auto it = writes.find({v.node, v.index});
-    return it != writes.end() &&
-           std::any_of(it->second.begin(), it->second.end(), [&](int32_t p) { return p > after && p < before; });
-  };
+  const InPlaceWrites writes(graph);
   bool changed = false;
   for (size_t i = 0; i < nodes.size(); ++i) {
     Node& n = nodes[i];
@@ -371,7 +362,7 @@ bool FusePairs(ir::Graph& graph, DeviceTarget device, std::string* report) {
     }
     if (!agree) continue;
     if (std::any_of(producer.inputs.begin(), producer.inputs.end(),
-                    [&](const ValueRef& in) { return written_between(in, v.node, id); })) {
+                    [&](const ValueRef& in) { return writes.Between(in, v.node, id); })) {
       continue;
     }
     std::vector<ValueRef> inputs(n.inputs.begin(), n.inputs.begin() + static_cast<std::ptrdiff_t>(at));
@@ -392,7 +383,7 @@ bool FusePairs(ir::Graph& graph, DeviceTarget device, std::string* report) {
     // A consumer that writes in place fuses only where it could run at the
     // producer's position (see the Note).
     if (graph.HasSideEffects(id)) {
-      const ops::TensorMeta dropped = graph.Meta(v);
+      const ops::TensorMeta& dropped = graph.Meta(v);
       if (IsDynamic(dropped.shape) || NumBytes(dropped.shape, dropped.dtype) < kMinDroppedBytes) continue;
       std::vector<ValueRef> written;
       for (size_t w : ir::WrittenInputs(n)) written.push_back(n.inputs.at(w));

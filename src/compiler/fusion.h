@@ -1,7 +1,10 @@
 // Graph-kernel fusion (see Note [Elementwise fusion] in fusion.cc).
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -27,5 +30,18 @@ bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report = 
 /// the two (props.fuses: conv2d then bias_add is conv2d_bias), Note [Fused
 /// pairs] in fusion.cc. Appends one line per pair to `report` if given.
 bool FusePairs(ir::Graph& graph, DeviceTarget device, std::string* report = nullptr);
+
+/// The positions of the ops of `graph` that write each value in place, for
+/// passes that move an op across others: Between(v, after, before) says
+/// whether an op strictly between positions `after` and `before` writes v.
+/// Made from the graph as it is; a pass that moves nodes makes a new one.
+class InPlaceWrites {
+ public:
+  explicit InPlaceWrites(const ir::Graph& graph);
+  bool Between(ir::ValueRef v, int32_t after, int32_t before) const;
+
+ private:
+  std::map<std::pair<int32_t, int32_t>, std::vector<int32_t>> positions_;
+};
 
 }  // namespace msrt::compiler

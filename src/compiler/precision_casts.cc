@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/fusion.h"
 #include "kernels/kernel.h"
 #include "msrt/core/errors.h"
 #include "ops/op_def.h"
@@ -43,19 +44,7 @@ bool FoldPrecisionCasts(Graph& graph, DeviceTarget device, std::string* report) 
   }
   std::vector<bool> returned(nodes.size(), false);
   for (const ValueRef& v : graph.outputs()) returned[static_cast<size_t>(v.node)] = true;
-  std::map<std::pair<int32_t, int32_t>, std::vector<int32_t>> writes;  // positions of in-place writes of each value
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (nodes[i].dead) continue;
-    for (size_t w : ir::WrittenInputs(nodes[i])) {
-      const ValueRef& v = nodes[i].inputs.at(w);
-      writes[{v.node, v.index}].push_back(static_cast<int32_t>(i));
-    }
-  }
-  auto written_between = [&](ValueRef v, int32_t after, int32_t before) {
-    auto it = writes.find({v.node, v.index});
-    return it != writes.end() &&
-           std::any_of(it->second.begin(), it->second.end(), [&](int32_t p) { return p > after && p < before; });
-  };
+  const InPlaceWrites writes(graph);
   auto is_cast = [&](int32_t id) {
     const Node& n = nodes[static_cast<size_t>(id)];
     return !n.dead && n.kind == NodeKind::kOp && n.op == &cast && n.fused.empty();
@@ -75,7 +64,7 @@ bool FoldPrecisionCasts(Graph& graph, DeviceTarget device, std::string* report) 
       ValueRef source = nodes[static_cast<size_t>(v.node)].inputs[0];
       DType dtype = graph.Meta(source).dtype;
       if (!IsHalf(dtype) || (fold.half != DType::kFloat32 && dtype != fold.half)) return std::nullopt;
-      if (written_between(source, v.node, id)) return std::nullopt;
+      if (writes.Between(source, v.node, id)) return std::nullopt;
       fold.half = dtype;
       fold.inputs.emplace_back(at, source);
       metas[at] = graph.Meta(source);
