@@ -5,12 +5,16 @@ The peer is Debian's python3-torch on OpenBLAS's OpenMP build
 a process starts (the loader's library path, libgomp's wait policy), so the
 PyTorch side of a benchmark runs in its own process: `in_peer(fn, *args)`
 imports fn's module there, with LD_LIBRARY_PATH naming OpenBLAS's OpenMP
-build, OMP_WAIT_POLICY unset, and returns fn's (JSON) result. msrt's side
+build, OMP_WAIT_POLICY unset and PyTorch loaded before the module (so an
+`import msrt` in it cannot change PyTorch's OpenMP settings), and returns
+fn's (JSON) result; both sides print the spin count their OpenMP runtime
+took (`openmp_spin_count`). msrt's side
 runs in the benchmark's process, with OpenMP workers waiting passively
 (`msrt_process()`, as msrt's own Makefile demo runs it).
 """
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -48,7 +52,9 @@ def in_peer(fn, *args):
     module = sys.modules[fn.__module__]
     path = os.path.dirname(os.path.abspath(module.__file__))
     name = os.path.splitext(os.path.basename(module.__file__))[0]
-    code = (f"import json, sys; sys.path.insert(0, {path!r}); import {name} as m; "
+    # PyTorch loads first, so its OpenMP runtime starts from its own defaults even when fn's module imports msrt
+    # (whose import asks for passive waits): libgomp reads OMP_WAIT_POLICY once, when it loads.
+    code = (f"import json, sys; import torch; sys.path.insert(0, {path!r}); import {name} as m; "
             f"print(json.dumps(m.{fn.__name__}(*json.loads(sys.argv[1]))))")
     out = subprocess.run([sys.executable, "-c", code, json.dumps(args)], env=peer_env(), capture_output=True,
                          text=True, check=True)
@@ -75,8 +81,8 @@ def msrt_description():
     info = ms.runtime.thread_info()
     plan = ", ".join(f"{k}={info[k]}" for k in ("runtime_num_threads", "scheduler_threads", "kernel_threads",
                                                 "intra_op_threads"))
-    return (f"msrt {ms.__version__}: {plan}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}; "
-            f"{threadpools()}")
+    return (f"msrt {ms.__version__}: {plan}; OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}, "
+            f"OpenMP spin count {openmp_spin_count()}; {threadpools()}")
 
 
 def threadpools():
@@ -103,7 +109,32 @@ def _describe():
     except ImportError:
         pass
     return (f"PyTorch {torch.__version__}, {torch.get_num_threads()} threads (its default), BLAS: {blas}, "
-            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}")
+            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}, OpenMP spin count {openmp_spin_count()}")
+
+
+def openmp_spin_count():
+    """How long this process's OpenMP workers spin before they sleep, as its libgomp runs (GOMP_SPINCOUNT from
+    omp_display_env): 0 when they wait passively, 300000 by libgomp's default; None without libgomp. The
+    environment says what was asked; this says what the runtime took, fixed when libgomp loaded."""
+    import ctypes
+    import tempfile
+
+    try:
+        gomp = ctypes.CDLL("libgomp.so.1")
+    except OSError:
+        return None
+    with tempfile.TemporaryFile() as f:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(f.fileno(), 2)
+        try:
+            gomp.omp_display_env(1)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        f.seek(0)
+        found = re.search(r"GOMP_SPINCOUNT = '(\d+)'", f.read().decode(errors="replace"))
+    return int(found.group(1)) if found else None
 
 
 def torch_lenet5():

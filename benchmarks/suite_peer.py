@@ -179,4 +179,5 @@ def describe():
     info = [line.strip() for line in torch.__config__.parallel_info().splitlines()
             if "get_num" in line or "backend" in line or "omp_get_max_threads" in line]
     return (f"PyTorch {torch.__version__}: {', '.join(info)}; "
-            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}; {peers.threadpools()}")
+            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}, "
+            f"OpenMP spin count {peers.openmp_spin_count()}; {peers.threadpools()}")

@@ -12,6 +12,14 @@ FLOAT_MAX_INTEGER = 16777216
 FLOAT_MIN_INTEGER = -16777216
 
 
+def refuse_unsupported(owner, name, value, missing):
+    """A MindSpore argument msrt does not honour, given a value: NotImplementedError naming what msrt lacks
+    (`missing`), what was given and what to pass instead, rather than running without it."""
+    if value is not None:
+        raise NotImplementedError(f"For '{owner}', '{name}' needs {missing}, which msrt does not have; "
+                                  f"pass {name}=None, but got {value!r}.")
+
+
 def type_check(arg, types, arg_name):
     """Raises TypeError unless `arg` is one of `types` (bool is not an int here)."""
     print_value = '""' if repr(arg) == repr("") else arg

@@ -24,7 +24,8 @@ import numpy as np
 from . import config
 from ._blocks import _BLOCK_ROWS, _num_rows, _row, _RunState
 from .iterators import DictIterator, TupleIterator
-from ._validate import check_dir, check_num_parallel_workers, check_source_params, check_valid_str, type_check
+from ._validate import (check_dir, check_num_parallel_workers, check_source_params, check_valid_str, refuse_unsupported,
+                        type_check)
 from .samplers import (
     DistributedSampler,
     RandomSampler,
@@ -311,8 +312,7 @@ class MappableDataset(Dataset):
     def __init__(self, num_parallel_workers=None, sampler=None, num_samples=None, shuffle=None,
                  num_shards=None, shard_id=None, cache=None):
         check_source_params(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
-        if cache is not None:
-            raise NotImplementedError("msrt has no dataset cache server; pass cache=None.")
+        refuse_unsupported(type(self).__name__, "cache", cache, "a dataset cache server")
         super().__init__(num_parallel_workers=num_parallel_workers)
         if sampler is None and num_shards is None and self._shards_by_default():
             from ..parallel._utils import _dataset_shards

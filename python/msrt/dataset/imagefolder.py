@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from ._validate import check_bool, check_dir, type_check
+from ._validate import check_bool, check_dir, refuse_unsupported, type_check
 from ._blocks import _BLOCK_ROWS, _stack
 from .datasets import MappableDataset
 from .vision.transforms import decode_image
@@ -100,8 +100,7 @@ class ImageFolderDataset(MappableDataset):
         extensions = _check_extensions(extensions)
         class_indexing = _check_class_indexing(class_indexing)
         check_bool(decode, "decode")
-        if decrypt is not None:
-            raise NotImplementedError("msrt's ImageFolderDataset does not decrypt images; pass decrypt=None.")
+        refuse_unsupported("ImageFolderDataset", "decrypt", decrypt, "image decryption")
         super().__init__(num_parallel_workers=num_parallel_workers, sampler=sampler, num_samples=num_samples,
                          shuffle=shuffle, num_shards=num_shards, shard_id=shard_id, cache=cache)
         self.dataset_dir = dataset_dir

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _workers, config
 from ._blocks import _as_outputs, _concat_blocks, _is_vectorised, _num_rows, _row, _RunState, _stack
-from ._validate import as_column_list, check_columns, check_pos_int32, type_check
+from ._validate import as_column_list, check_columns, check_pos_int32, refuse_unsupported, type_check
 from .datasets import Dataset, _operation
 
 
@@ -70,10 +70,8 @@ class MapDataset(Dataset):
                 raise TypeError(f"map() got an unexpected keyword argument '{key}'")
         if kwargs.get("python_multiprocessing") is not None:
             type_check(kwargs["python_multiprocessing"], (bool,), "python_multiprocessing")
-        if kwargs.get("cache") is not None:
-            raise NotImplementedError("msrt has no dataset cache server; pass cache=None.")
-        if kwargs.get("callbacks") is not None:
-            raise NotImplementedError("msrt's map() takes no dataset callbacks (DSCallback); pass callbacks=None.")
+        refuse_unsupported("map", "cache", kwargs.get("cache"), "a dataset cache server")
+        refuse_unsupported("map", "callbacks", kwargs.get("callbacks"), "dataset callbacks (DSCallback)")
         self.operations = _validate_operations(operations)
         for name, value in (("input_columns", input_columns), ("output_columns", output_columns)):
             if value is not None:

@@ -43,6 +43,9 @@ def test_prints_settings_row_and_sanity_check(suite_run):
     text = out.stdout
     assert re.search(r"^msrt side: msrt \S+: runtime_num_threads=2, .*OMP_WAIT_POLICY=PASSIVE", text, re.M), text
     assert re.search(r"^torch side: PyTorch \S+: at::get_num_threads\(\) : \d+", text, re.M), text
+    # What each OpenMP runtime took: msrt's workers wait passively, PyTorch's spin as libgomp's default has them.
+    assert re.search(r"^msrt side: .*OMP_WAIT_POLICY=PASSIVE, OpenMP spin count 0;", text, re.M), text
+    assert re.search(r"^torch side: .*OMP_WAIT_POLICY=unset, OpenMP spin count 300000;", text, re.M), text
     assert re.search(r"^peak: best 256\^3 float32 matmul, msrt \d+\.\d GFLOP/s, torch \d+\.\d GFLOP/s", text, re.M)
     num = r"\s+(\d+\.\d+)"
     row = re.search(rf"^lenet\s+train\s+8 \|{num * 5} \|{num * 4} \|{num}\s+\d+\.\d%\s+\|(?:\s+\d+){{5}} \| ok ",

@@ -559,3 +559,9 @@ def test_map_refuses_a_cache_and_callbacks_it_would_not_honour():
         data.map(lambda x: x, cache=object())
     with pytest.raises(NotImplementedError, match="DSCallback"):
         data.map(lambda x: x, callbacks=[object()])
+    # Each refusal says what was given and what to pass instead, and leaves the pipeline as it was.
+    with pytest.raises(NotImplementedError, match=r"pass callbacks=None, but got \['cb'\]"):
+        data.map(lambda x: x, callbacks=["cb"])
+    with pytest.raises(NotImplementedError, match=r"'decrypt' needs image decryption.*but got 'key'"):
+        ds.ImageFolderDataset(".", decrypt="key")
+    assert data.get_col_names() == ["x"] and data.get_dataset_size() == 4
