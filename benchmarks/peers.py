@@ -54,11 +54,41 @@ def in_peer(fn, *args):
     name = os.path.splitext(os.path.basename(module.__file__))[0]
     # PyTorch loads first, so its OpenMP runtime starts from its own defaults even when fn's module imports msrt
     # (whose import asks for passive waits): libgomp reads OMP_WAIT_POLICY once, when it loads.
-    code = (f"import json, sys; import torch; sys.path.insert(0, {path!r}); import {name} as m; "
+    # It refuses to run on any BLAS but OpenBLAS's OpenMP build: a peer on the reference BLAS is not a peer.
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = (f"import json, sys; import torch; sys.path.insert(0, {here!r}); import peers; "
+            f"peers.require_peer_blas(); sys.path.insert(0, {path!r}); import {name} as m; "
             f"print(json.dumps(m.{fn.__name__}(*json.loads(sys.argv[1]))))")
     out = subprocess.run([sys.executable, "-c", code, json.dumps(args)], env=peer_env(), capture_output=True,
-                         text=True, check=True)
+                         text=True)
+    if out.returncode != 0:
+        refusal = re.search(r"^(?:\w+\.)*PeerBlasError: (.*)$", out.stderr, re.MULTILINE)
+        if refusal:
+            raise PeerBlasError(refusal.group(1))
+        raise subprocess.CalledProcessError(out.returncode, out.args, out.stdout, out.stderr)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+class PeerBlasError(RuntimeError):
+    """The peer's PyTorch did not load OpenBLAS's OpenMP build."""
+
+
+def loaded_blas():
+    """The BLAS and LAPACK libraries this process has mapped (real paths, from /proc/self/maps)."""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if line.rstrip().endswith(".so") or ".so." in line}
+    return sorted(os.path.realpath(p) for p in paths if re.search(r"lib(open)?blas|liblapack", os.path.basename(p)))
+
+
+def require_peer_blas():
+    """Raises PeerBlasError unless this process (the peer, PyTorch imported) runs its BLAS from OpenBLAS's
+    OpenMP build."""
+    blas = loaded_blas()
+    home = os.path.realpath(OPENBLAS_OPENMP)
+    if not blas or any(os.path.dirname(p) != home for p in blas):
+        raise PeerBlasError(f"the PyTorch peer must run on OpenBLAS's OpenMP build ({home}, Debian's "
+                            f"libopenblas0-openmp, which `scripts/setup.sh` installs), but it loaded "
+                            f"{', '.join(blas) or 'no BLAS library'}")
 
 
 def torch_version():

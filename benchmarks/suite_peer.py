@@ -11,6 +11,8 @@ from torch import nn
 import peers
 import suite_spec as spec
 
+peers.require_peer_blas()  # a peer on any BLAS but OpenBLAS's OpenMP build is not a peer
+
 if os.environ.get("MSRT_BENCH_TORCH_THREADS"):  # suite.py --torch-threads
     torch.set_num_threads(int(os.environ["MSRT_BENCH_TORCH_THREADS"]))
 

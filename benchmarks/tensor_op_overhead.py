@@ -93,7 +93,7 @@ def main():
         peer = [statistics.median(r[i] for r in peer_rounds) for i in range(len(CASES))]
         print(f"peer: {peers.peer_description()}")
     else:
-        print(f"PyTorch peer unavailable ({type(peer_error).__name__}); msrt figures only")
+        print(f"PyTorch peer unavailable ({type(peer_error).__name__}: {peer_error}); msrt figures only")
         peer = [None] * len(CASES)
     print(f"msrt {ms.__version__}, PYNATIVE_MODE, CPU; medians of {ROUNDS} alternating rounds, each the best of "
           f"{REPEAT} x {NUMBER} calls")

@@ -22,14 +22,15 @@ packages=(
   libgloo-dev
   # The linters `make lint` runs (scripts/lint.sh).
   clang-format clang-tidy flake8 python3-flake8-builtins python3-pep8-naming
-  # The peer the gradient tests compare with.
-  python3-torch
+  # The peer the gradient tests compare with, on the BLAS the benchmarks'
+  # peer must run on (OpenBLAS's OpenMP build: benchmarks/peers.py loads it
+  # and refuses any other; tests/python/benchmarks check that), and
+  # threadpoolctl, which reports the thread pools each side loaded.
+  python3-torch libopenblas0-openmp python3-threadpoolctl
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  # The peer's BLAS: OpenBLAS's OpenMP build (benchmarks/peers.py loads it);
-  # threadpoolctl reports the thread pools each side loaded; matplotlib draws
-  # docs/performance.png (benchmarks/report.py).
-  packages+=(libtorch-dev libopenblas0-openmp python3-threadpoolctl python3-matplotlib)
+  # matplotlib draws docs/performance.png (benchmarks/report.py).
+  packages+=(libtorch-dev python3-matplotlib)
 fi
 
 missing=()

@@ -36,3 +36,17 @@ def test_a_peer_module_that_imports_msrt_leaves_pytorchs_defaults(tmp_path, monk
     monkeypatch.syspath_prepend(str(tmp_path))
     module = importlib.import_module("peer_module_importing_msrt")
     assert peers.in_peer(module.spin) == LIBGOMP_DEFAULT_SPIN
+
+
+def test_the_peer_runs_on_openblas_openmp_build():
+    blas = peers.in_peer(peers.loaded_blas)
+    assert blas and all(p.startswith(str(pathlib.Path(peers.OPENBLAS_OPENMP).resolve()) + "/") for p in blas), blas
+
+
+def test_a_peer_on_another_blas_is_refused_with_what_it_loaded(tmp_path, monkeypatch):
+    # This process's BLAS (NumPy's) is not in an empty folder: the check names the folder it wanted and what it found.
+    import numpy  # noqa: F401  (maps a BLAS)
+
+    monkeypatch.setattr(peers, "OPENBLAS_OPENMP", str(tmp_path))
+    with pytest.raises(peers.PeerBlasError, match=r"OpenBLAS's OpenMP build \(.*\).* but it loaded .*blas"):
+        peers.require_peer_blas()
