@@ -37,6 +37,7 @@ py::dict ReportDict(const compiler::CompileReport& r, const runtime::GraphExecut
   d["fused_chains"] = r.fused_chains;
   d["fused_epilogues"] = r.fused_epilogues;
   d["fused_pairs"] = r.fused_pairs;
+  d["in_place_tails"] = r.in_place_tails;
   d["channels_last_ops"] = r.channels_last_ops;
   d["layout_conversions"] = r.layout_conversions;
   d["float16_in_float32_ops"] = r.float16_in_float32_ops;

@@ -183,7 +183,23 @@ bool FuseElementwise(Graph& graph, DeviceTarget device, std::string* report) {
 
 namespace msrt::compiler {
 
-bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report) {
+// Note [In-place tails]
+// A unary elementwise op after a producer whose kernel cannot apply it (no
+// oneDNN post-op computes it, such as the rounding of float16 values held in
+// float32, Note [float16 held in float32] in half_in_float32.h, or the
+// producer takes no epilogues: a convolution's backward pass, BatchNorm's
+// gradient) still joins the producer when that writes output 0 fresh (not
+// in place, not a view, no side effects): it runs with its own
+// kernel on the producer's output in place, right after the producer's
+// kernel (kernels::kInPlaceTailAttr; the graph executor runs it, and kernel
+// observers such as the profiler see it as its own launch). Its result is
+// what the separate node computed, from the same kernel, but the graph has
+// no buffer and no step for it, and it reads the output while it is still
+// in cache. Once a tail starts, the ops after it join the tail too, so the
+// order of the ops stays. Only ops without attributes join (the tail names
+// the op alone), and not when graph-kernel fusion is on: it puts such ops
+// into longer loops with their readers.
+bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report, bool in_place_tails) {
   auto& nodes = graph.nodes();
   auto uses = graph.UseCounts();
   std::vector<bool> returned(nodes.size(), false);
@@ -200,23 +216,46 @@ bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report) {
     // e.g. batch_norm's saved statistics, stay as they are).
     ValueRef v = n.inputs[0];
     Node& producer = nodes[static_cast<size_t>(v.node)];
-    if (v.index != 0 || producer.kind != NodeKind::kOp || !producer.op->props.accepts_epilogue ||
-        uses[static_cast<size_t>(v.node)][0] != 1 || returned[static_cast<size_t>(v.node)] ||
-        producer.outputs[0].shape != n.outputs[0].shape || producer.outputs[0].dtype != n.outputs[0].dtype) {
+    if (producer.kind != NodeKind::kOp) continue;
+    const bool accepts = producer.op->props.accepts_epilogue;
+    // Any op whose output 0 is its own fresh result may take a tail.
+    const ops::OpProperties& pp = producer.op->props;
+    const bool takes_tail = in_place_tails && producer.fused.empty() && !pp.inplace && !pp.view &&
+                            pp.writes_inputs.empty() && !pp.data_dependent_shape && !graph.HasSideEffects(v.node);
+    if (v.index != 0 || (!accepts && !takes_tail) || uses[static_cast<size_t>(v.node)][0] != 1 ||
+        returned[static_cast<size_t>(v.node)] || producer.outputs[0].shape != n.outputs[0].shape ||
+        producer.outputs[0].dtype != n.outputs[0].dtype) {
       continue;
     }
-    // Only when the producer's kernel applies the epilogue itself.
-    Dict attrs = producer.attrs;
-    List epilogue;
-    if (const Value* existing = attrs.Find(kernels::kEpilogueAttr)) epilogue = existing->as_list();
-    epilogue.emplace_back(std::string(n.op->name));
-    attrs.Set(std::string(kernels::kEpilogueAttr), Value(epilogue));
+    // Inside the producer's kernel when it applies the op itself; else, with
+    // in_place_tails, on its output right after it (Note [In-place tails]).
+    auto appended = [&](std::string_view attr) {
+      Dict attrs = producer.attrs;
+      List ops;
+      if (const Value* existing = attrs.Find(attr)) ops = existing->as_list();
+      ops.emplace_back(std::string(n.op->name));
+      attrs.Set(std::string(attr), Value(ops));
+      return attrs;
+    };
     std::vector<ops::TensorMeta> metas;
     for (const ValueRef& in : producer.inputs) metas.push_back(graph.Meta(in));
-    const kernels::KernelDef* kernel = kernels::SelectKernel(producer.op->name, device, metas, attrs);
-    if (kernel == nullptr) continue;
+    const bool tail_started = producer.attrs.Contains(kernels::kInPlaceTailAttr);
+    Dict attrs = appended(tail_started ? kernels::kInPlaceTailAttr : kernels::kEpilogueAttr);
+    const kernels::KernelDef* kernel = tail_started || !accepts
+                                           ? nullptr
+                                           : kernels::SelectKernel(producer.op->name, device, metas, attrs);
+    bool tail = false;
+    if (kernel == nullptr) {
+      if (!takes_tail || !n.op->attrs.empty()) continue;
+      const kernels::KernelDef* own = kernels::SelectKernel(n.op->name, device, {n.outputs[0]}, n.attrs);
+      kernel = kernels::SelectKernel(producer.op->name, device, metas, producer.attrs);
+      if (own == nullptr || kernel == nullptr) continue;
+      attrs = appended(kernels::kInPlaceTailAttr);
+      tail = true;
+    }
     if (report != nullptr) {
-      *report += StrCat("epilogue ", n.op->name, " runs inside ", graph.NodeName(v.node), " [", kernel->impl, "]\n");
+      *report += StrCat(tail ? "tail " : "epilogue ", n.op->name, tail ? " runs in place after " : " runs inside ",
+                        graph.NodeName(v.node), " [", kernel->impl, "]\n");
     }
     producer.attrs = std::move(attrs);
     graph.ReplaceAllUses({id, 0}, v);

@@ -23,8 +23,11 @@ bool RunsInFusedLoop(const ir::Graph& graph, int32_t id, DeviceTarget device);
 /// Moves unary elementwise ops that follow an op with props.accepts_epilogue
 /// (conv2d, matmul, dense) into that op's kernel (kernels::kEpilogueAttr,
 /// oneDNN post-ops on CPU) when the result is not used otherwise and the
-/// kernel chosen for it supports them.
-bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report = nullptr);
+/// kernel chosen for it supports them. With `in_place_tails`, an op the
+/// kernel cannot apply (and every op after it) runs with its own kernel on
+/// that output in place, right after it, after any op that writes its output
+/// 0 fresh (kernels::kInPlaceTailAttr, Note [In-place tails] in fusion.cc).
+bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report = nullptr, bool in_place_tails = false);
 
 /// Replaces a producer and its single consumer by the op that declares it is
 /// the two (props.fuses: conv2d then bias_add is conv2d_bias), Note [Fused

@@ -240,7 +240,10 @@ constexpr PassDef kPassTable[] = {
     {kFoldPrecisionCastsPass, Phase::kLayout, PassSwitch::kAlways, true, false,
      [](Graph& g, PassContext& c) { return FoldPrecisionCasts(g, c.device, &c.decisions); }},
     {"fuse_epilogues", Phase::kLayout, PassSwitch::kAlways, true, false,
-     [](Graph& g, PassContext& c) { return FuseEpilogues(g, c.device, &c.decisions); }},
+     [](Graph& g, PassContext& c) {
+       // Graph-kernel fusion, when on, runs the ops no kernel applies in longer loops itself.
+       return FuseEpilogues(g, c.device, &c.decisions, !SwitchOn(PassSwitch::kGraphKernel, c));
+     }},
     {"fuse_elementwise", Phase::kGraphKernelFusion, PassSwitch::kGraphKernel, true, false,
      [](Graph& g, PassContext& c) { return FuseElementwise(g, c.device, &c.decisions); }},
 };

@@ -111,6 +111,7 @@ Compiled Compile(const std::shared_ptr<ir::Graph>& graph, int64_t graph_id, bool
   }
   report.fused_epilogues = count_lines("epilogue ");
   report.fused_pairs = count_lines("pair ");
+  report.in_place_tails = count_lines("tail ");
   options.memory_level = static_cast<int>(opts::MemoryOptimizeLevel().Get());
   options.buffer_reuse = memory::BufferReuseEnabled();  // env_config_path: sys.mem_Reuse
   manager.EndStage("backend", *graph);

@@ -26,6 +26,7 @@ struct CompileReport {
   size_t final_ops = 0;           // kernels executed per run
   size_t fused_chains = 0;        // elementwise chains fused into one kernel
   size_t fused_epilogues = 0;     // elementwise ops moved into a conv/matmul kernel
+  size_t in_place_tails = 0;      // elementwise ops run in place right after such a kernel (Note [In-place tails])
   size_t fused_pairs = 0;         // producer + consumer pairs run as one op (conv2d + bias_add)
   size_t channels_last_ops = 0;   // ops run on NHWC activations (Note [Channels-last graphs])
   size_t layout_conversions = 0;  // transposes added where NHWC values meet NCHW ones

@@ -286,7 +286,7 @@ void GraphExecutable::RunKept(const Step& step, std::vector<Tensor>& slots, cons
     out.push_back(keep ? Tensor::Empty(m.shape, m.dtype, options_.device) : OutputTensor(s, m, slots));
     slots[static_cast<size_t>(s)] = out.back();
   }
-  LaunchKernel(*step.kernel, *step.op, in, out, attrs, site, step.plan.get());
+  Launch(step, in, out, attrs, site);
   kept.storages.clear();
   kept.offsets.clear();
   for (const Tensor& t : in) {
@@ -451,6 +451,16 @@ void GraphExecutable::Build() {
                              described, " (graph node ", step.name, n.source.empty() ? "" : ", defined at ", n.source,
                              ")."));
     }
+    if (const Value* tail = n.attrs.Find(kernels::kInPlaceTailAttr)) {
+      for (const Value& name : tail->as_list()) {
+        Step::TailOp t;
+        t.op = &ops::GetOp(name.as_string());
+        t.attrs = ops::NormalizeAttrs(*t.op, {});
+        t.kernel = kernels::SelectKernel(t.op->name, options_.device, {n.outputs.at(0)}, t.attrs);
+        MSRT_INTERNAL_ASSERT(t.kernel != nullptr, "no kernel for the in-place tail op ", t.op->name, " of ", step.name);
+        step.tail.push_back(std::move(t));
+      }
+    }
     if (n.fused.empty() && !n.op->props.meta_only_inputs.empty()) {
       step.meta_stand_ins.resize(metas.size());
       for (int k : n.op->props.meta_only_inputs) {
@@ -593,6 +603,14 @@ std::vector<Tensor> GraphExecutable::Run(const std::vector<Tensor>& inputs, cons
   return results;
 }
 
+void GraphExecutable::Launch(const Step& step, const std::vector<Tensor>& in, std::vector<Tensor>& out,
+                             const Dict& attrs, const LaunchSite& site) {
+  LaunchKernel(*step.kernel, *step.op, in, out, attrs, site, step.plan.get());
+  if (step.tail.empty()) return;
+  std::vector<Tensor> result{out.at(0)};
+  for (const Step::TailOp& t : step.tail) LaunchKernel(*t.kernel, *t.op, result, result, t.attrs, site);
+}
+
 void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Dict& attrs) {
   CheckInterrupt(run_interrupts_, "running a graph");
   const Step& step = steps_[index];
@@ -614,7 +632,7 @@ void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Di
       slots[static_cast<size_t>(s)] = out.back();
     }
     if (!step.outputs.empty() && view_of_[static_cast<size_t>(step.outputs[0])] >= 0) return;  // a view: no kernel
-    LaunchKernel(*step.kernel, *step.op, in, out, attrs, site, step.plan.get());
+    Launch(step, in, out, attrs, site);
   } catch (const Error& e) {
     const ir::Node& n = g.node(step.node);
     std::string message = StrCat(e.message(), " [while running '", step.op->name, "' (graph '", g.name(), "', node ",
@@ -698,7 +716,9 @@ std::string GraphExecutable::ExecutionOrderText(int64_t failed_step) const {
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
     if (failed_step >= 0) out << (static_cast<int64_t>(i) == failed_step ? "=> " : "   ");
-    out << i << ": " << s.op->name << " [" << s.kernel->impl << "] " << s.name << "\n    in:";
+    out << i << ": " << s.op->name << " [" << s.kernel->impl << "]";
+    for (const Step::TailOp& t : s.tail) out << " then " << t.op->name << " in place [" << t.kernel->impl << "]";
+    out << " " << s.name << "\n    in:";
     for (int32_t slot : s.inputs) out << " $" << slot;
     out << "  out:";
     for (int32_t slot : s.outputs) {

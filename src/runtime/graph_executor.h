@@ -120,6 +120,12 @@ class GraphExecutable {
     std::shared_ptr<const struct FusedPlan> plan;  // fused nodes
     std::vector<Tensor> meta_stand_ins;            // per input: its shape and dtype, for a meta-only input
     std::shared_ptr<Kept> kept;                    // results derived from weights alone; null otherwise
+    struct TailOp {
+      const ops::OpDef* op = nullptr;
+      const kernels::KernelDef* kernel = nullptr;
+      Dict attrs;
+    };
+    std::vector<TailOp> tail;  // run on output 0 in place after the kernel (Note [In-place tails], fusion.cc)
   };
   struct Binding {
     int32_t slot;
@@ -131,6 +137,9 @@ class GraphExecutable {
   void PlanMemory();
   void BuildDependencies();
   void RunStep(size_t index, std::vector<Tensor>& slots, const Dict& attrs);
+  /// The step's kernel on `in` into `out`, then its in-place tail.
+  static void Launch(const Step& step, const std::vector<Tensor>& in, std::vector<Tensor>& out, const Dict& attrs,
+                     const struct LaunchSite& site);
   void RunConcurrently(int threads, std::vector<Tensor>& slots, const std::vector<Dict>& attrs);
   Tensor OutputTensor(int32_t slot, const ops::TensorMeta& meta, std::vector<Tensor>& slots);
 

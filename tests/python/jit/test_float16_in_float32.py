@@ -96,6 +96,9 @@ def test_conv_network_trains_bit_for_bit_as_with_float16_buffers(graph_mode):
     assert report["float16_in_float32_ops"] > 20 and report["float16_roundings"] > 10
     assert report["float16_kept"] == "" and report["float16_conversions"] == 0
     assert report_off["float16_in_float32_ops"] == 0 and report_off["float16_roundings"] == 0
+    # Roundings after the convolutions, their gradients and the products run in place after them (Note [In-place
+    # tails]): the bits above are those of the float16 kernels with them.
+    assert report["in_place_tails"] >= 8
     # The rounding after BatchNorm's float16 cast waits past the relu, which joins BatchNorm as its epilogue.
     assert report["fused_epilogues"] > report_off["fused_epilogues"]
     # The biased convolution fuses with its bias_add as without the pass: the rounding comes after the pair.

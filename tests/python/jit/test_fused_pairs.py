@@ -79,8 +79,10 @@ def test_a_float64_pair_runs_the_reference_kernel(tmp_path):
     fused, report = _gradients([], tmp_path, 1, 1, True, dtype=np.float64)
     plain, plain_report = _gradients([UNFUSED], tmp_path, 1, 1, True, dtype=np.float64)
     assert report["fused_pairs"] == 1 and plain_report["fused_pairs"] == 0
-    # The reference kernel applies no epilogue: the relu stays an op after conv2d_bias.
-    assert report["fused_epilogues"] == 0 and " relu(" in _backend_ir(report)
+    # The reference kernel applies no epilogue: the relu runs with its own kernel, in place right after conv2d_bias
+    # (Note [In-place tails]).
+    assert report["fused_epilogues"] == 0 and report["in_place_tails"] == 1
+    assert "__in_place_tail: ['relu']" in _backend_ir(report)
     for got, expected in zip(fused, plain):
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 

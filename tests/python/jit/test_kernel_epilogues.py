@@ -185,7 +185,9 @@ def test_a_relu_after_batch_norm_runs_inside_its_kernel_and_trains_the_same(tmp_
     assert report["fused_epilogues"] == 1 and plain_report["fused_epilogues"] == 0
     assert text.count("batch_norm(") == 2 and text.count("__epilogue: ['relu']") == 1
     assert "batch_norm(" in text.split("__epilogue: ['relu']")[0].rsplit("\n", 1)[1]
-    assert text.count(" relu(") == 1  # the one after the residual add
+    # The one after the residual add runs in place right after the add (Note [In-place tails]).
+    assert text.count(" relu(") == 0 and text.count("__in_place_tail: ['relu']") == 1
+    assert "add(" in text.split("__in_place_tail: ['relu']")[0].rsplit("\n", 1)[1]
 
 
 def test_a_float64_batch_norm_keeps_its_relu():
