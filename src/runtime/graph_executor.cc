@@ -457,6 +457,7 @@ void GraphExecutable::Build() {
         t.op = &ops::GetOp(name.as_string());
         t.attrs = ops::NormalizeAttrs(*t.op, {});
         t.kernel = kernels::SelectKernel(t.op->name, options_.device, {n.outputs.at(0)}, t.attrs);
+        t.name = StrCat(step.name, "/", t.op->name, "-tail", step.tail.size());
         MSRT_INTERNAL_ASSERT(t.kernel != nullptr, "no kernel for the in-place tail op ", t.op->name, " of ", step.name);
         step.tail.push_back(std::move(t));
       }
@@ -608,7 +609,10 @@ void GraphExecutable::Launch(const Step& step, const std::vector<Tensor>& in, st
   LaunchKernel(*step.kernel, *step.op, in, out, attrs, site, step.plan.get());
   if (step.tail.empty()) return;
   std::vector<Tensor> result{out.at(0)};
-  for (const Step::TailOp& t : step.tail) LaunchKernel(*t.kernel, *t.op, result, result, t.attrs, site);
+  for (const Step::TailOp& t : step.tail) {
+    LaunchSite tail_site{site.graph, t.name, site.iteration};
+    LaunchKernel(*t.kernel, *t.op, result, result, t.attrs, tail_site);
+  }
 }
 
 void GraphExecutable::RunStep(size_t index, std::vector<Tensor>& slots, const Dict& attrs) {

@@ -124,6 +124,7 @@ class GraphExecutable {
       const ops::OpDef* op = nullptr;
       const kernels::KernelDef* kernel = nullptr;
       Dict attrs;
+      std::string name;  // its launches' node name: the step's, then the op's (kernel dumps tell the two apart)
     };
     std::vector<TailOp> tail;  // run on output 0 in place after the kernel (Note [In-place tails], fusion.cc)
   };

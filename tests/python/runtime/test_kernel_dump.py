@@ -122,3 +122,29 @@ def test_graph_mode_dumps_every_node_per_run(in_tmp):
     assert "Default/mul-op" in mul["name"] or "Default_mul-op" in mul["name"]
     out = np.load(in_tmp / "dump" / "rank_0" / mul["outputs"][0]["file"])
     np.testing.assert_allclose(out, np.exp([0.0, 1.0]) * 2, rtol=1e-6)
+
+
+def test_an_in_place_tail_dumps_apart_from_its_producer(in_tmp):
+    # floor has no oneDNN post-op: it runs in place right after the product (Note [In-place tails]). Its launch
+    # has a node name of its own, so the product's dumped inputs are the product's.
+    ms.set_context(mode=ms.GRAPH_MODE)
+    w = ms.Tensor(np.array([[1.5, -2.0], [0.5, 1.0]], np.float32))
+
+    @ms.jit
+    def f(x):
+        return ms.ops.floor(ms.ops.matmul(x, w))
+
+    x = ms.Tensor(np.array([[1.0, 2.0], [-1.0, 0.25]], np.float32))
+    f(x)
+    assert ms._jit.compile_report(f)[-1]["in_place_tails"] == 1
+    ms.set_context(enable_dump=True, save_dump_path="dump")
+    f(x).asnumpy()
+    ms.set_context(enable_dump=False)
+    root = in_tmp / "dump" / "rank_0"
+    lines = read_index(root / "index.jsonl")
+    assert [rec["op"] for rec in lines] == ["matmul", "floor"]
+    product, tail = lines
+    assert product["name"] != tail["name"] and tail["name"].startswith(product["name"])
+    np.testing.assert_array_equal(np.load(root / product["inputs"][0]["file"]), x.asnumpy())
+    np.testing.assert_allclose(np.load(root / tail["inputs"][0]["file"]), x.asnumpy() @ w.asnumpy(), rtol=1e-6)
+    np.testing.assert_array_equal(np.load(root / tail["outputs"][0]["file"]), np.floor(x.asnumpy() @ w.asnumpy()))
