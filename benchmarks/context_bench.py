@@ -42,8 +42,8 @@ def main():
     peer_get = peer_set = None
     try:
         peer_get, peer_set = peers.in_peer(torch_flag_latency)
-    except subprocess.CalledProcessError:  # the peer is optional; install it with scripts/setup.sh --bench
-        pass
+    except (subprocess.CalledProcessError, peers.PeerBlasError) as error:  # the peer is optional (scripts/setup.sh)
+        print(f"PyTorch peer unavailable ({type(error).__name__}); msrt figures only")
     else:
         rows.append(("peer get torch.are_deterministic_algorithms_enabled()", peer_get, None))
         rows.append(("peer set torch.use_deterministic_algorithms(b)", peer_set, None))

@@ -86,7 +86,7 @@ def main():
         if peer_error is None:
             try:
                 peer_rounds.append(peers.in_peer(torch_ns, NUMBER, REPEAT))
-            except Exception as error:  # noqa: BLE001 - the peer is optional (scripts/setup.sh --bench installs it)
+            except Exception as error:  # noqa: BLE001 - the peer is optional (scripts/setup.sh installs it)
                 peer_error = error
     ours = [statistics.median(r[i] for r in our_rounds) for i in range(len(CASES))]
     if peer_error is None:
