@@ -19,11 +19,11 @@ namespace msrt::kernels {
 /// Kernels that cannot apply an epilogue must not claim support when it is
 /// present.
 inline constexpr std::string_view kEpilogueAttr = "__epilogue";
-/// Attribute the fuse_epilogues pass gives an op with props.accepts_epilogue
-/// for unary elementwise ops its kernel cannot apply itself: their names, run
-/// in order with their own kernels on its output 0, in place, right after it
-/// (Note [In-place tails] in src/compiler/fusion.cc). Kernels ignore it; the
-/// graph executor runs them.
+/// Attribute the fuse_epilogues pass gives an op that writes its output 0
+/// fresh, for the unary elementwise ops after it that its kernel does not
+/// apply: their names, run in order with their own kernels on that output, in
+/// place, right after it (Note [In-place tails] in src/compiler/fusion.cc).
+/// Kernels ignore it; the graph executor runs them.
 inline constexpr std::string_view kInPlaceTailAttr = "__in_place_tail";
 
 struct KernelArgs {
