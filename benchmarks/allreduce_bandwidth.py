@@ -128,7 +128,7 @@ class World:
 
             self.server = _C.parallel.StoreServer("127.0.0.1", 0)
             port = self.server.port
-            env = peers.msrt_env()
+            env = dict(os.environ)  # the worker imports msrt first (peers.msrt_process)
         else:
             port = _free_port()
             env = peers.peer_env()

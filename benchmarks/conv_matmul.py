@@ -23,11 +23,10 @@ import statistics
 import subprocess
 import time
 
-import numpy as np
-
 import peers
 
-peers.msrt_process()
+peers.msrt_process()  # before NumPy, which may load libgomp (OpenBLAS's OpenMP build)
+import numpy as np  # noqa: E402
 THREADS = 2
 
 

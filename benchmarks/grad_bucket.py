@@ -163,7 +163,7 @@ def run(ranks, warmup, repeats, batch, timeout):
                     f"--local_worker_num={size}", f"--master_port={_free_port()}", f"--log_dir={tmp}",
                     "--join=True", f"--cluster_time_out={int(timeout)}", os.path.abspath(__file__), "--worker", out,
                     str(warmup), str(repeats), str(batch)]
-            env = dict(peers.msrt_env(), PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
             done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
             if done.returncode != 0:
                 raise SystemExit(f"grad_bucket: the {size}-rank job failed:\n{done.stdout}{done.stderr}")

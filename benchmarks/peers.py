@@ -9,8 +9,9 @@ build, OMP_WAIT_POLICY unset and PyTorch loaded before the module (so an
 `import msrt` in it cannot change PyTorch's OpenMP settings), and returns
 fn's (JSON) result; both sides print the spin count their OpenMP runtime
 took (`openmp_spin_count`). msrt's side
-runs in the benchmark's process, with OpenMP workers waiting passively
-(`msrt_process()`, as msrt's own Makefile demo runs it).
+runs in the benchmark's process (or processes it starts with the caller's
+environment) with msrt imported first (`msrt_process()`), so its OpenMP
+workers wait passively as msrt's import asks.
 """
 import json
 import os
@@ -26,16 +27,12 @@ IN_PEER = os.environ.get(_PEER_FLAG) == "1"
 
 
 def msrt_process():
-    """Call at the top of a benchmark, before numpy, msrt or torch load libgomp."""
+    """Call at the top of a benchmark (and of any process that runs msrt's side), before numpy or torch can load
+    libgomp: outside the peer's process it imports msrt first, whose import asks libgomp for passive waits, as
+    every msrt program gets them when it imports msrt first. libgomp reads its wait policy once, when it loads,
+    and NumPy on OpenBLAS's OpenMP build loads it too. Benchmarks set no OpenMP settings of their own."""
     if not IN_PEER:
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
-def msrt_env():
-    """The environment of a process that runs msrt's side (OpenMP workers wait passively, as msrt_process sets)."""
-    env = dict(os.environ)
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    return env
+        import msrt  # noqa: F401
 
 
 def peer_env():

@@ -37,8 +37,10 @@ import tempfile
 import time
 
 import peers
-import suite_spec as spec
-from report import _write_atomic
+
+peers.msrt_process()  # msrt's workers (and this parent) import msrt before NumPy; the peer's workers do not
+import suite_spec as spec  # noqa: E402
+from report import _write_atomic  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -126,7 +128,7 @@ def worker(cfg):
 # --- the parent ----------------------------------------------------------------------------------------------------
 class Worker:
     def __init__(self, cfg, torch_threads=None):
-        env = peers.peer_env() if cfg["side"] == "torch" else peers.msrt_env()
+        env = peers.peer_env() if cfg["side"] == "torch" else dict(os.environ)
         if cfg["side"] == "torch" and torch_threads:
             env["MSRT_BENCH_TORCH_THREADS"] = str(torch_threads)
         self.log = tempfile.TemporaryFile(mode="w+")

@@ -13,11 +13,11 @@ FLOAT_MIN_INTEGER = -16777216
 
 
 def refuse_unsupported(owner, name, value, missing):
-    """A MindSpore argument msrt does not honour, given a value: NotImplementedError naming what msrt lacks
-    (`missing`), what was given and what to pass instead, rather than running without it."""
+    """A MindSpore argument msrt does not honour, given a value: a ValueError saying what msrt lacks
+    (`missing`), what it takes (None) and what was given, rather than running without it."""
     if value is not None:
-        raise NotImplementedError(f"For '{owner}', '{name}' needs {missing}, which msrt does not have; "
-                                  f"pass {name}=None, but got {value!r}.")
+        raise ValueError(f"For '{owner}', '{name}' needs {missing}, which msrt does not have; "
+                         f"pass {name}=None, but got {value!r}.")
 
 
 def type_check(arg, types, arg_name):

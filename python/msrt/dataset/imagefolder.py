@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from ._validate import check_bool, check_dir, refuse_unsupported, type_check
+from ._validate import check_bool, check_dir, type_check
 from ._blocks import _BLOCK_ROWS, _stack
 from .datasets import MappableDataset
 from .vision.transforms import decode_image
@@ -82,7 +82,8 @@ class ImageFolderDataset(MappableDataset):
             read. Default: the sorted folder names, labelled from 0.
         decode (bool, optional): decode each JPEG or PNG file to RGB, as vision.Decode
             does. Default: False.
-        decrypt: not supported (pass None).
+        decrypt (callable, optional): reads an encrypted image: called with a file's path, it returns
+            the file's decrypted bytes, which stand for the file's contents. Default: None (read the file).
 
     Raises:
         ValueError: `dataset_dir` is not a readable folder; a negative class index.
@@ -90,7 +91,8 @@ class ImageFolderDataset(MappableDataset):
         RuntimeError: no file matches; a class_indexing folder is missing; inconsistent
             sampler/shuffle/shard arguments; with decode=True, a file that is not a
             valid JPEG or PNG image (when it is read).
-        NotImplementedError: decrypt given.
+        TypeError: decrypt is not callable.
+        RuntimeError: decrypt raises or returns something other than bytes (when the file is read).
     """
 
     def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
@@ -100,13 +102,15 @@ class ImageFolderDataset(MappableDataset):
         extensions = _check_extensions(extensions)
         class_indexing = _check_class_indexing(class_indexing)
         check_bool(decode, "decode")
-        refuse_unsupported("ImageFolderDataset", "decrypt", decrypt, "image decryption")
+        if decrypt is not None and not callable(decrypt):
+            raise TypeError(f"Argument decrypt with value {decrypt!r} is not callable, but got {type(decrypt)}.")
         super().__init__(num_parallel_workers=num_parallel_workers, sampler=sampler, num_samples=num_samples,
                          shuffle=shuffle, num_shards=num_shards, shard_id=shard_id, cache=cache)
         self.dataset_dir = dataset_dir
         self.extensions = extensions
         self.class_indexing = class_indexing
         self.decode = decode
+        self.decrypt = decrypt
         self._paths, self._labels, self._class_indexing = _scan(dataset_dir, extensions, class_indexing)
         self._columns = ["image", "label"]
 
@@ -114,17 +118,31 @@ class ImageFolderDataset(MappableDataset):
         return len(self._paths)
 
     def _read(self, path):
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError as error:
-            raise RuntimeError(f"ImageFolderDataset: cannot read '{path}': {error.strerror or error}.") from None
+        if self.decrypt is not None:
+            data = self._decrypted(path)
+        else:
+            try:
+                with open(path, "rb") as f:
+                    data = f.read()
+            except OSError as error:
+                raise RuntimeError(f"ImageFolderDataset: cannot read '{path}': {error.strerror or error}.") from None
         if not self.decode:
             return np.frombuffer(data, np.uint8)
         try:
             return decode_image(data)
         except RuntimeError as error:
             raise RuntimeError(f"ImageFolderDataset: '{path}': {error}") from None
+
+    def _decrypted(self, path):
+        try:
+            data = self.decrypt(path)
+        except Exception as error:  # noqa: BLE001 - any failure of the user's function names the file
+            raise RuntimeError(f"ImageFolderDataset: decrypt failed on '{path}': {type(error).__name__}: "
+                               f"{error}") from error
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise RuntimeError(f"ImageFolderDataset: decrypt must return the decrypted bytes of '{path}', but got "
+                               f"{type(data).__name__}.")
+        return bytes(data)
 
     def _blocks(self, indices):
         for start in range(0, len(indices), _BLOCK_ROWS):

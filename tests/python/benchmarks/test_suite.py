@@ -23,7 +23,7 @@ suite_spec = importlib.import_module("suite_spec")
 
 def run(script, *args):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    env.pop("OMP_WAIT_POLICY", None)  # msrt's side sets PASSIVE unless the caller chose otherwise
+    env.pop("OMP_WAIT_POLICY", None)  # msrt's processes get PASSIVE from importing msrt first
     return subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, env=env,
                           timeout=TIMEOUT)
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import msrt.dataset as ds
-from dsutil import rows
+from dsutil import encode_png, rows
 from msrt.dataset import vision
 
 
@@ -82,3 +82,47 @@ def test_errors(tree, tmp_path_factory):
         ds.ImageFolderDataset(str(tmp_path_factory.mktemp("nothing")))
     with pytest.raises(RuntimeError, match="sampler and shuffle"):
         ds.ImageFolderDataset(str(root), shuffle=True, sampler=ds.SequentialSampler())
+
+
+def test_decrypt_reads_each_file_through_the_users_function(tree):
+    root, files = tree
+    seen = []
+
+    def decrypt(path):  # an XOR "cipher" applied to the stored bytes
+        seen.append(path)
+        with open(path, "rb") as f:
+            return bytes(b ^ 0x5A for b in f.read())
+
+    data = ds.ImageFolderDataset(str(root), shuffle=False, decrypt=decrypt)
+    got = [(image.tobytes(), int(label)) for image, label in rows(data)]
+    expected = [(bytes(b ^ 0x5A for b in files[("cat", n)]), 1) for n in ("1.jpg", "2.jpg", "3.jpg", "notes.txt")] + \
+               [(bytes(b ^ 0x5A for b in files[("dog", n)]), 2) for n in ("a.png", "b.png")]
+    assert got == expected
+    assert sorted(seen) == sorted(str(root / f / n) for f, n in files)
+
+
+def test_decrypt_decodes_what_it_returns(tmp_path):
+    (tmp_path / "a").mkdir()
+    image = np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3)
+    (tmp_path / "a" / "x.bin").write_bytes(bytes(b ^ 0xFF for b in encode_png(image, 2)))
+
+    def decrypt(path):
+        with open(path, "rb") as f:
+            return bytes(b ^ 0xFF for b in f.read())
+
+    data = ds.ImageFolderDataset(str(tmp_path), decode=True, decrypt=decrypt)
+    np.testing.assert_array_equal(rows(data)[0][0], image)
+
+
+def test_decrypt_errors_name_the_file(tree):
+    root, _ = tree
+
+    def failing(path):
+        raise KeyError("no key for this file")
+
+    with pytest.raises(RuntimeError, match=r"decrypt failed on '.*1\.jpg': KeyError"):
+        rows(ds.ImageFolderDataset(str(root), shuffle=False, decrypt=failing))
+    with pytest.raises(RuntimeError, match=r"decrypt must return the decrypted bytes of '.*', but got str"):
+        rows(ds.ImageFolderDataset(str(root), shuffle=False, decrypt=lambda p: "text"))
+    with pytest.raises(TypeError, match="not callable"):
+        ds.ImageFolderDataset(str(root), decrypt=b"key")

@@ -126,7 +126,7 @@ def test_debian_fashion_mnist():
         (dict(sampler=ds.SequentialSampler(), num_samples=3), RuntimeError, ["sampler", "num_samples"]),
         (dict(sampler=[1, 2], num_shards=2, shard_id=0), RuntimeError, ["sampler", "sharding"]),
         (dict(sampler="0,1"), TypeError, ["sampler"]),
-        (dict(cache=object()), NotImplementedError, ["cache"]),
+        (dict(cache=object()), ValueError, ["cache", "cache=None"]),
     ],
 )
 def test_argument_errors(mnist_dir, kwargs, error, tokens):

@@ -555,13 +555,13 @@ def test_a_failed_map_or_batch_leaves_the_pipeline_as_it_was():
 
 def test_map_refuses_a_cache_and_callbacks_it_would_not_honour():
     data = ds.NumpySlicesDataset({"x": np.arange(4)}, shuffle=False)
-    with pytest.raises(NotImplementedError, match="cache=None"):
+    with pytest.raises(ValueError, match="cache=None"):
         data.map(lambda x: x, cache=object())
-    with pytest.raises(NotImplementedError, match="DSCallback"):
+    with pytest.raises(ValueError, match="DSCallback"):
         data.map(lambda x: x, callbacks=[object()])
     # Each refusal says what was given and what to pass instead, and leaves the pipeline as it was.
-    with pytest.raises(NotImplementedError, match=r"pass callbacks=None, but got \['cb'\]"):
+    with pytest.raises(ValueError, match=r"pass callbacks=None, but got \['cb'\]"):
         data.map(lambda x: x, callbacks=["cb"])
-    with pytest.raises(NotImplementedError, match=r"'decrypt' needs image decryption.*but got 'key'"):
+    with pytest.raises(TypeError, match=r"decrypt with value 'key' is not callable"):
         ds.ImageFolderDataset(".", decrypt="key")
     assert data.get_col_names() == ["x"] and data.get_dataset_size() == 4
