@@ -246,6 +246,31 @@ def test_conv2d_backprop_filter(dtype, batch, threads, data_format):
 
 
 @pytest.mark.parametrize("dtype", list(HALF))
+@pytest.mark.parametrize("deterministic", ["OFF", "ON"])
+def test_conv2d_backprop_filter_in_chunks(dtype, deterministic):
+    # Note [bfloat16 backward weights]: a slice goes in chunks of images whose float32 copies fit in 512 KiB; here
+    # 128 KiB an image, so chunks of 4: slices of 6 and 5 images on two threads (4 + 2, 4 + 1), or 4 + 4 + 3 in
+    # the one slice of deterministic="ON"; the last, smaller chunk has a primitive of its own.
+    ms.set_context(runtime_num_threads=2, deterministic=deterministic)
+    try:
+        batch = 11
+        x = rounded(RNG.standard_normal(batch * 16 * 32 * 32).astype(np.float32), dtype).reshape(batch, 16, 32, 32)
+        dy = rounded(RNG.standard_normal(batch * 16 * 32 * 32).astype(np.float32), dtype).reshape(batch, 16, 32, 32)
+        xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+        want = np.zeros((16, 16, 3, 3))
+        for i in range(3):
+            for j in range(3):  # padding 1: output (p, q) reads input (p + i - 1, q + j - 1)
+                want[:, :, i, j] = np.einsum("nohw,nchw->oc", dy, xp[:, :, i:i + 32, j:j + 32])
+        tx, tdy = (ms.Tensor(np.ascontiguousarray(a.transpose(0, 2, 3, 1))).astype(HALF[dtype]) for a in (x, dy))
+        out = _op("conv2d_backprop_filter", tdy, tx, filter_shape=[16, 16, 3, 3], pad_mode="pad", pad=[1, 1, 1, 1],
+                  data_format="NHWC")
+        got = out.astype(ms.float32).asnumpy().astype(np.float64)
+        np.testing.assert_allclose(got, want, rtol=RTOL[dtype], atol=np.sqrt(batch * 1024 * 9) * RTOL[dtype])
+    finally:
+        ms.set_context(deterministic="OFF")
+
+
+@pytest.mark.parametrize("dtype", list(HALF))
 def test_conv3d_backprop_filter(dtype):
     x = rounded(RNG.standard_normal(3 * 2 * 5 * 4 * 6).astype(np.float32), dtype).reshape(3, 2, 5, 4, 6)
     dy = rounded(RNG.standard_normal(3 * 4 * 4 * 3 * 5).astype(np.float32), dtype).reshape(3, 4, 4, 3, 5)
