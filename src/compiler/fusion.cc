@@ -217,12 +217,11 @@ bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report, b
     ValueRef v = n.inputs[0];
     Node& producer = nodes[static_cast<size_t>(v.node)];
     if (producer.kind != NodeKind::kOp) continue;
-    const bool accepts = producer.op->props.accepts_epilogue;
-    // Any op whose output 0 is its own fresh result may take a tail.
     const ops::OpProperties& pp = producer.op->props;
+    // Any op whose output 0 is its own fresh result may take a tail.
     const bool takes_tail = in_place_tails && producer.fused.empty() && !pp.inplace && !pp.view &&
                             pp.writes_inputs.empty() && !pp.data_dependent_shape && !graph.HasSideEffects(v.node);
-    if (v.index != 0 || (!accepts && !takes_tail) || uses[static_cast<size_t>(v.node)][0] != 1 ||
+    if (v.index != 0 || (!pp.accepts_epilogue && !takes_tail) || uses[static_cast<size_t>(v.node)][0] != 1 ||
         returned[static_cast<size_t>(v.node)] || producer.outputs[0].shape != n.outputs[0].shape ||
         producer.outputs[0].dtype != n.outputs[0].dtype) {
       continue;
@@ -239,19 +238,20 @@ bool FuseEpilogues(ir::Graph& graph, DeviceTarget device, std::string* report, b
     };
     std::vector<ops::TensorMeta> metas;
     for (const ValueRef& in : producer.inputs) metas.push_back(graph.Meta(in));
-    const bool tail_started = producer.attrs.Contains(kernels::kInPlaceTailAttr);
-    Dict attrs = appended(tail_started ? kernels::kInPlaceTailAttr : kernels::kEpilogueAttr);
-    const kernels::KernelDef* kernel = tail_started || !accepts
-                                           ? nullptr
-                                           : kernels::SelectKernel(producer.op->name, device, metas, attrs);
-    bool tail = false;
-    if (kernel == nullptr) {
+    // An epilogue until a tail has started: the ops after a tail join it.
+    Dict attrs;
+    const kernels::KernelDef* kernel = nullptr;
+    if (pp.accepts_epilogue && !producer.attrs.Contains(kernels::kInPlaceTailAttr)) {
+      attrs = appended(kernels::kEpilogueAttr);
+      kernel = kernels::SelectKernel(producer.op->name, device, metas, attrs);
+    }
+    const bool tail = kernel == nullptr;
+    if (tail) {
       if (!takes_tail || !n.op->attrs.empty()) continue;
       const kernels::KernelDef* own = kernels::SelectKernel(n.op->name, device, {n.outputs[0]}, n.attrs);
       kernel = kernels::SelectKernel(producer.op->name, device, metas, producer.attrs);
       if (own == nullptr || kernel == nullptr) continue;
       attrs = appended(kernels::kInPlaceTailAttr);
-      tail = true;
     }
     if (report != nullptr) {
       *report += StrCat(tail ? "tail " : "epilogue ", n.op->name, tail ? " runs in place after " : " runs inside ",

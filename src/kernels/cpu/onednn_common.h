@@ -169,6 +169,8 @@ class Layout {
   dnnl::memory Out(const Tensor& t, Scratch& scratch) const;
   /// Output: copies the primitive's result into `t` when it used scratch.
   void Finish(const dnnl::memory& written, const Tensor& t) const;
+  /// The layout the primitive chose.
+  const dnnl::memory::desc& chosen() const { return chosen_; }
 
  private:
   dnnl::memory::desc plain_, chosen_;

@@ -236,6 +236,36 @@ void ConvBackpropInputOneDnn(KernelArgs& args) {
 bool SplitFloat32BackwardWeights(const ConvDims& g);
 void Float32BackpropFilterSlices(KernelArgs& args, const ConvDims& g);
 
+ConvBackwardWeights BuildBackwardWeights(const ConvDims& g, DType dtype) {
+  ConvDescs d(g, dtype);
+  auto pd = dnnl::convolution_backward_weights::primitive_desc(
+      dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
+                                               d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates, d.pad_l,
+                                               d.pad_r),
+      UserScratchpad(), dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
+  return ConvBackwardWeights{dnnl::convolution_backward_weights(pd), dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
+                             dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
+                             dn::Layout::Output(d.Plain(d.weights), pd.diff_weights_desc()), pd.scratchpad_desc()};
+}
+
+// The primitive on x and dy, its weights gradient into `diff_weights` (in
+// the primitive's layout).
+void ExecuteBackwardWeights(const ConvBackwardWeights& prim, const Tensor& x, const Tensor& dy,
+                            const memory& diff_weights, dn::Scratch& scratch) {
+  dn::Execute(prim.primitive, {{DNNL_ARG_SRC, prim.src.In(x, scratch)},
+                               {DNNL_ARG_DIFF_DST, prim.diff_dst.In(dy, scratch)},
+                               {DNNL_ARG_DIFF_WEIGHTS, diff_weights},
+                               {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim.scratchpad)}});
+}
+
+// The primitive on x and dy, its weights gradient into `out` (plain).
+void RunBackwardWeights(const ConvBackwardWeights& prim, const Tensor& x, const Tensor& dy, const Tensor& out) {
+  dn::Scratch scratch;
+  memory diff_weights = prim.diff_weights.Out(out, scratch);
+  ExecuteBackwardWeights(prim, x, dy, diff_weights, scratch);
+  prim.diff_weights.Finish(diff_weights, out);
+}
+
 void ConvBackpropFilterOneDnn(KernelArgs& args) {
   ConvDims g = BackpropFilterGeometry(args);
   DType dtype = args.inputs[0].dtype();
@@ -244,28 +274,9 @@ void ConvBackpropFilterOneDnn(KernelArgs& args) {
     return;
   }
   if (dtype == DType::kFloat32 && SplitFloat32BackwardWeights(g)) return Float32BackpropFilterSlices(args, g);
-  auto prim = dn::Cached<ConvBackwardWeights>(ConvKey(args.op.name, g, dtype), [&] {
-    ConvDescs d(g, dtype);
-    auto build = [&] {
-      return dnnl::convolution_backward_weights::primitive_desc(
-          dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
-                                                   d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates, d.pad_l,
-                                                   d.pad_r),
-          UserScratchpad(), dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
-    };
-    auto pd = build();
-    return ConvBackwardWeights{dnnl::convolution_backward_weights(pd),
-                               dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
-                               dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
-                               dn::Layout::Output(d.Plain(d.weights), pd.diff_weights_desc()), pd.scratchpad_desc()};
-  });
-  dn::Scratch scratch;
-  memory diff_weights = prim->diff_weights.Out(args.outputs[0], scratch);
-  dn::Execute(prim->primitive, {{DNNL_ARG_SRC, prim->src.In(args.inputs[1], scratch)},
-                                {DNNL_ARG_DIFF_DST, prim->diff_dst.In(args.inputs[0], scratch)},
-                                {DNNL_ARG_DIFF_WEIGHTS, diff_weights},
-                                {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad)}});
-  prim->diff_weights.Finish(diff_weights, args.outputs[0]);
+  auto prim = dn::Cached<ConvBackwardWeights>(ConvKey(args.op.name, g, dtype),
+                                              [&] { return BuildBackwardWeights(g, dtype); });
+  RunBackwardWeights(*prim, args.inputs[1], args.inputs[0], args.outputs[0]);
 }
 
 // ---------------------------------------------------------------------------
@@ -314,18 +325,6 @@ void ConvBackpropFilterOneDnn(KernelArgs& args) {
 // give the same bits run to run; deterministic="ON" runs the unsplit
 // primitive on one thread.
 
-ConvBackwardWeights BuildFloat32BackwardWeights(const ConvDims& g) {
-  ConvDescs d(g, DType::kFloat32);
-  auto pd = dnnl::convolution_backward_weights::primitive_desc(
-      dnnl::convolution_backward_weights::desc(dnnl::algorithm::convolution_direct, d.Activation(d.src),
-                                               d.Any(d.weights), d.Activation(d.dst), d.strides, d.dilates, d.pad_l,
-                                               d.pad_r),
-      UserScratchpad(), dn::Engine(), d.Forward(dnnl::prop_kind::forward_training));
-  return ConvBackwardWeights{dnnl::convolution_backward_weights(pd), dn::Layout::Input(d.Stored(d.src), pd.src_desc()),
-                             dn::Layout::Input(d.Stored(d.dst), pd.diff_dst_desc()),
-                             dn::Layout::Output(d.Plain(d.weights), pd.diff_weights_desc()), pd.scratchpad_desc()};
-}
-
 // ConvKey's fields, on one thread.
 dn::Key SliceKey(const ConvDims& g) {
   return std::move(dn::Key("conv_backprop_filter_float32_slice", 1)
@@ -340,19 +339,15 @@ Tensor BatchSlice(const Tensor& t, const Shape& shape, int64_t first, int64_t im
                              t.impl()->offset + static_cast<size_t>(first * image_elements) * sizeof(float));
 }
 
-// Runs the one-thread float32 backward-weights primitive for `count` images
-// of float32 x and dy (xs, dys) into `out` (float32, plain).
-void RunFloat32Slice(const ConvDims& g, int64_t count, const Tensor& xs, const Tensor& dys, const Tensor& out) {
-  ConvDims slice = g;
-  slice.batch = count;
-  auto prim = dn::Cached<ConvBackwardWeights>(SliceKey(slice), [&] { return BuildFloat32BackwardWeights(slice); });
-  dn::Scratch scratch;
-  memory diff_weights = prim->diff_weights.Out(out, scratch);
-  dn::Execute(prim->primitive, {{DNNL_ARG_SRC, prim->src.In(xs, scratch)},
-                                {DNNL_ARG_DIFF_DST, prim->diff_dst.In(dys, scratch)},
-                                {DNNL_ARG_DIFF_WEIGHTS, diff_weights},
-                                {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad)}});
-  prim->diff_weights.Finish(diff_weights, out);
+// The one-thread float32 backward-weights primitive for a slice of `g`'s
+// batch (slice.batch images), cached per slice size.
+std::shared_ptr<ConvBackwardWeights> SlicePrimitive(const ConvDims& slice) {
+  return dn::Cached<ConvBackwardWeights>(SliceKey(slice), [&] { return BuildBackwardWeights(slice, DType::kFloat32); });
+}
+
+// sum[i] += part[i] for n floats.
+void AddFloats(float* sum, const float* part, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) sum[i] += part[i];
 }
 
 // Runs run_slice(first, count, out) for batch slices [first, first + count)
@@ -373,12 +368,8 @@ Tensor BackpropFilterSlices(const ConvDims& g, int64_t wanted, const Tensor& int
       partial[static_cast<size_t>(s)] = out;
     }
   });
-  const int64_t weights = into.numel();
-  float* sum = partial[0].raw<float>();
-  for (int64_t s = 1; s < slices; ++s) {
-    const float* p = partial[static_cast<size_t>(s)].raw<float>();
-    for (int64_t i = 0; i < weights; ++i) sum[i] += p[i];
-  }
+  for (int64_t s = 1; s < slices; ++s)
+    AddFloats(partial[0].raw<float>(), partial[static_cast<size_t>(s)].raw<float>(), into.numel());
   return partial[0];
 }
 
@@ -386,15 +377,6 @@ Tensor BackpropFilterSlices(const ConvDims& g, int64_t wanted, const Tensor& int
 // backward weights converts at a time (Note [bfloat16 backward weights]): a
 // part of a core's L2, so that the primitive reads them from there.
 constexpr int64_t kConvertedChunkBytes = int64_t{512} << 10;
-
-// sum += part, element by element over a float32 oneDNN memory (padding
-// included: oneDNN keeps a blocked layout's padding zero).
-void AddWeights(const memory& sum, const memory& part) {
-  float* s = static_cast<float*>(sum.get_data_handle());
-  const float* p = static_cast<const float*>(part.get_data_handle());
-  const auto n = static_cast<int64_t>(sum.get_desc().get_size() / sizeof(float));
-  for (int64_t i = 0; i < n; ++i) s[i] += p[i];
-}
 
 template <typename H>
 void HalfBackpropFilterSlices(KernelArgs& args, const ConvDims& g) {
@@ -413,21 +395,16 @@ void HalfBackpropFilterSlices(KernelArgs& args, const ConvDims& g) {
     dn::Scratch kept;  // the running sum, in the first chunk's layout
     memory running;
     std::shared_ptr<ConvBackwardWeights> running_prim;
-    Tensor part_plain;  // a later chunk's result, where its primitive writes plain weights
     for (int64_t at = first; at < first + count; at += chunk) {
       c.batch = std::min(chunk, first + count - at);
-      auto prim = dn::Cached<ConvBackwardWeights>(SliceKey(c), [&] { return BuildFloat32BackwardWeights(c); });
+      auto prim = SlicePrimitive(c);
       const Tensor xs = BatchSlice(xbuf, c.input_shape(), 0, x_image);
       const Tensor dys = BatchSlice(dybuf, c.output_shape(), 0, dy_image);
       cpu::ToFloatN(x.raw<H>() + at * x_image, xs.raw<float>(), c.batch * x_image);
       cpu::ToFloatN(dy.raw<H>() + at * dy_image, dys.raw<float>(), c.batch * dy_image);
       dn::Scratch scratch;
-      if (at != first && !part_plain.defined()) part_plain = Tensor::Empty(out.shape(), DType::kFloat32);
-      memory written = at == first ? prim->diff_weights.Out(out, kept) : prim->diff_weights.Out(part_plain, scratch);
-      dn::Execute(prim->primitive, {{DNNL_ARG_SRC, prim->src.In(xs, scratch)},
-                                    {DNNL_ARG_DIFF_DST, prim->diff_dst.In(dys, scratch)},
-                                    {DNNL_ARG_DIFF_WEIGHTS, written},
-                                    {DNNL_ARG_SCRATCHPAD, scratch.Allocate(prim->scratchpad)}});
+      memory written = at == first ? prim->diff_weights.Out(out, kept) : scratch.Allocate(prim->diff_weights.chosen());
+      ExecuteBackwardWeights(*prim, xs, dys, written, scratch);
       if (at == first) {
         running = written;
         running_prim = prim;
@@ -439,7 +416,9 @@ void HalfBackpropFilterSlices(KernelArgs& args, const ConvDims& g) {
         dn::Stream().wait();
         written = same;
       }
-      AddWeights(running, written);
+      // oneDNN keeps a blocked layout's padding zero, so it adds as it is
+      AddFloats(static_cast<float*>(running.get_data_handle()), static_cast<const float*>(written.get_data_handle()),
+                static_cast<int64_t>(running.get_desc().get_size() / sizeof(float)));
     }
     running_prim->diff_weights.Finish(running, out);
   });
@@ -459,8 +438,8 @@ void Float32BackpropFilterSlices(KernelArgs& args, const ConvDims& g) {
   BackpropFilterSlices(g, slices, args.outputs[0], [&](int64_t first, int64_t count, const Tensor& out) {
     ConvDims slice = g;
     slice.batch = count;
-    RunFloat32Slice(g, count, BatchSlice(x, slice.input_shape(), first, x_image),
-                    BatchSlice(dy, slice.output_shape(), first, dy_image), out);
+    RunBackwardWeights(*SlicePrimitive(slice), BatchSlice(x, slice.input_shape(), first, x_image),
+                       BatchSlice(dy, slice.output_shape(), first, dy_image), out);
   });
 }
 
