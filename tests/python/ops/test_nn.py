@@ -222,7 +222,10 @@ def test_kernels_are_onednn_then_reference(name):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape", [(2, 3, 6, 8), (1, 2, 7, 5), (2, 17, 12, 10)])  # odd sizes drop the last row/column
+# odd sizes drop the last row/column; rows of 20, 17 and 13 windows and 6, 17 and 33 channels take full and partial
+# 16-lane vectors (Note [2x2 pooling in AVX-512])
+@pytest.mark.parametrize("shape", [(2, 3, 6, 8), (1, 2, 7, 5), (2, 17, 12, 10), (1, 6, 4, 40), (2, 33, 4, 34),
+                                   (1, 6, 2, 26)])
 def test_max_pool_2x2_fast_path_matches_numpy_with_ties(dtype, shape):
     rng = np.random.default_rng(3)
     x = rng.integers(0, 3, shape).astype(dtype)  # many ties: the first maximum takes the gradient
@@ -245,6 +248,41 @@ def test_max_pool_2x2_fast_path_matches_numpy_with_ties(dtype, shape):
     (dx,) = run_op("max_pool2d_grad", [nhwc(x), y, nhwc(dy)], channels_last)
     np.testing.assert_array_equal(nchw(y), windows.max(-1))
     np.testing.assert_array_equal(nchw(dx), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2, 3, 6, 8), (1, 6, 4, 40), (2, 33, 4, 34)])
+def test_max_pool_2x2_fast_path_nan_wins_where_it_comes_first(dtype, shape):
+    """A NaN in the first place of a comparison wins it (pool_2x2.cc's Max4 and Route, as in the general loops):
+    the maximum is (a < b ? b : a), (c < d ? d : c), then the same between the two; dy goes to b, c or d only where
+    it is greater than every element before it."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 3, shape).astype(dtype)
+    x[rng.random(shape) < 0.2] = np.nan
+    dy = rng.standard_normal((shape[0], shape[1], shape[2] // 2, shape[3] // 2)).astype(dtype)
+    h, w = shape[2] // 2, shape[3] // 2
+    win = x[:, :, :2 * h, :2 * w].reshape(shape[0], shape[1], h, 2, w, 2)
+    a, b, c, d = win[:, :, :, 0, :, 0], win[:, :, :, 0, :, 1], win[:, :, :, 1, :, 0], win[:, :, :, 1, :, 1]
+    with np.errstate(invalid="ignore"):
+        top, bottom = np.where(a < b, b, a), np.where(c < d, d, c)
+        y_expected = np.where(top < bottom, bottom, top)
+        to_b = b > a
+        high = np.where(to_b, b, a)
+        to_c = c > high
+        to_d = d > np.where(to_c, c, high)
+    routed = np.zeros(win.shape, dtype)
+    routed[:, :, :, 1, :, 1] = np.where(to_d, dy, 0)
+    routed[:, :, :, 1, :, 0] = np.where(to_c & ~to_d, dy, 0)
+    routed[:, :, :, 0, :, 1] = np.where(to_b & ~to_c & ~to_d, dy, 0)
+    routed[:, :, :, 0, :, 0] = np.where(~to_b & ~to_c & ~to_d, dy, 0)
+    dx_expected = np.zeros_like(x)
+    dx_expected[:, :, :2 * h, :2 * w] = routed.reshape(shape[0], shape[1], 2 * h, 2 * w)
+    attrs = dict(kernel_size=[2, 2], strides=[2, 2], pad_mode="valid")
+    for fmt, to, back in (("NCHW", np.asarray, np.asarray), ("NHWC", nhwc, nchw)):
+        (y,) = run_op("max_pool2d", [to(x)], dict(attrs, data_format=fmt))
+        (dx,) = run_op("max_pool2d_grad", [to(x), y, to(dy)], dict(attrs, data_format=fmt))
+        np.testing.assert_array_equal(back(y), y_expected)
+        np.testing.assert_array_equal(back(dx), dx_expected)
 
 
 # ---------------------------------------------------------------------------
