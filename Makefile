@@ -5,7 +5,7 @@ PY := .venv/bin/python
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup build test test-cpp test-python lint format demo demo-dp tsan asan fuzz bench docs clean
+.PHONY: setup build test test-cpp test-python lint format demo demo-dp tsan asan fuzz bench code-order docs clean
 
 setup:
 	@scripts/setup.sh
@@ -106,6 +106,16 @@ bench: build
 	$(PY) benchmarks/dataset_pipeline.py
 	$(PY) benchmarks/suite.py --out docs/performance.json --profile docs/profiles
 	$(PY) benchmarks/report.py docs/performance.json
+
+# Regenerates src/code_order.txt, the order in which the linker lays out
+# libmsrt's functions, from traced runs (scripts/code_order/order.py): an
+# instrumented build in $(BUILD)-trace, the scenarios, then a relink.
+code-order: build
+	cmake -S . -B $(BUILD)-trace -G Ninja -DPython_EXECUTABLE=/usr/bin/python3 -DMSRT_BUILD_TESTS=OFF \
+	  -DCMAKE_CXX_FLAGS=-finstrument-functions $(CMAKE_FLAGS) > /dev/null
+	cmake --build $(BUILD)-trace -j $(JOBS)
+	/usr/bin/python3 scripts/code_order/order.py $(BUILD)-trace $(BUILD)
+	cmake --build $(BUILD) -j $(JOBS)
 
 docs: build
 	MSRT_BUILD_DIR=$(abspath $(BUILD)) $(PY) tools/gen_context_docs.py > docs/context.md
