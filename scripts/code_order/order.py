@@ -59,7 +59,7 @@ def trace(build, hook, scenario, tmp, tables):
     clones, where the module holds no copy."""
     path = os.path.join(tmp, "trace.txt")
     env = dict(os.environ, LD_PRELOAD=hook, MSRT_CODE_TRACE=path, MSRT_BUILD_DIR=build,
-               PYTHONPATH=os.path.join(ROOT, "python"), OMP_WAIT_POLICY="PASSIVE")
+               PYTHONPATH=os.path.join(ROOT, "python"))
     subprocess.run(["/usr/bin/python3", os.path.join(HERE, "workload.py")] + scenario, check=True, env=env,
                    stdout=subprocess.DEVNULL)
     names = []
@@ -93,6 +93,8 @@ def main(argv):
             if not name.endswith(".cold") and not name.startswith(("_GLOBAL__sub_I", "_Z41__static_initialization")):
                 sections.setdefault(CLONE.sub("", name), []).append(name)
     runs = workload.scenarios()
+    # per function: the scenarios that call it (bit k: runs[k]; runs[0] is the import) and its first call, as
+    # (scenario, position among that scenario's new functions)
     first, mask = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         hook = os.path.join(tmp, "libtrace.so")
@@ -102,8 +104,7 @@ def main(argv):
             order = 0
             for called in trace(trace_build, hook, scenario, tmp, tables):
                 for name in called:
-                    if name in sections and (k, name) not in first:
-                        first[(k, name)] = order
+                    if name in sections and not mask.get(name, 0) >> k & 1:
                         first.setdefault(name, (k, order))
                         mask[name] = mask.get(name, 0) | 1 << k
                         order += 1
@@ -116,27 +117,32 @@ def main(argv):
     exported = {line.split()[-1].split("@")[0] for line in subprocess.run(
         ["nm", "-D", "--defined-only", libstdcxx], check=True, capture_output=True, text=True).stdout.splitlines()}
     for name in sorted(set(sections) & exported - set(mask)):
-        first[(0, name)] = len(first)
+        first[name] = (0, len(first))  # after the functions the import was seen to call
         mask[name] = 1
 
-    def key(name):
-        if mask[name] & 1:  # called by the import: first, in the import's order
-            return (0, 0, 0, first[(0, name)])
-        return (1, -bin(mask[name]).count("1"), mask[name], first[name])
+    def group(name):  # 0: called by the import; else minus the number of scenarios that call it
+        return 0 if mask[name] & 1 else -bin(mask[name]).count("1")
 
-    ordered = sorted(mask, key=key)
+    # the import's functions in the order of their first call; the rest by group, then the scenarios that call
+    # them, then their first call
+    ordered = sorted(mask, key=lambda name: (0, first[name]) if group(name) == 0 else
+                     (1, group(name), mask[name], first[name]))
     tmp_out = OUT + ".tmp"
     with open(tmp_out, "w") as f:
         f.write(HEADER)
-        f.write(".text.startup.*\n")  # the static initialisers: all of them run at import
-        written = set()
+        f.write("# the static initialisers: all of them run at import\n.text.startup.*\n")
+        written, current = set(), None
         for name in ordered:
+            if group(name) != current:
+                current = group(name)
+                f.write("# called by importing msrt\n" if current == 0 else
+                        f"# called by {-current} of the {len(runs) - 1} scenarios after the import\n")
             for function in sorted(sections[name], key=len):
                 for section in aliases[function]:
                     if section not in written:
                         written.add(section)
                         f.write(f".text.{section}\n")
-        f.write(".text.unlikely.*\n")  # the cold parts of functions, apart from the code that runs
+        f.write("# the cold parts of functions, apart from the code that runs\n.text.unlikely.*\n")
     os.replace(tmp_out, OUT)
     print(f"{os.path.relpath(OUT, ROOT)}: {len(ordered)} functions called by {len(runs)} scenarios")
 

@@ -132,39 +132,6 @@ struct Rows {
   }
 };
 
-// One row's maxima; r0 and r1 are its two input rows. The pointers never
-// alias: each names other elements. Row functions stay out of line, where
-// the compiler keeps what __restrict promises and vectorises (inlined into
-// the parallel loop, the NHWC loops ran scalar, 2.5 times slower).
-template <int64_t kChannels, typename T>
-[[gnu::noinline]] void MaxRow(const T* __restrict r0, const T* __restrict r1, T* __restrict y, int64_t out_w,
-                              int64_t channels) {
-  const int64_t c_count = kChannels != 0 ? kChannels : channels;
-  for (int64_t ow = 0; ow < out_w; ++ow) {
-    for (int64_t c = 0; c < c_count; ++c) {
-      int64_t i = 2 * ow * c_count + c;
-      y[ow * c_count + c] = Max4(r0[i], r0[i + c_count], r1[i], r1[i + c_count]);
-    }
-  }
-}
-
-// One row's gradient: dy of each window to its first maximum, zero elsewhere.
-template <int64_t kChannels, typename T>
-[[gnu::noinline]] void RouteRow(const T* __restrict r0, const T* __restrict r1, const T* __restrict dy,
-                                T* __restrict d0, T* __restrict d1, int64_t out_w, int64_t channels) {
-  const int64_t c_count = kChannels != 0 ? kChannels : channels;
-  for (int64_t ow = 0; ow < out_w; ++ow) {
-    for (int64_t c = 0; c < c_count; ++c) {
-      int64_t i = 2 * ow * c_count + c;
-      Route<T> r(r0[i], r0[i + c_count], r1[i], r1[i + c_count], dy[ow * c_count + c]);
-      d0[i] = r.a;
-      d0[i + c_count] = r.b;
-      d1[i] = r.c;
-      d1[i + c_count] = r.d;
-    }
-  }
-}
-
 #if defined(__AVX512F__)
 // Note [2x2 pooling in AVX-512]. Lane by lane, the maximum of Max4 and the
 // routing of Route; the masks keep the loads and stores inside the rows.
@@ -263,12 +230,15 @@ struct RowsAvx512 {
 };
 #endif
 
-// One row's maxima or gradient, by the vector rows where there are some
-// (Note [2x2 pooling in AVX-512]), else by the plain loops.
+// One row's maxima; r0 and r1 are its two input rows. The pointers never
+// alias: each names other elements. Row functions stay out of line, where
+// the compiler keeps what __restrict promises and vectorises (inlined into
+// the parallel loop, the NHWC loops ran scalar, 2.5 times slower).
 template <int64_t kChannels, typename T>
-void MaxRowOf(const T* r0, const T* r1, T* y, int64_t out_w, int64_t channels) {
+[[gnu::noinline]] void MaxRow(const T* __restrict r0, const T* __restrict r1, T* __restrict y, int64_t out_w,
+                              int64_t channels) {
 #if defined(__AVX512F__)
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<T, float>) {  // Note [2x2 pooling in AVX-512]
     if constexpr (kChannels == 1) {
       RowsAvx512::MaxPlane(r0, r1, y, out_w);
     } else {
@@ -277,12 +247,21 @@ void MaxRowOf(const T* r0, const T* r1, T* y, int64_t out_w, int64_t channels) {
     return;
   }
 #endif
-  MaxRow<kChannels>(r0, r1, y, out_w, channels);
+  const int64_t c_count = kChannels != 0 ? kChannels : channels;
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    for (int64_t c = 0; c < c_count; ++c) {
+      int64_t i = 2 * ow * c_count + c;
+      y[ow * c_count + c] = Max4(r0[i], r0[i + c_count], r1[i], r1[i + c_count]);
+    }
+  }
 }
+
+// One row's gradient: dy of each window to its first maximum, zero elsewhere.
 template <int64_t kChannels, typename T>
-void RouteRowOf(const T* r0, const T* r1, const T* dy, T* d0, T* d1, int64_t out_w, int64_t channels) {
+[[gnu::noinline]] void RouteRow(const T* __restrict r0, const T* __restrict r1, const T* __restrict dy,
+                                T* __restrict d0, T* __restrict d1, int64_t out_w, int64_t channels) {
 #if defined(__AVX512F__)
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<T, float>) {  // Note [2x2 pooling in AVX-512]
     if constexpr (kChannels == 1) {
       RowsAvx512::RoutePlane(r0, r1, dy, d0, d1, out_w);
     } else {
@@ -291,7 +270,17 @@ void RouteRowOf(const T* r0, const T* r1, const T* dy, T* d0, T* d1, int64_t out
     return;
   }
 #endif
-  RouteRow<kChannels>(r0, r1, dy, d0, d1, out_w, channels);
+  const int64_t c_count = kChannels != 0 ? kChannels : channels;
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    for (int64_t c = 0; c < c_count; ++c) {
+      int64_t i = 2 * ow * c_count + c;
+      Route<T> r(r0[i], r0[i + c_count], r1[i], r1[i + c_count], dy[ow * c_count + c]);
+      d0[i] = r.a;
+      d0[i + c_count] = r.b;
+      d1[i] = r.c;
+      d1[i + c_count] = r.d;
+    }
+  }
 }
 
 void MaxPool2x2(KernelArgs& args) {
@@ -304,7 +293,7 @@ void MaxPool2x2(KernelArgs& args) {
         ParallelFor(rows.count, rows.grain(), [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r) {
             const T* r0 = x + rows.in(r);
-            MaxRowOf<kChannels>(r0, r0 + rows.in_row, y + rows.out(r), rows.out_w, rows.channels);
+            MaxRow<kChannels>(r0, r0 + rows.in_row, y + rows.out(r), rows.out_w, rows.channels);
           }
         });
       });
@@ -329,8 +318,8 @@ void MaxPool2x2Grad(KernelArgs& args) {
         ParallelFor(rows.count, rows.grain(), [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r) {
             const int64_t at = rows.in(r);
-            RouteRowOf<kChannels>(x + at, x + at + rows.in_row, dy + rows.out(r), dx + at, dx + at + rows.in_row,
-                                  rows.out_w, rows.channels);
+            RouteRow<kChannels>(x + at, x + at + rows.in_row, dy + rows.out(r), dx + at, dx + at + rows.in_row,
+                                rows.out_w, rows.channels);
           }
         });
       });
